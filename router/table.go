@@ -1,0 +1,369 @@
+// Package router is the routing table of the cell fleet: which cell serves
+// which tenant.
+//
+// A tenant's bucket is FNV-1a-64(tenant id) mod B; the table assigns every
+// bucket to exactly one cell, and tenant overrides pin single tenants to a
+// cell (or mark them as migrating between two cells). The table lives in
+// stacks/routing.json, is reviewed in pull requests, carries a version that
+// only goes up, and is baked into the Lambda@Edge function by the router
+// stack (see package router/edge), so no control plane is on the request
+// path.
+//
+// The package is pure Go (no Pulumi or AWS imports) so the CLI, the router
+// program and the tests share one implementation of hashing and lookup.
+package router
+
+import (
+	"math/bits"
+	"sort"
+	"strings"
+)
+
+// Limits of a routing table.
+const (
+	DefaultBuckets = 1024
+	MaxBuckets     = 1 << 20
+	MaxCells       = 4096
+	MaxWeight      = 1000
+	MaxOverrides   = 10_000_000
+	// MaxVersion keeps versions exact in JavaScript (2^53-1), which reads
+	// them from the edge config.
+	MaxVersion = 1<<53 - 1
+)
+
+// CellState is where a cell is in its life: active cells take new buckets,
+// draining cells keep serving what they still own but take nothing new,
+// drained cells serve nothing.
+type CellState string
+
+const (
+	CellActive   CellState = "active"
+	CellDraining CellState = "draining"
+	CellDrained  CellState = "drained"
+)
+
+// OverrideState says whether a pinned tenant is settled or being moved.
+type OverrideState string
+
+const (
+	OverrideActive    OverrideState = "active"
+	OverrideMigrating OverrideState = "migrating"
+)
+
+// WriteMode says what the edge does with writes of a migrating tenant.
+type WriteMode string
+
+const (
+	// WriteRejectWith503 answers POST/PUT/PATCH/DELETE with 503 and
+	// Retry-After while the tenant's data is copied; reads still go to the
+	// current cell.
+	WriteRejectWith503 WriteMode = "reject_with_503"
+	// WriteAllow forwards writes to the current cell as usual.
+	WriteAllow WriteMode = "allow"
+)
+
+// Spec is the plain content of a routing table: what routing.json holds.
+// Build a Table from it with New, which validates it.
+type Spec struct {
+	Version   int64      `json:"version"`
+	Buckets   int        `json:"buckets"`
+	Cells     []CellSpec `json:"cells"`
+	Overrides []Override `json:"overrides"`
+}
+
+// CellSpec is one cell of the table.
+type CellSpec struct {
+	ID      string    `json:"id"`
+	State   CellState `json:"state"`
+	Weight  int       `json:"weight"`
+	Buckets Ranges    `json:"buckets"`
+}
+
+// Override pins one tenant to a cell regardless of its bucket. A migrating
+// tenant is still served by Cell; Target is where it is going.
+type Override struct {
+	Tenant    string        `json:"tenant"`
+	Cell      string        `json:"cell"`
+	State     OverrideState `json:"state"`
+	Target    string        `json:"target,omitempty"`
+	WriteMode WriteMode     `json:"write_mode,omitempty"`
+}
+
+// Route is where one tenant's requests go.
+type Route struct {
+	Valid      bool   `json:"valid"` // the tenant id is valid; nothing else is set when false
+	Hash       uint64 `json:"hash,string"`
+	Bucket     int    `json:"bucket"`      // -1 when the tenant id is invalid
+	Cell       string `json:"cell"`        // the cell that serves the tenant now (a migrating tenant's current cell)
+	BucketCell string `json:"bucket_cell"` // the cell of the tenant's bucket (differs from Cell when overridden)
+	// Override is the tenant's override, nil when it has none. It points
+	// into the table: read it, do not modify it.
+	Override *Override `json:"override,omitempty"`
+}
+
+// RejectsWrites reports whether the edge answers this tenant's writes with
+// 503 (a migrating tenant with write_mode reject_with_503).
+func (r Route) RejectsWrites() bool {
+	return r.Override != nil && r.Override.State == OverrideMigrating && r.Override.WriteMode == WriteRejectWith503
+}
+
+// Table is a validated, immutable routing table with a precomputed lookup,
+// safe for concurrent use. Change one by editing its Spec and calling New.
+type Table struct {
+	spec Spec // canonical: cells sorted by id, ranges merged, overrides sorted by tenant
+
+	cellIDs    []string
+	cellByID   map[string]cellIndex
+	bucketCell []cellIndex
+	bucketMask uint64 // B-1 when B is a power of two
+	pow2       bool
+
+	// Overrides are found by open addressing (load ≤ 1/2) on the tenant's
+	// FNV hash, which Route computes anyway for the bucket. A slot holds
+	// what Route needs (a hash tag, the serving cell, where the tenant id
+	// sits in ovArena), so a miss costs one memory access and a hit two,
+	// whatever the number of overrides.
+	ovSlots     []ovSlot
+	ovArena     string // all overridden tenant ids, back to back
+	ovMask      uint64
+	ovShift     uint
+	noOverrides bool
+}
+
+type cellIndex uint16
+
+type ovSlot struct {
+	tag  uint32 // low 32 bits of the tenant's hash
+	off  uint32 // tenant id at ovArena[off : off+n]
+	idx  uint32 // index in spec.Overrides
+	cell cellIndex
+	n    uint8 // tenant id length; 0 marks an empty slot
+}
+
+// New validates s and builds its table. Errors are diag errors naming the
+// field and what is allowed, attributed to "routing table".
+func New(s Spec) (*Table, error) { return build("routing table", s, nil) }
+
+func build(file string, s Spec, p *positions) (*Table, error) {
+	if p == nil {
+		p = &positions{}
+	}
+	p.file = file
+	if err := validate(&s, p); err != nil {
+		return nil, err
+	}
+	return compile(canonical(s)), nil
+}
+
+// canonical copies s into its one spelling.
+func canonical(s Spec) Spec {
+	out := Spec{Version: s.Version, Buckets: s.Buckets}
+	out.Cells = make([]CellSpec, len(s.Cells))
+	for i, c := range s.Cells {
+		c.Buckets = c.Buckets.Normalize()
+		out.Cells[i] = c
+	}
+	sort.Slice(out.Cells, func(i, j int) bool { return out.Cells[i].ID < out.Cells[j].ID })
+	out.Overrides = append([]Override(nil), s.Overrides...)
+	sort.Slice(out.Overrides, func(i, j int) bool { return out.Overrides[i].Tenant < out.Overrides[j].Tenant })
+	return out
+}
+
+func compile(s Spec) *Table {
+	t := &Table{spec: s}
+	t.cellIDs = make([]string, len(s.Cells))
+	t.cellByID = make(map[string]cellIndex, len(s.Cells))
+	t.bucketCell = make([]cellIndex, s.Buckets)
+	for i, c := range s.Cells {
+		t.cellIDs[i] = c.ID
+		t.cellByID[c.ID] = cellIndex(i)
+		for _, r := range c.Buckets {
+			for b := r.First; b <= r.Last; b++ {
+				t.bucketCell[b] = cellIndex(i)
+			}
+		}
+	}
+	if s.Buckets&(s.Buckets-1) == 0 {
+		t.pow2, t.bucketMask = true, uint64(s.Buckets-1)
+	}
+
+	n := len(s.Overrides)
+	size := 1
+	for size < 2*n {
+		size <<= 1
+	}
+	t.ovSlots = make([]ovSlot, size)
+	t.noOverrides = n == 0
+	t.ovMask = uint64(size - 1)
+	t.ovShift = uint(64 - bits.TrailingZeros(uint(size)))
+	var arena strings.Builder
+	for _, o := range s.Overrides {
+		arena.WriteString(o.Tenant)
+	}
+	t.ovArena = arena.String()
+	off := 0
+	for i, o := range s.Overrides {
+		h := Hash(o.Tenant)
+		e := ovSlot{tag: uint32(h), off: uint32(off), idx: uint32(i), cell: t.cellByID[o.Cell], n: uint8(len(o.Tenant))}
+		off += len(o.Tenant)
+		j := t.slot(h)
+		for t.ovSlots[j].n != 0 {
+			j = (j + 1) & t.ovMask
+		}
+		t.ovSlots[j] = e
+	}
+	return t
+}
+
+// slot spreads the FNV hash with a Fibonacci multiply: FNV-1a's low bits,
+// which pick the bucket, are not mixed well enough on their own.
+func (t *Table) slot(h uint64) uint64 {
+	if t.ovShift >= 64 {
+		return 0
+	}
+	return (h * 0x9E3779B97F4A7C15) >> t.ovShift
+}
+
+// Route says where tenant's requests go. It does not allocate and costs the
+// same with no overrides or a million (apart from cache misses).
+func (t *Table) Route(tenant string) (r Route) {
+	// Fields are set one by one: building a Route literal makes the
+	// compiler copy it through the stack in 16-byte moves that miss store
+	// forwarding, which costs more than the lookup itself.
+	h, b, cell, ov := t.lookup(tenant)
+	if b < 0 {
+		r.Bucket = -1
+		return r
+	}
+	r.Valid = true
+	r.Hash = h
+	r.Bucket = b
+	r.Cell = t.cellIDs[cell]
+	r.BucketCell = t.cellIDs[t.bucketCell[b]]
+	if ov >= 0 {
+		r.Override = &t.spec.Overrides[ov]
+	}
+	return r
+}
+
+// lookup returns the tenant's hash, bucket (-1 for an invalid id), serving
+// cell and override index (-1 for none).
+func (t *Table) lookup(tenant string) (h uint64, bucket int, cell cellIndex, override int) {
+	h, ok := hashTenant(tenant)
+	if !ok {
+		return 0, -1, 0, -1
+	}
+	if t.pow2 {
+		bucket = int(h & t.bucketMask)
+	} else {
+		bucket = int(h % uint64(len(t.bucketCell)))
+	}
+	cell = t.bucketCell[bucket]
+	if t.noOverrides {
+		return h, bucket, cell, -1
+	}
+	tag := uint32(h)
+	for j := t.slot(h); ; j = (j + 1) & t.ovMask {
+		e := &t.ovSlots[j]
+		if e.n == 0 {
+			return h, bucket, cell, -1
+		}
+		if e.tag == tag && int(e.n) == len(tenant) && t.ovArena[e.off:e.off+uint32(e.n)] == tenant {
+			return h, bucket, e.cell, int(e.idx)
+		}
+	}
+}
+
+// BucketOf is the bucket of tenant in a table of the given size; it does not
+// check the tenant id.
+func BucketOf(tenant string, buckets int) int {
+	return int(Hash(tenant) % uint64(buckets))
+}
+
+// Version is the table's version.
+func (t *Table) Version() int64 { return t.spec.Version }
+
+// Buckets is B, the number of buckets.
+func (t *Table) Buckets() int { return t.spec.Buckets }
+
+// CellIDs lists the cells in canonical (sorted) order.
+func (t *Table) CellIDs() []string { return append([]string(nil), t.cellIDs...) }
+
+// Cells returns a copy of the cells in canonical order.
+func (t *Table) Cells() []CellSpec { return t.Spec().Cells }
+
+// Cell returns the cell named id.
+func (t *Table) Cell(id string) (CellSpec, bool) {
+	i, ok := t.cellByID[id]
+	if !ok {
+		return CellSpec{}, false
+	}
+	c := t.spec.Cells[i]
+	c.Buckets = append(Ranges(nil), c.Buckets...)
+	return c, true
+}
+
+// Overrides returns a copy of the overrides sorted by tenant.
+func (t *Table) Overrides() []Override { return append([]Override(nil), t.spec.Overrides...) }
+
+// Override returns tenant's override, if it has one.
+func (t *Table) Override(tenant string) (Override, bool) {
+	i := sort.Search(len(t.spec.Overrides), func(i int) bool { return t.spec.Overrides[i].Tenant >= tenant })
+	if i < len(t.spec.Overrides) && t.spec.Overrides[i].Tenant == tenant {
+		return t.spec.Overrides[i], true
+	}
+	return Override{}, false
+}
+
+// CellOf is the cell bucket b is assigned to.
+func (t *Table) CellOf(bucket int) string { return t.cellIDs[t.bucketCell[bucket]] }
+
+// Assignment is the bucket → cell map of the table.
+func (t *Table) Assignment() Assignment {
+	a := make(Assignment, len(t.bucketCell))
+	for b, c := range t.bucketCell {
+		a[b] = t.cellIDs[c]
+	}
+	return a
+}
+
+// Spec returns a deep copy of the table's canonical content, ready to edit
+// and pass to New.
+func (t *Table) Spec() Spec {
+	s := Spec{Version: t.spec.Version, Buckets: t.spec.Buckets}
+	s.Cells = make([]CellSpec, len(t.spec.Cells))
+	for i, c := range t.spec.Cells {
+		c.Buckets = append(Ranges(nil), c.Buckets...)
+		s.Cells[i] = c
+	}
+	s.Overrides = t.Overrides()
+	return s
+}
+
+// Equal reports whether t and o have the same content.
+func (t *Table) Equal(o *Table) bool {
+	if t == nil || o == nil {
+		return t == o
+	}
+	a, b := &t.spec, &o.spec
+	if a.Version != b.Version || a.Buckets != b.Buckets || len(a.Cells) != len(b.Cells) || len(a.Overrides) != len(b.Overrides) {
+		return false
+	}
+	for i := range a.Cells {
+		x, y := a.Cells[i], b.Cells[i]
+		if x.ID != y.ID || x.State != y.State || x.Weight != y.Weight || len(x.Buckets) != len(y.Buckets) {
+			return false
+		}
+		for j := range x.Buckets {
+			if x.Buckets[j] != y.Buckets[j] {
+				return false
+			}
+		}
+	}
+	for i := range a.Overrides {
+		if a.Overrides[i] != b.Overrides[i] {
+			return false
+		}
+	}
+	return true
+}
