@@ -1,0 +1,185 @@
+package spec
+
+import (
+	"fmt"
+	"regexp"
+	"strings"
+)
+
+// Kind is the type of a configuration value.
+type Kind int
+
+const (
+	String Kind = iota
+	Int
+	Number
+)
+
+// Scope says where a key may be set.
+type Scope int
+
+const (
+	// Anywhere keys may be set as fleet baseline (Pulumi.yaml) and overridden per cell.
+	Anywhere Scope = iota
+	// CellOnly keys describe one cell and make no sense as a fleet default.
+	CellOnly
+)
+
+// Key describes one configuration key of a cell: its name in the project
+// namespace (cells:<Name>), its type, what values are allowed, and how it
+// lands in Cell. The fleet loader is driven entirely by this table.
+type Key struct {
+	Name    string
+	Kind    Kind
+	Scope   Scope
+	Min     float64 // for Int and Number
+	Max     float64
+	Allowed []string       // the exact values allowed, as written (nil: any in range / matching Pattern)
+	Pattern *regexp.Regexp // for String: required shape (nil: any non-empty)
+	Hint    string         // what is allowed, in words, for error messages
+	Set     func(c *Cell, s string, n float64)
+	Get     func(c *Cell) string
+}
+
+// Describe says in words what the key accepts.
+func (k Key) Describe() string {
+	if k.Hint != "" {
+		return k.Hint
+	}
+	switch k.Kind {
+	case Int:
+		return fmt.Sprintf("an integer from %g to %g", k.Min, k.Max)
+	case Number:
+		return fmt.Sprintf("a number from %g to %g", k.Min, k.Max)
+	}
+	if len(k.Allowed) > 0 {
+		q := make([]string, len(k.Allowed))
+		for i, a := range k.Allowed {
+			q[i] = fmt.Sprintf("%q", a)
+		}
+		return "one of " + strings.Join(q, ", ")
+	}
+	return "a non-empty string"
+}
+
+var (
+	imagePattern   = regexp.MustCompile(`^[a-z0-9][a-z0-9._/:@-]*[a-z0-9]$`)
+	bucketPattern  = regexp.MustCompile(`^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$`)
+	certPattern    = regexp.MustCompile(`^arn:aws[a-z-]*:acm:[a-z0-9-]+:\d{12}:certificate/[A-Za-z0-9-]+$`)
+	versionPattern = regexp.MustCompile(`^\d+(\.\d+){0,2}$`)
+	classPattern   = regexp.MustCompile(`^db\.[a-z0-9]+\.[a-z0-9]+$`)
+	nodePattern    = regexp.MustCompile(`^cache\.[a-z0-9]+\.[a-z0-9]+$`)
+	pathPattern    = regexp.MustCompile(`^/[A-Za-z0-9._~/-]*$`)
+)
+
+func str(f func(c *Cell) *string) (func(*Cell, string, float64), func(*Cell) string) {
+	return func(c *Cell, s string, _ float64) { *f(c) = s }, func(c *Cell) string { return *f(c) }
+}
+
+func integer(f func(c *Cell) *int) (func(*Cell, string, float64), func(*Cell) string) {
+	return func(c *Cell, _ string, n float64) { *f(c) = int(n) }, func(c *Cell) string { return fmt.Sprint(*f(c)) }
+}
+
+func key(name string, kind Kind, scope Scope, set func(*Cell, string, float64), get func(*Cell) string, opts ...func(*Key)) Key {
+	k := Key{Name: name, Kind: kind, Scope: scope, Set: set, Get: get}
+	for _, o := range opts {
+		o(&k)
+	}
+	return k
+}
+
+func between(min, max float64) func(*Key) { return func(k *Key) { k.Min, k.Max = min, max } }
+func oneOf(v ...string) func(*Key)        { return func(k *Key) { k.Allowed = v } }
+func shaped(p *regexp.Regexp, hint string) func(*Key) {
+	return func(k *Key) { k.Pattern, k.Hint = p, hint }
+}
+
+// Keys is every cells:<key> a cell understands, in documentation order.
+var Keys = func() []Key {
+	var keys []Key
+	add := func(k Key) { keys = append(keys, k) }
+
+	set, get := integer(func(c *Cell) *int { return &c.Index })
+	add(key("index", Int, CellOnly, set, get, between(0, 255),
+		func(k *Key) { k.Hint = "an integer from 0 to 255, unique in the fleet (the N of the VPC 10.N.0.0/16)" }))
+	set, get = str(func(c *Cell) *string { return &c.Image })
+	add(key("image", String, Anywhere, set, get, shaped(imagePattern, "a container image reference such as registry.example.com/app:1.2.3")))
+	set, get = str(func(c *Cell) *string { return &c.FleetBucket })
+	add(key("fleetBucket", String, Anywhere, set, get, shaped(bucketPattern, "an S3 bucket name: 3–63 lowercase letters, digits, dots or hyphens")))
+	set, get = str(func(c *Cell) *string { return &c.CertificateArn })
+	add(key("certificateArn", String, Anywhere, set, get, shaped(certPattern, "an ACM certificate ARN (arn:aws:acm:<region>:<account>:certificate/<id>) in the cell's region")))
+	set, get = str(func(c *Cell) *string { return &c.NATMode })
+	add(key("natMode", String, Anywhere, set, get, oneOf(NATPerAZ, NATSingle)))
+
+	set, get = str(func(c *Cell) *string { return &c.AuroraEngineVersion })
+	add(key("auroraEngineVersion", String, Anywhere, set, get, shaped(versionPattern, "an Aurora PostgreSQL engine version such as \"16.4\"")))
+	set, get = str(func(c *Cell) *string { return &c.AuroraInstanceClass })
+	add(key("auroraInstanceClass", String, Anywhere, set, get, shaped(classPattern, "an RDS instance class such as \"db.r6g.large\"")))
+	set, get = integer(func(c *Cell) *int { return &c.AuroraInstances })
+	add(key("auroraInstances", Int, Anywhere, set, get, between(1, 15)))
+	set, get = integer(func(c *Cell) *int { return &c.AuroraBackupRetentionDays })
+	add(key("auroraBackupRetentionDays", Int, Anywhere, set, get, between(1, 35)))
+
+	set, get = str(func(c *Cell) *string { return &c.CacheEngine })
+	add(key("cacheEngine", String, Anywhere, set, get, oneOf("valkey", "redis")))
+	set, get = str(func(c *Cell) *string { return &c.CacheEngineVersion })
+	add(key("cacheEngineVersion", String, Anywhere, set, get, shaped(versionPattern, "a cache engine version such as \"8.0\"")))
+	set, get = str(func(c *Cell) *string { return &c.CacheNodeType })
+	add(key("cacheNodeType", String, Anywhere, set, get, shaped(nodePattern, "an ElastiCache node type such as \"cache.r7g.large\"")))
+	set, get = integer(func(c *Cell) *int { return &c.CacheNodes })
+	add(key("cacheNodes", Int, Anywhere, set, get, between(1, 6)))
+
+	set, get = integer(func(c *Cell) *int { return &c.QueueVisibilityTimeoutSeconds })
+	add(key("queueVisibilityTimeoutSeconds", Int, Anywhere, set, get, between(0, 43200)))
+	set, get = integer(func(c *Cell) *int { return &c.QueueMaxReceiveCount })
+	add(key("queueMaxReceiveCount", Int, Anywhere, set, get, between(1, 1000)))
+
+	set, get = integer(func(c *Cell) *int { return &c.TaskCPU })
+	add(key("taskCpu", Int, Anywhere, set, get, func(k *Key) {
+		k.Allowed = []string{"256", "512", "1024", "2048", "4096", "8192", "16384"}
+		k.Min, k.Max = 256, 16384
+		k.Hint = "a Fargate CPU size: 256, 512, 1024, 2048, 4096, 8192 or 16384"
+	}))
+	set, get = integer(func(c *Cell) *int { return &c.TaskMemory })
+	add(key("taskMemory", Int, Anywhere, set, get, between(512, 122880)))
+	set, get = integer(func(c *Cell) *int { return &c.DesiredCount })
+	add(key("desiredCount", Int, Anywhere, set, get, between(0, 1000)))
+	set, get = integer(func(c *Cell) *int { return &c.ContainerPort })
+	add(key("containerPort", Int, Anywhere, set, get, between(1, 65535)))
+	set, get = str(func(c *Cell) *string { return &c.HealthCheckPath })
+	add(key("healthCheckPath", String, Anywhere, set, get, shaped(pathPattern, "an absolute URL path such as \"/healthz\"")))
+	set, get = integer(func(c *Cell) *int { return &c.LogRetentionDays })
+	add(key("logRetentionDays", Int, Anywhere, set, get, func(k *Key) {
+		k.Allowed = []string{"1", "3", "5", "7", "14", "30", "60", "90", "120", "150", "180", "365", "400", "545", "731", "1096", "1827", "2192", "2557", "2922", "3288", "3653"}
+		k.Min, k.Max = 1, 3653
+		k.Hint = "a CloudWatch Logs retention: 1, 3, 5, 7, 14, 30, 60, 90, 120, 150, 180, 365, 400, 545, 731, 1096, 1827, 2192, 2557, 2922, 3288 or 3653 days"
+	}))
+
+	add(key("alarm5xxRatePercent", Number, Anywhere,
+		func(c *Cell, _ string, n float64) { c.Alarm5xxRatePercent = n },
+		func(c *Cell) string { return fmt.Sprint(c.Alarm5xxRatePercent) }, between(0.01, 100)))
+	set, get = integer(func(c *Cell) *int { return &c.AlarmP99LatencyMs })
+	add(key("alarmP99LatencyMs", Int, Anywhere, set, get, between(1, 60000)))
+	set, get = integer(func(c *Cell) *int { return &c.AlarmEvalPeriods })
+	add(key("alarmEvalPeriods", Int, Anywhere, set, get, between(1, 60)))
+	return keys
+}()
+
+// Lookup finds a key by name.
+func Lookup(name string) (Key, bool) {
+	for _, k := range Keys {
+		if k.Name == name {
+			return k, true
+		}
+	}
+	return Key{}, false
+}
+
+// Names lists every key name, for "allowed keys" messages.
+func Names() []string {
+	n := make([]string, len(Keys))
+	for i, k := range Keys {
+		n[i] = k.Name
+	}
+	return n
+}

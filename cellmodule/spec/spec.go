@@ -1,0 +1,92 @@
+// Package spec is the typed configuration of one cell: what the fleet loader
+// produces after merging the baseline in Pulumi.yaml with the cell's stack
+// file, and what the cell template consumes.
+//
+// It is deliberately free of Pulumi and AWS SDK imports so the loader, the
+// CLI and the audits can use it without compiling the provider SDK.
+package spec
+
+import "fmt"
+
+// NAT gateway layouts. One NAT per AZ survives an AZ outage; one per cell
+// saves Elastic IPs, which are a scarce per-region quota (5 by default).
+const (
+	NATPerAZ  = "per-az"
+	NATSingle = "single"
+)
+
+// AZCount is the number of availability zones every cell spans.
+const AZCount = 3
+
+// Cell is the effective configuration of one cell.
+type Cell struct {
+	ID     string // stack name and cell id, e.g. "cell-a"
+	Index  int    // N of the VPC 10.N.0.0/16
+	Region string // aws:region
+
+	Image       string // container image the service runs
+	FleetBucket string // shared bucket the router stack owns; this cell owns cells/<id>/
+	// CertificateArn is the ACM certificate of the ALB's HTTPS listener, in the cell's region.
+	CertificateArn string
+	NATMode        string
+
+	AuroraEngineVersion       string
+	AuroraInstanceClass       string
+	AuroraInstances           int
+	AuroraBackupRetentionDays int
+
+	CacheEngine        string // "valkey" or "redis"
+	CacheEngineVersion string
+	CacheNodeType      string
+	CacheNodes         int
+
+	QueueVisibilityTimeoutSeconds int
+	QueueMaxReceiveCount          int
+
+	TaskCPU          int
+	TaskMemory       int
+	DesiredCount     int
+	ContainerPort    int
+	HealthCheckPath  string
+	LogRetentionDays int
+
+	Alarm5xxRatePercent float64
+	AlarmP99LatencyMs   int
+	AlarmEvalPeriods    int
+
+	// Releasing is set by `cellctl destroy --release-protected` only, never
+	// from configuration: it lifts the protection of the cell's stateful
+	// resources (Pulumi protect and Aurora deletion protection) so the cell
+	// can be destroyed. Aurora still takes its final snapshot.
+	Releasing bool
+}
+
+// CIDR is the cell's VPC range.
+func (c Cell) CIDR() string { return fmt.Sprintf("10.%d.0.0/16", c.Index) }
+
+// Baseline is the fleet default every cell starts from before its stack file
+// overrides apply. Index, region and image have no sensible default.
+func Baseline() Cell {
+	return Cell{
+		NATMode:                       NATPerAZ,
+		AuroraEngineVersion:           "16.4",
+		AuroraInstanceClass:           "db.r6g.large",
+		AuroraInstances:               2,
+		AuroraBackupRetentionDays:     7,
+		CacheEngine:                   "valkey",
+		CacheEngineVersion:            "8.0",
+		CacheNodeType:                 "cache.r7g.large",
+		CacheNodes:                    2,
+		QueueVisibilityTimeoutSeconds: 60,
+		QueueMaxReceiveCount:          5,
+		TaskCPU:                       512,
+		TaskMemory:                    1024,
+		DesiredCount:                  2,
+		ContainerPort:                 8080,
+		HealthCheckPath:               "/healthz",
+		LogRetentionDays:              30,
+		Alarm5xxRatePercent:           1,
+		AlarmP99LatencyMs:             1000,
+		AlarmEvalPeriods:              3,
+	}
+}

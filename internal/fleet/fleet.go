@@ -1,0 +1,119 @@
+// Package fleet loads a fleet repository — Pulumi.yaml (the fleet baseline),
+// every stack file under stackConfigDir, and waves.yaml — into one validated
+// model. It is the single entry point from configuration files to the rest
+// of cellctl: programs, plans, audits and rollouts all start from a *Fleet.
+package fleet
+
+import (
+	"sort"
+
+	"github.com/cellctl/cellctl/cellmodule/spec"
+	"github.com/cellctl/cellctl/router"
+	"github.com/cellctl/cellctl/waves"
+)
+
+// RouterStack is the name of the global stack.
+const RouterStack = "router"
+
+// File names inside the stack directory.
+const (
+	WavesFile   = "waves.yaml"
+	RoutingFile = "routing.json"
+)
+
+// OriginVerifyKey is the stack config key (in the project namespace) of the
+// fleet-wide secret CloudFront sends to every cell's ALB. It must be a
+// Pulumi secret (`secure:`) in every stack file that has it.
+const OriginVerifyKey = "originVerifySecret"
+
+// Fleet is a loaded, validated fleet repository.
+type Fleet struct {
+	// Dir is the repository root (the directory holding Pulumi.yaml).
+	Dir string
+	// Project is the Pulumi project name; config keys live in its namespace.
+	Project string
+	// StackDir is stackConfigDir relative to Dir ("." when unset).
+	StackDir string
+	// Baseline is the fleet default every cell starts from.
+	Baseline spec.Cell
+	// BaselineLines maps each baseline key set in Pulumi.yaml to its line.
+	BaselineLines map[string]int
+	// Cells sorted by id.
+	Cells []*Cell
+	// Router is the global stack, nil when the fleet has none yet.
+	Router *Router
+	// Waves is the rollout plan.
+	Waves *waves.Plan
+	// Routing is the tenant routing table (stacks/routing.json); nil when
+	// the fleet has no router yet.
+	Routing *router.Table
+}
+
+// Cell is one cell of the fleet with where its settings came from.
+type Cell struct {
+	spec.Cell
+	// File is the stack file, relative to the fleet dir.
+	File string
+	// Overrides lists the keys the stack file sets, deliberately diverging
+	// from (or restating) the baseline; the drift audit reports them.
+	Overrides []string
+	// Lines maps a config key ("cells:index", "aws:region") to its line.
+	Lines map[string]int
+	// HasOriginVerifySecret says the stack file holds the fleet's
+	// origin-verify secret (encrypted).
+	HasOriginVerifySecret bool
+}
+
+// StackName is the Pulumi stack of the cell.
+func (c *Cell) StackName() string { return c.ID }
+
+// Router is the global stack's configuration.
+type Router struct {
+	File   string
+	Region string
+	// TenantHeader is the request header that carries the tenant id.
+	TenantHeader string
+	// PriceClass is the CloudFront price class.
+	PriceClass string
+	// FleetBucket is the shared bucket the router stack owns.
+	FleetBucket string
+	Lines       map[string]int
+
+	HasOriginVerifySecret bool
+}
+
+// Router defaults.
+const (
+	DefaultTenantHeader = "X-Tenant-Id"
+	DefaultPriceClass   = "PriceClass_100"
+)
+
+// Cell returns the cell with that id, or nil.
+func (f *Fleet) Cell(id string) *Cell {
+	i := sort.Search(len(f.Cells), func(i int) bool { return f.Cells[i].ID >= id })
+	if i < len(f.Cells) && f.Cells[i].ID == id {
+		return f.Cells[i]
+	}
+	return nil
+}
+
+// CellIDs lists the cell ids in order.
+func (f *Fleet) CellIDs() []string {
+	ids := make([]string, len(f.Cells))
+	for i, c := range f.Cells {
+		ids[i] = c.ID
+	}
+	return ids
+}
+
+// StackNames lists every stack of the fleet: cells first, then the router.
+func (f *Fleet) StackNames() []string {
+	names := f.CellIDs()
+	if f.Router != nil {
+		names = append(names, RouterStack)
+	}
+	return names
+}
+
+// ConfigKey qualifies a key with the project namespace ("cells:index").
+func (f *Fleet) ConfigKey(key string) string { return f.Project + ":" + key }

@@ -1,0 +1,600 @@
+package fleet
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"math"
+	"os"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+
+	"gopkg.in/yaml.v3"
+
+	"github.com/cellctl/cellctl/cellmodule/spec"
+	"github.com/cellctl/cellctl/internal/diag"
+	"github.com/cellctl/cellctl/router"
+	"github.com/cellctl/cellctl/waves"
+)
+
+// ProjectFile is the Pulumi project file at the fleet root.
+const ProjectFile = "Pulumi.yaml"
+
+var (
+	// Cell ids are stack names and prefix every AWS name of the cell; AWS
+	// caps several of those names at 32 characters (ALB, target group), so
+	// ids stay short.
+	cellIDPattern  = regexp.MustCompile(`^cell-[a-z0-9]([a-z0-9-]{0,13}[a-z0-9])?$`)
+	stackFileRe    = regexp.MustCompile(`^Pulumi\.(.+)\.ya?ml$`)
+	regionPattern  = regexp.MustCompile(`^[a-z]{2}(-gov|-iso[a-z]?)?-[a-z]+-\d$`)
+	headerPattern  = regexp.MustCompile(`^[A-Za-z0-9-]{1,64}$`)
+	projectPattern = regexp.MustCompile(`^[A-Za-z0-9_.-]{1,100}$`)
+)
+
+var priceClasses = []string{"PriceClass_100", "PriceClass_200", "PriceClass_All"}
+
+// Provider config keys cellctl passes through to pulumi-aws; anything else
+// under aws: is most likely a typo and is rejected.
+var awsKeys = []string{"region", "profile", "allowedAccountIds", "forbiddenAccountIds", "assumeRole",
+	"sharedConfigFiles", "sharedCredentialsFiles", "maxRetries", "retryMode", "skipCredentialsValidation",
+	"skipMetadataApiCheck", "skipRegionValidation", "skipRequestingAccountId", "defaultTags", "endpoints"}
+
+// Load reads and validates the fleet repository at dir. All problems of all
+// files are returned together; no partial fleet is ever returned.
+func Load(dir string) (*Fleet, error) {
+	return LoadFS(os.DirFS(dir), dir)
+}
+
+// LoadFS loads a fleet from fsys; dir is only recorded as Fleet.Dir and
+// used in messages.
+func LoadFS(fsys fs.FS, dir string) (*Fleet, error) {
+	l := &loader{fsys: fsys, dir: dir}
+	f := l.load()
+	if err := l.errs.Err(); err != nil {
+		return nil, err
+	}
+	return f, nil
+}
+
+type loader struct {
+	fsys fs.FS
+	dir  string
+	errs diag.List
+}
+
+// rel names a file the way the user sees it: relative to the fleet dir.
+func rel(parts ...string) string { return filepath.ToSlash(filepath.Join(parts...)) }
+
+func (l *loader) read(name string) ([]byte, bool) {
+	data, err := fs.ReadFile(l.fsys, name)
+	if err != nil {
+		switch {
+		case errors.Is(err, fs.ErrNotExist):
+			l.errs.Add(name, 0, "", "file not found in %s", l.dir)
+		default:
+			l.errs.Add(name, 0, "", "cannot read: %v", unwrapPath(err))
+		}
+		return nil, false
+	}
+	return data, true
+}
+
+func unwrapPath(err error) error {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return pe.Err
+	}
+	return err
+}
+
+func (l *loader) load() *Fleet {
+	f := &Fleet{Dir: l.dir, Baseline: spec.Baseline(), StackDir: "."}
+	data, ok := l.read(ProjectFile)
+	if !ok {
+		return nil
+	}
+	f.BaselineLines = l.loadProject(f, data)
+	if f.Project == "" {
+		return nil
+	}
+
+	entries, err := fs.ReadDir(l.fsys, f.StackDir)
+	if err != nil {
+		l.errs.Add(rel(f.StackDir), 0, "", "cannot read the stack directory (stackConfigDir in %s): %v", ProjectFile, unwrapPath(err))
+		return nil
+	}
+	seen := map[string]string{}
+	indexes := map[int]*Cell{}
+	// Every cell a stack file declares, valid or not: waves.yaml is checked
+	// against these so one bad stack file does not cascade into wave errors.
+	var declared []string
+	for _, e := range entries {
+		m := stackFileRe.FindStringSubmatch(e.Name())
+		if e.IsDir() || m == nil {
+			continue
+		}
+		stack, file := m[1], rel(f.StackDir, e.Name())
+		if prev, dup := seen[stack]; dup {
+			l.errs.Add(file, 0, "", "duplicate stack %q: also defined by %s; keep one file per stack", stack, prev)
+			continue
+		}
+		seen[stack] = file
+		data, ok := l.read(file)
+		if !ok {
+			continue
+		}
+		switch {
+		case stack == RouterStack:
+			f.Router = l.loadRouter(f, file, data)
+		case strings.HasPrefix(stack, "cell-"):
+			if !cellIDPattern.MatchString(stack) {
+				l.errs.Add(file, 0, "", "invalid cell id %q: use \"cell-\" followed by 1–15 lowercase letters, digits or inner hyphens (AWS caps the names derived from it)", stack)
+				continue
+			}
+			declared = append(declared, stack)
+			c := l.loadCell(f, stack, file, data)
+			if c == nil {
+				continue
+			}
+			if prev, dup := indexes[c.Index]; dup {
+				l.errs.Add(file, c.Lines[f.ConfigKey("index")], f.ConfigKey("index"),
+					"%d is already used by %s (%s:%d): each cell needs its own index, its VPC is 10.N.0.0/16",
+					c.Index, prev.ID, prev.File, prev.Lines[f.ConfigKey("index")])
+				continue
+			}
+			indexes[c.Index] = c
+			f.Cells = append(f.Cells, c)
+		default:
+			l.errs.Add(file, 0, "", "unknown stack %q: stack files are Pulumi.cell-<id>.yaml for cells and Pulumi.router.yaml for the router", stack)
+		}
+	}
+	sort.Slice(f.Cells, func(i, j int) bool { return f.Cells[i].ID < f.Cells[j].ID })
+	if len(f.Cells) == 0 && l.errs.Len() == 0 {
+		l.errs.Add(rel(f.StackDir), 0, "", "no cell stacks: add a stack file such as %s", rel(f.StackDir, "Pulumi.cell-a.yaml"))
+	}
+
+	l.loadRouting(f, declared)
+
+	wavesFile := rel(f.StackDir, WavesFile)
+	if data, ok := l.read(wavesFile); ok {
+		plan, err := waves.Parse(wavesFile, data)
+		l.errs.Merge(wavesFile, err)
+		if plan != nil {
+			f.Waves = plan
+			l.errs.Merge(wavesFile, plan.Validate(declared))
+		}
+	}
+	return f
+}
+
+// loadRouting reads stacks/routing.json: required with a router stack, and
+// it may only route to cells the fleet declares.
+func (l *loader) loadRouting(f *Fleet, declared []string) {
+	file := rel(f.StackDir, RoutingFile)
+	data, err := fs.ReadFile(l.fsys, file)
+	if errors.Is(err, fs.ErrNotExist) {
+		if f.Router != nil {
+			l.errs.Add(file, 0, "", "file not found: the router stack needs the routing table (tenant buckets → cells)")
+		}
+		return
+	}
+	if err != nil {
+		l.errs.Add(file, 0, "", "cannot read: %v", unwrapPath(err))
+		return
+	}
+	t, err := router.Parse(file, data)
+	if err != nil {
+		l.errs.Merge(file, err)
+		return
+	}
+	for _, id := range t.CellIDs() {
+		if !contains(declared, id) {
+			l.errs.Add(file, 0, "cells."+id, "not a cell of this fleet (no %s): remove it from the table or add the cell", rel(f.StackDir, "Pulumi."+id+".yaml"))
+		}
+	}
+	f.Routing = t
+}
+
+// loadProject reads Pulumi.yaml: the project name, stackConfigDir and the
+// fleet baseline. It returns the line of every baseline key.
+func (l *loader) loadProject(f *Fleet, data []byte) map[string]int {
+	root, err := diag.ParseYAML(ProjectFile, data)
+	if err != nil {
+		l.errs.Merge(ProjectFile, err)
+		return nil
+	}
+	var configNode *yaml.Node
+	for _, p := range diag.Pairs(ProjectFile, "", root, &l.errs) {
+		switch p.Key.Value {
+		case "name":
+			if p.Value.Kind != yaml.ScalarNode || !projectPattern.MatchString(p.Value.Value) {
+				l.errs.Add(ProjectFile, p.Value.Line, "name", "must be a project name of letters, digits, '_', '.' or '-', got %s", diag.KindName(p.Value))
+				continue
+			}
+			f.Project = p.Value.Value
+		case "stackConfigDir":
+			dir := p.Value.Value
+			if p.Value.Kind != yaml.ScalarNode || dir == "" || filepath.IsAbs(dir) || strings.HasPrefix(filepath.Clean(dir), "..") {
+				l.errs.Add(ProjectFile, p.Value.Line, "stackConfigDir", "must be a directory inside the repository, such as \"stacks\", got %s", diag.KindName(p.Value))
+				continue
+			}
+			f.StackDir = filepath.ToSlash(filepath.Clean(dir))
+		case "config":
+			configNode = p.Value
+		case "runtime", "main", "description", "backend", "options", "template", "plugins", "author", "license", "website", "packages":
+			// Pulumi's own keys; the pulumi CLI validates them.
+		default:
+			l.errs.Add(ProjectFile, p.Key.Line, p.Key.Value, "unknown key in a Pulumi project file")
+		}
+	}
+	if f.Project == "" {
+		if !hasKey(root, "name") {
+			l.errs.Add(ProjectFile, root.Line, "name", "missing: the project name, e.g. name: cells")
+		}
+		return nil
+	}
+	lines := map[string]int{}
+	if configNode == nil {
+		return lines
+	}
+	for _, p := range diag.Pairs(ProjectFile, "config", configNode, &l.errs) {
+		ns, key := l.splitKey(f.Project, p.Key.Value)
+		full := ns + ":" + key
+		value := p.Value
+		if value.Kind == yaml.MappingNode {
+			value = l.projectConfigValue(full, p.Value)
+			if value == nil {
+				continue
+			}
+		}
+		switch ns {
+		case f.Project:
+			if key == OriginVerifyKey {
+				l.errs.Add(ProjectFile, p.Key.Line, full, "secrets cannot be set in %s: set it per stack with `pulumi config set --secret %s` (cellctl up does this for you)", ProjectFile, full)
+				continue
+			}
+			k, ok := spec.Lookup(key)
+			if !ok {
+				l.errs.Add(ProjectFile, p.Key.Line, full, "unknown key (allowed: %s)", strings.Join(prefixed(f.Project, spec.Names()), ", "))
+				continue
+			}
+			if k.Scope == spec.CellOnly {
+				l.errs.Add(ProjectFile, p.Key.Line, full, "is specific to one cell and cannot be a fleet default: set it in each cell's stack file")
+				continue
+			}
+			if l.setKey(&f.Baseline, k, ProjectFile, full, value) {
+				lines[full] = p.Key.Line
+			}
+		case "aws":
+			if key == "region" {
+				if r, ok := l.region(ProjectFile, full, value); ok {
+					f.Baseline.Region = r
+					lines[full] = p.Key.Line
+				}
+			} else if !contains(awsKeys, key) {
+				l.errs.Add(ProjectFile, p.Key.Line, full, "unknown aws provider key (allowed: %s)", strings.Join(prefixed("aws", awsKeys), ", "))
+			}
+		default:
+			l.errs.Add(ProjectFile, p.Key.Line, full, "unknown namespace %q (allowed: %s:<key> for the fleet, aws:<key> for the provider)", ns, f.Project)
+		}
+	}
+	return lines
+}
+
+// projectConfigValue unwraps Pulumi's long form {value:…} / {default:…}.
+func (l *loader) projectConfigValue(field string, n *yaml.Node) *yaml.Node {
+	var value *yaml.Node
+	for _, p := range diag.Pairs(ProjectFile, field, n, &l.errs) {
+		switch p.Key.Value {
+		case "value", "default":
+			if value != nil {
+				l.errs.Add(ProjectFile, p.Key.Line, field, "cannot have both 'default' and 'value'")
+				return nil
+			}
+			value = p.Value
+		case "description", "type":
+		case "secret":
+			l.errs.Add(ProjectFile, p.Key.Line, field+".secret", "secrets cannot be fleet defaults: set them per stack with `pulumi config set --secret`")
+			return nil
+		default:
+			l.errs.Add(ProjectFile, p.Key.Line, field+"."+p.Key.Value, "unknown key (allowed: value, default, description, type)")
+		}
+	}
+	if value == nil {
+		l.errs.Add(ProjectFile, n.Line, field, "has no 'value' or 'default'")
+	}
+	return value
+}
+
+func (l *loader) splitKey(project, key string) (string, string) {
+	if ns, k, ok := strings.Cut(key, ":"); ok {
+		return ns, k
+	}
+	return project, key
+}
+
+// stackConfig walks the config mapping of a stack file, checking its
+// top-level keys, and calls visit for every config entry.
+func (l *loader) stackConfig(f *Fleet, file string, data []byte, visit func(ns, key, full string, k, v *yaml.Node)) bool {
+	root, err := diag.ParseYAML(file, data)
+	if err != nil {
+		l.errs.Merge(file, err)
+		return false
+	}
+	for _, p := range diag.Pairs(file, "", root, &l.errs) {
+		switch p.Key.Value {
+		case "config":
+			for _, c := range diag.Pairs(file, "config", p.Value, &l.errs) {
+				ns, key := l.splitKey(f.Project, c.Key.Value)
+				visit(ns, key, ns+":"+key, c.Key, c.Value)
+			}
+		case "encryptionsalt", "secretsprovider", "encryptedkey", "environment":
+			// Written by the pulumi CLI for secrets; opaque to cellctl.
+		default:
+			l.errs.Add(file, p.Key.Line, p.Key.Value, "unknown key in a Pulumi stack file (allowed: config, encryptionsalt, secretsprovider, encryptedkey, environment)")
+		}
+	}
+	return true
+}
+
+func (l *loader) loadCell(f *Fleet, id, file string, data []byte) *Cell {
+	before := l.errs.Len()
+	c := &Cell{Cell: f.Baseline, File: file, Lines: map[string]int{}}
+	c.ID = id
+	c.Index = -1
+	parsed := l.stackConfig(f, file, data, func(ns, key, full string, k, v *yaml.Node) {
+		c.Lines[full] = k.Line
+		switch ns {
+		case f.Project:
+			if key == OriginVerifyKey {
+				c.HasOriginVerifySecret = l.secret(file, full, v)
+				return
+			}
+			sk, ok := spec.Lookup(key)
+			if !ok {
+				l.errs.Add(file, k.Line, full, "unknown key (allowed: %s)", strings.Join(prefixed(f.Project, append(spec.Names(), OriginVerifyKey)), ", "))
+				return
+			}
+			if l.setKey(&c.Cell, sk, file, full, v) && sk.Scope != spec.CellOnly {
+				c.Overrides = append(c.Overrides, full)
+			}
+		case "aws":
+			if key == "region" {
+				if r, ok := l.region(file, full, v); ok {
+					c.Region = r
+					c.Overrides = append(c.Overrides, full)
+				}
+			} else if !contains(awsKeys, key) {
+				l.errs.Add(file, k.Line, full, "unknown aws provider key (allowed: %s)", strings.Join(prefixed("aws", awsKeys), ", "))
+			}
+		default:
+			l.errs.Add(file, k.Line, full, "unknown namespace %q (allowed: %s:<key> for the cell, aws:<key> for the provider)", ns, f.Project)
+		}
+	})
+	if !parsed {
+		return nil
+	}
+	missing := func(key, what string) {
+		l.errs.Add(file, 0, key, "missing: %s", what)
+	}
+	if _, set := c.Lines[f.ConfigKey("index")]; !set {
+		missing(f.ConfigKey("index"), "the cell's index N (0–255, unique), which gives its VPC 10.N.0.0/16")
+	}
+	for _, req := range []struct{ key, value string }{
+		{"aws:region", c.Region}, {f.ConfigKey("image"), c.Image},
+		{f.ConfigKey("fleetBucket"), c.FleetBucket}, {f.ConfigKey("certificateArn"), c.CertificateArn},
+	} {
+		if req.value == "" {
+			missing(req.key, fmt.Sprintf("set it in this stack file or as the fleet baseline in %s", ProjectFile))
+		}
+	}
+	l.checkFargateSize(file, f, c)
+	if c.CertificateArn != "" && c.Region != "" {
+		if parts := strings.Split(c.CertificateArn, ":"); len(parts) > 3 && parts[3] != c.Region {
+			key, from := f.ConfigKey("certificateArn"), ""
+			line, set := c.Lines[key]
+			if !set {
+				key, line, from = "aws:region", c.Lines["aws:region"], " (from "+ProjectFile+")"
+			}
+			l.errs.Add(file, line, key, "the certificate%s is in %s but the cell is in %s: an ALB needs a certificate from its own region; set %s in this file",
+				from, parts[3], c.Region, f.ConfigKey("certificateArn"))
+		}
+	}
+	sort.Strings(c.Overrides)
+	if l.errs.Len() > before {
+		return nil
+	}
+	return c
+}
+
+func (l *loader) loadRouter(f *Fleet, file string, data []byte) *Router {
+	before := l.errs.Len()
+	r := &Router{File: file, Region: f.Baseline.Region, TenantHeader: DefaultTenantHeader,
+		PriceClass: DefaultPriceClass, FleetBucket: f.Baseline.FleetBucket, Lines: map[string]int{}}
+	parsed := l.stackConfig(f, file, data, func(ns, key, full string, k, v *yaml.Node) {
+		r.Lines[full] = k.Line
+		switch {
+		case ns == "aws" && key == "region":
+			if reg, ok := l.region(file, full, v); ok {
+				r.Region = reg
+			}
+		case ns == "aws" && contains(awsKeys, key):
+		case ns == f.Project && key == OriginVerifyKey:
+			r.HasOriginVerifySecret = l.secret(file, full, v)
+		case ns == f.Project && key == "tenantHeader":
+			if s, ok := l.plainString(file, full, v); ok {
+				if !headerPattern.MatchString(s) {
+					l.errs.Add(file, v.Line, full, "must be an HTTP header name of letters, digits and hyphens, got %q", s)
+				} else {
+					r.TenantHeader = s
+				}
+			}
+		case ns == f.Project && key == "priceClass":
+			if s, ok := l.plainString(file, full, v); ok {
+				if !contains(priceClasses, s) {
+					l.errs.Add(file, v.Line, full, "must be one of %s, got %q", diag.Quote(priceClasses), s)
+				} else {
+					r.PriceClass = s
+				}
+			}
+		case ns == f.Project && key == "fleetBucket":
+			k, _ := spec.Lookup("fleetBucket")
+			var tmp spec.Cell
+			if l.setKey(&tmp, k, file, full, v) {
+				r.FleetBucket = tmp.FleetBucket
+			}
+		default:
+			l.errs.Add(file, k.Line, full, "unknown key for the router stack (allowed: aws:region, %s)",
+				strings.Join(prefixed(f.Project, []string{"tenantHeader", "priceClass", "fleetBucket", OriginVerifyKey}), ", "))
+		}
+	})
+	if !parsed {
+		return nil
+	}
+	if r.Region == "" {
+		l.errs.Add(file, 0, "aws:region", "missing: set it in this stack file or as the fleet baseline in %s", ProjectFile)
+	}
+	if r.FleetBucket == "" {
+		l.errs.Add(file, 0, f.ConfigKey("fleetBucket"), "missing: the router stack owns the fleet bucket; set it in %s", ProjectFile)
+	}
+	if l.errs.Len() > before {
+		return nil
+	}
+	return r
+}
+
+// secret accepts only an encrypted value: a secret must never sit in a
+// stack file in plaintext.
+func (l *loader) secret(file, field string, v *yaml.Node) bool {
+	if v.Kind == yaml.MappingNode {
+		for i := 0; i+1 < len(v.Content); i += 2 {
+			if v.Content[i].Value == "secure" && v.Content[i+1].Kind == yaml.ScalarNode && v.Content[i+1].Value != "" {
+				if len(v.Content) == 2 {
+					return true
+				}
+			}
+		}
+	}
+	l.errs.Add(file, v.Line, field, "must be a secret (secure: …), never plaintext: set it with `pulumi config set --secret %s`", field)
+	return false
+}
+
+func (l *loader) plainString(file, field string, v *yaml.Node) (string, bool) {
+	return l.scalar(file, field, "a string", v)
+}
+
+// scalar returns the text of a plain scalar value; what names the expected
+// value in the error.
+func (l *loader) scalar(file, field, what string, v *yaml.Node) (string, bool) {
+	if v.Kind == yaml.MappingNode && hasKey(v, "secure") {
+		l.errs.Add(file, v.Line, field, "cannot be a secret: cellctl reads it to validate the fleet; store it in plaintext")
+		return "", false
+	}
+	if v.Kind != yaml.ScalarNode || v.ShortTag() == "!!null" || v.ShortTag() == "!!bool" || v.Value == "" {
+		l.errs.Add(file, v.Line, field, "must be %s, got %s", what, diag.KindName(v))
+		return "", false
+	}
+	return v.Value, true
+}
+
+func (l *loader) region(file, field string, v *yaml.Node) (string, bool) {
+	s, ok := l.plainString(file, field, v)
+	if !ok {
+		return "", false
+	}
+	if !regionPattern.MatchString(s) {
+		l.errs.Add(file, v.Line, field, "must be an AWS region such as \"us-east-1\", got %q", s)
+		return "", false
+	}
+	return s, true
+}
+
+// setKey parses one value per its schema and stores it; it reports a
+// precise error and returns false when the value is not allowed.
+func (l *loader) setKey(c *spec.Cell, k spec.Key, file, field string, v *yaml.Node) bool {
+	s, ok := l.scalar(file, field, k.Describe(), v)
+	if !ok {
+		return false
+	}
+	switch k.Kind {
+	case spec.Int, spec.Number:
+		n, err := strconv.ParseFloat(s, 64)
+		isInt := err == nil && n == math.Trunc(n) && !strings.ContainsAny(s, ".eE")
+		if err != nil || math.IsNaN(n) || math.IsInf(n, 0) || (k.Kind == spec.Int && !isInt) {
+			l.errs.Add(file, v.Line, field, "must be %s, got %s", k.Describe(), diag.KindName(v))
+			return false
+		}
+		if n < k.Min || n > k.Max || (len(k.Allowed) > 0 && !contains(k.Allowed, strconv.FormatInt(int64(n), 10))) {
+			l.errs.Add(file, v.Line, field, "must be %s, got %s", k.Describe(), s)
+			return false
+		}
+		k.Set(c, s, n)
+	default:
+		if len(k.Allowed) > 0 && !contains(k.Allowed, s) {
+			l.errs.Add(file, v.Line, field, "must be %s, got %q", k.Describe(), s)
+			return false
+		}
+		if k.Pattern != nil && !k.Pattern.MatchString(s) {
+			l.errs.Add(file, v.Line, field, "must be %s, got %q", k.Describe(), s)
+			return false
+		}
+		k.Set(c, s, 0)
+	}
+	return true
+}
+
+// Fargate accepts only certain CPU/memory pairs; catching a bad pair here
+// saves a failed deploy.
+func (l *loader) checkFargateSize(file string, f *Fleet, c *Cell) {
+	type span struct{ min, max, step int }
+	sizes := map[int]span{
+		256: {512, 2048, 512}, 512: {1024, 4096, 1024}, 1024: {2048, 8192, 1024},
+		2048: {4096, 16384, 1024}, 4096: {8192, 30720, 1024}, 8192: {16384, 61440, 4096}, 16384: {32768, 122880, 8192},
+	}
+	sp, ok := sizes[c.TaskCPU]
+	if !ok {
+		return // the key check already reported it
+	}
+	key := f.ConfigKey("taskMemory")
+	if c.TaskCPU == 256 {
+		if c.TaskMemory != 512 && c.TaskMemory != 1024 && c.TaskMemory != 2048 {
+			l.errs.Add(file, c.Lines[key], key, "%d MiB does not fit taskCpu 256: Fargate allows 512, 1024 or 2048 MiB", c.TaskMemory)
+		}
+		return
+	}
+	if c.TaskMemory < sp.min || c.TaskMemory > sp.max || (c.TaskMemory-sp.min)%sp.step != 0 {
+		l.errs.Add(file, c.Lines[key], key, "%d MiB does not fit taskCpu %d: Fargate allows %d–%d MiB in steps of %d", c.TaskMemory, c.TaskCPU, sp.min, sp.max, sp.step)
+	}
+}
+
+func hasKey(n *yaml.Node, key string) bool {
+	if n.Kind != yaml.MappingNode {
+		return false
+	}
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		if n.Content[i].Value == key {
+			return true
+		}
+	}
+	return false
+}
+
+func contains(list []string, s string) bool {
+	for _, v := range list {
+		if v == s {
+			return true
+		}
+	}
+	return false
+}
+
+func prefixed(ns string, keys []string) []string {
+	out := make([]string, len(keys))
+	for i, k := range keys {
+		out[i] = ns + ":" + k
+	}
+	return out
+}
