@@ -1,0 +1,120 @@
+package cellmodule
+
+import "encoding/json"
+
+// PolicyDocument is an IAM or resource policy. Policies are built from these
+// types and encoded with encoding/json, never assembled as strings.
+type PolicyDocument struct {
+	Version   string            `json:"Version"`
+	Statement []PolicyStatement `json:"Statement"`
+}
+
+// PolicyStatement is one statement. Principal is either "*" or a map such as
+// {"Service": "ecs-tasks.amazonaws.com"}.
+type PolicyStatement struct {
+	Sid       string                         `json:"Sid,omitempty"`
+	Effect    string                         `json:"Effect"`
+	Principal any                            `json:"Principal,omitempty"`
+	Action    []string                       `json:"Action"`
+	Resource  []string                       `json:"Resource,omitempty"`
+	Condition map[string]map[string][]string `json:"Condition,omitempty"`
+}
+
+const policyVersion = "2012-10-17"
+
+func policy(statements ...PolicyStatement) PolicyDocument {
+	return PolicyDocument{Version: policyVersion, Statement: statements}
+}
+
+// JSON encodes the document.
+func (d PolicyDocument) JSON() (string, error) {
+	b, err := json.Marshal(d)
+	return string(b), err
+}
+
+// assumeRolePolicy lets ECS tasks assume a role, optionally only on behalf of
+// one account (the confused-deputy guard AWS recommends for task roles).
+func assumeRolePolicy(sourceAccount string) PolicyDocument {
+	st := PolicyStatement{
+		Effect:    "Allow",
+		Principal: map[string]string{"Service": "ecs-tasks.amazonaws.com"},
+		Action:    []string{"sts:AssumeRole"},
+	}
+	if sourceAccount != "" {
+		st.Condition = map[string]map[string][]string{
+			"StringEquals": {"aws:SourceAccount": {sourceAccount}},
+		}
+	}
+	return policy(st)
+}
+
+// tlsOnlyQueuePolicy denies every SQS action on the queue over plain HTTP.
+func tlsOnlyQueuePolicy(queueArn string) PolicyDocument {
+	return policy(PolicyStatement{
+		Sid:       "DenyInsecureTransport",
+		Effect:    "Deny",
+		Principal: "*",
+		Action:    []string{"sqs:*"},
+		Resource:  []string{queueArn},
+		Condition: map[string]map[string][]string{
+			"Bool": {"aws:SecureTransport": {"false"}},
+		},
+	})
+}
+
+// taskRolePolicyInput is what the task role may touch.
+type taskRolePolicyInput struct {
+	BucketArn     string // arn:<partition>:s3:::<bucket>
+	Prefix        string // cells/<id>/
+	QueueArn      string
+	CacheGroupArn string // the replication group
+	CacheUserArn  string
+}
+
+// taskRolePolicy grants the app exactly its own prefix, its own queue and its
+// own cache. The DLQ is left out on purpose: SQS moves messages there with
+// the source queue's own permissions, and redrive back is an operator action.
+func taskRolePolicy(in taskRolePolicyInput) PolicyDocument {
+	return policy(
+		PolicyStatement{
+			Sid:      "CellObjects",
+			Effect:   "Allow",
+			Action:   []string{"s3:GetObject", "s3:PutObject", "s3:DeleteObject"},
+			Resource: []string{in.BucketArn + "/" + in.Prefix + "*"},
+		},
+		PolicyStatement{
+			Sid:      "ListCellPrefix",
+			Effect:   "Allow",
+			Action:   []string{"s3:ListBucket"},
+			Resource: []string{in.BucketArn},
+			Condition: map[string]map[string][]string{
+				"StringLike": {"s3:prefix": {in.Prefix, in.Prefix + "*"}},
+			},
+		},
+		PolicyStatement{
+			Sid:    "CellQueue",
+			Effect: "Allow",
+			Action: []string{
+				"sqs:SendMessage", "sqs:ReceiveMessage", "sqs:DeleteMessage",
+				"sqs:ChangeMessageVisibility", "sqs:GetQueueAttributes",
+			},
+			Resource: []string{in.QueueArn},
+		},
+		PolicyStatement{
+			Sid:      "CellCacheIAMAuth",
+			Effect:   "Allow",
+			Action:   []string{"elasticache:Connect"},
+			Resource: []string{in.CacheGroupArn, in.CacheUserArn},
+		},
+	)
+}
+
+// readSecretPolicy lets the ECS agent inject one Secrets Manager secret.
+func readSecretPolicy(secretArn string) PolicyDocument {
+	return policy(PolicyStatement{
+		Sid:      "DatabaseCredentials",
+		Effect:   "Allow",
+		Action:   []string{"secretsmanager:GetSecretValue"},
+		Resource: []string{secretArn},
+	})
+}

@@ -1,0 +1,370 @@
+package cellmodule
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sort"
+	"strconv"
+
+	"github.com/pulumi/pulumi-aws/sdk/v6/go/aws/cloudwatch"
+	"github.com/pulumi/pulumi-aws/sdk/v6/go/aws/ecs"
+	"github.com/pulumi/pulumi-aws/sdk/v6/go/aws/iam"
+	"github.com/pulumi/pulumi-aws/sdk/v6/go/aws/lb"
+	"github.com/pulumi/pulumi/sdk/v3/go/pulumi"
+)
+
+// LogGroupName is the CloudWatch Logs group of a cell's service.
+func LogGroupName(cellID string) string { return "/cellctl/" + cellID + "/service" }
+
+// roles creates the task execution role (what ECS itself needs to start the
+// task: pull the image, write logs, inject the DB secret) and the task role
+// (what the app may do: its prefix, its queue, its cache).
+func (b *builder) roles() error {
+	ctx, s, c := b.ctx, b.spec, b.cell
+	execTrust, err := assumeRolePolicy("").JSON()
+	if err != nil {
+		return err
+	}
+	name := b.name("execution-role")
+	c.ExecutionRole, err = iam.NewRole(ctx, name, &iam.RoleArgs{
+		Description:      pulumi.String("cellctl " + s.ID + ": ECS task execution"),
+		AssumeRolePolicy: pulumi.String(execTrust),
+		Tags:             b.tags(name),
+	}, b.opts()...)
+	if err != nil {
+		return err
+	}
+	managed, err := iam.NewRolePolicyAttachment(ctx, b.name("execution-managed-policy"), &iam.RolePolicyAttachmentArgs{
+		Role:      c.ExecutionRole.Name,
+		PolicyArn: pulumi.String(fmt.Sprintf("arn:%s:iam::aws:policy/service-role/AmazonECSTaskExecutionRolePolicy", b.partition)),
+	}, b.opts()...)
+	if err != nil {
+		return err
+	}
+	secretDoc := c.DatabaseSecretArn.ApplyT(func(arn string) (string, error) {
+		return readSecretPolicy(arn).JSON()
+	}).(pulumi.StringOutput)
+	readSecret, err := iam.NewRolePolicy(ctx, b.name("execution-db-secret"), &iam.RolePolicyArgs{
+		Role:   c.ExecutionRole.Name,
+		Policy: secretDoc,
+	}, b.opts()...)
+	if err != nil {
+		return err
+	}
+	b.execPolicies = []pulumi.Resource{managed, readSecret}
+
+	taskTrust, err := assumeRolePolicy(b.account).JSON()
+	if err != nil {
+		return err
+	}
+	name = b.name("task-role")
+	c.TaskRole, err = iam.NewRole(ctx, name, &iam.RoleArgs{
+		Description:      pulumi.String("cellctl " + s.ID + ": the app; only this cell's prefix, queue and cache"),
+		AssumeRolePolicy: pulumi.String(taskTrust),
+		Tags:             b.tags(name),
+	}, b.opts()...)
+	if err != nil {
+		return err
+	}
+	taskDoc := pulumi.All(c.Queue.Arn, c.Cache.Arn, c.CacheUser.Arn).ApplyT(func(v []any) (string, error) {
+		return taskRolePolicy(taskRolePolicyInput{
+			BucketArn:     b.bucketArn,
+			Prefix:        StoragePrefix(s.ID),
+			QueueArn:      v[0].(string),
+			CacheGroupArn: v[1].(string),
+			CacheUserArn:  v[2].(string),
+		}).JSON()
+	}).(pulumi.StringOutput)
+	c.TaskRolePolicy, err = iam.NewRolePolicy(ctx, b.name("task-policy"), &iam.RolePolicyArgs{
+		Role:   c.TaskRole.Name,
+		Policy: taskDoc,
+	}, b.opts()...)
+	return err
+}
+
+// Container definition JSON, as ECS documents it.
+type (
+	containerDefinition struct {
+		Name                   string           `json:"name"`
+		Image                  string           `json:"image"`
+		Essential              bool             `json:"essential"`
+		PortMappings           []portMapping    `json:"portMappings"`
+		Environment            []keyValue       `json:"environment"`
+		Secrets                []secretRef      `json:"secrets"`
+		LogConfiguration       logConfiguration `json:"logConfiguration"`
+		ReadonlyRootFilesystem bool             `json:"readonlyRootFilesystem"`
+		MountPoints            []mountPoint     `json:"mountPoints"`
+	}
+	portMapping struct {
+		Name          string `json:"name"`
+		ContainerPort int    `json:"containerPort"`
+		HostPort      int    `json:"hostPort"`
+		Protocol      string `json:"protocol"`
+	}
+	keyValue struct {
+		Name  string `json:"name"`
+		Value string `json:"value"`
+	}
+	secretRef struct {
+		Name      string `json:"name"`
+		ValueFrom string `json:"valueFrom"`
+	}
+	logConfiguration struct {
+		LogDriver string            `json:"logDriver"`
+		Options   map[string]string `json:"options"`
+	}
+	mountPoint struct {
+		SourceVolume  string `json:"sourceVolume"`
+		ContainerPath string `json:"containerPath"`
+		ReadOnly      bool   `json:"readOnly"`
+	}
+)
+
+// scratchVolume is the task-local volume mounted at /tmp, so the root file
+// system can stay read-only.
+const scratchVolume = "tmp"
+
+// checkOriginSecret refuses values the ALB would misread: header condition
+// values are at most 128 characters and treat * and ? as wildcards, which
+// would turn the secret into a pattern. The value itself is never printed.
+func checkOriginSecret(v string) error {
+	if len(v) == 0 || len(v) > 128 {
+		return fmt.Errorf("cells:originVerifySecret must be 1 to 128 characters (it has %d)", len(v))
+	}
+	for _, r := range v {
+		if r < 0x21 || r > 0x7e || r == '*' || r == '?' {
+			return errors.New("cells:originVerifySecret may contain printable ASCII except spaces, '*' and '?' (the ALB reads those as wildcards)")
+		}
+	}
+	return nil
+}
+
+// service creates the ALB and the ECS service behind it.
+func (b *builder) service() error {
+	ctx, s, c := b.ctx, b.spec, b.cell
+	net := &c.Network
+	var err error
+
+	name := b.name("logs")
+	c.LogGroup, err = cloudwatch.NewLogGroup(ctx, name, &cloudwatch.LogGroupArgs{
+		Name:            pulumi.String(LogGroupName(s.ID)),
+		RetentionInDays: pulumi.Int(s.LogRetentionDays),
+		Tags:            b.tags(name),
+	}, b.opts()...)
+	if err != nil {
+		return err
+	}
+	name = b.name("ecs")
+	c.EcsCluster, err = ecs.NewCluster(ctx, name, &ecs.ClusterArgs{
+		Settings: ecs.ClusterSettingArray{ecs.ClusterSettingArgs{
+			Name: pulumi.String("containerInsights"), Value: pulumi.String("enabled"),
+		}},
+		Tags: b.tags(name),
+	}, b.opts()...)
+	if err != nil {
+		return err
+	}
+
+	// Load balancer: reachable only from CloudFront (security group), and
+	// serving only requests routed to this cell (listener rule).
+	name = b.name("tg")
+	c.TargetGroup, err = lb.NewTargetGroup(ctx, name, &lb.TargetGroupArgs{
+		VpcId:               net.VPC.ID(),
+		TargetType:          pulumi.String("ip"),
+		Protocol:            pulumi.String("HTTP"),
+		Port:                pulumi.Int(s.ContainerPort),
+		DeregistrationDelay: pulumi.Int(30),
+		HealthCheck: lb.TargetGroupHealthCheckArgs{
+			Enabled:            pulumi.Bool(true),
+			Protocol:           pulumi.String("HTTP"),
+			Port:               pulumi.String("traffic-port"),
+			Path:               pulumi.String(s.HealthCheckPath),
+			Matcher:            pulumi.String("200-399"),
+			Interval:           pulumi.Int(15),
+			Timeout:            pulumi.Int(5),
+			HealthyThreshold:   pulumi.Int(3),
+			UnhealthyThreshold: pulumi.Int(3),
+		},
+		Tags: b.tags(name),
+	}, b.opts()...)
+	if err != nil {
+		return err
+	}
+	publicIDs := pulumi.StringArray{}
+	for _, sn := range net.PublicSubnets {
+		publicIDs = append(publicIDs, sn.ID())
+	}
+	name = b.name("alb")
+	c.LoadBalancer, err = lb.NewLoadBalancer(ctx, name, &lb.LoadBalancerArgs{
+		LoadBalancerType:        pulumi.String("application"),
+		Internal:                pulumi.Bool(false),
+		Subnets:                 publicIDs,
+		SecurityGroups:          pulumi.StringArray{c.SG.ALB.ID()},
+		DropInvalidHeaderFields: pulumi.Bool(true),
+		Tags:                    b.tags(name),
+	}, b.opts()...)
+	if err != nil {
+		return err
+	}
+	name = b.name("https")
+	c.Listener, err = lb.NewListener(ctx, name, &lb.ListenerArgs{
+		LoadBalancerArn: c.LoadBalancer.Arn,
+		Port:            pulumi.Int(httpsPort),
+		Protocol:        pulumi.String("HTTPS"),
+		SslPolicy:       pulumi.String(TLSPolicy),
+		CertificateArn:  pulumi.String(s.CertificateArn),
+		DefaultActions: lb.ListenerDefaultActionArray{lb.ListenerDefaultActionArgs{
+			Type: pulumi.String("fixed-response"),
+			FixedResponse: lb.ListenerDefaultActionFixedResponseArgs{
+				ContentType: pulumi.String("text/plain"),
+				MessageBody: pulumi.String("misdirected request"),
+				StatusCode:  pulumi.String(MisdirectedStatus),
+			},
+		}},
+		Tags: b.tags(name),
+	}, b.opts()...)
+	if err != nil {
+		return err
+	}
+	// The secret stays a Pulumi secret end to end: the check runs inside an
+	// apply (whose result inherits the secret flag) and the result is marked
+	// secret again in case the caller passed a plain value.
+	origin := pulumi.ToSecret(b.originSecret.ToStringOutput().ApplyT(func(v string) (string, error) {
+		return v, checkOriginSecret(v)
+	})).(pulumi.StringOutput)
+	name = b.name("forward-own-cell")
+	c.ListenerRule, err = lb.NewListenerRule(ctx, name, &lb.ListenerRuleArgs{
+		ListenerArn: c.Listener.Arn,
+		Priority:    pulumi.Int(100),
+		Actions: lb.ListenerRuleActionArray{lb.ListenerRuleActionArgs{
+			Type:           pulumi.String("forward"),
+			TargetGroupArn: c.TargetGroup.Arn,
+		}},
+		Conditions: lb.ListenerRuleConditionArray{
+			lb.ListenerRuleConditionArgs{HttpHeader: lb.ListenerRuleConditionHttpHeaderArgs{
+				HttpHeaderName: pulumi.String(CellIDHeader),
+				Values:         pulumi.StringArray{pulumi.String(s.ID)},
+			}},
+			lb.ListenerRuleConditionArgs{HttpHeader: lb.ListenerRuleConditionHttpHeaderArgs{
+				HttpHeaderName: pulumi.String(OriginVerifyHeader),
+				Values:         pulumi.StringArray{origin},
+			}},
+		},
+		Tags: b.tags(name),
+	}, b.opts()...)
+	if err != nil {
+		return err
+	}
+
+	// Task definition. Endpoints and the DB secret ARN are outputs, so the
+	// container definitions are encoded inside an apply.
+	containers := pulumi.All(
+		c.Database.Endpoint, c.Database.ReaderEndpoint, c.Cache.PrimaryEndpointAddress,
+		c.Queue.Url, c.DatabaseSecretArn, c.LogGroup.Name,
+	).ApplyT(func(v []any) (string, error) {
+		env := map[string]string{
+			"CELL_ID":            s.ID,
+			"AWS_REGION":         s.Region,
+			"PORT":               strconv.Itoa(s.ContainerPort),
+			"DB_ENDPOINT":        v[0].(string),
+			"DB_READER_ENDPOINT": v[1].(string),
+			"DB_PORT":            strconv.Itoa(postgresPort),
+			"DB_NAME":            DatabaseName,
+			"CACHE_ENDPOINT":     v[2].(string),
+			"CACHE_PORT":         strconv.Itoa(cachePort),
+			"CACHE_USER":         CacheUserName(s.ID),
+			"QUEUE_URL":          v[3].(string),
+			"BUCKET":             s.FleetBucket,
+			"BUCKET_PREFIX":      StoragePrefix(s.ID),
+		}
+		def := containerDefinition{
+			Name:      ContainerName,
+			Image:     s.Image,
+			Essential: true,
+			PortMappings: []portMapping{{
+				Name: "http", ContainerPort: s.ContainerPort, HostPort: s.ContainerPort, Protocol: "tcp",
+			}},
+			Environment: sortedEnv(env),
+			// By ARN: ECS fetches the value at task start; it never passes
+			// through Pulumi.
+			Secrets: []secretRef{{Name: "DB_CREDENTIALS", ValueFrom: v[4].(string)}},
+			LogConfiguration: logConfiguration{LogDriver: "awslogs", Options: map[string]string{
+				"awslogs-group":         v[5].(string),
+				"awslogs-region":        s.Region,
+				"awslogs-stream-prefix": ContainerName,
+			}},
+			ReadonlyRootFilesystem: true,
+			MountPoints:            []mountPoint{{SourceVolume: scratchVolume, ContainerPath: "/tmp"}},
+		}
+		j, err := json.Marshal([]containerDefinition{def})
+		return string(j), err
+	}).(pulumi.StringOutput)
+	name = b.name("task")
+	c.TaskDefinition, err = ecs.NewTaskDefinition(ctx, name, &ecs.TaskDefinitionArgs{
+		Family:                  pulumi.String(b.name("service")),
+		NetworkMode:             pulumi.String("awsvpc"),
+		RequiresCompatibilities: pulumi.StringArray{pulumi.String("FARGATE")},
+		Cpu:                     pulumi.String(strconv.Itoa(s.TaskCPU)),
+		Memory:                  pulumi.String(strconv.Itoa(s.TaskMemory)),
+		ExecutionRoleArn:        c.ExecutionRole.Arn,
+		TaskRoleArn:             c.TaskRole.Arn,
+		ContainerDefinitions:    containers,
+		Volumes:                 ecs.TaskDefinitionVolumeArray{ecs.TaskDefinitionVolumeArgs{Name: pulumi.String(scratchVolume)}},
+		Tags:                    b.tags(name),
+	}, b.opts()...)
+	if err != nil {
+		return err
+	}
+
+	privateIDs := pulumi.StringArray{}
+	for _, sn := range net.PrivateSubnets {
+		privateIDs = append(privateIDs, sn.ID())
+	}
+	// The target group must be attached to the ALB (through the rule) before
+	// ECS accepts it, and tasks need their roles' policies in place before the
+	// first one starts, or the circuit breaker trips on a brand-new cell.
+	deps := append([]pulumi.Resource{c.ListenerRule, c.TaskRolePolicy}, b.execPolicies...)
+	name = b.name("service")
+	c.Service, err = ecs.NewService(ctx, name, &ecs.ServiceArgs{
+		Cluster:        c.EcsCluster.Arn,
+		TaskDefinition: c.TaskDefinition.Arn,
+		LaunchType:     pulumi.String("FARGATE"),
+		// desiredCount is owned by config, not ignored: the template declares
+		// no autoscaling, so any other value is drift worth reporting.
+		DesiredCount: pulumi.Int(s.DesiredCount),
+		NetworkConfiguration: ecs.ServiceNetworkConfigurationArgs{
+			Subnets:        privateIDs,
+			SecurityGroups: pulumi.StringArray{c.SG.Service.ID()},
+			AssignPublicIp: pulumi.Bool(false),
+		},
+		LoadBalancers: ecs.ServiceLoadBalancerArray{ecs.ServiceLoadBalancerArgs{
+			TargetGroupArn: c.TargetGroup.Arn,
+			ContainerName:  pulumi.String(ContainerName),
+			ContainerPort:  pulumi.Int(s.ContainerPort),
+		}},
+		DeploymentCircuitBreaker: ecs.ServiceDeploymentCircuitBreakerArgs{
+			Enable:   pulumi.Bool(true),
+			Rollback: pulumi.Bool(true),
+		},
+		DeploymentMinimumHealthyPercent: pulumi.Int(100),
+		DeploymentMaximumPercent:        pulumi.Int(200),
+		HealthCheckGracePeriodSeconds:   pulumi.Int(60),
+		PropagateTags:                   pulumi.String("SERVICE"),
+		EnableEcsManagedTags:            pulumi.Bool(true),
+		// `up` returns only when the deployment settled, so a rollout wave
+		// sees a circuit-breaker rollback as a failed update.
+		WaitForSteadyState: pulumi.Bool(true),
+		Tags:               b.tags(name),
+	}, b.opts(pulumi.DependsOn(deps))...)
+	return err
+}
+
+func sortedEnv(env map[string]string) []keyValue {
+	out := make([]keyValue, 0, len(env))
+	for k, v := range env {
+		out = append(out, keyValue{k, v})
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out
+}
