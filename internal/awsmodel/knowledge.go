@@ -1,0 +1,323 @@
+package awsmodel
+
+import (
+	"encoding/json"
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/pulumi/pulumi/sdk/v3/go/common/resource"
+)
+
+// Reference is an input that names another resource, and the error AWS
+// gives when that resource does not exist.
+type Reference struct {
+	// Property is a dotted path into the inputs; arrays are traversed
+	// (e.g. "loadBalancers.targetGroupArn").
+	Property string `json:"property"`
+	// Target is the type token of the referenced resource.
+	Target string `json:"target"`
+	// Code and Message (with one %s for the value) form the AWS error.
+	Code    string `json:"code"`
+	Message string `json:"message"`
+	// Skip ignores values AWS resolves itself (e.g. "default").
+	Skip func(value string) bool `json:"-"`
+}
+
+// RefValue is one concrete reference found in a resource's inputs.
+type RefValue struct {
+	Reference
+	Value string `json:"value"`
+}
+
+// References returns the known references in inputs of typ.
+func References(typ string, inputs resource.PropertyMap) []RefValue {
+	spec := specs[typ]
+	if spec == nil {
+		return nil
+	}
+	var out []RefValue
+	for _, ref := range spec.refs {
+		for _, v := range values(inputs, ref.Property) {
+			if v == "" || (ref.Skip != nil && ref.Skip(v)) {
+				continue
+			}
+			out = append(out, RefValue{Reference: ref, Value: v})
+		}
+	}
+	return out
+}
+
+// values collects the known strings at a dotted path, fanning out over
+// arrays.
+func values(m resource.PropertyMap, path string) []string {
+	var out []string
+	var walk func(v resource.PropertyValue, parts []string)
+	walk = func(v resource.PropertyValue, parts []string) {
+		v = unwrap(v)
+		if v.IsNull() || v.ContainsUnknowns() {
+			return
+		}
+		if v.IsArray() {
+			for _, e := range v.ArrayValue() {
+				walk(e, parts)
+			}
+			return
+		}
+		if len(parts) == 0 {
+			if v.IsString() {
+				out = append(out, v.StringValue())
+			}
+			return
+		}
+		if v.IsString() {
+			// JSON documents (a queue's redrivePolicy) are walked too.
+			var doc map[string]any
+			if json.Unmarshal([]byte(v.StringValue()), &doc) == nil {
+				v = resource.NewPropertyValue(doc)
+			}
+		}
+		if v.IsObject() {
+			if next, ok := v.ObjectValue()[resource.PropertyKey(parts[0])]; ok {
+				walk(next, parts[1:])
+			}
+		}
+	}
+	walk(resource.NewObjectProperty(m), strings.Split(path, "."))
+	return out
+}
+
+// uniqueRule is a name AWS requires to be unique within a scope.
+type uniqueRule struct {
+	// key returns the scope and name ("" when not applicable).
+	key     func(env Env, out resource.PropertyMap) (scope, name string)
+	code    string
+	message string // fmt with the name (and, for "%[2]s", the scope)
+}
+
+// UniqueName is a name a live resource holds exclusively.
+type UniqueName struct {
+	Key     string `json:"key"`
+	Code    string `json:"code"`
+	Message string `json:"message"`
+}
+
+// UniqueNames lists the exclusive names a resource of typ with these
+// outputs holds; the simulator refuses a second resource with the same key.
+func UniqueNames(typ string, env Env, outputs resource.PropertyMap) []UniqueName {
+	spec := specs[typ]
+	if spec == nil {
+		return nil
+	}
+	env = env.normalized()
+	var out []UniqueName
+	for _, u := range spec.unique {
+		scope, name := u.key(env, outputs)
+		if name == "" {
+			continue
+		}
+		msg := fmt.Sprintf(u.message, name)
+		if strings.Count(u.message, "%s") > 1 {
+			msg = fmt.Sprintf(u.message, name, scope)
+		}
+		out = append(out, UniqueName{Key: typ + "|" + scope + "|" + name, Code: u.code, Message: msg})
+	}
+	return out
+}
+
+func regionScoped(prop string) func(Env, resource.PropertyMap) (string, string) {
+	return func(env Env, out resource.PropertyMap) (string, string) { return env.Region, str(out, prop) }
+}
+
+func globalScoped(prop string) func(Env, resource.PropertyMap) (string, string) {
+	return func(env Env, out resource.PropertyMap) (string, string) { return "global", str(out, prop) }
+}
+
+// QuotaDef is an AWS service quota the simulator enforces.
+type QuotaDef struct {
+	// Code is the Service Quotas service code and quota code.
+	Code string `json:"code"`
+	Name string `json:"name"`
+	// Default is AWS's default value.
+	Default float64 `json:"default"`
+	// Scope says what one quota value covers: "region", "zone", "vpc",
+	// "account", "load-balancer", "security-group".
+	Scope string `json:"scope"`
+	// Type is the resource type whose instances consume it.
+	Type string `json:"type"`
+	// ErrorCode and ErrorMessage are AWS's error when it is exceeded.
+	ErrorCode    string `json:"errorCode"`
+	ErrorMessage string `json:"errorMessage"`
+	// use returns the scope key and amount one resource consumes (amount 0
+	// when it does not count).
+	use func(env Env, out resource.PropertyMap, cloud Cloud) (string, float64)
+}
+
+// Consumption is what one live resource uses of one quota.
+type Consumption struct {
+	Code   string  `json:"code"`
+	Scope  string  `json:"scope"`
+	Amount float64 `json:"amount"`
+}
+
+// QuotaUsage lists the quotas a live resource of typ consumes.
+func QuotaUsage(typ string, env Env, outputs resource.PropertyMap, cloud Cloud) []Consumption {
+	env = env.normalized()
+	var out []Consumption
+	for _, q := range quotaDefs {
+		if q.Type != typ {
+			continue
+		}
+		scope, n := q.use(env, outputs, cloud)
+		if n > 0 {
+			out = append(out, Consumption{Code: q.Code, Scope: scope, Amount: n})
+		}
+	}
+	return out
+}
+
+// QuotaDefs lists the quotas the model knows, by code.
+func QuotaDefs() []QuotaDef {
+	out := append([]QuotaDef(nil), quotaDefs...)
+	sort.Slice(out, func(i, j int) bool { return out[i].Code < out[j].Code })
+	return out
+}
+
+// QuotaDefByCode finds a quota by its code ("vpc/L-F678F1CE"), by its bare
+// quota code ("L-F678F1CE") or by its name, case-insensitively.
+func QuotaDefByCode(code string) (QuotaDef, bool) {
+	for _, q := range quotaDefs {
+		if strings.EqualFold(q.Code, code) || strings.EqualFold(q.Name, code) ||
+			strings.EqualFold(q.Code[strings.Index(q.Code, "/")+1:], code) {
+			return q, true
+		}
+	}
+	return QuotaDef{}, false
+}
+
+func countRegion(env Env, _ resource.PropertyMap, _ Cloud) (string, float64) { return env.Region, 1 }
+func countAccount(Env, resource.PropertyMap, Cloud) (string, float64)        { return "account", 1 }
+func countBy(prop string) func(Env, resource.PropertyMap, Cloud) (string, float64) {
+	return func(_ Env, out resource.PropertyMap, _ Cloud) (string, float64) {
+		if v := str(out, prop); v != "" {
+			return v, 1
+		}
+		return "", 0
+	}
+}
+
+var quotaDefs = []QuotaDef{
+	{Code: "vpc/L-F678F1CE", Name: "VPCs per Region", Default: 5, Scope: "region", Type: "aws:ec2/vpc:Vpc",
+		ErrorCode: "VpcLimitExceeded", ErrorMessage: "The maximum number of VPCs has been reached.", use: countRegion},
+	{Code: "ec2/L-0263D0A3", Name: "EC2-VPC Elastic IPs", Default: 5, Scope: "region", Type: "aws:ec2/eip:Eip",
+		ErrorCode: "AddressLimitExceeded", ErrorMessage: "The maximum number of addresses has been reached.", use: countRegion},
+	{Code: "vpc/L-FE5A380F", Name: "NAT gateways per Availability Zone", Default: 5, Scope: "zone", Type: "aws:ec2/natGateway:NatGateway",
+		ErrorCode: "NatGatewayLimitExceeded", ErrorMessage: "The maximum number of NAT Gateways has been reached.",
+		use: func(env Env, out resource.PropertyMap, cloud Cloud) (string, float64) {
+			if cloud != nil {
+				if _, sn, ok := cloud.Lookup(str(out, "subnetId")); ok && str(sn, "availabilityZone") != "" {
+					return str(sn, "availabilityZone"), 1
+				}
+			}
+			return env.Region + "?", 1
+		}},
+	{Code: "vpc/L-A4707A72", Name: "Internet gateways per Region", Default: 5, Scope: "region", Type: "aws:ec2/internetGateway:InternetGateway",
+		ErrorCode: "InternetGatewayLimitExceeded", ErrorMessage: "The maximum number of internet gateways has been reached.", use: countRegion},
+	{Code: "vpc/L-407747CB", Name: "Subnets per VPC", Default: 200, Scope: "vpc", Type: "aws:ec2/subnet:Subnet",
+		ErrorCode: "SubnetLimitExceeded", ErrorMessage: "The maximum number of subnets has been reached.", use: countBy("vpcId")},
+	{Code: "vpc/L-589F43AA", Name: "Route tables per VPC", Default: 200, Scope: "vpc", Type: "aws:ec2/routeTable:RouteTable",
+		ErrorCode: "RouteTableLimitExceeded", ErrorMessage: "The maximum number of route tables has been reached.", use: countBy("vpcId")},
+	{Code: "vpc/L-E79EC296", Name: "VPC security groups per Region", Default: 2500, Scope: "region", Type: "aws:ec2/securityGroup:SecurityGroup",
+		ErrorCode: "SecurityGroupLimitExceeded", ErrorMessage: "The maximum number of security groups has been reached.", use: countRegion},
+	{Code: "vpc/L-0EA8095F", Name: "Inbound or outbound rules per security group", Default: 60, Scope: "security-group", Type: "aws:vpc/securityGroupIngressRule:SecurityGroupIngressRule",
+		ErrorCode: "RulesPerSecurityGroupLimitExceeded", ErrorMessage: "The maximum number of rules per security group has been reached.",
+		use: func(_ Env, out resource.PropertyMap, _ Cloud) (string, float64) {
+			return str(out, "securityGroupId") + "/ingress", 1
+		}},
+	{Code: "vpc/L-0EA8095F#egress", Name: "Outbound rules per security group", Default: 60, Scope: "security-group", Type: "aws:vpc/securityGroupEgressRule:SecurityGroupEgressRule",
+		ErrorCode: "RulesPerSecurityGroupLimitExceeded", ErrorMessage: "The maximum number of rules per security group has been reached.",
+		use: func(_ Env, out resource.PropertyMap, _ Cloud) (string, float64) {
+			return str(out, "securityGroupId") + "/egress", 1
+		}},
+	{Code: "vpc/L-1B52E74A", Name: "Gateway VPC endpoints per Region", Default: 20, Scope: "region", Type: "aws:ec2/vpcEndpoint:VpcEndpoint",
+		ErrorCode: "VpcEndpointLimitExceeded", ErrorMessage: "The maximum number of VPC endpoints has been reached.",
+		use: func(env Env, out resource.PropertyMap, _ Cloud) (string, float64) {
+			if t := str(out, "vpcEndpointType"); t == "" || t == "Gateway" {
+				return env.Region, 1
+			}
+			return "", 0
+		}},
+	{Code: "elasticloadbalancing/L-53DA6B97", Name: "Application Load Balancers per Region", Default: 50, Scope: "region", Type: "aws:lb/loadBalancer:LoadBalancer",
+		ErrorCode: "TooManyLoadBalancers", ErrorMessage: "The quota for the number of load balancers has been reached",
+		use: func(env Env, out resource.PropertyMap, _ Cloud) (string, float64) {
+			if t := str(out, "loadBalancerType"); t == "" || t == "application" {
+				return env.Region, 1
+			}
+			return "", 0
+		}},
+	{Code: "elasticloadbalancing/L-69A177A2", Name: "Network Load Balancers per Region", Default: 50, Scope: "region", Type: "aws:lb/loadBalancer:LoadBalancer",
+		ErrorCode: "TooManyLoadBalancers", ErrorMessage: "The quota for the number of load balancers has been reached",
+		use: func(env Env, out resource.PropertyMap, _ Cloud) (string, float64) {
+			if str(out, "loadBalancerType") == "network" {
+				return env.Region, 1
+			}
+			return "", 0
+		}},
+	{Code: "elasticloadbalancing/L-B22855CB", Name: "Target Groups per Region", Default: 3000, Scope: "region", Type: "aws:lb/targetGroup:TargetGroup",
+		ErrorCode: "TooManyTargetGroups", ErrorMessage: "The quota for the number of target groups has been reached", use: countRegion},
+	{Code: "elasticloadbalancing/L-B6DF7632", Name: "Listeners per Application Load Balancer", Default: 50, Scope: "load-balancer", Type: "aws:lb/listener:Listener",
+		ErrorCode: "TooManyListeners", ErrorMessage: "The quota for the number of listeners per load balancer has been reached", use: countBy("loadBalancerArn")},
+	{Code: "elasticloadbalancing/L-CE3125E5", Name: "Rules per Application Load Balancer", Default: 100, Scope: "load-balancer", Type: "aws:lb/listenerRule:ListenerRule",
+		ErrorCode: "TooManyRules", ErrorMessage: "The quota for the number of rules per load balancer has been reached",
+		use: func(_ Env, out resource.PropertyMap, _ Cloud) (string, float64) {
+			if lb := loadBalancerOfListener(str(out, "listenerArn")); lb != "" {
+				return lb, 1
+			}
+			return "", 0
+		}},
+	{Code: "rds/L-952B80B8", Name: "DB clusters", Default: 40, Scope: "region", Type: "aws:rds/cluster:Cluster",
+		ErrorCode: "DBClusterQuotaExceededFault", ErrorMessage: "The user attempted to create a new DB cluster and the user has already reached the maximum allowed DB cluster quota.", use: countRegion},
+	{Code: "rds/L-7B6409FD", Name: "DB instances", Default: 40, Scope: "region", Type: "aws:rds/clusterInstance:ClusterInstance",
+		ErrorCode: "InstanceQuotaExceeded", ErrorMessage: "DB Instance quota exceeded.", use: countRegion},
+	{Code: "rds/L-48C6BF8D", Name: "DB subnet groups", Default: 50, Scope: "region", Type: "aws:rds/subnetGroup:SubnetGroup",
+		ErrorCode: "DBSubnetGroupQuotaExceeded", ErrorMessage: "The request would result in the user exceeding the allowed number of DB subnet groups.", use: countRegion},
+	{Code: "elasticache/L-8C334AD1", Name: "Nodes per Region", Default: 300, Scope: "region", Type: "aws:elasticache/replicationGroup:ReplicationGroup",
+		ErrorCode: "NodeQuotaForCustomerExceeded", ErrorMessage: "The request cannot be processed because it would exceed the allowed number of cache nodes per customer.",
+		use: func(env Env, out resource.PropertyMap, _ Cloud) (string, float64) {
+			return env.Region, float64(cacheNodes(out))
+		}},
+	{Code: "iam/L-FE177D64", Name: "Roles per account", Default: 1000, Scope: "account", Type: "aws:iam/role:Role",
+		ErrorCode: "LimitExceeded", ErrorMessage: "Cannot exceed quota for RolesPerAccount: 1000", use: countAccount},
+	{Code: "s3/L-DC2B2D3D", Name: "General purpose buckets", Default: 10000, Scope: "account", Type: "aws:s3/bucketV2:BucketV2",
+		ErrorCode: "TooManyBuckets", ErrorMessage: "You have attempted to create more buckets than allowed", use: countAccount},
+	{Code: "cloudfront/L-24B04930", Name: "Web distributions per AWS account", Default: 500, Scope: "account", Type: "aws:cloudfront/distribution:Distribution",
+		ErrorCode: "TooManyDistributions", ErrorMessage: "Your request contains more CloudFront distributions than are allowed per AWS account.", use: countAccount},
+	{Code: "ecs/L-9EF96962", Name: "Services per cluster", Default: 5000, Scope: "ecs-cluster", Type: "aws:ecs/service:Service",
+		ErrorCode: "LimitExceededException", ErrorMessage: "The maximum number of services per cluster has been reached.", use: countBy("cluster")},
+}
+
+// cacheNodes counts the nodes of an ElastiCache replication group.
+func cacheNodes(out resource.PropertyMap) int {
+	if groups, ok := number(out, "numNodeGroups"); ok && groups > 0 && str(out, "clusterMode") == "enabled" {
+		replicas, _ := number(out, "replicasPerNodeGroup")
+		return int(groups * (replicas + 1))
+	}
+	if n, ok := number(out, "numCacheClusters"); ok && n > 0 {
+		return int(n)
+	}
+	return 1
+}
+
+// loadBalancerOfListener extracts the load balancer ARN from a listener
+// ARN (…:listener/app/name/lbhex/listenerhex).
+func loadBalancerOfListener(arn string) string {
+	i := strings.Index(arn, ":listener/")
+	if i < 0 {
+		return ""
+	}
+	parts := strings.Split(arn[i+len(":listener/"):], "/")
+	if len(parts) < 3 {
+		return ""
+	}
+	return arn[:i] + ":loadbalancer/" + strings.Join(parts[:3], "/")
+}

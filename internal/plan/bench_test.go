@@ -1,0 +1,86 @@
+package plan
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+	"testing/fstest"
+
+	"github.com/cellctl/cellctl/internal/fleet"
+	"github.com/cellctl/cellctl/router"
+)
+
+// generatedFleet builds a valid fleet of n cells (indexes 0…n-1) spread
+// over two regions, with a router and a routing table over all of them.
+func generatedFleet(tb testing.TB, n int) *fleet.Fleet {
+	tb.Helper()
+	fsys := fstest.MapFS{}
+	fsys["Pulumi.yaml"] = &fstest.MapFile{Data: []byte(`name: cells
+runtime: go
+stackConfigDir: stacks
+config:
+  cells:image: registry.example.com/app:1.0.0
+  cells:fleetBucket: bench-fleet
+  cells:certificateArn: arn:aws:acm:us-east-1:123456789012:certificate/bench
+  cells:natMode: single
+  aws:region: us-east-1
+`)}
+	var ids []string
+	var weights []router.CellWeight
+	for i := 0; i < n; i++ {
+		id := fmt.Sprintf("cell-%03d", i)
+		ids = append(ids, id)
+		weights = append(weights, router.CellWeight{Cell: id, Weight: 1})
+		fsys["stacks/Pulumi."+id+".yaml"] = &fstest.MapFile{Data: []byte(fmt.Sprintf("config:\n  cells:index: %d\n", i))}
+	}
+	fsys["stacks/Pulumi.router.yaml"] = &fstest.MapFile{Data: []byte("config:\n  aws:region: us-east-1\n")}
+	fsys["stacks/waves.yaml"] = &fstest.MapFile{Data: []byte("waves:\n  - name: canary\n    cells: [" + ids[0] + "]\n  - name: rest\n    cells: [" + strings.Join(ids[1:], ", ") + "]\n")}
+	assign := router.Place(weights, 4096)
+	spec := router.Spec{Version: 1, Buckets: 4096}
+	for _, w := range weights {
+		spec.Cells = append(spec.Cells, router.CellSpec{ID: w.Cell, State: router.CellActive, Weight: 1, Buckets: assign.Ranges(w.Cell)})
+	}
+	table, err := router.New(spec)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	fsys["stacks/routing.json"] = &fstest.MapFile{Data: table.Marshal()}
+	f, err := fleet.LoadFS(fsys, "generated")
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return f
+}
+
+// BenchmarkPlan renders a whole generated fleet offline (every cell, the
+// router and the isolation audit) — the cost of `cellctl plan`.
+func BenchmarkPlan(b *testing.B) {
+	for _, n := range []int{64, 256} {
+		f := generatedFleet(b, n)
+		b.Run(fmt.Sprintf("cells=%d", n), func(b *testing.B) {
+			b.ReportAllocs()
+			for i := 0; i < b.N; i++ {
+				r, err := Render(context.Background(), f, Options{Parallel: 4})
+				if err != nil {
+					b.Fatal(err)
+				}
+				if !r.Isolation.OK {
+					b.Fatal(r.Isolation.Violations)
+				}
+			}
+		})
+	}
+}
+
+// BenchmarkLoadFleet measures reading and validating a generated fleet.
+func BenchmarkLoadFleet(b *testing.B) {
+	for _, n := range []int{64, 256} {
+		b.Run(fmt.Sprintf("cells=%d", n), func(b *testing.B) {
+			b.ReportAllocs()
+			for i := 0; i < b.N; i++ {
+				generatedFleet(b, n)
+			}
+		})
+	}
+}

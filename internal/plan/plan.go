@@ -1,0 +1,261 @@
+// Package plan renders fleet stacks offline: it runs the real program of
+// each stack under Pulumi mocks (no pulumi CLI, no cloud, no credentials)
+// and reports every resource the program declares, then audits cell
+// isolation over the result.
+package plan
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"sync"
+
+	"github.com/hashicorp/go-multierror"
+	"github.com/pulumi/pulumi/sdk/v3/go/common/resource"
+	"github.com/pulumi/pulumi/sdk/v3/go/pulumi"
+	"golang.org/x/sync/errgroup"
+
+	"github.com/cellctl/cellctl/internal/awsmodel"
+	"github.com/cellctl/cellctl/internal/fleet"
+	"github.com/cellctl/cellctl/internal/isolation"
+	"github.com/cellctl/cellctl/internal/mocks"
+	"github.com/cellctl/cellctl/internal/props"
+	"github.com/cellctl/cellctl/stacks"
+)
+
+// Stack kinds.
+const (
+	KindCell   = "cell"
+	KindRouter = "router"
+)
+
+// Account is the placeholder AWS account offline renders use.
+const Account = "123456789012"
+
+// PlaceholderSecret stands in for the origin-verify secret offline; it is a
+// Pulumi secret, so every report shows it as "[secret]".
+const PlaceholderSecret = "offline-plan-placeholder"
+
+// Report is the result of rendering some stacks.
+type Report struct {
+	Stacks    []*Stack         `json:"stacks"`
+	Isolation isolation.Result `json:"isolation"`
+}
+
+// Stack is one rendered stack.
+type Stack struct {
+	Name      string         `json:"name"`
+	Kind      string         `json:"kind"`
+	Cell      string         `json:"cell,omitempty"`
+	Index     *int           `json:"index,omitempty"`
+	CIDR      string         `json:"cidr,omitempty"`
+	Region    string         `json:"region"`
+	Resources []Resource     `json:"resources"`
+	Outputs   map[string]any `json:"outputs"`
+
+	recorded []*mocks.Resource
+	outputs  resource.PropertyMap
+}
+
+// Resource is one resource a program declares.
+type Resource struct {
+	Type   string         `json:"type"`
+	Name   string         `json:"name"`
+	Parent string         `json:"parent"`
+	Inputs map[string]any `json:"inputs"`
+}
+
+// Recorded returns the raw mock records (tests and audits).
+func (s *Stack) Recorded() []*mocks.Resource { return s.recorded }
+
+// Counts tallies the stack's resources by type.
+func (s *Stack) Counts() map[string]int {
+	c := map[string]int{}
+	for _, r := range s.Resources {
+		c[r.Type]++
+	}
+	return c
+}
+
+// Options select what to render.
+type Options struct {
+	// Stacks limits the render to these stack names (nil: every stack).
+	Stacks []string
+	// Parallel bounds concurrent renders (≤ 0: 4).
+	Parallel int
+}
+
+// Render runs the program of each selected stack under mocks. Cells render
+// in parallel; the router renders last because it reads the cells' outputs.
+func Render(ctx context.Context, f *fleet.Fleet, opts Options) (*Report, error) {
+	names := opts.Stacks
+	if len(names) == 0 {
+		names = f.StackNames()
+	}
+	var cells []*fleet.Cell
+	wantRouter := false
+	for _, n := range names {
+		switch {
+		case n == fleet.RouterStack && f.Router != nil:
+			wantRouter = true
+		case f.Cell(n) != nil:
+			cells = append(cells, f.Cell(n))
+		default:
+			return nil, fmt.Errorf("unknown stack %q (stacks of this fleet: %v)", n, f.StackNames())
+		}
+	}
+	parallel := opts.Parallel
+	if parallel <= 0 {
+		parallel = 4
+	}
+	program := stacks.Program(f)
+	rendered := make([]*Stack, len(cells))
+	var mu multierrorCollector
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(parallel)
+	for i, c := range cells {
+		g.Go(func() error {
+			if gctx.Err() != nil {
+				return gctx.Err()
+			}
+			s, err := renderCell(f, c, program)
+			if err != nil {
+				mu.add(fmt.Errorf("%s: %w", c.ID, err))
+				return nil
+			}
+			rendered[i] = s
+			return nil
+		})
+	}
+	if err := g.Wait(); err != nil {
+		return nil, err
+	}
+	if err := mu.err(); err != nil {
+		return nil, err
+	}
+	report := &Report{Stacks: rendered}
+	if wantRouter {
+		s, err := renderRouter(f, program, rendered)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", fleet.RouterStack, err)
+		}
+		report.Stacks = append(report.Stacks, s)
+	}
+	report.Isolation = Isolation(rendered, f)
+	return report, nil
+}
+
+// Isolation audits the rendered cells of a report.
+func Isolation(rendered []*Stack, f *fleet.Fleet) isolation.Result {
+	var cells []isolation.Cell
+	for _, s := range rendered {
+		if s == nil || s.Kind != KindCell {
+			continue
+		}
+		c := isolation.Cell{ID: s.Cell, CIDR: s.CIDR, Resources: s.recorded}
+		if fc := f.Cell(s.Cell); fc != nil {
+			c.FleetBucket = fc.FleetBucket
+		}
+		cells = append(cells, c)
+	}
+	return isolation.Check(cells)
+}
+
+func mockOptions(f *fleet.Fleet, stack string) mocks.Options {
+	key := f.ConfigKey(fleet.OriginVerifyKey)
+	return mocks.Options{
+		Project:    f.Project,
+		Stack:      stack,
+		Config:     map[string]string{key: PlaceholderSecret},
+		SecretKeys: []string{key},
+	}
+}
+
+func renderCell(f *fleet.Fleet, c *fleet.Cell, program pulumi.RunFunc) (*Stack, error) {
+	model := awsmodel.NewMock(awsmodel.Env{Partition: "aws", Account: Account, Region: c.Region})
+	s, err := run(mockOptions(f, c.ID), model, program)
+	if err != nil {
+		return nil, err
+	}
+	index := c.Index
+	s.Kind, s.Cell, s.Index, s.CIDR, s.Region = KindCell, c.ID, &index, c.CIDR(), c.Region
+	return s, nil
+}
+
+func renderRouter(f *fleet.Fleet, program pulumi.RunFunc, cells []*Stack) (*Stack, error) {
+	model := awsmodel.NewMock(awsmodel.Env{Partition: "aws", Account: Account, Region: f.Router.Region})
+	// Cells not rendered in this run still have outputs in a real backend;
+	// render them quietly so the router sees every cell.
+	have := map[string]*Stack{}
+	for _, s := range cells {
+		have[s.Name] = s
+	}
+	for _, c := range f.Cells {
+		s := have[c.ID]
+		if s == nil {
+			var err error
+			if s, err = renderCell(f, c, program); err != nil {
+				return nil, fmt.Errorf("rendering %s for its outputs: %w", c.ID, err)
+			}
+		}
+		model.SetStackOutputs(c.ID, s.outputs)
+	}
+	s, err := run(mockOptions(f, fleet.RouterStack), model, program)
+	if err != nil {
+		return nil, err
+	}
+	s.Kind, s.Region = KindRouter, f.Router.Region
+	return s, nil
+}
+
+func run(opts mocks.Options, model mocks.Model, program pulumi.RunFunc) (*Stack, error) {
+	rec, exports, err := mocks.Run(opts, model, program)
+	if err != nil {
+		return nil, err
+	}
+	values, err := mocks.AwaitAll(exports)
+	if err != nil {
+		return nil, err
+	}
+	s := &Stack{Name: opts.Stack, recorded: rec.Resources(), outputs: resource.PropertyMap{}, Outputs: map[string]any{}}
+	names := map[string]string{} // URN -> logical name
+	for _, r := range s.recorded {
+		names[r.URN] = r.Name
+	}
+	for _, r := range s.recorded {
+		parent := names[r.Parent]
+		s.Resources = append(s.Resources, Resource{Type: r.Type, Name: r.Name, Parent: parent, Inputs: props.Plain(r.Inputs)})
+	}
+	keys := make([]string, 0, len(values))
+	for k := range values {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		v := values[k]
+		pv := resource.NewPropertyValue(v.Value)
+		if v.Secret {
+			pv = resource.MakeSecret(pv)
+		}
+		s.outputs[resource.PropertyKey(k)] = pv
+		s.Outputs[k] = props.Value(pv)
+	}
+	return s, nil
+}
+
+type multierrorCollector struct {
+	mu   sync.Mutex
+	errs *multierror.Error
+}
+
+func (m *multierrorCollector) add(err error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.errs = multierror.Append(m.errs, err)
+}
+
+func (m *multierrorCollector) err() error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.errs.ErrorOrNil()
+}

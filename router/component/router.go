@@ -1,0 +1,347 @@
+// Package component is the router stack's Pulumi ComponentResource: the
+// fleet bucket in which every cell owns cells/<id>/, the Lambda@Edge
+// function that maps tenant → cell from a routing table baked into its
+// package, and the CloudFront distribution with one origin per routable
+// cell. It lives apart from package router so the routing table code never
+// compiles the AWS SDK.
+package component
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sort"
+
+	"github.com/pulumi/pulumi-aws/sdk/v6/go/aws"
+	"github.com/pulumi/pulumi-aws/sdk/v6/go/aws/cloudfront"
+	"github.com/pulumi/pulumi-aws/sdk/v6/go/aws/iam"
+	"github.com/pulumi/pulumi-aws/sdk/v6/go/aws/lambda"
+	"github.com/pulumi/pulumi-aws/sdk/v6/go/aws/s3"
+	"github.com/pulumi/pulumi/sdk/v3/go/pulumi"
+
+	"github.com/cellctl/cellctl/cellmodule"
+)
+
+// TypeToken is the component's Pulumi type.
+const TypeToken = "cellctl:index:Router"
+
+// EdgeRegion is where Lambda@Edge functions must live.
+const EdgeRegion = "us-east-1"
+
+// AWS-managed CloudFront policies: an API must not cache tenant traffic,
+// and the edge function needs the viewer's Host (tenant fallback) and the
+// tenant header.
+const (
+	CachingDisabledPolicyID = "4135ea2d-6df8-44a3-9df3-4b5a84be39ad" // Managed-CachingDisabled
+	AllViewerRequestPolicy  = "216adef6-5c7f-47e4-b989-5492eafa07d3" // Managed-AllViewer
+)
+
+// Origin is one cell CloudFront may send requests to.
+type Origin struct {
+	Cell string
+	// DNSName is the cell's ALB DNS name (a StackReference output).
+	DNSName pulumi.StringInput
+}
+
+// CodeFunc builds the edge function's files from the cells' origin domain
+// names (cell id → ALB DNS name). The routing table is baked in by it.
+type CodeFunc func(origins map[string]string) (map[string]string, error)
+
+// RouterArgs are the router's inputs.
+type RouterArgs struct {
+	// BucketName is the fleet bucket (cells/<id>/ per cell).
+	BucketName string
+	// Origins are the routable cells (active and draining), in table order.
+	Origins []Origin
+	// Code builds the function package.
+	Code CodeFunc
+	// TableVersion is the routing table version baked into the code.
+	TableVersion int64
+	// PriceClass of the distribution.
+	PriceClass string
+	// OriginVerifySecret is sent to every origin in X-Origin-Verify; the
+	// cells' ALBs forward only requests carrying it. A Pulumi secret.
+	OriginVerifySecret pulumi.StringInput
+	// Tags for every taggable child.
+	Tags map[string]string
+}
+
+// Router is the global stack's component.
+type Router struct {
+	pulumi.ResourceState
+
+	Bucket       *s3.BucketV2
+	BucketPolicy *s3.BucketPolicy
+	EdgeProvider *aws.Provider
+	EdgeRole     *iam.Role
+	Function     *lambda.Function
+	Distribution *cloudfront.Distribution
+	Outputs      pulumi.Map
+}
+
+// NewRouter builds the router.
+func NewRouter(ctx *pulumi.Context, name string, args *RouterArgs, opts ...pulumi.ResourceOption) (*Router, error) {
+	if args == nil {
+		return nil, errors.New("router: args are required")
+	}
+	if args.BucketName == "" || args.Code == nil || args.OriginVerifySecret == nil {
+		return nil, errors.New("router: BucketName, Code and OriginVerifySecret are required")
+	}
+	if len(args.Origins) == 0 {
+		return nil, errors.New("router: no routable cell: CloudFront needs at least one origin (an active or draining cell in the routing table)")
+	}
+	r := &Router{}
+	if err := ctx.RegisterComponentResource(TypeToken, name, r, opts...); err != nil {
+		return nil, err
+	}
+	parent := pulumi.Parent(r)
+	tags := pulumi.StringMap{"managed-by": pulumi.String(cellmodule.ManagedBy)}
+	for k, v := range args.Tags {
+		tags[k] = pulumi.String(v)
+	}
+	secret := pulumi.ToSecret(args.OriginVerifySecret.ToStringOutput()).(pulumi.StringOutput)
+
+	if err := r.bucket(ctx, name, args, tags, parent); err != nil {
+		return nil, err
+	}
+	if err := r.edgeFunction(ctx, name, args, tags, parent); err != nil {
+		return nil, err
+	}
+	if err := r.distribution(ctx, name, args, secret, tags, parent); err != nil {
+		return nil, err
+	}
+	r.Outputs = pulumi.Map{
+		"distributionDomain": r.Distribution.DomainName,
+		"distributionId":     r.Distribution.ID(),
+		"tableVersion":       pulumi.Int(int(args.TableVersion)),
+		"functionVersion":    r.Function.Version,
+		"functionArn":        r.Function.QualifiedArn,
+		"bucket":             r.Bucket.Bucket,
+		"origins":            pulumi.ToStringArray(originCells(args.Origins)),
+	}
+	if err := ctx.RegisterResourceOutputs(r, r.Outputs); err != nil {
+		return nil, err
+	}
+	return r, nil
+}
+
+func originCells(origins []Origin) []string {
+	out := make([]string, len(origins))
+	for i, o := range origins {
+		out[i] = o.Cell
+	}
+	return out
+}
+
+// bucket is the fleet bucket: private, versioned, encrypted, TLS only.
+func (r *Router) bucket(ctx *pulumi.Context, name string, args *RouterArgs, tags pulumi.StringMap, parent pulumi.ResourceOption) error {
+	var err error
+	r.Bucket, err = s3.NewBucketV2(ctx, name+"-bucket", &s3.BucketV2Args{
+		Bucket: pulumi.String(args.BucketName),
+		Tags:   tags,
+	}, parent, pulumi.Protect(true))
+	if err != nil {
+		return err
+	}
+	dep := pulumi.DependsOn([]pulumi.Resource{r.Bucket})
+	if _, err := s3.NewBucketOwnershipControls(ctx, name+"-bucket-ownership", &s3.BucketOwnershipControlsArgs{
+		Bucket: r.Bucket.ID(),
+		Rule:   &s3.BucketOwnershipControlsRuleArgs{ObjectOwnership: pulumi.String("BucketOwnerEnforced")},
+	}, parent); err != nil {
+		return err
+	}
+	if _, err := s3.NewBucketPublicAccessBlock(ctx, name+"-bucket-public-access", &s3.BucketPublicAccessBlockArgs{
+		Bucket:                r.Bucket.ID(),
+		BlockPublicAcls:       pulumi.Bool(true),
+		BlockPublicPolicy:     pulumi.Bool(true),
+		IgnorePublicAcls:      pulumi.Bool(true),
+		RestrictPublicBuckets: pulumi.Bool(true),
+	}, parent); err != nil {
+		return err
+	}
+	if _, err := s3.NewBucketVersioningV2(ctx, name+"-bucket-versioning", &s3.BucketVersioningV2Args{
+		Bucket:                  r.Bucket.ID(),
+		VersioningConfiguration: &s3.BucketVersioningV2VersioningConfigurationArgs{Status: pulumi.String("Enabled")},
+	}, parent); err != nil {
+		return err
+	}
+	if _, err := s3.NewBucketServerSideEncryptionConfigurationV2(ctx, name+"-bucket-encryption", &s3.BucketServerSideEncryptionConfigurationV2Args{
+		Bucket: r.Bucket.ID(),
+		Rules: s3.BucketServerSideEncryptionConfigurationV2RuleArray{
+			&s3.BucketServerSideEncryptionConfigurationV2RuleArgs{
+				ApplyServerSideEncryptionByDefault: &s3.BucketServerSideEncryptionConfigurationV2RuleApplyServerSideEncryptionByDefaultArgs{
+					SseAlgorithm: pulumi.String("aws:kms"),
+				},
+				BucketKeyEnabled: pulumi.Bool(true),
+			},
+		},
+	}, parent); err != nil {
+		return err
+	}
+	policy := r.Bucket.Arn.ApplyT(func(arn string) (string, error) {
+		return policyJSON(map[string]any{
+			"Version": "2012-10-17",
+			"Statement": []map[string]any{{
+				"Sid":       "DenyInsecureTransport",
+				"Effect":    "Deny",
+				"Principal": "*",
+				"Action":    "s3:*",
+				"Resource":  []string{arn, arn + "/*"},
+				"Condition": map[string]any{"Bool": map[string]string{"aws:SecureTransport": "false"}},
+			}},
+		})
+	}).(pulumi.StringOutput)
+	// The public access block must exist first: it does not stop this
+	// Deny-only policy, but AWS evaluates both on every request.
+	r.BucketPolicy, err = s3.NewBucketPolicy(ctx, name+"-bucket-policy", &s3.BucketPolicyArgs{
+		Bucket: r.Bucket.ID(),
+		Policy: policy,
+	}, parent, dep)
+	return err
+}
+
+// edgeFunction publishes the Lambda@Edge function with the routing table
+// baked in. Lambda@Edge must live in us-east-1, whatever the stack's region.
+func (r *Router) edgeFunction(ctx *pulumi.Context, name string, args *RouterArgs, tags pulumi.StringMap, parent pulumi.ResourceOption) error {
+	var err error
+	r.EdgeProvider, err = aws.NewProvider(ctx, name+"-"+EdgeRegion, &aws.ProviderArgs{Region: pulumi.String(EdgeRegion)}, parent)
+	if err != nil {
+		return err
+	}
+	trust, err := policyJSON(map[string]any{
+		"Version": "2012-10-17",
+		"Statement": []map[string]any{{
+			"Effect":    "Allow",
+			"Principal": map[string]any{"Service": []string{"edgelambda.amazonaws.com", "lambda.amazonaws.com"}},
+			"Action":    "sts:AssumeRole",
+		}},
+	})
+	if err != nil {
+		return err
+	}
+	r.EdgeRole, err = iam.NewRole(ctx, name+"-edge-role", &iam.RoleArgs{
+		AssumeRolePolicy: pulumi.String(trust),
+		Description:      pulumi.String("Lambda@Edge routing function of the cellctl router"),
+		Tags:             tags,
+	}, parent)
+	if err != nil {
+		return err
+	}
+	basic, err := iam.NewRolePolicyAttachment(ctx, name+"-edge-logs", &iam.RolePolicyAttachmentArgs{
+		Role:      r.EdgeRole.Name,
+		PolicyArn: pulumi.String("arn:aws:iam::aws:policy/service-role/AWSLambdaBasicExecutionRole"),
+	}, parent)
+	if err != nil {
+		return err
+	}
+	dns := make([]any, len(args.Origins))
+	for i, o := range args.Origins {
+		dns[i] = o.DNSName
+	}
+	code := pulumi.All(dns...).ApplyT(func(vals []any) (pulumi.Archive, error) {
+		origins := map[string]string{}
+		for i, v := range vals {
+			s, _ := v.(string)
+			if s == "" {
+				return nil, fmt.Errorf("cell %s has no ALB DNS name in its stack outputs: run `cellctl up %s` first", args.Origins[i].Cell, args.Origins[i].Cell)
+			}
+			origins[args.Origins[i].Cell] = s
+		}
+		files, err := args.Code(origins)
+		if err != nil {
+			return nil, err
+		}
+		assets := map[string]any{}
+		names := make([]string, 0, len(files))
+		for n := range files {
+			names = append(names, n)
+		}
+		sort.Strings(names)
+		for _, n := range names {
+			assets[n] = pulumi.NewStringAsset(files[n])
+		}
+		return pulumi.NewAssetArchive(assets), nil
+	}).(pulumi.ArchiveOutput)
+	r.Function, err = lambda.NewFunction(ctx, name+"-edge", &lambda.FunctionArgs{
+		Description: pulumi.Sprintf("cellctl tenant router, routing table v%d", args.TableVersion),
+		Runtime:     pulumi.String("nodejs20.x"),
+		Handler:     pulumi.String("index.handler"),
+		Role:        r.EdgeRole.Arn,
+		Code:        code,
+		// Lambda@Edge: published versions only, no environment variables,
+		// at most 5 s for viewer triggers and 30 s for origin triggers.
+		Publish:    pulumi.Bool(true),
+		Timeout:    pulumi.Int(5),
+		MemorySize: pulumi.Int(128),
+		Tags:       tags,
+	}, parent, pulumi.Provider(r.EdgeProvider), pulumi.DependsOn([]pulumi.Resource{basic}))
+	return err
+}
+
+// distribution is the CloudFront front door: one HTTPS-only origin per
+// routable cell, the edge function on origin requests, no caching.
+func (r *Router) distribution(ctx *pulumi.Context, name string, args *RouterArgs, secret pulumi.StringOutput, tags pulumi.StringMap, parent pulumi.ResourceOption) error {
+	origins := cloudfront.DistributionOriginArray{}
+	for _, o := range args.Origins {
+		origins = append(origins, &cloudfront.DistributionOriginArgs{
+			OriginId:   pulumi.String(o.Cell),
+			DomainName: o.DNSName,
+			CustomOriginConfig: &cloudfront.DistributionOriginCustomOriginConfigArgs{
+				HttpPort:             pulumi.Int(80),
+				HttpsPort:            pulumi.Int(443),
+				OriginProtocolPolicy: pulumi.String("https-only"),
+				OriginSslProtocols:   pulumi.ToStringArray([]string{"TLSv1.2"}),
+			},
+			CustomHeaders: cloudfront.DistributionOriginCustomHeaderArray{
+				&cloudfront.DistributionOriginCustomHeaderArgs{
+					Name:  pulumi.String(cellmodule.OriginVerifyHeader),
+					Value: secret,
+				},
+			},
+		})
+	}
+	priceClass := args.PriceClass
+	if priceClass == "" {
+		priceClass = "PriceClass_100"
+	}
+	var err error
+	r.Distribution, err = cloudfront.NewDistribution(ctx, name+"-cdn", &cloudfront.DistributionArgs{
+		Enabled:       pulumi.Bool(true),
+		Comment:       pulumi.String("cellctl router: tenant → cell"),
+		IsIpv6Enabled: pulumi.Bool(true),
+		HttpVersion:   pulumi.String("http2and3"),
+		PriceClass:    pulumi.String(priceClass),
+		Origins:       origins,
+		DefaultCacheBehavior: &cloudfront.DistributionDefaultCacheBehaviorArgs{
+			// The edge function rewrites every request to its tenant's cell;
+			// this origin only receives requests the function rejected.
+			TargetOriginId:        pulumi.String(args.Origins[0].Cell),
+			ViewerProtocolPolicy:  pulumi.String("https-only"),
+			AllowedMethods:        pulumi.ToStringArray([]string{"DELETE", "GET", "HEAD", "OPTIONS", "PATCH", "POST", "PUT"}),
+			CachedMethods:         pulumi.ToStringArray([]string{"GET", "HEAD"}),
+			CachePolicyId:         pulumi.String(CachingDisabledPolicyID),
+			OriginRequestPolicyId: pulumi.String(AllViewerRequestPolicy),
+			Compress:              pulumi.Bool(true),
+			LambdaFunctionAssociations: cloudfront.DistributionDefaultCacheBehaviorLambdaFunctionAssociationArray{
+				&cloudfront.DistributionDefaultCacheBehaviorLambdaFunctionAssociationArgs{
+					EventType:   pulumi.String("origin-request"),
+					LambdaArn:   r.Function.QualifiedArn,
+					IncludeBody: pulumi.Bool(false),
+				},
+			},
+		},
+		Restrictions: &cloudfront.DistributionRestrictionsArgs{
+			GeoRestriction: &cloudfront.DistributionRestrictionsGeoRestrictionArgs{RestrictionType: pulumi.String("none")},
+		},
+		ViewerCertificate: &cloudfront.DistributionViewerCertificateArgs{
+			CloudfrontDefaultCertificate: pulumi.Bool(true),
+		},
+		Tags: tags,
+	}, parent)
+	return err
+}
+
+func policyJSON(doc map[string]any) (string, error) {
+	b, err := json.Marshal(doc)
+	return string(b), err
+}

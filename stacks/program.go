@@ -1,0 +1,63 @@
+// Package stacks is the fleet's Pulumi program: one function that, given the
+// loaded fleet, builds whichever stack the engine runs — a cell for
+// "cell-<id>", the global router for "router". cellctl runs it inline
+// through the Automation API; cmd/cells runs the very same function under
+// the stock pulumi CLI, so both paths always deploy the same thing.
+//
+// The directory also holds the fleet's stack files (Pulumi.<stack>.yaml),
+// waves.yaml and routing.json.
+package stacks
+
+import (
+	"fmt"
+
+	"github.com/pulumi/pulumi/sdk/v3/go/pulumi"
+	"github.com/pulumi/pulumi/sdk/v3/go/pulumi/config"
+
+	"github.com/cellctl/cellctl/cellmodule"
+	"github.com/cellctl/cellctl/internal/fleet"
+)
+
+// Program returns the Pulumi program of every stack of f.
+func Program(f *fleet.Fleet) pulumi.RunFunc {
+	return func(ctx *pulumi.Context) error {
+		name := ctx.Stack()
+		if name == fleet.RouterStack {
+			if f.Router == nil {
+				return fmt.Errorf("stack %q: the fleet has no %s/Pulumi.router.yaml", name, f.StackDir)
+			}
+			return routerProgram(ctx, f)
+		}
+		c := f.Cell(name)
+		if c == nil {
+			return fmt.Errorf("stack %q is not part of the fleet in %s: its cells are %v (stack files %s/Pulumi.cell-<id>.yaml)",
+				name, f.Dir, f.CellIDs(), f.StackDir)
+		}
+		return cellProgram(ctx, f, c)
+	}
+}
+
+// originVerifySecret reads the fleet-wide secret the router's CloudFront
+// origins send and every cell's ALB requires.
+func originVerifySecret(ctx *pulumi.Context, f *fleet.Fleet, file string) (pulumi.StringOutput, error) {
+	key := f.ConfigKey(fleet.OriginVerifyKey)
+	if _, ok := ctx.GetConfig(key); !ok {
+		return pulumi.StringOutput{}, fmt.Errorf("%s: %s is not set: `cellctl up` generates it, or set the same value in every stack with `pulumi config set --secret %s`", file, key, key)
+	}
+	return config.RequireSecret(ctx, key), nil
+}
+
+func cellProgram(ctx *pulumi.Context, f *fleet.Fleet, c *fleet.Cell) error {
+	secret, err := originVerifySecret(ctx, f, c.File)
+	if err != nil {
+		return err
+	}
+	cell, err := cellmodule.NewCell(ctx, c.ID, &cellmodule.CellArgs{Spec: c.Cell, OriginVerifySecret: secret})
+	if err != nil {
+		return err
+	}
+	for k, v := range cell.Outputs {
+		ctx.Export(k, v)
+	}
+	return nil
+}

@@ -1,0 +1,62 @@
+package stacks
+
+import (
+	"fmt"
+
+	"github.com/pulumi/pulumi/sdk/v3/go/pulumi"
+
+	"github.com/cellctl/cellctl/internal/fleet"
+	"github.com/cellctl/cellctl/router"
+	"github.com/cellctl/cellctl/router/component"
+	"github.com/cellctl/cellctl/router/edge"
+)
+
+// routerProgram builds the global stack: the fleet bucket, the edge
+// function with stacks/routing.json baked in, and CloudFront with one
+// origin per routable cell — each cell's ALB DNS name read from that cell's
+// stack outputs, which is why `cellctl up` updates the router last.
+func routerProgram(ctx *pulumi.Context, f *fleet.Fleet) error {
+	if f.Routing == nil {
+		return fmt.Errorf("%s: the router needs %s/%s", f.Router.File, f.StackDir, fleet.RoutingFile)
+	}
+	secret, err := originVerifySecret(ctx, f, f.Router.File)
+	if err != nil {
+		return err
+	}
+	table := f.Routing
+	org := ctx.Organization()
+	if org == "" {
+		org = "organization"
+	}
+	var origins []component.Origin
+	for _, c := range table.Cells() {
+		if c.State == router.CellDrained {
+			continue // drained cells receive no traffic: no origin
+		}
+		ref, err := pulumi.NewStackReference(ctx, c.ID+"-outputs", &pulumi.StackReferenceArgs{
+			Name: pulumi.String(fmt.Sprintf("%s/%s/%s", org, f.Project, c.ID)),
+		})
+		if err != nil {
+			return err
+		}
+		origins = append(origins, component.Origin{Cell: c.ID, DNSName: ref.GetStringOutput(pulumi.String("albDnsName"))})
+	}
+	r, err := component.NewRouter(ctx, fleet.RouterStack, &component.RouterArgs{
+		BucketName:   f.Router.FleetBucket,
+		Origins:      origins,
+		TableVersion: table.Version(),
+		PriceClass:   f.Router.PriceClass,
+		Code: func(dns map[string]string) (map[string]string, error) {
+			return edge.Package(table, dns, f.Router.TenantHeader)
+		},
+		OriginVerifySecret: secret,
+		Tags:               map[string]string{"fleet": f.Project},
+	})
+	if err != nil {
+		return err
+	}
+	for k, v := range r.Outputs {
+		ctx.Export(k, v)
+	}
+	return nil
+}
