@@ -1,0 +1,135 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/cellctl/cellctl/internal/engine"
+	"github.com/cellctl/cellctl/internal/fleet"
+)
+
+// StatusOptions are the inputs of `cellctl status`.
+type StatusOptions struct {
+	*Factory
+	Cells []string
+}
+
+// CellStatus is one row of `cellctl status`.
+type CellStatus struct {
+	Name       string     `json:"name"`
+	Kind       string     `json:"kind"`
+	Index      *int       `json:"index,omitempty"`
+	CIDR       string     `json:"cidr,omitempty"`
+	Region     string     `json:"region"`
+	Deployed   bool       `json:"deployed"`
+	LastResult string     `json:"lastResult,omitempty"`
+	LastOp     string     `json:"lastOperation,omitempty"`
+	LastUpdate *time.Time `json:"lastUpdate,omitempty"`
+	Image      string     `json:"image,omitempty"`
+	Resources  int        `json:"resources"`
+	PendingOps int        `json:"pendingOperations,omitempty"`
+	Error      string     `json:"error,omitempty"`
+}
+
+// NewCmdStatus builds `cellctl status`.
+func NewCmdStatus(f *Factory, runF func(*StatusOptions) error) *cobra.Command {
+	opts := &StatusOptions{Factory: f}
+	cmd := &cobra.Command{
+		Use:   "status [cell...]",
+		Short: "Show each stack's deployment: last update, image, resources",
+		Example: `  cellctl status
+  cellctl status -o json`,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			opts.Cells = args
+			if err := f.CheckOutput(FormatTable, FormatJSON); err != nil {
+				return err
+			}
+			if runF != nil {
+				return runF(opts)
+			}
+			return statusRun(cmd.Context(), opts)
+		},
+	}
+	return cmd
+}
+
+func statusRun(ctx context.Context, opts *StatusOptions) error {
+	fl, err := opts.Fleet()
+	if err != nil {
+		return err
+	}
+	names, err := selectStacks(fl, opts.Cells, false)
+	if err != nil {
+		return err
+	}
+	eng, closeEng, err := opts.Engine(ctx, fl, nil, nil)
+	if err != nil {
+		return err
+	}
+	defer closeEng()
+	sts, err := eng.Status(ctx, names)
+	if err != nil {
+		return err
+	}
+	rows := make([]CellStatus, 0, len(sts))
+	for _, st := range sts {
+		rows = append(rows, cellStatus(fl, st))
+	}
+	if opts.Global.Output == FormatJSON {
+		return renderJSON(opts.IO.Out, map[string]any{"stacks": rows})
+	}
+	s := opts.Styles()
+	var table [][]string
+	for _, r := range rows {
+		index, cidr := "-", "-"
+		if r.Index != nil {
+			index, cidr = fmt.Sprint(*r.Index), r.CIDR
+		}
+		last, when := s.Dim("not deployed"), "-"
+		if r.Deployed {
+			last = r.LastOp + " " + r.LastResult
+			switch r.LastResult {
+			case "succeeded":
+				last = s.Good(last)
+			case "failed":
+				last = s.Bad(last)
+			}
+			if r.LastUpdate != nil {
+				when = r.LastUpdate.Format(time.RFC3339)
+			}
+		}
+		if r.Error != "" {
+			last = s.Bad("error: " + r.Error)
+		}
+		image := r.Image
+		if image == "" {
+			image = "-"
+		}
+		table = append(table, []string{r.Name, index, cidr, r.Region, last, when, image, fmt.Sprint(r.Resources)})
+	}
+	fmt.Fprint(opts.IO.Out, s.Table([]string{"STACK", "INDEX", "CIDR", "REGION", "LAST UPDATE", "AT", "IMAGE", "RESOURCES"}, table))
+	for _, r := range rows {
+		if r.PendingOps > 0 {
+			fmt.Fprintf(opts.IO.Out, "%s: %d operation(s) of an interrupted run are pending; the next `cellctl up` repairs them\n", r.Name, r.PendingOps)
+		}
+	}
+	return nil
+}
+
+func cellStatus(fl *fleet.Fleet, st *engine.StackStatus) CellStatus {
+	r := CellStatus{Name: st.Name, Deployed: st.Deployed, LastResult: st.LastResult, LastOp: st.LastKind,
+		LastUpdate: st.LastUpdate, Resources: st.Resources, PendingOps: st.PendingOps, Error: st.Error}
+	if c := fl.Cell(st.Name); c != nil {
+		idx := c.Index
+		r.Kind, r.Index, r.CIDR, r.Region = "cell", &idx, c.CIDR(), c.Region
+	} else if st.Name == fleet.RouterStack && fl.Router != nil {
+		r.Kind, r.Region = "router", fl.Router.Region
+	}
+	if img, ok := st.Outputs["image"].(string); ok {
+		r.Image = img
+	}
+	return r
+}

@@ -1,0 +1,193 @@
+package e2e
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/cellctl/cellctl/internal/sim"
+)
+
+const hangGuard = 5 * time.Minute // a hang guard, not a speed assertion
+
+func simCloud(t *testing.T, dir string) *sim.Cloud {
+	t.Helper()
+	c, err := sim.Open(filepath.Join(dir, ".cellctl", "sim"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+func countLive(t *testing.T, c *sim.Cloud, stack, typ string) int {
+	t.Helper()
+	rs, err := c.Resources(sim.Filter{Stack: stack, Type: typ})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return len(rs)
+}
+
+// children lists the pids whose parent is pid.
+func children(pid int) []int {
+	var out []int
+	entries, _ := os.ReadDir("/proc")
+	for _, e := range entries {
+		child, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		stat, err := os.ReadFile(filepath.Join("/proc", e.Name(), "stat"))
+		if err != nil {
+			continue
+		}
+		// pid (comm) state ppid …; comm may hold spaces, so cut at the last ')'.
+		s := string(stat)
+		fields := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
+		if len(fields) > 1 && fields[1] == strconv.Itoa(pid) {
+			out = append(out, child)
+		}
+	}
+	return out
+}
+
+func alive(pid int) bool {
+	if err := syscall.Kill(pid, 0); err != nil {
+		return false
+	}
+	stat, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "stat"))
+	return err == nil && !bytes.Contains(stat, []byte(") Z "))
+}
+
+// startSlowUp starts `up STACK` with a per-create latency and waits until
+// some resources exist, so the run is killed in the middle.
+func startSlowUp(t *testing.T, dir, stack string) (*os.Process, *sim.Cloud) {
+	t.Helper()
+	mustRun(t, dir, "sim", "latency", "set", "300ms", "--op", "create")
+	cmd := command(dir, "up", stack)
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	go cmd.Wait() // reap
+	c := simCloud(t, dir)
+	waitFor(t, "resources to appear in "+stack, hangGuard, func() bool {
+		rs, _ := c.Resources(sim.Filter{Stack: stack})
+		return len(rs) >= 12
+	})
+	return cmd.Process, c
+}
+
+// TestKilledUpConverges kills cellctl in the middle of an up; its pulumi
+// child is told to stop (it gets SIGTERM when cellctl dies), releases the
+// lock, and a rerun repairs the interrupted operations and converges with
+// no duplicate resources.
+func TestKilledUpConverges(t *testing.T) {
+	dir := newFleet(t)
+	proc, cloud := startSlowUp(t, dir, "cell-a")
+	kids := children(proc.Pid)
+	if err := proc.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range kids {
+		waitFor(t, "the pulumi child to exit", hangGuard, func() bool { return !alive(k) })
+	}
+	mustRun(t, dir, "sim", "latency", "clear")
+	r := mustRun(t, dir, "up", "cell-a", "-o", "json")
+	var res opResult
+	decode(t, r, &res)
+	if s := res.stack(t, "cell-a"); s.Result != "succeeded" {
+		t.Fatalf("rerun: %+v", s)
+	}
+	if n := countLive(t, cloud, "cell-a", "aws:ec2/vpc:Vpc"); n != 1 {
+		t.Fatalf("cell-a has %d VPCs after the rerun, want exactly 1", n)
+	}
+	var again opResult
+	decode(t, mustRun(t, dir, "up", "cell-a", "-o", "json"), &again)
+	if c := again.stack(t, "cell-a").Changes; c.Create+c.Update+c.Delete+c.Replace != 0 {
+		t.Fatalf("not converged, a further up still changes: %+v", c)
+	}
+	live, _ := cloud.Resources(sim.Filter{Stack: "cell-a"})
+	var status struct {
+		Stacks []struct {
+			Resources int `json:"resources"`
+		} `json:"stacks"`
+	}
+	decode(t, mustRun(t, dir, "status", "cell-a", "-o", "json"), &status)
+	if status.Stacks[0].Resources != len(live) {
+		t.Fatalf("state tracks %d resources but the cloud holds %d: orphans or losses", status.Stacks[0].Resources, len(live))
+	}
+}
+
+// TestStaleLock kills cellctl and its pulumi child at once, leaving the
+// stack's lock behind. The next up exits 4 and says the lock is stale and
+// how to remove it; unlock removes it; the rerun converges.
+func TestStaleLock(t *testing.T) {
+	dir := newFleet(t)
+	proc, cloud := startSlowUp(t, dir, "cell-b")
+	kids := children(proc.Pid)
+	if len(kids) == 0 {
+		t.Fatal("no pulumi child found")
+	}
+	for _, k := range kids {
+		_ = syscall.Kill(k, syscall.SIGKILL)
+	}
+	_ = proc.Signal(syscall.SIGKILL)
+	for _, k := range append(kids, proc.Pid) {
+		waitFor(t, "killed processes to go", hangGuard, func() bool { return !alive(k) })
+	}
+	mustRun(t, dir, "sim", "latency", "clear")
+
+	r := cellctl(t, dir, "up", "cell-b")
+	if r.code != 4 {
+		t.Fatalf("up on a stale lock: want exit 4, got %s", r)
+	}
+	if !strings.Contains(r.stdout+r.stderr, "stale") || !strings.Contains(r.stdout+r.stderr, "cellctl unlock cell-b") {
+		t.Fatalf("the stale lock is not explained: %s", r)
+	}
+	mustRun(t, dir, "unlock", "cell-b")
+	mustRun(t, dir, "up", "cell-b")
+	if n := countLive(t, cloud, "cell-b", "aws:ec2/vpc:Vpc"); n != 1 {
+		t.Fatalf("cell-b has %d VPCs, want 1", n)
+	}
+	var again opResult
+	decode(t, mustRun(t, dir, "up", "cell-b", "-o", "json"), &again)
+	if c := again.stack(t, "cell-b").Changes; c.Create+c.Update+c.Delete+c.Replace != 0 {
+		t.Fatalf("not converged after unlock: %+v", c)
+	}
+}
+
+// TestConcurrentUpLocked runs a second up on a stack while the first holds
+// its lock: the second exits 4 and the first succeeds.
+func TestConcurrentUpLocked(t *testing.T) {
+	dir := newFleet(t)
+	mustRun(t, dir, "sim", "latency", "set", "200ms", "--op", "create")
+	first := command(dir, "up", "cell-c")
+	var out bytes.Buffer
+	first.Stdout, first.Stderr = &out, &out
+	if err := first.Start(); err != nil {
+		t.Fatal(err)
+	}
+	lockDir := filepath.Join(dir, ".cellctl", "state", ".pulumi", "locks", "organization", "cells", "cell-c")
+	waitFor(t, "the first up to take the lock", hangGuard, func() bool {
+		entries, _ := os.ReadDir(lockDir)
+		return len(entries) > 0
+	})
+	second := cellctl(t, dir, "up", "cell-c")
+	err := first.Wait()
+	if second.code != 4 {
+		t.Fatalf("the second up: want exit 4, got %s", second)
+	}
+	if !strings.Contains(second.stdout+second.stderr, "lock") {
+		t.Errorf("the second up does not mention the lock: %s", second)
+	}
+	if err != nil {
+		t.Fatalf("the first up: %v\n%s", err, out.String())
+	}
+}

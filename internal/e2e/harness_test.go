@@ -1,0 +1,211 @@
+// Package e2e drives the cellctl binary end to end: the real pulumi CLI,
+// a file backend and the simulated AWS provider, on copies of the demo
+// fleet. These tests never skip: without a pulumi CLI they fail and say
+// how to build one (`make pulumi`).
+package e2e
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/cellctl/cellctl/internal/engine"
+)
+
+var (
+	repoRoot  string
+	binDir    string
+	pulumiHom string
+)
+
+func TestMain(m *testing.M) {
+	os.Exit(runMain(m))
+}
+
+func runMain(m *testing.M) int {
+	var err error
+	repoRoot, err = filepath.Abs("../..")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	tmp, err := os.MkdirTemp("", "cellctl-e2e-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	defer os.RemoveAll(tmp)
+	binDir = filepath.Join(tmp, "bin")
+	pulumiHom = filepath.Join(tmp, "pulumi-home")
+	build := exec.Command("go", "build", "-o", filepath.Join(binDir, "cellctl"), "./cmd/cellctl")
+	build.Dir = repoRoot
+	build.Stdout, build.Stderr = os.Stderr, os.Stderr
+	if err := build.Run(); err != nil {
+		fmt.Fprintln(os.Stderr, "building cellctl:", err)
+		return 1
+	}
+	// cellctl looks for pulumi next to itself first: link the pinned build.
+	pulumi, err := engine.FindPulumi(filepath.Join(repoRoot, "bin"))
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "e2e tests need the pulumi CLI:", err)
+		return 1
+	}
+	if err := os.Symlink(pulumi, filepath.Join(binDir, "pulumi")); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	return m.Run()
+}
+
+// newFleet copies the demo fleet (Pulumi.yaml, stack files, waves and
+// routing table) into a fresh directory.
+func newFleet(t *testing.T) string {
+	t.Helper()
+	dir := t.TempDir()
+	copyFile(t, filepath.Join(repoRoot, "Pulumi.yaml"), filepath.Join(dir, "Pulumi.yaml"))
+	entries, err := os.ReadDir(filepath.Join(repoRoot, "stacks"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range entries {
+		if strings.HasSuffix(e.Name(), ".yaml") || strings.HasSuffix(e.Name(), ".json") {
+			copyFile(t, filepath.Join(repoRoot, "stacks", e.Name()), filepath.Join(dir, "stacks", e.Name()))
+		}
+	}
+	return dir
+}
+
+func copyFile(t *testing.T, from, to string) {
+	t.Helper()
+	data, err := os.ReadFile(from)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(filepath.Dir(to), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(to, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// result is one finished cellctl run.
+type result struct {
+	stdout, stderr string
+	code           int
+}
+
+func (r result) String() string {
+	return fmt.Sprintf("exit %d\n--- stdout\n%s\n--- stderr\n%s", r.code, r.stdout, r.stderr)
+}
+
+// command prepares cellctl in dir on the simulated cloud.
+func command(dir string, args ...string) *exec.Cmd {
+	args = append([]string{"--dir", dir, "--cloud", "sim", "--no-color"}, args...)
+	cmd := exec.Command(filepath.Join(binDir, "cellctl"), args...)
+	env := []string{}
+	for _, kv := range os.Environ() {
+		if strings.HasPrefix(kv, "PULUMI_BACKEND_URL=") || strings.HasPrefix(kv, "PULUMI_CONFIG_PASSPHRASE") {
+			continue
+		}
+		env = append(env, kv)
+	}
+	cmd.Env = append(env, "PULUMI_HOME="+pulumiHom, "PULUMI_SKIP_UPDATE_CHECK=true", "NO_COLOR=1")
+	return cmd
+}
+
+// cellctl runs cellctl to completion.
+func cellctl(t *testing.T, dir string, args ...string) result {
+	t.Helper()
+	cmd := command(dir, args...)
+	var out, errOut bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errOut
+	err := cmd.Run()
+	code := 0
+	var exitErr *exec.ExitError
+	if errors.As(err, &exitErr) {
+		code = exitErr.ExitCode()
+	} else if err != nil {
+		t.Fatalf("running cellctl %v: %v", args, err)
+	}
+	return result{stdout: out.String(), stderr: errOut.String(), code: code}
+}
+
+// mustRun runs cellctl and fails the test unless it exits 0.
+func mustRun(t *testing.T, dir string, args ...string) result {
+	t.Helper()
+	r := cellctl(t, dir, args...)
+	if r.code != 0 {
+		t.Fatalf("cellctl %v: %s", args, r)
+	}
+	return r
+}
+
+// opResult is the -o json document of up/preview/destroy.
+type opResult struct {
+	Operation string `json:"operation"`
+	Stacks    []struct {
+		Name    string `json:"name"`
+		Result  string `json:"result"`
+		Changes struct {
+			Create, Update, Delete, Same, Replace int
+		} `json:"changes"`
+		Outputs         map[string]any `json:"outputs"`
+		Error           string         `json:"error"`
+		FailedResources []string       `json:"failedResources"`
+		Notes           []string       `json:"notes"`
+	} `json:"stacks"`
+}
+
+func (o opResult) stack(t *testing.T, name string) (s struct {
+	Name    string `json:"name"`
+	Result  string `json:"result"`
+	Changes struct {
+		Create, Update, Delete, Same, Replace int
+	} `json:"changes"`
+	Outputs         map[string]any `json:"outputs"`
+	Error           string         `json:"error"`
+	FailedResources []string       `json:"failedResources"`
+	Notes           []string       `json:"notes"`
+}) {
+	t.Helper()
+	for _, st := range o.Stacks {
+		if st.Name == name {
+			return st
+		}
+	}
+	t.Fatalf("no stack %s in result", name)
+	return
+}
+
+// decode parses stdout as exactly one JSON document.
+func decode(t *testing.T, r result, v any) {
+	t.Helper()
+	dec := json.NewDecoder(strings.NewReader(r.stdout))
+	if err := dec.Decode(v); err != nil {
+		t.Fatalf("stdout is not one JSON document: %v\n%s", err, r)
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		t.Fatalf("stdout holds more than one JSON document:\n%s", r)
+	}
+}
+
+// waitFor polls cond until it holds or the deadline passes.
+func waitFor(t *testing.T, what string, limit time.Duration, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(limit)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}

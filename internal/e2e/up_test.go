@@ -1,0 +1,186 @@
+package e2e
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/cellctl/cellctl/internal/sim"
+	"github.com/cellctl/cellctl/router"
+	"github.com/cellctl/cellctl/router/edge"
+)
+
+// TestFleetLifecycle walks the demo fleet through its life on the
+// simulated cloud: a first up with an injected failure in one cell, the
+// repair, an idempotent rerun, a one-cell config change seen by preview
+// only for that cell, the router's published table, status, and the
+// refusal to destroy a routed cell.
+func TestFleetLifecycle(t *testing.T) {
+	dir := newFleet(t)
+
+	// An injected create failure in cell-c fails that cell only.
+	mustRun(t, dir, "sim", "fault", "add", "--cell", "cell-c", "--type", "rds/cluster", "--op", "create")
+	r := cellctl(t, dir, "up", "-o", "json")
+	if r.code != 1 {
+		t.Fatalf("up with a fault in cell-c: want exit 1, got %s", r)
+	}
+	var first opResult
+	decode(t, r, &first)
+	for _, c := range []string{"cell-a", "cell-b", "cell-d"} {
+		if s := first.stack(t, c); s.Result != "succeeded" || s.Changes.Create == 0 {
+			t.Errorf("%s: %+v", c, s)
+		}
+	}
+	failed := first.stack(t, "cell-c")
+	if failed.Result != "failed" || !strings.Contains(failed.Error, "InjectedFault") || !strings.Contains(failed.Error, "cell-c-db") {
+		t.Errorf("cell-c must fail naming the injected fault and the resource: %+v", failed)
+	}
+	if !strings.Contains(strings.Join(failed.FailedResources, " "), "aws:rds/cluster:Cluster") {
+		t.Errorf("cell-c failed resources: %v", failed.FailedResources)
+	}
+	if s := first.stack(t, "router"); s.Result != "skipped" {
+		t.Errorf("router must wait for its cells: %+v", s)
+	}
+	if !strings.Contains(r.stderr, "cell-c") {
+		t.Errorf("stderr should report cell-c's failure:\n%s", r.stderr)
+	}
+
+	// The fault was consumed: a rerun converges and brings up the router.
+	var second opResult
+	decode(t, mustRun(t, dir, "up", "-o", "json"), &second)
+	for _, s := range second.Stacks {
+		if s.Result != "succeeded" {
+			t.Fatalf("second up: %+v", s)
+		}
+	}
+	if s := second.stack(t, "cell-c"); s.Changes.Create == 0 {
+		t.Errorf("cell-c should have created its remaining resources: %+v", s.Changes)
+	}
+	if s := second.stack(t, "router"); s.Changes.Create == 0 || s.Outputs["distributionDomain"] == nil {
+		t.Errorf("router: %+v", s)
+	}
+
+	// A third up changes nothing.
+	var third opResult
+	decode(t, mustRun(t, dir, "up", "-o", "json"), &third)
+	for _, s := range third.Stacks {
+		c := s.Changes
+		if s.Result != "succeeded" || c.Create+c.Update+c.Delete+c.Replace != 0 {
+			t.Errorf("idempotent up changed %s: %+v", s.Name, s)
+		}
+	}
+
+	checkRouterFunction(t, dir)
+
+	// A config change in one cell shows in that cell's preview only.
+	stackFile := filepath.Join(dir, "stacks", "Pulumi.cell-b.yaml")
+	data, err := os.ReadFile(stackFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	edited := strings.Replace(string(data), "config:\n", "config:\n  cells:desiredCount: 5\n", 1)
+	if err := os.WriteFile(stackFile, []byte(edited), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var preview opResult
+	decode(t, mustRun(t, dir, "preview", "-o", "json"), &preview)
+	for _, s := range preview.Stacks {
+		changes := s.Changes.Create + s.Changes.Update + s.Changes.Delete + s.Changes.Replace
+		if s.Name == "cell-b" {
+			if s.Changes.Update == 0 {
+				t.Errorf("cell-b preview shows no update: %+v", s)
+			}
+			continue
+		}
+		if changes != 0 {
+			t.Errorf("%s changed though only cell-b's config did: %+v", s.Name, s.Changes)
+		}
+	}
+	md := mustRun(t, dir, "preview", "cell-b", "-o", "markdown").stdout
+	if !strings.Contains(md, "| `cell-b` |") || !strings.Contains(md, "cell-b-service") || !strings.Contains(md, "desiredCount") {
+		t.Errorf("markdown preview:\n%s", md)
+	}
+
+	// status lists every cell with its image and resource count.
+	var status struct {
+		Stacks []struct {
+			Name       string `json:"name"`
+			Index      *int   `json:"index"`
+			CIDR       string `json:"cidr"`
+			Deployed   bool   `json:"deployed"`
+			LastResult string `json:"lastResult"`
+			Image      string `json:"image"`
+			Resources  int    `json:"resources"`
+		} `json:"stacks"`
+	}
+	decode(t, mustRun(t, dir, "status", "-o", "json"), &status)
+	if len(status.Stacks) != 5 {
+		t.Fatalf("status: %+v", status)
+	}
+	for _, s := range status.Stacks[:4] {
+		if !s.Deployed || s.LastResult != "succeeded" || s.Image != "registry.example.com/shop/api:1.4.2" || s.Resources < 60 || s.Index == nil {
+			t.Errorf("status of %s: %+v", s.Name, s)
+		}
+	}
+
+	// A cell that still serves tenants is never destroyed.
+	r = cellctl(t, dir, "destroy", "cell-a", "--yes")
+	if r.code != 1 || !strings.Contains(r.stderr, "refusing to destroy cell-a: tenants are still routed to it") {
+		t.Fatalf("destroy of a routed cell: %s", r)
+	}
+	cloud, err := sim.Open(filepath.Join(dir, ".cellctl", "sim"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rs, _ := cloud.Resources(sim.Filter{Stack: "cell-a", Type: "aws:ec2/vpc:Vpc"}); len(rs) != 1 {
+		t.Fatalf("cell-a's VPC must still exist after a refused destroy, found %d", len(rs))
+	}
+}
+
+// checkRouterFunction compares the published edge function's config with
+// what the Go side renders from stacks/routing.json and the cells' ALBs.
+func checkRouterFunction(t *testing.T, dir string) {
+	t.Helper()
+	cloud, err := sim.Open(filepath.Join(dir, ".cellctl", "sim"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	fns, err := cloud.Resources(sim.Filter{Stack: "router", Type: "aws:lambda/function:Function"})
+	if err != nil || len(fns) != 1 {
+		t.Fatalf("router function: %v %+v", err, fns)
+	}
+	if fns[0].Region != "us-east-1" {
+		t.Errorf("Lambda@Edge must be in us-east-1, got %s", fns[0].Region)
+	}
+	files, err := cloud.FunctionCode(fns[0].Name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	table, err := router.Load(filepath.Join(dir, "stacks", "routing.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	origins := map[string]string{}
+	lbs, err := cloud.Resources(sim.Filter{Type: "aws:lb/loadBalancer:LoadBalancer"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, lb := range lbs {
+		origins[lb.Stack] = lb.Outputs["dnsName"].(string)
+	}
+	want, err := edge.Config(table, origins, "X-Tenant-Id")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if files["config.json"] != string(want) {
+		t.Fatalf("the published function does not carry stacks/routing.json:\n got %s\nwant %s", files["config.json"], want)
+	}
+	var cfg struct {
+		Version int64 `json:"version"`
+	}
+	if err := json.Unmarshal(want, &cfg); err != nil || cfg.Version != table.Version() {
+		t.Fatalf("config version %d, table version %d (%v)", cfg.Version, table.Version(), err)
+	}
+}

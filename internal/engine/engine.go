@@ -1,0 +1,347 @@
+// Package engine drives the real Pulumi engine for a fleet through the
+// Automation API: one workspace per stack (never a shared "current stack"
+// file, pulumi/pulumi#8186), the fleet program inline (no per-run go
+// build), any Pulumi backend (a file backend under .cellctl/state by
+// default), the passphrase secrets provider, bounded parallelism across
+// stacks, per-stack results and errors, and live progress events.
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/pulumi/pulumi/sdk/v3/go/auto"
+	"github.com/pulumi/pulumi/sdk/v3/go/pulumi"
+	"gopkg.in/yaml.v3"
+
+	"github.com/cellctl/cellctl/internal/fleet"
+)
+
+// StateDir is where cellctl keeps local state inside the fleet repository.
+const StateDir = ".cellctl"
+
+// DemoPassphrase encrypts secrets of the local demo only (file backend under
+// .cellctl/state on the simulated cloud). Anything real must set
+// PULUMI_CONFIG_PASSPHRASE (or PULUMI_CONFIG_PASSPHRASE_FILE).
+const DemoPassphrase = "cellctl-local-demo"
+
+// Attachment is what a stack needs to reach its cloud: extra environment
+// (e.g. PULUMI_DEBUG_PROVIDERS for the simulator) and how to release it.
+type Attachment struct {
+	Env   map[string]string
+	Close func() error
+}
+
+// Attacher prepares the cloud for one stack. nil means the real pulumi-aws
+// provider plugin.
+type Attacher func(ctx context.Context, stack string) (*Attachment, error)
+
+// Options configure an Engine.
+type Options struct {
+	Fleet *fleet.Fleet
+	// Program is the fleet program (stacks.Program).
+	Program pulumi.RunFunc
+	// Backend is a Pulumi backend URL; empty: $PULUMI_BACKEND_URL, else the
+	// file backend under <fleet>/.cellctl/state.
+	Backend string
+	// Passphrase for the passphrase secrets provider; empty: from the
+	// environment, or DemoPassphrase when AllowDemoPassphrase.
+	Passphrase          string
+	AllowDemoPassphrase bool
+	// Parallel bounds how many stacks run at once.
+	Parallel int
+	// Attach connects a stack to its cloud; nil for real AWS.
+	Attach Attacher
+	// Pulumi is the CLI to run; nil: FindPulumi.
+	Pulumi auto.PulumiCommand
+	// Env is added to every stack's environment (PULUMI_HOME in tests, …).
+	Env map[string]string
+	// Events receives progress; nil discards it.
+	Events func(Event)
+	// Log receives notes for the operator (stderr).
+	Log io.Writer
+	// Offline disables plugin acquisition (sim: nothing may be downloaded).
+	Offline bool
+	// ResolvePending finds resources an interrupted update was creating
+	// (the simulator can; nil for real AWS).
+	ResolvePending PendingResolver
+	// ExpectedResources, when set, gives each stack's expected resource
+	// count (from the offline render) so progress can show done/total.
+	ExpectedResources map[string]int
+}
+
+// Engine runs Pulumi operations over a fleet.
+type Engine struct {
+	opts       Options
+	backend    string
+	passphrase string
+	workRoot   string
+}
+
+// New checks the options and the pulumi CLI.
+func New(opts Options) (*Engine, error) {
+	if opts.Fleet == nil || opts.Program == nil {
+		return nil, errors.New("engine: fleet and program are required")
+	}
+	if opts.Parallel < 1 {
+		opts.Parallel = 1
+	}
+	if opts.Log == nil {
+		opts.Log = io.Discard
+	}
+	e := &Engine{opts: opts, workRoot: filepath.Join(opts.Fleet.Dir, StateDir, "work")}
+	e.backend = opts.Backend
+	if e.backend == "" {
+		e.backend = os.Getenv("PULUMI_BACKEND_URL")
+	}
+	if e.backend == "" {
+		dir := filepath.Join(opts.Fleet.Dir, StateDir, "state")
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return nil, fmt.Errorf("creating the local state directory: %w", err)
+		}
+		e.backend = "file://" + filepath.ToSlash(dir)
+	}
+	pass, err := passphrase(opts)
+	if err != nil {
+		return nil, err
+	}
+	e.passphrase = pass
+	if e.opts.Pulumi == nil {
+		path, err := FindPulumi(filepath.Join(opts.Fleet.Dir, "bin"))
+		if err != nil {
+			return nil, err
+		}
+		if e.opts.Pulumi, err = NewCommand(path); err != nil {
+			return nil, err
+		}
+	}
+	if err := os.MkdirAll(e.workRoot, 0o755); err != nil {
+		return nil, fmt.Errorf("creating the workspace directory: %w", err)
+	}
+	return e, nil
+}
+
+// Backend is the backend URL in use.
+func (e *Engine) Backend() string { return e.backend }
+
+// IsLocalBackend reports whether state lives in the fleet's .cellctl/state.
+func (e *Engine) IsLocalBackend() bool {
+	return e.backend == "file://"+filepath.ToSlash(filepath.Join(e.opts.Fleet.Dir, StateDir, "state"))
+}
+
+func passphrase(opts Options) (string, error) {
+	if opts.Passphrase != "" {
+		return opts.Passphrase, nil
+	}
+	if p := os.Getenv("PULUMI_CONFIG_PASSPHRASE"); p != "" {
+		return p, nil
+	}
+	if f := os.Getenv("PULUMI_CONFIG_PASSPHRASE_FILE"); f != "" {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			return "", fmt.Errorf("PULUMI_CONFIG_PASSPHRASE_FILE: %w", err)
+		}
+		return strings.TrimRight(string(b), "\r\n"), nil
+	}
+	if opts.AllowDemoPassphrase {
+		return DemoPassphrase, nil
+	}
+	return "", errors.New("no secrets passphrase: set PULUMI_CONFIG_PASSPHRASE (or PULUMI_CONFIG_PASSPHRASE_FILE); " +
+		"the built-in demo passphrase is only used with --cloud sim and the local file backend")
+}
+
+// workspace is one stack's private workspace: a fresh directory holding a
+// copy of Pulumi.yaml and the stack's config file, so concurrent stacks and
+// concurrent cellctl processes never share a file.
+type workspace struct {
+	stack     auto.Stack
+	dir       string
+	stackFile string // the copy inside dir
+	repoFile  string // the fleet's stack file
+	attach    *Attachment
+}
+
+func (w *workspace) close() {
+	if w.attach != nil && w.attach.Close != nil {
+		_ = w.attach.Close()
+	}
+	_ = os.RemoveAll(w.dir)
+}
+
+// stackFileOf returns the fleet-relative stack file of a stack.
+func (e *Engine) stackFileOf(name string) (string, error) {
+	f := e.opts.Fleet
+	if name == fleet.RouterStack && f.Router != nil {
+		return f.Router.File, nil
+	}
+	if c := f.Cell(name); c != nil {
+		return c.File, nil
+	}
+	return "", fmt.Errorf("unknown stack %q (stacks of this fleet: %s)", name, strings.Join(f.StackNames(), ", "))
+}
+
+// open prepares the workspace of one stack. create selects whether a
+// missing stack is created (up, preview) or reported (status, destroy).
+func (e *Engine) open(ctx context.Context, name string, create bool) (*workspace, error) {
+	rel, err := e.stackFileOf(name)
+	if err != nil {
+		return nil, err
+	}
+	dir, err := os.MkdirTemp(e.workRoot, name+"-")
+	if err != nil {
+		return nil, err
+	}
+	w := &workspace{dir: dir, repoFile: filepath.Join(e.opts.Fleet.Dir, rel)}
+	ok := false
+	defer func() {
+		if !ok {
+			w.close()
+		}
+	}()
+	project, err := inlineProject(filepath.Join(e.opts.Fleet.Dir, fleet.ProjectFile))
+	if err != nil {
+		return nil, err
+	}
+	if err := os.WriteFile(filepath.Join(dir, fleet.ProjectFile), project, 0o644); err != nil {
+		return nil, err
+	}
+	w.stackFile = filepath.Join(dir, filepath.FromSlash(rel))
+	if err := os.MkdirAll(filepath.Dir(w.stackFile), 0o755); err != nil {
+		return nil, err
+	}
+	stackData, err := os.ReadFile(w.repoFile)
+	if err != nil {
+		return nil, err
+	}
+	if err := os.WriteFile(w.stackFile, stackData, 0o644); err != nil {
+		return nil, err
+	}
+	env := map[string]string{
+		"PULUMI_BACKEND_URL":       e.backend,
+		"PULUMI_CONFIG_PASSPHRASE": e.passphrase,
+		"PULUMI_SKIP_UPDATE_CHECK": "true",
+		// Several stacks run at once; a confirmation prompt would hang.
+		"PULUMI_SKIP_CONFIRMATIONS": "true",
+	}
+	if e.opts.Offline {
+		env["PULUMI_DISABLE_AUTOMATIC_PLUGIN_ACQUISITION"] = "true"
+	}
+	for k, v := range e.opts.Env {
+		env[k] = v
+	}
+	if e.opts.Attach != nil {
+		a, err := e.opts.Attach(ctx, name)
+		if err != nil {
+			return nil, fmt.Errorf("attaching the cloud: %w", err)
+		}
+		w.attach = a
+		for k, v := range a.Env {
+			env[k] = v
+		}
+	}
+	ws, err := auto.NewLocalWorkspace(ctx,
+		auto.WorkDir(dir),
+		auto.Program(e.opts.Program),
+		auto.EnvVars(env),
+		auto.Pulumi(e.opts.Pulumi),
+		auto.SecretsProvider("passphrase"),
+	)
+	if err != nil {
+		return nil, fmt.Errorf("workspace: %w", err)
+	}
+	if create {
+		w.stack, err = auto.UpsertStack(ctx, name, ws)
+	} else {
+		w.stack, err = auto.SelectStack(ctx, name, ws)
+		if auto.IsSelectStack404Error(err) {
+			return nil, ErrNotDeployed
+		}
+	}
+	if err != nil {
+		return nil, fmt.Errorf("stack %s: %w", name, cleanErr(err))
+	}
+	// Creating a stack with the passphrase provider writes its salt into
+	// the stack file; keep the repository's copy in step.
+	if err := w.syncBack(); err != nil {
+		return nil, err
+	}
+	ok = true
+	return w, nil
+}
+
+// ErrNotDeployed says a stack has never been deployed to the backend.
+var ErrNotDeployed = errors.New("not deployed")
+
+// syncBack copies the workspace's stack file to the repository when pulumi
+// changed it (encryption salt, a secret cellctl set).
+func (w *workspace) syncBack() error {
+	now, err := os.ReadFile(w.stackFile)
+	if err != nil {
+		return err
+	}
+	was, err := os.ReadFile(w.repoFile)
+	if err != nil {
+		return err
+	}
+	if string(now) == string(was) {
+		return nil
+	}
+	tmp := w.repoFile + ".cellctl-tmp"
+	if err := os.WriteFile(tmp, now, 0o644); err != nil {
+		return err
+	}
+	return os.Rename(tmp, w.repoFile)
+}
+
+// cleanErr shortens an Automation API error to what the user needs: the
+// CLI's stderr, without the command line and stdout dump.
+func cleanErr(err error) error {
+	if err == nil {
+		return nil
+	}
+	msg := err.Error()
+	if i := strings.Index(msg, "\nstderr: "); i >= 0 {
+		stderr := strings.TrimSpace(msg[i+len("\nstderr: "):])
+		if stderr != "" {
+			return &cliError{msg: stderr, err: err}
+		}
+	}
+	return err
+}
+
+type cliError struct {
+	msg string
+	err error
+}
+
+func (e *cliError) Error() string { return e.msg }
+func (e *cliError) Unwrap() error { return e.err }
+
+// inlineProject returns the fleet's Pulumi.yaml for an inline-program
+// workspace: the same project and config, without `main` (the program runs
+// inside cellctl, not from cmd/cells).
+func inlineProject(path string) ([]byte, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	var doc yaml.Node
+	if err := yaml.Unmarshal(data, &doc); err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	if len(doc.Content) == 1 && doc.Content[0].Kind == yaml.MappingNode {
+		m := doc.Content[0]
+		for i := 0; i+1 < len(m.Content); i += 2 {
+			if m.Content[i].Value == "main" {
+				m.Content = append(m.Content[:i], m.Content[i+2:]...)
+				break
+			}
+		}
+	}
+	return yaml.Marshal(&doc)
+}

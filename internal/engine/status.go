@@ -1,0 +1,134 @@
+package engine
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"time"
+
+	"golang.org/x/sync/errgroup"
+)
+
+// StackStatus is what the backend knows about one stack.
+type StackStatus struct {
+	Name        string         `json:"name"`
+	Deployed    bool           `json:"deployed"`
+	LastKind    string         `json:"lastOperation,omitempty"`
+	LastResult  string         `json:"lastResult,omitempty"`
+	LastUpdate  *time.Time     `json:"lastUpdate,omitempty"`
+	Resources   int            `json:"resources"`
+	Outputs     map[string]any `json:"outputs,omitempty"`
+	Error       string         `json:"error,omitempty"`
+	PendingOps  int            `json:"pendingOperations,omitempty"`
+	UpdateCount int            `json:"updates,omitempty"`
+}
+
+// Status reads every named stack's last update, outputs and resource count.
+func (e *Engine) Status(ctx context.Context, names []string) ([]*StackStatus, error) {
+	out := make([]*StackStatus, len(names))
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(e.opts.Parallel)
+	for i, n := range names {
+		g.Go(func() error {
+			out[i] = e.status(gctx, n)
+			return nil
+		})
+	}
+	if err := g.Wait(); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (e *Engine) status(ctx context.Context, name string) *StackStatus {
+	st := &StackStatus{Name: name}
+	w, err := e.open(ctx, name, false)
+	if errors.Is(err, ErrNotDeployed) {
+		return st
+	}
+	if err != nil {
+		st.Error = err.Error()
+		return st
+	}
+	defer w.close()
+	hist, err := w.stack.History(ctx, 1, 1)
+	if err != nil {
+		st.Error = cleanErr(err).Error()
+		return st
+	}
+	if len(hist) > 0 {
+		h := hist[0]
+		st.LastKind, st.LastResult, st.UpdateCount = h.Kind, h.Result, h.Version
+		stamp := h.StartTime
+		if h.EndTime != nil {
+			stamp = *h.EndTime
+		}
+		if t, err := time.Parse(time.RFC3339, stamp); err == nil {
+			t = t.UTC()
+			st.LastUpdate = &t
+		} else if t, err := time.Parse("2006-01-02 15:04:05.999999999 -0700 MST", stamp); err == nil {
+			t = t.UTC()
+			st.LastUpdate = &t
+		}
+	}
+	dep, err := w.stack.Export(ctx)
+	if err == nil && len(dep.Deployment) > 0 {
+		var d struct {
+			Resources []struct {
+				Custom bool   `json:"custom"`
+				Type   string `json:"type"`
+			} `json:"resources"`
+			PendingOperations []json.RawMessage `json:"pending_operations"`
+		}
+		if json.Unmarshal(dep.Deployment, &d) == nil {
+			for _, r := range d.Resources {
+				if r.Custom && !isProviderType(r.Type) {
+					st.Resources++
+				}
+			}
+			st.PendingOps = len(d.PendingOperations)
+		}
+	}
+	st.Deployed = st.Resources > 0 || len(hist) > 0
+	if outs, err := w.stack.Outputs(ctx); err == nil {
+		st.Outputs = maskOutputs(outs)
+	}
+	return st
+}
+
+func isProviderType(t string) bool {
+	return len(t) > len("pulumi:providers:") && t[:len("pulumi:providers:")] == "pulumi:providers:"
+}
+
+// Protected lists the resources of a deployed stack that are protected
+// ("type name"), which a destroy would refuse to delete.
+func (e *Engine) Protected(ctx context.Context, stack string) ([]string, error) {
+	w, err := e.open(ctx, stack, false)
+	if err != nil {
+		return nil, err
+	}
+	defer w.close()
+	dep, err := w.stack.Export(ctx)
+	if err != nil {
+		return nil, cleanErr(err)
+	}
+	var d struct {
+		Resources []struct {
+			URN     string `json:"urn"`
+			Protect bool   `json:"protect"`
+		} `json:"resources"`
+	}
+	if len(dep.Deployment) == 0 {
+		return nil, nil
+	}
+	if err := json.Unmarshal(dep.Deployment, &d); err != nil {
+		return nil, err
+	}
+	var out []string
+	for _, r := range d.Resources {
+		if r.Protect {
+			out = append(out, urnTypeName(r.URN))
+		}
+	}
+	return out, nil
+}

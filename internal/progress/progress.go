@@ -1,0 +1,202 @@
+// Package progress shows live engine progress on stderr: one status line
+// per stack (resources done/total, current operation, elapsed), redrawn in
+// place on a terminal, or plain, append-only lines when stderr is piped or
+// colour is off — CI logs stay readable.
+package progress
+
+import (
+	"fmt"
+	"io"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/cellctl/cellctl/internal/engine"
+	"github.com/cellctl/cellctl/internal/render"
+)
+
+// Display renders engine events.
+type Display struct {
+	w      io.Writer
+	live   bool
+	styles *render.Styles
+	now    func() time.Time
+	// PlainInterval throttles per-stack progress lines in plain mode.
+	PlainInterval time.Duration
+
+	mu     sync.Mutex
+	stacks map[string]*stackLine
+	order  []string
+	drawn  int
+	stop   chan struct{}
+	done   chan struct{}
+}
+
+type stackLine struct {
+	name      string
+	op        string
+	start     time.Time
+	expected  int
+	done      int
+	current   string
+	finished  *engine.StackResult
+	lastPrint time.Time
+}
+
+// New returns a display writing to w. live selects in-place redrawing (a
+// terminal with colour); otherwise lines are appended.
+func New(w io.Writer, live bool, styles *render.Styles) *Display {
+	d := &Display{w: w, live: live, styles: styles, now: time.Now, PlainInterval: 10 * time.Second,
+		stacks: map[string]*stackLine{}, stop: make(chan struct{}), done: make(chan struct{})}
+	if live {
+		go d.loop()
+	} else {
+		close(d.done)
+	}
+	return d
+}
+
+func (d *Display) loop() {
+	defer close(d.done)
+	t := time.NewTicker(120 * time.Millisecond)
+	defer t.Stop()
+	for {
+		select {
+		case <-d.stop:
+			d.mu.Lock()
+			d.redraw()
+			d.mu.Unlock()
+			return
+		case <-t.C:
+			d.mu.Lock()
+			d.redraw()
+			d.mu.Unlock()
+		}
+	}
+}
+
+// Close stops redrawing and leaves the final lines on screen.
+func (d *Display) Close() {
+	select {
+	case <-d.stop:
+	default:
+		close(d.stop)
+	}
+	<-d.done
+}
+
+// Handle consumes one engine event; safe for concurrent use.
+func (d *Display) Handle(ev engine.Event) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	s := d.stacks[ev.Stack]
+	if s == nil {
+		s = &stackLine{name: ev.Stack, start: ev.Time}
+		d.stacks[ev.Stack] = s
+		d.order = append(d.order, ev.Stack)
+	}
+	switch ev.Kind {
+	case engine.StackStarted:
+		s.op, s.start, s.expected = ev.Op, ev.Time, ev.Expected
+		if !d.live {
+			d.printf("%s: %s started\n", s.name, s.op)
+		}
+	case engine.ResourceStarted:
+		s.current = verb(ev.Op) + " " + ev.Type + " " + ev.Name
+	case engine.ResourceDone:
+		s.done++
+		if !d.live && d.now().Sub(s.lastPrint) >= d.PlainInterval {
+			s.lastPrint = d.now()
+			d.printf("%s: %s, %s\n", s.name, s.count(), s.current)
+		}
+	case engine.ResourceFailed:
+		if !d.live {
+			d.printf("%s: %s %s %s failed\n", s.name, verb(ev.Op), ev.Type, ev.Name)
+		}
+	case engine.Diagnostic:
+		if !d.live {
+			d.printf("%s: error: %s\n", s.name, ev.Message)
+		}
+	case engine.StackFinished:
+		s.finished = ev.Result
+		if !d.live {
+			d.printf("%s\n", d.finalLine(s))
+		}
+	}
+}
+
+func (d *Display) printf(format string, args ...any) { fmt.Fprintf(d.w, format, args...) }
+
+func (s *stackLine) count() string {
+	if s.expected > 0 {
+		total := s.expected
+		if s.done > total {
+			total = s.done
+		}
+		return fmt.Sprintf("%d/%d resources", s.done, total)
+	}
+	return fmt.Sprintf("%d resources", s.done)
+}
+
+func verb(op string) string {
+	switch op {
+	case "create":
+		return "creating"
+	case "update":
+		return "updating"
+	case "delete":
+		return "deleting"
+	case "replace", "create-replacement":
+		return "replacing"
+	case "delete-replaced":
+		return "deleting replaced"
+	case "same":
+		return "checking"
+	case "refresh", "read":
+		return "reading"
+	}
+	return op
+}
+
+func (d *Display) finalLine(s *stackLine) string {
+	r := s.finished
+	elapsed := r.Duration.Round(100 * time.Millisecond)
+	switch r.Result {
+	case engine.Succeeded:
+		c := r.Changes
+		return fmt.Sprintf("%s: %s in %s (create %d, update %d, delete %d, replace %d, same %d)",
+			s.name, d.styles.Good("succeeded"), elapsed, c.Create, c.Update, c.Delete, c.Replace, c.Same)
+	case engine.Skipped:
+		return fmt.Sprintf("%s: %s (%s)", s.name, d.styles.Warn("skipped"), r.Error)
+	}
+	return fmt.Sprintf("%s: %s after %s: %s", s.name, d.styles.Bad("failed"), elapsed, r.Error)
+}
+
+var spinner = []string{"⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧", "⠇", "⠏"}
+
+// redraw rewrites the block of status lines in place.
+func (d *Display) redraw() {
+	var b strings.Builder
+	if d.drawn > 0 {
+		fmt.Fprintf(&b, "\x1b[%dA", d.drawn)
+	}
+	names := d.order
+	frame := spinner[int(d.now().UnixMilli()/120)%len(spinner)]
+	for _, n := range names {
+		s := d.stacks[n]
+		b.WriteString("\x1b[2K")
+		if s.finished != nil {
+			b.WriteString(d.finalLine(s))
+		} else {
+			line := fmt.Sprintf("%-10s %s %s  %s  %s", s.name, d.styles.Dim(frame), s.count(),
+				d.now().Sub(s.start).Round(100*time.Millisecond), s.current)
+			if len(line) > 140 {
+				line = line[:140]
+			}
+			b.WriteString(line)
+		}
+		b.WriteString("\n")
+	}
+	d.drawn = len(names)
+	io.WriteString(d.w, b.String())
+}

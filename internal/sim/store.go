@@ -1,0 +1,419 @@
+package sim
+
+import (
+	"bytes"
+
+	"encoding/json"
+	"errors"
+	"fmt"
+	"github.com/pulumi/pulumi/sdk/v3/go/common/resource"
+
+	"github.com/cellctl/cellctl/internal/awsmodel"
+	"net/url"
+	"os"
+	"path/filepath"
+	"sync"
+	"syscall"
+	"time"
+)
+
+// DefaultDir is where the simulated cloud lives unless told otherwise.
+const DefaultDir = ".cellctl/sim"
+
+// Layout of the sim dir (all JSON, written atomically via temp+rename,
+// guarded by flock on .lock so several cellctl processes and stacks can
+// share one cloud):
+//
+//	cloud.json                 account, per-account counters
+//	resources/<stack>.json     the live resources a stack created
+//	control.json               faults, latency rules, quota overrides
+//	secret.key                 AES-256 key for secret values (0600)
+//	functions/<region>/<name>/<version>.json   Lambda code (latest.json, 1.json…)
+//	.lock                      lock file
+//
+// Resources are sharded by stack so an operation rewrites only its own
+// stack's file, and unchanged shards are reused from memory.
+const (
+	cloudFile    = "cloud.json"
+	resourcesDir = "resources"
+	controlFile  = "control.json"
+	lockFile     = ".lock"
+	functionDir  = "functions"
+	formatV1     = 1
+)
+
+// state is the whole cloud during one locked operation.
+type state struct {
+	Account   string
+	Counters  map[string]int
+	Resources []*record
+
+	dirtyMeta   bool
+	dirtyStacks map[string]bool
+}
+
+// metaFile is cloud.json.
+type metaFile struct {
+	Format   int            `json:"format"`
+	Account  string         `json:"account,omitempty"`
+	Counters map[string]int `json:"counters,omitempty"`
+}
+
+// shardFile is resources/<stack>.json.
+type shardFile struct {
+	Format    int       `json:"format"`
+	Stack     string    `json:"stack"`
+	Resources []*record `json:"resources"`
+}
+
+// record is one live resource. Inputs and Outputs hold encoded values
+// (see codec.go).
+type record struct {
+	Stack   string         `json:"stack"`
+	URN     string         `json:"urn,omitempty"`
+	Type    string         `json:"type"`
+	Name    string         `json:"name"`
+	ID      string         `json:"id"`
+	Region  string         `json:"region"`
+	Seed    string         `json:"seed"`
+	Inputs  map[string]any `json:"inputs"`
+	Outputs map[string]any `json:"outputs"`
+	// Edited lists top-level properties changed out of band (drift).
+	Edited  []string    `json:"edited,omitempty"`
+	Alarm   *alarmState `json:"alarm,omitempty"`
+	Created time.Time   `json:"created"`
+	Updated time.Time   `json:"updated"`
+
+	// decoded caches Outputs decoded, for records this process keeps;
+	// unique caches the exclusive names they hold.
+	decoded resource.PropertyMap
+	unique  []awsmodel.UniqueName
+	uniqOK  bool
+}
+
+type alarmState struct {
+	State   string    `json:"state"`
+	Reason  string    `json:"reason,omitempty"`
+	Updated time.Time `json:"updated"`
+}
+
+// control is control.json.
+type control struct {
+	Format  int                `json:"format"`
+	Faults  []Fault            `json:"faults,omitempty"`
+	Latency []Latency          `json:"latency,omitempty"`
+	Quotas  map[string]float64 `json:"quotas,omitempty"` // "<region>|<code>" → value; region "*" = every region
+	NextID  int                `json:"nextId,omitempty"`
+}
+
+// store reads and writes one sim dir.
+type store struct {
+	dir   string
+	codec *codec
+
+	mu      sync.Mutex // serializes this process's access; flock does the rest
+	metaKey fileKey
+	meta    *metaFile
+	shards  map[string]shard // file name → parsed shard
+}
+
+type shard struct {
+	key  fileKey
+	recs []*record
+}
+
+type fileKey struct {
+	ino, size, mtime int64
+}
+
+func statKey(path string) (fileKey, bool) {
+	fi, err := os.Stat(path)
+	if err != nil {
+		return fileKey{}, false
+	}
+	st, ok := fi.Sys().(*syscall.Stat_t)
+	if !ok {
+		return fileKey{size: fi.Size(), mtime: fi.ModTime().UnixNano()}, true
+	}
+	return fileKey{ino: int64(st.Ino), size: fi.Size(), mtime: fi.ModTime().UnixNano()}, true
+}
+
+func openStore(dir string) (*store, error) {
+	if dir == "" {
+		dir = DefaultDir
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, fmt.Errorf("creating the simulated cloud's directory: %w", err)
+	}
+	c, err := loadCodec(dir)
+	if err != nil {
+		return nil, err
+	}
+	return &store{dir: dir, codec: c}, nil
+}
+
+// lock takes the directory lock: exclusive to change, shared to read.
+func (s *store) lock(exclusive bool) (func(), error) {
+	s.mu.Lock()
+	f, err := os.OpenFile(filepath.Join(s.dir, lockFile), os.O_RDWR|os.O_CREATE, 0o644)
+	if err != nil {
+		s.mu.Unlock()
+		return nil, err
+	}
+	how := syscall.LOCK_SH
+	if exclusive {
+		how = syscall.LOCK_EX
+	}
+	for {
+		err = syscall.Flock(int(f.Fd()), how)
+		if !errors.Is(err, syscall.EINTR) {
+			break
+		}
+	}
+	if err != nil {
+		f.Close()
+		s.mu.Unlock()
+		return nil, fmt.Errorf("locking %s: %w", s.dir, err)
+	}
+	return func() {
+		syscall.Flock(int(f.Fd()), syscall.LOCK_UN)
+		f.Close()
+		s.mu.Unlock()
+	}, nil
+}
+
+// invalidate drops every cached parse (after a failed change, whose
+// in-place edits must not survive).
+func (s *store) invalidate() { s.meta, s.shards = nil, nil }
+
+// loadState assembles the cloud from cloud.json and the stack shards,
+// re-reading only files that changed since this process last saw them.
+// Callers hold the lock.
+func (s *store) loadState() (*state, error) {
+	metaPath := filepath.Join(s.dir, cloudFile)
+	if key, ok := statKey(metaPath); !ok {
+		s.meta = &metaFile{Format: formatV1}
+	} else if s.meta == nil || key != s.metaKey {
+		var m metaFile
+		if err := readJSON(metaPath, &m); err != nil {
+			return nil, err
+		}
+		if m.Format > formatV1 {
+			return nil, fmt.Errorf("%s was written by a newer cellctl (format %d)", metaPath, m.Format)
+		}
+		s.meta, s.metaKey = &m, key
+	}
+	st := &state{Account: s.meta.Account, Counters: map[string]int{}, dirtyStacks: map[string]bool{}}
+	for k, v := range s.meta.Counters {
+		st.Counters[k] = v
+	}
+	entries, err := os.ReadDir(filepath.Join(s.dir, resourcesDir))
+	if err != nil && !errors.Is(err, os.ErrNotExist) {
+		return nil, err
+	}
+	if s.shards == nil {
+		s.shards = map[string]shard{}
+	}
+	seen := map[string]bool{}
+	for _, e := range entries {
+		name := e.Name()
+		if e.IsDir() || filepath.Ext(name) != ".json" || name[0] == '.' {
+			continue
+		}
+		seen[name] = true
+		path := filepath.Join(s.dir, resourcesDir, name)
+		key, ok := statKey(path)
+		if !ok {
+			continue
+		}
+		sh, cached := s.shards[name]
+		if !cached || sh.key != key {
+			var f shardFile
+			if err := readJSON(path, &f); err != nil {
+				return nil, err
+			}
+			if f.Format > formatV1 {
+				return nil, fmt.Errorf("%s was written by a newer cellctl (format %d)", path, f.Format)
+			}
+			sh = shard{key: key, recs: f.Resources}
+			s.shards[name] = sh
+		}
+		st.Resources = append(st.Resources, sh.recs...)
+	}
+	for name := range s.shards {
+		if !seen[name] {
+			delete(s.shards, name)
+		}
+	}
+	return st, nil
+}
+
+// shardName is the file of a stack's resources.
+func shardName(stack string) string {
+	if stack == "" {
+		stack = "_"
+	}
+	return url.PathEscape(stack) + ".json"
+}
+
+// saveState writes what changed: cloud.json and the touched stacks' shards.
+func (s *store) saveState(st *state) error {
+	if st.dirtyMeta {
+		m := &metaFile{Format: formatV1, Account: st.Account, Counters: st.Counters}
+		path := filepath.Join(s.dir, cloudFile)
+		if err := writeJSON(path, m); err != nil {
+			s.invalidate()
+			return err
+		}
+		s.meta, s.metaKey = m, fileKey{}
+		if key, ok := statKey(path); ok {
+			s.metaKey = key
+		}
+	}
+	if len(st.dirtyStacks) > 0 {
+		if err := os.MkdirAll(filepath.Join(s.dir, resourcesDir), 0o755); err != nil {
+			return err
+		}
+	}
+	for stack := range st.dirtyStacks {
+		var recs []*record
+		for _, r := range st.Resources {
+			if r.Stack == stack {
+				recs = append(recs, r)
+			}
+		}
+		name := shardName(stack)
+		path := filepath.Join(s.dir, resourcesDir, name)
+		if len(recs) == 0 {
+			if err := os.Remove(path); err != nil && !errors.Is(err, os.ErrNotExist) {
+				s.invalidate()
+				return err
+			}
+			delete(s.shards, name)
+			continue
+		}
+		if err := writeJSON(path, shardFile{Format: formatV1, Stack: stack, Resources: recs}); err != nil {
+			s.invalidate()
+			return err
+		}
+		if key, ok := statKey(path); ok {
+			s.shards[name] = shard{key: key, recs: recs}
+		} else {
+			delete(s.shards, name)
+		}
+	}
+	st.dirtyMeta, st.dirtyStacks = false, map[string]bool{}
+	return nil
+}
+
+// touch marks a stack's resources changed, to be saved.
+func (st *state) touch(stack string) { st.dirtyStacks[stack] = true }
+
+// touchMeta marks the account data (counters) changed.
+func (st *state) touchMeta() { st.dirtyMeta = true }
+
+func (s *store) loadControl() (*control, error) {
+	var c control
+	err := readJSON(filepath.Join(s.dir, controlFile), &c)
+	if errors.Is(err, os.ErrNotExist) {
+		return &control{Format: formatV1}, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	return &c, nil
+}
+
+func (s *store) saveControl(c *control) error {
+	c.Format = formatV1
+	return writeJSON(filepath.Join(s.dir, controlFile), c)
+}
+
+// update runs fn on the cloud under the exclusive lock and saves what it
+// changed: control.json when its content changed, the shards of stacks
+// fn touched, cloud.json when fn touched the account data. An error
+// discards every change.
+func (s *store) update(fn func(st *state, ctl *control) error) error {
+	unlock, err := s.lock(true)
+	if err != nil {
+		return err
+	}
+	defer unlock()
+	st, err := s.loadState()
+	if err != nil {
+		return err
+	}
+	ctl, err := s.loadControl()
+	if err != nil {
+		return err
+	}
+	ctlBefore, _ := json.Marshal(ctl)
+	if err := fn(st, ctl); err != nil {
+		s.invalidate() // fn may have changed cached records in place
+		return err
+	}
+	if err := s.saveState(st); err != nil {
+		return err
+	}
+	if after, _ := json.Marshal(ctl); !bytes.Equal(ctlBefore, after) {
+		if err := s.saveControl(ctl); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// view runs fn under the shared lock; fn must not change anything.
+func (s *store) view(fn func(st *state, ctl *control) error) error {
+	unlock, err := s.lock(false)
+	if err != nil {
+		return err
+	}
+	defer unlock()
+	st, err := s.loadState()
+	if err != nil {
+		return err
+	}
+	ctl, err := s.loadControl()
+	if err != nil {
+		return err
+	}
+	return fn(st, ctl)
+}
+
+func readJSON(path string, v any) error {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return err
+	}
+	if err := json.Unmarshal(b, v); err != nil {
+		return fmt.Errorf("%s is corrupt: %w", path, err)
+	}
+	return nil
+}
+
+// writeJSON writes atomically: temp file in the same dir, then rename.
+func writeJSON(path string, v any) error {
+	b, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		return err
+	}
+	b = append(b, '\n')
+	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*")
+	if err != nil {
+		return err
+	}
+	// No fsync: the rename makes the new file appear whole to every
+	// process; surviving a power cut is not a rehearsal cloud's job.
+	_, werr := tmp.Write(b)
+	cerr := tmp.Close()
+	if err := errors.Join(werr, cerr); err != nil {
+		os.Remove(tmp.Name())
+		return err
+	}
+	if err := os.Rename(tmp.Name(), path); err != nil {
+		os.Remove(tmp.Name())
+		return err
+	}
+	return nil
+}
