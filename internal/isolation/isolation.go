@@ -87,9 +87,9 @@ func Check(cells []Cell) Result {
 			}
 		}
 	}
-	ids := make([]string, len(cells))
-	for i, c := range cells {
-		ids[i] = c.ID
+	ids := make(map[string]bool, len(cells))
+	for _, c := range cells {
+		ids[c.ID] = true
 	}
 	for _, c := range cells {
 		vs = append(vs, references(c, ids, owner)...)
@@ -167,7 +167,7 @@ func overlaps(cells []Cell) []Violation {
 	return vs
 }
 
-func references(c Cell, ids []string, owner map[string]string) []Violation {
+func references(c Cell, ids map[string]bool, owner map[string]string) []Violation {
 	var vs []Violation
 	for _, r := range c.Resources {
 		if r.Parent != "" {
@@ -203,25 +203,47 @@ func references(c Cell, ids []string, owner map[string]string) []Violation {
 type mention struct{ cell, what, token string }
 
 // mentions finds, in one input string of cell self, the identities of other
-// cells: their ids, ARNs, URNs and physical names.
-func mentions(s, self string, ids []string, owner map[string]string) []mention {
+// cells: their ids, ARNs, URNs and physical names. Identities are matched
+// as whole tokens — the string itself, or a piece of it between quotes,
+// commas, brackets, spaces, '=' — and, inside such a piece, between ':'
+// and '/' (the id inside an ARN). Matching whole tokens keeps the audit
+// linear in the size of the fleet.
+func mentions(s, self string, ids map[string]bool, owner map[string]string) []mention {
 	var out []mention
 	for _, id := range cellIDs(s, ids) {
 		if id != self {
 			out = append(out, mention{id, "the cell id", id})
 		}
 	}
-	if o, ok := owner[s]; ok && o != self {
-		return append(out, mention{o, "a resource", s})
-	}
-	for tok, o := range owner {
-		if o == self || len(tok) < 12 || !strings.Contains(s, tok) {
-			continue
+	seen := map[string]bool{}
+	check := func(tok string) {
+		if len(tok) < 8 || seen[tok] {
+			return
 		}
-		out = append(out, mention{o, "a resource", tok})
+		seen[tok] = true
+		if o, ok := owner[tok]; ok && o != self {
+			out = append(out, mention{o, "a resource", tok})
+		}
+	}
+	check(s)
+	for _, piece := range strings.FieldsFunc(s, isOuterDelim) {
+		check(piece)
+		for _, sub := range strings.FieldsFunc(piece, isInnerDelim) {
+			check(sub)
+		}
 	}
 	return out
 }
+
+func isOuterDelim(r rune) bool {
+	switch r {
+	case '"', '\'', ',', '[', ']', '{', '}', '(', ')', ' ', '\t', '\n', '\r', '=', ';':
+		return true
+	}
+	return false
+}
+
+func isInnerDelim(r rune) bool { return r == ':' || r == '/' }
 
 func isWordByte(b byte) bool {
 	return b >= 'a' && b <= 'z' || b >= 'A' && b <= 'Z' || b >= '0' && b <= '9'
@@ -229,28 +251,43 @@ func isWordByte(b byte) bool {
 
 // cellIDs lists the cell ids s mentions. At each position the longest id
 // wins, so "cell-a-1-vpc" mentions cell-a-1 and not cell-a, and an id glued
-// to letters or digits ("cell-bb") is not a mention of cell-b.
-func cellIDs(s string, ids []string) []string {
+// to letters or digits ("cell-bb") is not a mention of cell-b. Candidates
+// start at a run of letters, digits and hyphens or after one of its
+// hyphens, and end before a hyphen or at the run's end.
+func cellIDs(s string, ids map[string]bool) []string {
 	var found []string
 	seen := map[string]bool{}
-	for i := 0; i < len(s); i++ {
-		if i > 0 && isWordByte(s[i-1]) {
+	for i := 0; i < len(s); {
+		if !isWordByte(s[i]) && s[i] != '-' {
+			i++
 			continue
 		}
-		best := ""
-		for _, id := range ids {
-			end := i + len(id)
-			if len(id) > len(best) && strings.HasPrefix(s[i:], id) && (end == len(s) || !isWordByte(s[end])) {
-				best = id
-			}
+		j := i
+		for j < len(s) && (isWordByte(s[j]) || s[j] == '-') {
+			j++
 		}
-		if best != "" {
-			if !seen[best] {
-				seen[best] = true
-				found = append(found, best)
+		run := s[i:j]
+		for start := 0; start < len(run); {
+			best := ""
+			if start == 0 || run[start-1] == '-' {
+				for end := len(run); end > start; end-- {
+					if (end == len(run) || run[end] == '-') && ids[run[start:end]] {
+						best = run[start:end]
+						break
+					}
+				}
 			}
-			i += len(best) - 1
+			if best != "" {
+				if !seen[best] {
+					seen[best] = true
+					found = append(found, best)
+				}
+				start += len(best)
+				continue
+			}
+			start++
 		}
+		i = j
 	}
 	return found
 }

@@ -99,7 +99,7 @@ func TestStoragePrefix(t *testing.T) {
 }
 
 func TestCellIDMentions(t *testing.T) {
-	ids := []string{"cell-a", "cell-a-1", "cell-b", "cell-bb"}
+	ids := map[string]bool{"cell-a": true, "cell-a-1": true, "cell-b": true, "cell-bb": true}
 	cases := map[string]string{
 		"cell-a-vpc":          "cell-a",
 		"cell-a-1-vpc":        "cell-a-1",
