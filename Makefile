@@ -49,8 +49,12 @@ test-node:
 	$(NODE) --test router/edge/
 
 # A brief fuzz of every parser on each test run; `make fuzz-long` for more.
+# (go test -fuzz takes one target at a time.)
 fuzz:
-	$(GO) test -run '^$$' -fuzz '^FuzzLoad$$' -fuzztime $(FUZZTIME) ./internal/fleet
+	$(GO) test -run '^$$' -fuzz '^FuzzLoad$$'   -fuzztime $(FUZZTIME) ./internal/fleet
+	$(GO) test -run '^$$' -fuzz '^FuzzParse$$'  -fuzztime $(FUZZTIME) ./router
+	$(GO) test -run '^$$' -fuzz '^FuzzJSON$$'   -fuzztime $(FUZZTIME) ./router
+	$(GO) test -run '^$$' -fuzz '^FuzzTenant$$' -fuzztime $(FUZZTIME) ./router
 
 fuzz-long:
 	$(MAKE) fuzz FUZZTIME=$(LONG_FUZZTIME)
@@ -60,11 +64,18 @@ lint:
 	  if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 	$(GO) vet ./...
 
-bench:
-	$(GO) test -run '^$$' -bench . -benchmem ./...
+# Benchmarks: routing, loaders, plan, and the engine on the simulated cloud
+# (BenchmarkFleetUp takes a few minutes). Numbers are in docs/BENCHMARKS.md.
+bench: build pulumi
+	$(GO) test -run '^$$' -bench . -benchmem ./router/... ./internal/plan ./internal/sim
+	$(GO) test -run '^$$' -bench . -benchtime 1x -timeout 60m ./internal/e2e
+	$(NODE) router/edge/bench.js
 
-demo: build
-	$(BIN)/cellctl plan
+# The main job on the embedded default: the demo fleet on cellctl's
+# simulated AWS with the local file backend (.cellctl/). Safe to rerun.
+demo: build pulumi
+	$(BIN)/cellctl --cloud sim up
+	$(BIN)/cellctl --cloud sim status
 
 clean:
 	rm -rf $(BIN)/cellctl .cellctl

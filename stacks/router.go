@@ -39,7 +39,17 @@ func routerProgram(ctx *pulumi.Context, f *fleet.Fleet) error {
 		if err != nil {
 			return err
 		}
-		origins = append(origins, component.Origin{Cell: c.ID, DNSName: ref.GetStringOutput(pulumi.String("albDnsName"))})
+		// GetStringOutput would fail on a missing output with an error that
+		// does not say what to do; a cell that was never deployed (or whose
+		// last up failed) has none yet.
+		dns := ref.GetOutput(pulumi.String("albDnsName")).ApplyT(func(v any) (string, error) {
+			s, _ := v.(string)
+			if s == "" {
+				return "", fmt.Errorf("cell %s has no ALB DNS name (albDnsName) in its stack outputs: run `cellctl up %s` first", c.ID, c.ID)
+			}
+			return s, nil
+		}).(pulumi.StringOutput)
+		origins = append(origins, component.Origin{Cell: c.ID, DNSName: dns})
 	}
 	r, err := component.NewRouter(ctx, fleet.RouterStack, &component.RouterArgs{
 		BucketName:   f.Router.FleetBucket,

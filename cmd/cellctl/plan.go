@@ -2,12 +2,12 @@ package main
 
 import (
 	"fmt"
-	"sort"
 	"strings"
 
 	"github.com/spf13/cobra"
 
 	"github.com/cellctl/cellctl/internal/exitcode"
+	"github.com/cellctl/cellctl/internal/fleet"
 	"github.com/cellctl/cellctl/internal/plan"
 )
 
@@ -62,7 +62,7 @@ func planRun(cmd *cobra.Command, opts *PlanOptions) error {
 			return err
 		}
 	} else {
-		printPlan(opts, report)
+		printPlan(opts, fl, report)
 	}
 	if !report.Isolation.OK {
 		return exitcode.With(exitcode.Findings, fmt.Errorf("isolation audit: %d violation(s)", len(report.Isolation.Violations)))
@@ -70,7 +70,7 @@ func planRun(cmd *cobra.Command, opts *PlanOptions) error {
 	return nil
 }
 
-func printPlan(opts *PlanOptions, report *plan.Report) {
+func printPlan(opts *PlanOptions, fl *fleet.Fleet, report *plan.Report) {
 	s := opts.Styles()
 	out := opts.IO.Out
 	var rows [][]string
@@ -82,9 +82,9 @@ func printPlan(opts *PlanOptions, report *plan.Report) {
 			cidr = st.CIDR
 		}
 		total += len(st.Resources)
-		rows = append(rows, []string{st.Name, st.Kind, index, cidr, st.Region, fmt.Sprint(len(st.Resources)), kindsSummary(st)})
+		rows = append(rows, []string{st.Name, st.Kind, index, cidr, st.Region, fmt.Sprint(len(st.Resources)), shape(fl, st)})
 	}
-	fmt.Fprint(out, s.Table([]string{"STACK", "KIND", "INDEX", "CIDR", "REGION", "RESOURCES", "TYPES"}, rows))
+	fmt.Fprint(out, s.Table([]string{"STACK", "KIND", "INDEX", "CIDR", "REGION", "RESOURCES", "SHAPE"}, rows))
 	if opts.Resources {
 		for _, st := range report.Stacks {
 			fmt.Fprintf(out, "\n%s\n", s.Bold(st.Name))
@@ -106,25 +106,16 @@ func printPlan(opts *PlanOptions, report *plan.Report) {
 	}
 }
 
-// kindsSummary lists the stack's resource types briefly: "vpc×1 subnet×9 …".
-func kindsSummary(st *plan.Stack) string {
-	counts := st.Counts()
-	names := make([]string, 0, len(counts))
-	for t := range counts {
-		names = append(names, t)
+// shape summarises what a stack runs, so sizing differences between cells
+// stand out in the table.
+func shape(fl *fleet.Fleet, st *plan.Stack) string {
+	if c := fl.Cell(st.Name); c != nil {
+		return fmt.Sprintf("nat=%s db=%d×%s cache=%d×%s tasks=%d×%d/%d",
+			c.NATMode, c.AuroraInstances, strings.TrimPrefix(c.AuroraInstanceClass, "db."),
+			c.CacheNodes, strings.TrimPrefix(c.CacheNodeType, "cache."), c.DesiredCount, c.TaskCPU, c.TaskMemory)
 	}
-	sort.Strings(names)
-	parts := make([]string, 0, len(names))
-	for _, t := range names {
-		short := t
-		if i := strings.LastIndex(t, ":"); i >= 0 {
-			short = t[i+1:]
-		}
-		parts = append(parts, fmt.Sprintf("%s×%d", short, counts[t]))
+	if st.Name == fleet.RouterStack && fl.Routing != nil {
+		return fmt.Sprintf("table v%d, %d buckets, %d overrides", fl.Routing.Version(), fl.Routing.Buckets(), len(fl.Routing.Overrides()))
 	}
-	s := strings.Join(parts, " ")
-	if len(s) > 60 {
-		s = fmt.Sprintf("%d types", len(names))
-	}
-	return s
+	return fmt.Sprintf("%d types", len(st.Counts()))
 }

@@ -143,20 +143,20 @@ func (r *Router) bucket(ctx *pulumi.Context, name string, args *RouterArgs, tags
 	if err != nil {
 		return err
 	}
-	dep := pulumi.DependsOn([]pulumi.Resource{r.Bucket})
 	if _, err := s3.NewBucketOwnershipControls(ctx, name+"-bucket-ownership", &s3.BucketOwnershipControlsArgs{
 		Bucket: r.Bucket.ID(),
 		Rule:   &s3.BucketOwnershipControlsRuleArgs{ObjectOwnership: pulumi.String("BucketOwnerEnforced")},
 	}, parent); err != nil {
 		return err
 	}
-	if _, err := s3.NewBucketPublicAccessBlock(ctx, name+"-bucket-public-access", &s3.BucketPublicAccessBlockArgs{
+	publicAccess, err := s3.NewBucketPublicAccessBlock(ctx, name+"-bucket-public-access", &s3.BucketPublicAccessBlockArgs{
 		Bucket:                r.Bucket.ID(),
 		BlockPublicAcls:       pulumi.Bool(true),
 		BlockPublicPolicy:     pulumi.Bool(true),
 		IgnorePublicAcls:      pulumi.Bool(true),
 		RestrictPublicBuckets: pulumi.Bool(true),
-	}, parent); err != nil {
+	}, parent)
+	if err != nil {
 		return err
 	}
 	if _, err := s3.NewBucketVersioningV2(ctx, name+"-bucket-versioning", &s3.BucketVersioningV2Args{
@@ -196,7 +196,7 @@ func (r *Router) bucket(ctx *pulumi.Context, name string, args *RouterArgs, tags
 	r.BucketPolicy, err = s3.NewBucketPolicy(ctx, name+"-bucket-policy", &s3.BucketPolicyArgs{
 		Bucket: r.Bucket.ID(),
 		Policy: policy,
-	}, parent, dep)
+	}, parent, pulumi.DependsOn([]pulumi.Resource{publicAccess}))
 	return err
 }
 
