@@ -132,6 +132,7 @@ Exit codes: 0 ok, 1 error, 2 findings (drift, quota, isolation),
 		NewCmdStatus(f, nil),
 		NewCmdDestroy(f, nil),
 		NewCmdUnlock(f, nil),
+		NewCmdRoute(f, nil),
 		NewCmdSim(f),
 	)
 	return cmd

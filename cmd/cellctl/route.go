@@ -1,0 +1,469 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/cellctl/cellctl/internal/exitcode"
+	"github.com/cellctl/cellctl/internal/fleet"
+	"github.com/cellctl/cellctl/router"
+)
+
+// RouteOptions are the inputs of `cellctl route`.
+type RouteOptions struct {
+	*Factory
+	Tenants []string
+	// TablePath reads the routing table from this file instead of the
+	// fleet's stacks/routing.json.
+	TablePath string
+	// DiffPath is an older version of the table to compare with.
+	DiffPath string
+}
+
+// RouteReport is the -o json document of `cellctl route TENANT…`.
+type RouteReport struct {
+	Version int64         `json:"version"`
+	Routes  []TenantRoute `json:"routes"`
+	// Errors lists the tenant ids that are not valid; they have no route.
+	Errors []TenantError `json:"errors,omitempty"`
+}
+
+// Placement is where one tenant goes in one version of the table.
+type Placement struct {
+	Bucket    int    `json:"bucket"`
+	Cell      string `json:"cell"`                // the cell serving the tenant now
+	Override  bool   `json:"override"`            // an override decided the cell, not the bucket
+	State     string `json:"state"`               // "active", or "migrating" while the tenant moves
+	Target    string `json:"target,omitempty"`    // where a migrating tenant is going
+	WriteMode string `json:"writeMode,omitempty"` // what the edge does with a migrating tenant's writes
+}
+
+// TenantRoute is one tenant's route.
+type TenantRoute struct {
+	Tenant string `json:"tenant"`
+	Placement
+}
+
+// TenantError is a tenant id the router refuses.
+type TenantError struct {
+	Tenant string `json:"tenant"`
+	Error  string `json:"error"`
+}
+
+// RouteDiff is the -o json document of `cellctl route --diff OLD`: the
+// router's DiffReport, plus the named tenants' moves when tenants are given.
+type RouteDiff struct {
+	router.DiffReport
+	Tenants []TenantChange `json:"tenants,omitempty"`
+	Errors  []TenantError  `json:"errors,omitempty"`
+}
+
+// TenantChange is one named tenant in both versions of the table.
+type TenantChange struct {
+	Tenant string    `json:"tenant"`
+	Moves  bool      `json:"moves"` // its cell changes
+	From   Placement `json:"from"`
+	To     Placement `json:"to"`
+}
+
+// NewCmdRoute builds `cellctl route`.
+func NewCmdRoute(f *Factory, runF func(*RouteOptions) error) *cobra.Command {
+	opts := &RouteOptions{Factory: f}
+	cmd := &cobra.Command{
+		Use:   "route [tenant...]",
+		Short: "Show which cell serves a tenant, or what a routing table change moves",
+		Long: `Look tenants up in the routing table exactly as the edge function does:
+the tenant's bucket (FNV-1a-64 of its id mod the table's bucket count), the
+cell serving it, whether an override pinned it there, and its state
+("active", or "migrating" with its target cell and write mode).
+
+The table is the fleet's stacks/routing.json, or the file given with
+--table. Invalid tenant ids are reported one by one; the valid ones are
+still shown, and the command exits 1.
+
+With --diff OLD.json, report what changes from OLD.json to the table: the
+version change, how many buckets and what share of tenants move, from which
+cell to which, and the cells and overrides added, removed or changed. Named
+tenants are then shown in both versions. -o markdown prints a summary ready
+to paste as a pull request comment.`,
+		Example: `  cellctl route acme globex
+  cellctl route acme -o json
+  cellctl route --table testdata/routing/golden_table.json tenant-0042
+  git show main:stacks/routing.json > /tmp/old.json
+  cellctl route --diff /tmp/old.json -o markdown
+  cellctl route --diff /tmp/old.json acme`,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			opts.Tenants = args
+			if len(args) == 0 && opts.DiffPath == "" {
+				return exitcode.With(exitcode.Error, errors.New("name at least one tenant, or compare tables with --diff OLD.json"))
+			}
+			if err := f.CheckOutput(FormatTable, FormatJSON, FormatMarkdown); err != nil {
+				return err
+			}
+			if runF != nil {
+				return runF(opts)
+			}
+			return routeRun(opts)
+		},
+	}
+	cmd.Flags().StringVar(&opts.TablePath, "table", "", "routing table file to use instead of the fleet's stacks/"+fleet.RoutingFile)
+	cmd.Flags().StringVar(&opts.DiffPath, "diff", "", "older routing table file: report what changes from it to the current table")
+	return cmd
+}
+
+func routeRun(opts *RouteOptions) error {
+	table, source, err := currentTable(opts)
+	if err != nil {
+		return err
+	}
+	if opts.DiffPath != "" {
+		return routeDiffRun(opts, table, source)
+	}
+	report := RouteReport{Version: table.Version(), Routes: []TenantRoute{}}
+	for _, tenant := range opts.Tenants {
+		p, terr := place(table, tenant)
+		if terr != nil {
+			report.Errors = append(report.Errors, *terr)
+			continue
+		}
+		report.Routes = append(report.Routes, TenantRoute{Tenant: tenant, Placement: p})
+	}
+	switch opts.Global.Output {
+	case FormatJSON:
+		if err := renderJSON(opts.IO.Out, report); err != nil {
+			return err
+		}
+	case FormatMarkdown:
+		writeRoutesMarkdown(opts.IO.Out, report, source)
+	default:
+		printRoutes(opts, report, source)
+	}
+	return tenantErrors(report.Errors)
+}
+
+// currentTable is the --table file, else the fleet's routing table.
+func currentTable(opts *RouteOptions) (*router.Table, string, error) {
+	if opts.TablePath != "" {
+		t, err := router.Load(opts.TablePath)
+		return t, opts.TablePath, err
+	}
+	fl, err := opts.Fleet()
+	if err != nil {
+		return nil, "", err
+	}
+	source := fl.StackDir + "/" + fleet.RoutingFile
+	if fl.Routing == nil {
+		return nil, "", exitcode.With(exitcode.Error, fmt.Errorf("the fleet in %s has no %s; create it, or pass --table PATH", opts.Global.Dir, source))
+	}
+	return fl.Routing, source, nil
+}
+
+// place routes tenant, or says why its id is refused.
+func place(t *router.Table, tenant string) (Placement, *TenantError) {
+	r := t.Route(tenant)
+	if !r.Valid {
+		msg := "invalid tenant id"
+		if err := router.ValidTenant(tenant); err != nil {
+			msg = err.Error()
+		}
+		return Placement{}, &TenantError{Tenant: tenant, Error: msg}
+	}
+	p := Placement{Bucket: r.Bucket, Cell: r.Cell, State: string(router.OverrideActive)}
+	if o := r.Override; o != nil {
+		p.Override = true
+		p.State = string(o.State)
+		if o.State == router.OverrideMigrating {
+			p.Target, p.WriteMode = o.Target, string(o.WriteMode)
+		}
+	}
+	return p, nil
+}
+
+// tenantErrors is the command's error when some tenant ids are invalid:
+// every one of them, after the valid ones were printed.
+func tenantErrors(errs []TenantError) error {
+	switch len(errs) {
+	case 0:
+		return nil
+	case 1:
+		return exitcode.With(exitcode.Error, errors.New(errs[0].Error))
+	}
+	lines := make([]string, len(errs))
+	for i, e := range errs {
+		lines[i] = "  " + e.Error
+	}
+	return exitcode.With(exitcode.Error, fmt.Errorf("%d tenant ids are invalid:\n%s", len(errs), strings.Join(lines, "\n")))
+}
+
+// stateText is a placement's state for people: where a migrating tenant
+// goes and whether its writes are refused meanwhile.
+func stateText(p Placement) string {
+	if p.State != string(router.OverrideMigrating) {
+		return p.State
+	}
+	s := "migrating to " + p.Target
+	if p.WriteMode == string(router.WriteRejectWith503) {
+		s += " (writes get 503)"
+	}
+	return s
+}
+
+func yesNo(b bool) string {
+	if b {
+		return "yes"
+	}
+	return "no"
+}
+
+func printRoutes(opts *RouteOptions, report RouteReport, source string) {
+	if len(report.Routes) == 0 {
+		return
+	}
+	s := opts.Styles()
+	rows := make([][]string, 0, len(report.Routes))
+	for _, r := range report.Routes {
+		state := stateText(r.Placement)
+		if r.State == string(router.OverrideMigrating) {
+			state = s.Warn(state)
+		}
+		rows = append(rows, []string{r.Tenant, strconv.Itoa(r.Bucket), r.Cell, yesNo(r.Override), state})
+	}
+	fmt.Fprint(opts.IO.Out, s.Table([]string{"TENANT", "BUCKET", "CELL", "OVERRIDE", "STATE"}, rows))
+	fmt.Fprintf(opts.IO.Out, "\nrouting table version %d (%s)\n", report.Version, source)
+}
+
+func writeRoutesMarkdown(w io.Writer, report RouteReport, source string) {
+	fmt.Fprintf(w, "### Tenant routes, routing table v%d (`%s`)\n\n", report.Version, source)
+	fmt.Fprintln(w, "| Tenant | Bucket | Cell | Override | State |")
+	fmt.Fprintln(w, "|---|---:|---|---|---|")
+	for _, r := range report.Routes {
+		fmt.Fprintf(w, "| %s | %d | `%s` | %s | %s |\n", mdEscape(r.Tenant), r.Bucket, r.Cell, yesNo(r.Override), mdEscape(stateText(r.Placement)))
+	}
+	for _, e := range report.Errors {
+		fmt.Fprintf(w, "\n**Invalid:** %s\n", mdEscape(e.Error))
+	}
+}
+
+func routeDiffRun(opts *RouteOptions, table *router.Table, source string) error {
+	old, err := router.Load(opts.DiffPath)
+	if err != nil {
+		return err
+	}
+	d := RouteDiff{DiffReport: router.Diff(old, table)}
+	for _, tenant := range opts.Tenants {
+		from, terr := place(old, tenant)
+		if terr != nil {
+			d.Errors = append(d.Errors, *terr)
+			continue
+		}
+		to, _ := place(table, tenant) // validity does not depend on the table
+		d.Tenants = append(d.Tenants, TenantChange{Tenant: tenant, Moves: from.Cell != to.Cell, From: from, To: to})
+	}
+	switch opts.Global.Output {
+	case FormatJSON:
+		if err := renderJSON(opts.IO.Out, d); err != nil {
+			return err
+		}
+	case FormatMarkdown:
+		writeDiffMarkdown(opts.IO.Out, d, opts.DiffPath, source)
+	default:
+		printDiff(opts, d, opts.DiffPath, source)
+	}
+	if err := tenantErrors(d.Errors); err != nil {
+		return err
+	}
+	// A change whose version did not go up is a finding: the edge function
+	// would not be republished as a new routing version. CI fails on it.
+	if err := router.CheckSuccessor(old, table); err != nil {
+		return exitcode.With(exitcode.Findings, fmt.Errorf("%s: %w", source, err))
+	}
+	return nil
+}
+
+// pct prints a share as a percentage, keeping small moves visible.
+func pct(share float64) string {
+	if share > 0 && share < 0.01 {
+		return strconv.FormatFloat(share*100, 'f', 2, 64) + "%"
+	}
+	return strconv.FormatFloat(share*100, 'f', 1, 64) + "%"
+}
+
+// diffSummary is the headline of a diff: version, buckets and tenants moved.
+func diffSummary(d RouteDiff) (version, buckets, tenants string) {
+	version = fmt.Sprintf("%d → %d", d.FromVersion, d.ToVersion)
+	switch {
+	case d.ToVersion < d.FromVersion:
+		version += " (went down: versions only go up)"
+	case !d.VersionOK:
+		version += fmt.Sprintf(" (the table changed but the version did not go up: set it to %d)", d.FromVersion+1)
+	case !d.Changed:
+		version += " (no routing change)"
+	}
+	if d.Rebucketed {
+		est := ""
+		if d.Estimated {
+			est = ", estimated"
+		}
+		buckets = fmt.Sprintf("bucket count changed %d → %d: every tenant is rehashed; %s of the hash space moves%s", d.FromBuckets, d.ToBuckets, pct(d.MovedBucketShare), est)
+	} else {
+		buckets = fmt.Sprintf("%d of %d (%s)", d.MovedBuckets, d.FromBuckets, pct(d.MovedBucketShare))
+	}
+	tenants = fmt.Sprintf("%s of tenants routed by hash; %d overridden tenant(s)", pct(d.HashedTenantShare), len(d.OverriddenTenantsMoved))
+	return version, buckets, tenants
+}
+
+func overrideText(o router.Override) string {
+	s := "pinned to " + o.Cell
+	if o.State == router.OverrideMigrating {
+		s = o.Cell + ", migrating to " + o.Target
+		if o.WriteMode != "" {
+			s += " (" + string(o.WriteMode) + ")"
+		}
+	}
+	return s
+}
+
+// cellChangeText says what changed about a cell in both versions.
+func cellChangeText(c router.CellChange) string {
+	var parts []string
+	if c.FromState != c.ToState {
+		parts = append(parts, fmt.Sprintf("state %s → %s", c.FromState, c.ToState))
+	}
+	if c.FromWeight != c.ToWeight {
+		parts = append(parts, fmt.Sprintf("weight %d → %d", c.FromWeight, c.ToWeight))
+	}
+	if c.FromBuckets != c.ToBuckets {
+		parts = append(parts, fmt.Sprintf("buckets %d → %d", c.FromBuckets, c.ToBuckets))
+	}
+	return strings.Join(parts, ", ")
+}
+
+// diffSections are the diff's detail tables, shared by the terminal and
+// markdown views: title, headers, rows.
+type diffSection struct {
+	title   string
+	headers []string
+	rows    [][]string
+}
+
+func diffSections(d RouteDiff) []diffSection {
+	var out []diffSection
+	if len(d.Moves) > 0 {
+		sec := diffSection{title: "Moves", headers: []string{"FROM", "TO", "BUCKETS", "SHARE"}}
+		for _, m := range d.Moves {
+			n := strconv.Itoa(m.Buckets)
+			if d.Rebucketed {
+				n = "-"
+			}
+			sec.rows = append(sec.rows, []string{m.From, m.To, n, pct(m.Share)})
+		}
+		out = append(out, sec)
+	}
+	if n := len(d.CellsAdded) + len(d.CellsRemoved) + len(d.CellsChanged); n > 0 {
+		sec := diffSection{title: "Cells", headers: []string{"CELL", "CHANGE"}}
+		for _, c := range d.CellsAdded {
+			sec.rows = append(sec.rows, []string{c, "added"})
+		}
+		for _, c := range d.CellsRemoved {
+			sec.rows = append(sec.rows, []string{c, "removed"})
+		}
+		for _, c := range d.CellsChanged {
+			sec.rows = append(sec.rows, []string{c.Cell, cellChangeText(c)})
+		}
+		out = append(out, sec)
+	}
+	if n := len(d.OverridesAdded) + len(d.OverridesRemoved) + len(d.OverridesChanged); n > 0 {
+		sec := diffSection{title: "Overrides", headers: []string{"TENANT", "CHANGE", "BEFORE", "AFTER"}}
+		for _, o := range d.OverridesAdded {
+			sec.rows = append(sec.rows, []string{o.Tenant, "added", "-", overrideText(o)})
+		}
+		for _, o := range d.OverridesRemoved {
+			sec.rows = append(sec.rows, []string{o.Tenant, "removed", overrideText(o), "-"})
+		}
+		for _, o := range d.OverridesChanged {
+			sec.rows = append(sec.rows, []string{o.Tenant, "changed", overrideText(o.From), overrideText(o.To)})
+		}
+		out = append(out, sec)
+	}
+	if len(d.OverriddenTenantsMoved) > 0 {
+		sec := diffSection{title: "Overridden tenants that move", headers: []string{"TENANT", "FROM", "TO"}}
+		for _, m := range d.OverriddenTenantsMoved {
+			sec.rows = append(sec.rows, []string{m.Tenant, m.From, m.To})
+		}
+		out = append(out, sec)
+	}
+	if len(d.Tenants) > 0 {
+		sec := diffSection{title: "Tenants", headers: []string{"TENANT", "BUCKET", "CELL", "MOVES", "STATE"}}
+		for _, t := range d.Tenants {
+			bucket := strconv.Itoa(t.From.Bucket)
+			if t.To.Bucket != t.From.Bucket {
+				bucket += " → " + strconv.Itoa(t.To.Bucket)
+			}
+			cell := t.From.Cell
+			if t.Moves {
+				cell += " → " + t.To.Cell
+			}
+			state := stateText(t.From)
+			if st := stateText(t.To); st != state {
+				state += " → " + st
+			}
+			sec.rows = append(sec.rows, []string{t.Tenant, bucket, cell, yesNo(t.Moves), state})
+		}
+		out = append(out, sec)
+	}
+	return out
+}
+
+func printDiff(opts *RouteOptions, d RouteDiff, oldSource, source string) {
+	s := opts.Styles()
+	w := opts.IO.Out
+	version, buckets, tenants := diffSummary(d)
+	if !d.VersionOK {
+		version = s.Bad(version)
+	}
+	fmt.Fprintf(w, "%s → %s\n", oldSource, source)
+	fmt.Fprintf(w, "version:        %s\n", version)
+	fmt.Fprintf(w, "buckets moved:  %s\n", buckets)
+	fmt.Fprintf(w, "tenants moved:  %s\n", tenants)
+	for _, sec := range diffSections(d) {
+		fmt.Fprintf(w, "\n%s\n", s.Bold(sec.title))
+		fmt.Fprint(w, s.Table(sec.headers, sec.rows))
+	}
+}
+
+func writeDiffMarkdown(w io.Writer, d RouteDiff, oldSource, source string) {
+	version, buckets, tenants := diffSummary(d)
+	icon := "✅"
+	if !d.VersionOK {
+		icon = "❌"
+	}
+	fmt.Fprintf(w, "### cellctl route --diff: routing table v%d → v%d\n\n", d.FromVersion, d.ToVersion)
+	fmt.Fprintf(w, "Comparing `%s` with `%s`.\n\n", oldSource, source)
+	fmt.Fprintf(w, "- **Version:** %s %s\n", icon, mdEscape(version))
+	fmt.Fprintf(w, "- **Buckets moved:** %s\n", mdEscape(buckets))
+	fmt.Fprintf(w, "- **Tenants moved:** %s\n", mdEscape(tenants))
+	for _, sec := range diffSections(d) {
+		fmt.Fprintf(w, "\n#### %s\n\n", sec.title)
+		heads := make([]string, len(sec.headers))
+		for i, h := range sec.headers {
+			heads[i] = strings.ToUpper(h[:1]) + strings.ToLower(h[1:])
+		}
+		fmt.Fprintf(w, "| %s |\n", strings.Join(heads, " | "))
+		fmt.Fprintf(w, "|%s\n", strings.Repeat("---|", len(heads)))
+		for _, row := range sec.rows {
+			cells := make([]string, len(row))
+			for i, c := range row {
+				cells[i] = mdEscape(c)
+			}
+			fmt.Fprintf(w, "| %s |\n", strings.Join(cells, " | "))
+		}
+	}
+	for _, e := range d.Errors {
+		fmt.Fprintf(w, "\n**Invalid:** %s\n", mdEscape(e.Error))
+	}
+}

@@ -1,0 +1,585 @@
+package component_test
+
+import (
+	"encoding/json"
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/pulumi/pulumi/sdk/v3/go/common/resource"
+	"github.com/pulumi/pulumi/sdk/v3/go/common/resource/asset"
+	"github.com/pulumi/pulumi/sdk/v3/go/pulumi"
+
+	"github.com/cellctl/cellctl/cellmodule"
+	"github.com/cellctl/cellctl/internal/awsmodel"
+	"github.com/cellctl/cellctl/internal/fleet"
+	"github.com/cellctl/cellctl/internal/mocks"
+	"github.com/cellctl/cellctl/router"
+	"github.com/cellctl/cellctl/router/component"
+	"github.com/cellctl/cellctl/router/edge"
+	"github.com/cellctl/cellctl/stacks"
+)
+
+// The router stack is rendered offline through the real fleet program
+// (stacks.Program), with the demo fleet and the cells' stack outputs fed
+// through StackReferences, as `cellctl plan` and `cellctl up` see it.
+
+const (
+	// testSecret stands in for the fleet's origin-verify secret.
+	testSecret = "origin-verify-test-value-7f3a9c"
+	// cachingDisabled is AWS's Managed-CachingDisabled policy id, spelled
+	// out so a changed constant in the component fails here.
+	cachingDisabled = "4135ea2d-6df8-44a3-9df3-4b5a84be39ad"
+
+	typeProvider       = "pulumi:providers:aws"
+	typeBucket         = "aws:s3/bucketV2:BucketV2"
+	typeVersioning     = "aws:s3/bucketVersioningV2:BucketVersioningV2"
+	typeEncryption     = "aws:s3/bucketServerSideEncryptionConfigurationV2:BucketServerSideEncryptionConfigurationV2"
+	typePublicAccess   = "aws:s3/bucketPublicAccessBlock:BucketPublicAccessBlock"
+	typeOwnership      = "aws:s3/bucketOwnershipControls:BucketOwnershipControls"
+	typeBucketPolicy   = "aws:s3/bucketPolicy:BucketPolicy"
+	typeRole           = "aws:iam/role:Role"
+	typeFunction       = "aws:lambda/function:Function"
+	typeDistribution   = "aws:cloudfront/distribution:Distribution"
+	typeStackReference = "pulumi:pulumi:StackReference"
+)
+
+func demoFleet(t *testing.T) *fleet.Fleet {
+	t.Helper()
+	f, err := fleet.Load("../..")
+	if err != nil {
+		t.Fatalf("demo fleet: %v", err)
+	}
+	return f
+}
+
+// albDNS is the ALB DNS name cell's stack exports in these tests.
+func albDNS(cell string) string { return cell + "-alb-1234567890.eu-west-1.elb.amazonaws.com" }
+
+type routerRun struct {
+	rec     *mocks.Recorder
+	outputs map[string]mocks.Value
+}
+
+// runRouterProgram renders the router stack of f. Every cell of the fleet
+// has deployed (its stack exports albDnsName) except those in undeployed.
+func runRouterProgram(t *testing.T, f *fleet.Fleet, undeployed ...string) (*routerRun, error) {
+	t.Helper()
+	model := awsmodel.NewMock(awsmodel.Env{Partition: "aws", Account: "123456789012", Region: f.Router.Region})
+	for _, c := range f.Cells {
+		outs := resource.PropertyMap{"cidr": resource.NewStringProperty(c.CIDR())}
+		if !slices.Contains(undeployed, c.ID) {
+			outs["albDnsName"] = resource.NewStringProperty(albDNS(c.ID))
+		}
+		model.SetStackOutputs(c.ID, outs)
+	}
+	key := f.ConfigKey(fleet.OriginVerifyKey)
+	rec, exports, err := mocks.Run(mocks.Options{
+		Project: f.Project, Stack: fleet.RouterStack,
+		Config: map[string]string{key: testSecret}, SecretKeys: []string{key},
+	}, model, stacks.Program(f))
+	if err != nil {
+		return nil, err
+	}
+	outputs, err := mocks.AwaitAll(exports)
+	if err != nil {
+		return nil, err
+	}
+	return &routerRun{rec: rec, outputs: outputs}, nil
+}
+
+func mustRunRouter(t *testing.T, f *fleet.Fleet) *routerRun {
+	t.Helper()
+	r, err := runRouterProgram(t, f)
+	if err != nil {
+		t.Fatalf("router program: %v", err)
+	}
+	return r
+}
+
+// one returns the only resource of typ.
+func (r *routerRun) one(t *testing.T, typ string) *mocks.Resource {
+	t.Helper()
+	rs := r.rec.ByType(typ)
+	if len(rs) != 1 {
+		t.Fatalf("the router stack declares %d %s, want exactly 1", len(rs), typ)
+	}
+	return rs[0]
+}
+
+// drainedFleet is the demo fleet routed by a table in which cell-d is
+// drained (its buckets spread over the others) and cell-c is draining:
+// cell-c still serves its buckets, cell-d serves nothing.
+func drainedFleet(t *testing.T) *fleet.Fleet {
+	t.Helper()
+	f := demoFleet(t)
+	drained, err := router.Drain(f.Routing, "cell-d")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := drained.Spec()
+	for i := range s.Cells {
+		if s.Cells[i].ID == "cell-c" {
+			s.Cells[i].State = router.CellDraining
+		}
+	}
+	s.Version++
+	table, err := router.New(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c, _ := table.Cell("cell-d"); c.State != router.CellDrained {
+		t.Fatalf("test setup: cell-d is %s after Drain, want drained", c.State)
+	}
+	f.Routing = table
+	return f
+}
+
+// --- property helpers ------------------------------------------------------
+
+// plain unwraps secrets and known outputs; a test that cares whether a
+// value is secret checks the raw property.
+func plain(v resource.PropertyValue) resource.PropertyValue {
+	for {
+		switch {
+		case v.IsSecret():
+			v = v.SecretValue().Element
+		case v.IsOutput() && v.OutputValue().Known:
+			v = v.OutputValue().Element
+		default:
+			return v
+		}
+	}
+}
+
+// get walks objects by key ("customOriginConfig", "originProtocolPolicy").
+func get(v resource.PropertyValue, keys ...string) resource.PropertyValue {
+	for _, k := range keys {
+		v = plain(v)
+		if !v.IsObject() {
+			return resource.NewNullProperty()
+		}
+		v = v.ObjectValue()[resource.PropertyKey(k)]
+	}
+	return v
+}
+
+func str(v resource.PropertyValue) string {
+	if v = plain(v); v.IsString() {
+		return v.StringValue()
+	}
+	return ""
+}
+
+func arr(v resource.PropertyValue) []resource.PropertyValue {
+	if v = plain(v); v.IsArray() {
+		return v.ArrayValue()
+	}
+	return nil
+}
+
+func in(r *mocks.Resource, keys ...string) resource.PropertyValue {
+	return get(resource.NewObjectProperty(r.Inputs), keys...)
+}
+
+func out(r *mocks.Resource, keys ...string) resource.PropertyValue {
+	return get(resource.NewObjectProperty(r.Outputs), keys...)
+}
+
+// strings of a policy field that may be a string or a list of strings.
+func stringOrList(v any) []string {
+	switch x := v.(type) {
+	case string:
+		return []string{x}
+	case []any:
+		var out []string
+		for _, e := range x {
+			if s, ok := e.(string); ok {
+				out = append(out, s)
+			}
+		}
+		return out
+	}
+	return nil
+}
+
+type policyStatement struct {
+	Sid       string         `json:"Sid"`
+	Effect    string         `json:"Effect"`
+	Principal any            `json:"Principal"`
+	Action    any            `json:"Action"`
+	Resource  any            `json:"Resource"`
+	Condition map[string]any `json:"Condition"`
+}
+
+func parsePolicy(t *testing.T, what, doc string) []policyStatement {
+	t.Helper()
+	var p struct {
+		Version   string            `json:"Version"`
+		Statement []policyStatement `json:"Statement"`
+	}
+	if err := json.Unmarshal([]byte(doc), &p); err != nil {
+		t.Fatalf("%s is not a JSON policy document: %v\n%s", what, err, doc)
+	}
+	if p.Version != "2012-10-17" {
+		t.Errorf("%s: Version %q, want 2012-10-17 (older versions do not support policy variables)", what, p.Version)
+	}
+	return p.Statement
+}
+
+// codeFiles returns the files of the function's code archive.
+func codeFiles(t *testing.T, fn *mocks.Resource) map[string]string {
+	t.Helper()
+	code := plain(fn.Inputs["code"])
+	if !code.IsArchive() {
+		t.Fatalf("the edge function's code is %v, want an asset archive", code)
+	}
+	files := map[string]string{}
+	for name, a := range code.ArchiveValue().Assets {
+		as, ok := a.(*asset.Asset)
+		if !ok || !as.IsText() {
+			t.Fatalf("code file %s is %T, want a text asset", name, a)
+		}
+		files[name] = as.Text
+	}
+	return files
+}
+
+// --- the fleet bucket ------------------------------------------------------
+
+func TestFleetBucketIsPrivateVersionedEncryptedAndTLSOnly(t *testing.T) {
+	f := demoFleet(t)
+	r := mustRunRouter(t, f)
+
+	bucket := r.one(t, typeBucket)
+	if got := str(in(bucket, "bucket")); got != f.Router.FleetBucket {
+		t.Errorf("fleet bucket name = %q, want cells:fleetBucket %q (every cell writes under cells/<id>/ in it)", got, f.Router.FleetBucket)
+	}
+	if !bucket.Protect {
+		t.Error("the fleet bucket must be protected: it holds every cell's data and a `destroy router` must not delete it")
+	}
+	bucketName := str(out(bucket, "bucket"))
+	onBucket := func(res *mocks.Resource) {
+		t.Helper()
+		if got := str(in(res, "bucket")); got != bucketName {
+			t.Errorf("%s %s applies to bucket %q, want the fleet bucket %q", res.Type, res.Name, got, bucketName)
+		}
+	}
+
+	v := r.one(t, typeVersioning)
+	onBucket(v)
+	if got := str(in(v, "versioningConfiguration", "status")); got != "Enabled" {
+		t.Errorf("fleet bucket versioning = %q, want Enabled: an overwritten or deleted object must be recoverable", got)
+	}
+
+	enc := r.one(t, typeEncryption)
+	onBucket(enc)
+	rules := arr(in(enc, "rules"))
+	if len(rules) != 1 || str(get(rules[0], "applyServerSideEncryptionByDefault", "sseAlgorithm")) != "aws:kms" {
+		t.Errorf("fleet bucket encryption rules = %v, want one rule with sseAlgorithm aws:kms", rules)
+	}
+
+	pab := r.one(t, typePublicAccess)
+	onBucket(pab)
+	for _, flag := range []string{"blockPublicAcls", "blockPublicPolicy", "ignorePublicAcls", "restrictPublicBuckets"} {
+		if v := plain(pab.Inputs[resource.PropertyKey(flag)]); !v.IsBool() || !v.BoolValue() {
+			t.Errorf("public access block %s = %v, want true: the fleet bucket must never become public", flag, v)
+		}
+	}
+
+	own := r.one(t, typeOwnership)
+	onBucket(own)
+	if got := str(in(own, "rule", "objectOwnership")); got != "BucketOwnerEnforced" {
+		t.Errorf("object ownership = %q, want BucketOwnerEnforced (ACLs disabled; the bucket owner owns every object)", got)
+	}
+
+	pol := r.one(t, typeBucketPolicy)
+	onBucket(pol)
+	arn := str(out(bucket, "arn"))
+	if arn == "" {
+		t.Fatal("the fleet bucket has no arn output")
+	}
+	denies := false
+	for _, st := range parsePolicy(t, "fleet bucket policy", str(in(pol, "policy"))) {
+		if st.Effect != "Deny" || !slices.Contains(stringOrList(st.Action), "s3:*") {
+			continue
+		}
+		res := stringOrList(st.Resource)
+		cond, _ := st.Condition["Bool"].(map[string]any)
+		if slices.Contains(res, arn) && slices.Contains(res, arn+"/*") && cond["aws:SecureTransport"] == "false" &&
+			(st.Principal == "*" || fmt.Sprint(st.Principal) == "map[AWS:*]") {
+			denies = true
+		}
+	}
+	if !denies {
+		t.Errorf("the fleet bucket policy must deny s3:* to everyone on %s and %s/* when aws:SecureTransport is false (TLS only); got %s",
+			arn, arn, str(in(pol, "policy")))
+	}
+	if !slices.Contains(pol.DependsOn, pab.URN) {
+		t.Errorf("the bucket policy must be applied after the public access block (S3 rejects concurrent changes to both); it depends on %v", pol.DependsOn)
+	}
+}
+
+// --- Lambda@Edge -----------------------------------------------------------
+
+func TestEdgeFunctionLivesInUSEast1AndPublishesVersions(t *testing.T) {
+	f := demoFleet(t)
+	r := mustRunRouter(t, f)
+
+	fn := r.one(t, typeFunction)
+	var edgeProvider *mocks.Resource
+	for _, p := range r.rec.ByType(typeProvider) {
+		if fn.Provider == p.URN+"::"+p.ID {
+			edgeProvider = p
+		}
+	}
+	if edgeProvider == nil {
+		t.Fatalf("the edge function must be created through an explicit aws provider (Lambda@Edge only exists in us-east-1, whatever the stack's region); its provider reference is %q", fn.Provider)
+	}
+	if got := str(in(edgeProvider, "region")); got != "us-east-1" {
+		t.Errorf("the edge function's provider %s has region %q, want us-east-1 (Lambda@Edge functions must live there)", edgeProvider.Name, got)
+	}
+	if arn := str(out(fn, "arn")); !strings.HasPrefix(arn, "arn:aws:lambda:us-east-1:") {
+		t.Errorf("edge function ARN %q is not in us-east-1", arn)
+	}
+	if got := str(in(fn, "runtime")); got != "nodejs20.x" {
+		t.Errorf("edge function runtime = %q, want nodejs20.x (what the handler is tested on)", got)
+	}
+	if got := str(in(fn, "handler")); got != edge.Handler {
+		t.Errorf("edge function handler = %q, want %q", got, edge.Handler)
+	}
+	if v := plain(fn.Inputs["publish"]); !v.IsBool() || !v.BoolValue() {
+		t.Errorf("edge function publish = %v, want true: CloudFront can only associate a published version", v)
+	}
+	if env := plain(fn.Inputs["environment"]); !env.IsNull() {
+		t.Errorf("edge function sets environment %v; Lambda@Edge rejects environment variables", env)
+	}
+
+	role := r.one(t, typeRole)
+	if got, want := str(in(fn, "role")), str(out(role, "arn")); got != want {
+		t.Errorf("edge function role = %q, want the edge role %q", got, want)
+	}
+	assumers := map[string]bool{}
+	for _, st := range parsePolicy(t, "edge role trust policy", str(in(role, "assumeRolePolicy"))) {
+		if st.Effect != "Allow" || !slices.Contains(stringOrList(st.Action), "sts:AssumeRole") {
+			continue
+		}
+		if p, ok := st.Principal.(map[string]any); ok {
+			for _, s := range stringOrList(p["Service"]) {
+				assumers[s] = true
+			}
+		}
+	}
+	for _, svc := range []string{"lambda.amazonaws.com", "edgelambda.amazonaws.com"} {
+		if !assumers[svc] {
+			t.Errorf("the edge role's trust policy must allow %s to sts:AssumeRole (Lambda@Edge replicas run as both); it allows %v", svc, assumers)
+		}
+	}
+}
+
+func TestEdgeFunctionBakesInTheRoutingTableAndNoSecret(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		fleet func(*testing.T) *fleet.Fleet
+	}{
+		{"demo table", demoFleet},
+		{"cell-d drained, cell-c draining", drainedFleet},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := tc.fleet(t)
+			r := mustRunRouter(t, f)
+			fn := r.one(t, typeFunction)
+			files := codeFiles(t, fn)
+			for _, name := range []string{"index.js", "routing.js", edge.ConfigFile} {
+				if files[name] == "" {
+					t.Errorf("the function package has no %s (files: %v)", name, slices.Sorted(maps.Keys(files)))
+				}
+			}
+
+			origins := map[string]string{}
+			for _, c := range f.Routing.Cells() {
+				if c.State != router.CellDrained {
+					origins[c.ID] = albDNS(c.ID)
+				}
+			}
+			want, err := edge.Config(f.Routing, origins, f.Router.TenantHeader)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if files[edge.ConfigFile] != string(want) {
+				t.Errorf("config.json differs from edge.Config(routing table v%d, the cells' ALB DNS names, %q):\n got: %s\nwant: %s",
+					f.Routing.Version(), f.Router.TenantHeader, files[edge.ConfigFile], want)
+			}
+			var cfg struct {
+				Version int64             `json:"version"`
+				Origins map[string]string `json:"origins"`
+			}
+			if err := json.Unmarshal([]byte(files[edge.ConfigFile]), &cfg); err != nil {
+				t.Fatalf("config.json: %v", err)
+			}
+			if cfg.Version != f.Routing.Version() {
+				t.Errorf("config.json version = %d, want the routing table's %d (X-Routing-Version tells which table served a request)", cfg.Version, f.Routing.Version())
+			}
+			if _, ok := cfg.Origins["cell-d"]; ok && tc.name != "demo table" {
+				t.Errorf("config.json has an origin for the drained cell-d: %v", cfg.Origins)
+			}
+			if d := str(in(fn, "description")); !strings.Contains(d, fmt.Sprintf("v%d", f.Routing.Version())) {
+				t.Errorf("function description %q does not name routing table v%d", d, f.Routing.Version())
+			}
+			for name, text := range files {
+				if strings.Contains(text, testSecret) {
+					t.Errorf("%s in the function package contains the origin-verify secret: anyone who can read the function code could reach the cells directly", name)
+				}
+			}
+		})
+	}
+}
+
+// --- CloudFront ------------------------------------------------------------
+
+func TestDistributionHasOneHTTPSOriginPerRoutableCell(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		fleet    func(*testing.T) *fleet.Fleet
+		routable []string
+	}{
+		{"demo table", demoFleet, []string{"cell-a", "cell-b", "cell-c", "cell-d"}},
+		{"cell-d drained, cell-c draining", drainedFleet, []string{"cell-a", "cell-b", "cell-c"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := tc.fleet(t)
+			r := mustRunRouter(t, f)
+			cdn := r.one(t, typeDistribution)
+
+			var ids []string
+			for _, o := range arr(in(cdn, "origins")) {
+				id := str(get(o, "originId"))
+				ids = append(ids, id)
+				if got := str(get(o, "domainName")); got != albDNS(id) {
+					t.Errorf("origin %s points at %q, want the cell's ALB %q (its albDnsName stack output)", id, got, albDNS(id))
+				}
+				if got := str(get(o, "customOriginConfig", "originProtocolPolicy")); got != "https-only" {
+					t.Errorf("origin %s: originProtocolPolicy = %q, want https-only: tenant traffic must not cross the internet in clear", id, got)
+				}
+				var verify []resource.PropertyValue
+				for _, h := range arr(get(o, "customHeaders")) {
+					if strings.EqualFold(str(get(h, "name")), cellmodule.OriginVerifyHeader) {
+						verify = append(verify, get(h, "value"))
+					}
+				}
+				if len(verify) != 1 {
+					t.Errorf("origin %s has %d %s headers, want 1: the cell's ALB rejects requests without it", id, len(verify), cellmodule.OriginVerifyHeader)
+					continue
+				}
+				if !verify[0].ContainsSecrets() {
+					t.Errorf("origin %s: %s is not a Pulumi secret; it would be stored and shown in plain text", id, cellmodule.OriginVerifyHeader)
+				}
+				if str(verify[0]) != testSecret {
+					t.Errorf("origin %s: %s carries %q, want the fleet's origin-verify secret", id, cellmodule.OriginVerifyHeader, str(verify[0]))
+				}
+			}
+			slices.Sort(ids)
+			if !slices.Equal(ids, tc.routable) {
+				t.Errorf("CloudFront origins = %v, want exactly one per active or draining cell %v (a drained cell gets no traffic and no origin)", ids, tc.routable)
+			}
+			if refs := len(r.rec.ByType(typeStackReference)); refs != len(tc.routable) {
+				t.Errorf("the router reads %d cell stacks, want %d (one per routable cell; a drained cell may already be destroyed)", refs, len(tc.routable))
+			}
+
+			dcb := in(cdn, "defaultCacheBehavior")
+			if got := str(get(dcb, "viewerProtocolPolicy")); got != "https-only" {
+				t.Errorf("viewerProtocolPolicy = %q, want https-only: tenant ids and data must not be sent in clear", got)
+			}
+			if got := str(get(dcb, "cachePolicyId")); got != cachingDisabled {
+				t.Errorf("cachePolicyId = %q, want Managed-CachingDisabled %s: one tenant's responses must never be served to another", got, cachingDisabled)
+			}
+			if target := str(get(dcb, "targetOriginId")); !slices.Contains(tc.routable, target) {
+				t.Errorf("default behavior targets %q, which is not a routable cell's origin", target)
+			}
+			assocs := arr(get(dcb, "lambdaFunctionAssociations"))
+			fn := r.one(t, typeFunction)
+			qualified := str(out(fn, "qualifiedArn"))
+			if len(assocs) != 1 {
+				t.Fatalf("default behavior has %d function associations, want 1 (the router on origin-request)", len(assocs))
+			}
+			if got := str(get(assocs[0], "eventType")); got != "origin-request" {
+				t.Errorf("edge function event type = %q, want origin-request (it rewrites the origin, which viewer events cannot)", got)
+			}
+			if got := str(get(assocs[0], "lambdaArn")); got != qualified || !strings.HasSuffix(got, ":"+str(out(fn, "version"))) {
+				t.Errorf("associated function ARN = %q, want the published version's qualified ARN %q (CloudFront refuses $LATEST)", got, qualified)
+			}
+		})
+	}
+}
+
+// --- outputs and errors ----------------------------------------------------
+
+func TestRouterOutputs(t *testing.T) {
+	f := drainedFleet(t)
+	r := mustRunRouter(t, f)
+	cdn, fn := r.one(t, typeDistribution), r.one(t, typeFunction)
+
+	if got, want := r.outputs["distributionDomain"].Value, str(out(cdn, "domainName")); got != want || want == "" {
+		t.Errorf("output distributionDomain = %v, want the distribution's domain %q (where tenants' DNS points)", got, want)
+	}
+	if got := r.outputs["tableVersion"].Value; fmt.Sprint(got) != fmt.Sprint(f.Routing.Version()) {
+		t.Errorf("output tableVersion = %v, want the routing table version %d (`cellctl status` compares it with routing.json)", got, f.Routing.Version())
+	}
+	if got, want := r.outputs["functionVersion"].Value, str(out(fn, "version")); got != want || want == "" {
+		t.Errorf("output functionVersion = %v, want the published function version %q", got, want)
+	}
+	for k, v := range r.outputs {
+		if strings.Contains(fmt.Sprint(v.Value), testSecret) {
+			t.Errorf("stack output %s leaks the origin-verify secret", k)
+		}
+	}
+}
+
+func TestRouterRefusesAFleetWithoutRoutableCells(t *testing.T) {
+	_, _, err := mocks.Run(mocks.Options{Project: "cells", Stack: fleet.RouterStack},
+		awsmodel.NewMock(awsmodel.Env{}),
+		func(ctx *pulumi.Context) error {
+			_, err := component.NewRouter(ctx, "router", &component.RouterArgs{
+				BucketName:         "fleet",
+				Code:               func(map[string]string) (map[string]string, error) { return nil, nil },
+				OriginVerifySecret: pulumi.ToSecret(pulumi.String("s")).(pulumi.StringOutput),
+			})
+			return err
+		})
+	if err == nil || !strings.Contains(err.Error(), "no routable cell") {
+		t.Fatalf("a router without origins: error %v, want one saying there is no routable cell", err)
+	}
+}
+
+func TestRouterNamesTheCellThatHasNotBeenDeployed(t *testing.T) {
+	// Through the real program: cell-c's stack exists but exports no
+	// albDnsName (never deployed, or its last up failed).
+	_, err := runRouterProgram(t, demoFleet(t), "cell-c")
+	if err == nil {
+		t.Fatal("the router rendered although cell-c has no ALB DNS name")
+	}
+	if msg := err.Error(); !strings.Contains(msg, "cell-c") || !strings.Contains(msg, "cellctl up cell-c") {
+		t.Errorf("error %q must name cell-c and say to run `cellctl up cell-c`", msg)
+	}
+
+	// Through the component: a cell whose DNS name resolves empty.
+	_, _, err = mocks.Run(mocks.Options{Project: "cells", Stack: fleet.RouterStack},
+		awsmodel.NewMock(awsmodel.Env{}),
+		func(ctx *pulumi.Context) error {
+			_, err := component.NewRouter(ctx, "router", &component.RouterArgs{
+				BucketName: "fleet",
+				Origins: []component.Origin{
+					{Cell: "cell-a", DNSName: pulumi.String(albDNS("cell-a"))},
+					{Cell: "cell-b", DNSName: pulumi.String("")},
+				},
+				Code:               func(map[string]string) (map[string]string, error) { return map[string]string{"index.js": ""}, nil },
+				OriginVerifySecret: pulumi.ToSecret(pulumi.String("s")).(pulumi.StringOutput),
+			})
+			return err
+		})
+	if err == nil || !strings.Contains(err.Error(), "cell cell-b") || !strings.Contains(err.Error(), "cellctl up cell-b") {
+		t.Errorf("a cell without an ALB DNS name: error %v, want one naming cell-b and saying to run `cellctl up cell-b`", err)
+	}
+}
