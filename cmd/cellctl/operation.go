@@ -47,6 +47,10 @@ func runOperation(ctx context.Context, f *Factory, fl *fleet.Fleet, op engine.Op
 		return nil, err
 	}
 	defer closeEng()
+	if err := eng.PreparePlugins(ctx); err != nil {
+		display.Close()
+		return nil, err
+	}
 	if op == engine.OpUp || op == engine.OpPreview {
 		changed, err := eng.EnsureOriginVerifySecret(ctx, names)
 		if err != nil {
