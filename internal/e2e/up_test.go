@@ -184,3 +184,55 @@ func checkRouterFunction(t *testing.T, dir string) {
 		t.Fatalf("config version %d, table version %d (%v)", cfg.Version, table.Version(), err)
 	}
 }
+
+// TestDestroyDrainedCell destroys a cell the routing table no longer
+// routes to: the protected stateful resources stop a plain destroy with a
+// message saying how to release them; --release-protected lifts the
+// protection (and Aurora's deletion protection) and the cell is gone.
+func TestDestroyDrainedCell(t *testing.T) {
+	dir := newFleet(t)
+	tablePath := filepath.Join(dir, "stacks", "routing.json")
+	table, err := router.Load(tablePath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	drained, err := router.Drain(table, "cell-d")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := drained.WriteFile(tablePath); err != nil {
+		t.Fatal(err)
+	}
+	mustRun(t, dir, "up", "cell-d")
+	cloud := simCloud(t, dir)
+	if n := countLive(t, cloud, "cell-d", ""); n == 0 {
+		t.Fatal("cell-d did not come up")
+	}
+
+	r := cellctl(t, dir, "destroy", "cell-d", "--yes")
+	if r.code != 1 || !strings.Contains(r.stderr, "protected") || !strings.Contains(r.stderr, "--release-protected") ||
+		!strings.Contains(r.stderr, "aws:rds/cluster:Cluster cell-d-db") {
+		t.Fatalf("a plain destroy must stop at the protected resources and say how to release them: %s", r)
+	}
+	if n := countLive(t, cloud, "cell-d", "aws:rds/cluster:Cluster"); n != 1 {
+		t.Fatalf("the refused destroy touched the database (%d clusters)", n)
+	}
+
+	r = cellctl(t, dir, "destroy", "cell-d", "--yes", "--release-protected", "-o", "json")
+	if r.code != 0 {
+		t.Fatalf("destroy --release-protected: %s", r)
+	}
+	if n := countLive(t, cloud, "cell-d", ""); n != 0 {
+		live, _ := cloud.Resources(sim.Filter{Stack: "cell-d"})
+		t.Fatalf("%d resources of cell-d remain: %+v", n, live)
+	}
+	var status struct {
+		Stacks []struct {
+			Resources int `json:"resources"`
+		} `json:"stacks"`
+	}
+	decode(t, mustRun(t, dir, "status", "cell-d", "-o", "json"), &status)
+	if status.Stacks[0].Resources != 0 {
+		t.Fatalf("status still counts %d resources", status.Stacks[0].Resources)
+	}
+}

@@ -2,19 +2,19 @@ package sim
 
 import (
 	"bytes"
-
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/pulumi/pulumi/sdk/v3/go/common/resource"
-
-	"github.com/cellctl/cellctl/internal/awsmodel"
 	"net/url"
 	"os"
 	"path/filepath"
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/pulumi/pulumi/sdk/v3/go/common/resource"
+
+	"github.com/cellctl/cellctl/internal/awsmodel"
 )
 
 // DefaultDir is where the simulated cloud lives unless told otherwise.
