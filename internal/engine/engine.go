@@ -14,6 +14,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/pulumi/pulumi/sdk/v3/go/auto"
 	"github.com/pulumi/pulumi/sdk/v3/go/pulumi"
@@ -254,12 +255,26 @@ func (e *Engine) open(ctx context.Context, name string, create bool) (*workspace
 	if err != nil {
 		return nil, fmt.Errorf("workspace: %w", err)
 	}
-	if create {
-		w.stack, err = auto.UpsertStack(ctx, name, ws)
-	} else {
-		w.stack, err = auto.SelectStack(ctx, name, ws)
-		if auto.IsSelectStack404Error(err) {
-			return nil, ErrNotDeployed
+	// A file backend's checkpoint can be read while another process is
+	// replacing it (two operators on one stack); that read fails with
+	// "failed to load checkpoint". It is transient: retry briefly, and let
+	// the operation itself meet the other process's lock.
+	for attempt := 0; ; attempt++ {
+		if create {
+			w.stack, err = auto.UpsertStack(ctx, name, ws)
+		} else {
+			w.stack, err = auto.SelectStack(ctx, name, ws)
+			if auto.IsSelectStack404Error(err) {
+				return nil, ErrNotDeployed
+			}
+		}
+		if err == nil || attempt == 4 || !strings.Contains(err.Error(), "failed to load checkpoint") {
+			break
+		}
+		select {
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-time.After(time.Duration(100*(attempt+1)) * time.Millisecond):
 		}
 	}
 	if err != nil {

@@ -292,7 +292,51 @@ func (e *Engine) runStack(ctx context.Context, op Operation, name string, ro Run
 		}
 	}
 
-	tr := newTracker(name, e.opts.Events)
+	if op != OpUp && op != OpPreview && op != OpRefresh && op != OpDestroy {
+		return fail(fmt.Errorf("unknown operation %q", op))
+	}
+	var tr *tracker
+	var summary map[string]int
+	var runErr error
+	for attempt := 0; ; attempt++ {
+		tr = newTracker(name, e.opts.Events)
+		summary, runErr = e.execute(ctx, op, w, ro, tr, res)
+		// The checkpoint was being replaced by another process as this one
+		// loaded it: nothing started, so run again (the operation then
+		// meets that process's lock, or the finished checkpoint).
+		if runErr == nil || attempt == 2 || !strings.Contains(runErr.Error(), "failed to load checkpoint") {
+			break
+		}
+		time.Sleep(time.Duration(200*(attempt+1)) * time.Millisecond)
+	}
+	res.Timing.Engine = lap()
+	changes, diags, failedRes := tr.snapshot()
+	res.Planned = changes
+	res.FailedResources = failedRes
+	res.Changes = changesOf(summary, changes, op)
+	_ = w.syncBack()
+	if runErr != nil {
+		if auto.IsConcurrentUpdateError(runErr) {
+			res.Locked = true
+			return fail(e.explain(ctx, w, name, runErr))
+		}
+		msg := strings.Join(dedupe(diags), "; ")
+		if msg == "" {
+			msg = cleanErr(runErr).Error()
+		}
+		return fail(errors.New(msg))
+	}
+	if op == OpRefresh {
+		if outs, err := w.stack.Outputs(ctx); err == nil {
+			res.Outputs = maskOutputs(outs)
+		}
+	}
+	res.Result = Succeeded
+	return res
+}
+
+// execute runs one engine operation, feeding its events to tr.
+func (e *Engine) execute(ctx context.Context, op Operation, w *workspace, ro RunOptions, tr *tracker, res *StackResult) (map[string]int, error) {
 	ch := make(chan events.EngineEvent)
 	done := make(chan struct{})
 	go tr.consume(ch, done)
@@ -331,41 +375,14 @@ func (e *Engine) runStack(ctx context.Context, op Operation, name string, ro Run
 		if r.Summary.ResourceChanges != nil {
 			summary = *r.Summary.ResourceChanges
 		}
-	default:
-		close(ch)
-		<-done
-		return fail(fmt.Errorf("unknown operation %q", op))
 	}
-	res.Timing.Engine = lap()
 	// The SDK closes the channel when the CLI ran; if it failed before
 	// starting the CLI it never does, so do not wait forever.
 	select {
 	case <-done:
 	case <-time.After(5 * time.Second):
 	}
-	changes, diags, failedRes := tr.snapshot()
-	res.Planned = changes
-	res.FailedResources = failedRes
-	res.Changes = changesOf(summary, changes, op)
-	_ = w.syncBack()
-	if runErr != nil {
-		if auto.IsConcurrentUpdateError(runErr) {
-			res.Locked = true
-			return fail(e.explain(ctx, w, name, runErr))
-		}
-		msg := strings.Join(dedupe(diags), "; ")
-		if msg == "" {
-			msg = cleanErr(runErr).Error()
-		}
-		return fail(errors.New(msg))
-	}
-	if op == OpRefresh {
-		if outs, err := w.stack.Outputs(ctx); err == nil {
-			res.Outputs = maskOutputs(outs)
-		}
-	}
-	res.Result = Succeeded
-	return res
+	return summary, runErr
 }
 
 func changesOf(summary map[string]int, planned []Change, op Operation) Changes {
