@@ -151,21 +151,12 @@ func mustRun(t *testing.T, dir string, args ...string) result {
 
 // opResult is the -o json document of up/preview/destroy.
 type opResult struct {
-	Operation string `json:"operation"`
-	Stacks    []struct {
-		Name    string `json:"name"`
-		Result  string `json:"result"`
-		Changes struct {
-			Create, Update, Delete, Same, Replace int
-		} `json:"changes"`
-		Outputs         map[string]any `json:"outputs"`
-		Error           string         `json:"error"`
-		FailedResources []string       `json:"failedResources"`
-		Notes           []string       `json:"notes"`
-	} `json:"stacks"`
+	Operation string        `json:"operation"`
+	Stacks    []stackResult `json:"stacks"`
 }
 
-func (o opResult) stack(t *testing.T, name string) (s struct {
+// stackResult is one stack of an opResult.
+type stackResult struct {
 	Name    string `json:"name"`
 	Result  string `json:"result"`
 	Changes struct {
@@ -175,7 +166,9 @@ func (o opResult) stack(t *testing.T, name string) (s struct {
 	Error           string         `json:"error"`
 	FailedResources []string       `json:"failedResources"`
 	Notes           []string       `json:"notes"`
-}) {
+}
+
+func (o opResult) stack(t *testing.T, name string) stackResult {
 	t.Helper()
 	for _, st := range o.Stacks {
 		if st.Name == name {
@@ -183,7 +176,7 @@ func (o opResult) stack(t *testing.T, name string) (s struct {
 		}
 	}
 	t.Fatalf("no stack %s in result", name)
-	return
+	return stackResult{}
 }
 
 // decode parses stdout as exactly one JSON document.
