@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -67,8 +68,11 @@ func TestOverrideLookupAtScale(t *testing.T) {
 }
 
 func TestRouteDoesNotAllocate(t *testing.T) {
-	tb := tableWithOverrides(t, 1000)
-	ids := []string{overrideTenant(1), overrideTenant(5000), "東京", "x y"}
+	long := strings.Repeat("long-tenant-", 5)
+	s := tableWithOverrides(t, 1000).Spec()
+	s.Overrides = append(s.Overrides, Override{Tenant: long, Cell: s.Cells[0].ID, State: OverrideActive})
+	tb := mustNew(t, s)
+	ids := []string{overrideTenant(1), overrideTenant(2), overrideTenant(5000), long, long + "x", "東京", "x y"}
 	for _, id := range ids {
 		if n := testing.AllocsPerRun(100, func() { _ = tb.Route(id) }); n != 0 {
 			t.Errorf("Route(%q) allocates %.0f times", id, n)
@@ -99,28 +103,32 @@ func tableWithOverrides(t testing.TB, n int) *Table {
 
 var sinkInt int
 
-// BenchmarkRoute looks up a fixed mix of 4096 tenants, a quarter of them
-// overridden when the table has overrides, so the numbers compare across
-// sizes. The /hot variants cycle through 16 tenants: with the table in
-// cache they show the lookup itself is flat; the difference to the plain
-// variant is cache and TLB misses in a table of a million overrides.
+// BenchmarkRoute looks up a fixed mix of 4096 tenants spread over the
+// numbers below max(2n, 4096), so the numbers compare across sizes: with
+// 1,000 overrides a quarter of them are overridden, from 100,000 on half.
+// The /miss variants look up 4096 tenants of the same spread that have no
+// override, the common case in production. The /hot variants cycle through
+// 16 of the mix: with the table in cache they show the cost of the lookup
+// itself; the difference to the plain variant is cache and TLB misses.
 func BenchmarkRoute(b *testing.B) {
 	for _, n := range []int{0, 1_000, 100_000, 1_000_000} {
 		tb := tableWithOverrides(b, n)
-		ids := make([]string, 4096)
+		ids, misses := make([]string, 4096), make([]string, 4096)
 		for i := range ids {
 			// Even numbers below 2n are overridden, odd ones are not.
 			ids[i] = overrideTenant((i * 7919) % max(2*n, 4096))
+			misses[i] = overrideTenant((i*7919)%max(2*n, 4096) | 1)
 		}
 		for _, v := range []struct {
 			name string
+			ids  []string
 			mask int
-		}{{"", 4095}, {"/hot", 15}} {
+		}{{"", ids, 4095}, {"/hot", ids, 15}, {"/miss", misses, 4095}} {
 			b.Run(fmt.Sprintf("overrides=%d%s", n, v.name), func(b *testing.B) {
 				b.ReportAllocs()
 				i, sum := 0, 0
 				for b.Loop() {
-					r := tb.Route(ids[i&v.mask])
+					r := tb.Route(v.ids[i&v.mask])
 					sum += r.Bucket + len(r.Cell)
 					i++
 				}
@@ -162,5 +170,144 @@ func BenchmarkLoad(b *testing.B) {
 				}
 			}
 		})
+	}
+}
+
+// TestOverrideIndexCollisions forces hash collisions into the override
+// index: every tenant id below gets the same 64-bit hash, or one of three
+// that share their low 32 bits (the slot tag), or distinct hashes with one
+// home slot, so lookups probe past taken slots, some with the same hash,
+// and tell the tenants apart by their ids alone: packed into the slot (up
+// to 16 bytes) or partly in the arena (longer ids).
+func TestOverrideIndexCollisions(t *testing.T) {
+	p8, s8 := "AAAAAAAA", "ZZZZZZZZ"
+	tenants := []string{
+		"a", "b", "ab", "ba", "abc", "acc", "abcd", "abce", "tenant-1", "tenant-2",
+		p8, p8 + "B", p8 + s8[1:], p8 + s8, p8 + "m" + s8, p8 + "n" + s8, p8 + "mn" + s8, p8 + "nm" + s8,
+		"B" + p8[1:] + "m" + s8, // same middle and end as p8+"m"+s8
+		strings.Repeat("z", MaxTenantBytes),
+		strings.Repeat("z", MaxTenantBytes/2) + "y" + strings.Repeat("z", MaxTenantBytes/2-1),
+	}
+	strangers := []string{
+		"c", "aa", "bb", "abb", "acd", "abcde", "tenant-3", p8[1:], p8 + "C", p8 + "o" + s8, p8 + "mm" + s8,
+		p8 + "m" + s8 + "Z", "A" + p8 + "m" + s8, "C" + p8[1:] + "m" + s8,
+		strings.Repeat("z", MaxTenantBytes-1), strings.Repeat("z", MaxTenantBytes/2) + "x" + strings.Repeat("z", MaxTenantBytes/2-1),
+	}
+	hashes := map[string]func(i int) uint64{
+		"one hash":      func(int) uint64 { return 0xfeedface_c0ffee00 },
+		"one tag":       func(i int) uint64 { return uint64(i%3)<<40 | 0xc0ffee00 },
+		"one home slot": func(i int) uint64 { return (0x0123456789abcdef + uint64(i)) * inverse(ovSlotMul) },
+	}
+	for name, hash := range hashes {
+		t.Run(name, func(t *testing.T) {
+			ovs := make([]Override, len(tenants))
+			for i, tenant := range tenants {
+				ovs[i] = Override{Tenant: tenant}
+			}
+			x := newOvIndex(ovs, hash, func(i int) cellIndex { return cellIndex(100 + i) })
+			if name == "one home slot" && x.home(hash(0)) != x.home(hash(len(tenants)-1)) {
+				t.Fatal("the hashes do not share their home slot")
+			}
+			for i, tenant := range tenants {
+				if !x.mayHave(hash(i)) {
+					t.Errorf("the filter turns %q away", tenant)
+				}
+				if c, j := x.find(hash(i), tenant); j != i || c != cellIndex(100+i) {
+					t.Errorf("find(%q) = cell %d, index %d; want %d, %d", tenant, c, j, 100+i, i)
+				}
+				for k := range tenants { // every hash in play, not just tenant's own
+					if _, j := x.find(hash(k), tenant); j >= 0 && tenants[j] != tenant {
+						t.Errorf("find(%q) with the hash of %q found %q", tenant, tenants[k], tenants[j])
+					}
+				}
+			}
+			for _, s := range strangers {
+				for i := range tenants {
+					if _, j := x.find(hash(i), s); j >= 0 {
+						t.Errorf("find(%q) with the hash of %q found %q", s, tenants[i], tenants[j])
+					}
+				}
+			}
+		})
+	}
+}
+
+// TestOverrideFilter checks the Bloom filter in front of the override
+// slots: it lets every overridden tenant through and few others, whether
+// they look like the overridden ones or not.
+func TestOverrideFilter(t *testing.T) {
+	for _, n := range []int{1, 100, 4096, 100_000} {
+		tb := tableWithOverrides(t, n)
+		for i := 0; i < n; i++ {
+			if !tb.ov.mayHave(Hash(overrideTenant(2 * i))) {
+				t.Fatalf("n=%d: the filter turns %q away", n, overrideTenant(2*i))
+			}
+		}
+		for _, strangers := range []struct {
+			name string
+			id   func(i int) string
+		}{
+			{"neighbours", func(i int) string { return overrideTenant(2*i + 1) }},
+			{"others", func(i int) string { return fmt.Sprintf("org-%x.example", i*2654435761) }},
+		} {
+			const m = 200_000
+			fp := 0
+			for i := 0; i < m; i++ {
+				if tb.ov.mayHave(Hash(strangers.id(i))) {
+					fp++
+				}
+			}
+			if rate := float64(fp) / m; rate > 0.01 {
+				t.Errorf("n=%d, %s: false positive rate %.4f, want ≤ 0.01", n, strangers.name, rate)
+			} else {
+				t.Logf("n=%d, %s: false positive rate %.4f (%d bits per override)", n, strangers.name, rate, 64*len(tb.ov.bloom)/n)
+			}
+		}
+	}
+}
+
+// inverse is the multiplicative inverse of odd a mod 2^64.
+func inverse(a uint64) uint64 {
+	x := a // correct to 3 bits; each Newton step doubles that
+	for range 5 {
+		x *= 2 - a*x
+	}
+	return x
+}
+
+// fnvTwins are distinct tenant ids with the same 64-bit FNV-1a hash, found
+// by a distinguished-point search over "tenant-" and 13 base-36 digits
+// (6.4e9 hashes). Any common suffix keeps them colliding: the FNV state
+// after them is the same.
+var fnvTwins = [2]string{"tenant-aamyvwe7jptad", "tenant-y980f7z3qfjkd"} // both 0xb3e3b038432ecd92
+
+// TestRouteWithHashTwins routes real FNV-1a collisions through a table: the
+// twins share bucket, filter bits, slot and tag, and only one of a pair may
+// be overridden.
+func TestRouteWithHashTwins(t *testing.T) {
+	var pairs [][2]string
+	for _, suffix := range []string{"", "-x", strings.Repeat("-", MaxTenantBytes-len(fnvTwins[0]))} {
+		pairs = append(pairs, [2]string{fnvTwins[0] + suffix, fnvTwins[1] + suffix})
+	}
+	base := tableWithOverrides(t, 1000).Spec()
+	for _, p := range pairs {
+		if Hash(p[0]) != Hash(p[1]) || p[0] == p[1] {
+			t.Fatalf("%q and %q are not FNV-1a twins", p[0], p[1])
+		}
+		for _, pinned := range [][]string{{p[0]}, {p[1]}, {p[0], p[1]}} {
+			s := base
+			s.Overrides = append([]Override(nil), base.Overrides...)
+			for i, tenant := range pinned {
+				s.Overrides = append(s.Overrides, Override{Tenant: tenant, Cell: base.Cells[2+i].ID, State: OverrideActive})
+			}
+			tb := mustNew(t, s)
+			for _, tenant := range p {
+				r := tb.Route(tenant)
+				o, ok := tb.Override(tenant)
+				if (r.Override != nil) != ok || ok && (*r.Override != o || r.Cell != o.Cell) || !ok && r.Cell != r.BucketCell {
+					t.Errorf("pinned %q: Route(%q) = %+v, want override %v %+v", pinned, tenant, r, ok, o)
+				}
+			}
+		}
 	}
 }

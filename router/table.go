@@ -14,9 +14,7 @@
 package router
 
 import (
-	"math/bits"
 	"sort"
-	"strings"
 )
 
 // Limits of a routing table.
@@ -118,27 +116,13 @@ type Table struct {
 	bucketMask uint64 // B-1 when B is a power of two
 	pow2       bool
 
-	// Overrides are found by open addressing (load ≤ 1/2) on the tenant's
-	// FNV hash, which Route computes anyway for the bucket. A slot holds
-	// what Route needs (a hash tag, the serving cell, where the tenant id
-	// sits in ovArena), so a miss costs one memory access and a hit two,
-	// whatever the number of overrides.
-	ovSlots     []ovSlot
-	ovArena     string // all overridden tenant ids, back to back
-	ovMask      uint64
-	ovShift     uint
+	// Overrides are found by their FNV hash, which Route computes anyway
+	// for the bucket: see ovIndex. A table without overrides skips it.
+	ov          ovIndex
 	noOverrides bool
 }
 
 type cellIndex uint16
-
-type ovSlot struct {
-	tag  uint32 // low 32 bits of the tenant's hash
-	off  uint32 // tenant id at ovArena[off : off+n]
-	idx  uint32 // index in spec.Overrides
-	cell cellIndex
-	n    uint8 // tenant id length; 0 marks an empty slot
-}
 
 // New validates s and builds its table. Errors are diag errors naming the
 // field and what is allowed, attributed to "routing table".
@@ -187,45 +171,16 @@ func compile(s Spec) *Table {
 		t.pow2, t.bucketMask = true, uint64(s.Buckets-1)
 	}
 
-	n := len(s.Overrides)
-	size := 1
-	for size < 2*n {
-		size <<= 1
-	}
-	t.ovSlots = make([]ovSlot, size)
-	t.noOverrides = n == 0
-	t.ovMask = uint64(size - 1)
-	t.ovShift = uint(64 - bits.TrailingZeros(uint(size)))
-	var arena strings.Builder
-	for _, o := range s.Overrides {
-		arena.WriteString(o.Tenant)
-	}
-	t.ovArena = arena.String()
-	off := 0
-	for i, o := range s.Overrides {
-		h := Hash(o.Tenant)
-		e := ovSlot{tag: uint32(h), off: uint32(off), idx: uint32(i), cell: t.cellByID[o.Cell], n: uint8(len(o.Tenant))}
-		off += len(o.Tenant)
-		j := t.slot(h)
-		for t.ovSlots[j].n != 0 {
-			j = (j + 1) & t.ovMask
-		}
-		t.ovSlots[j] = e
-	}
+	t.noOverrides = len(s.Overrides) == 0
+	t.ov = newOvIndex(s.Overrides,
+		func(i int) uint64 { return Hash(s.Overrides[i].Tenant) },
+		func(i int) cellIndex { return t.cellByID[s.Overrides[i].Cell] })
 	return t
 }
 
-// slot spreads the FNV hash with a Fibonacci multiply: FNV-1a's low bits,
-// which pick the bucket, are not mixed well enough on their own.
-func (t *Table) slot(h uint64) uint64 {
-	if t.ovShift >= 64 {
-		return 0
-	}
-	return (h * 0x9E3779B97F4A7C15) >> t.ovShift
-}
-
-// Route says where tenant's requests go. It does not allocate and costs the
-// same with no overrides or a million (apart from cache misses).
+// Route says where tenant's requests go. It does not allocate. Overrides
+// cost a tenant without one a load in a small filter, and a tenant with one
+// a cache line more, however many there are: see ovIndex.
 func (t *Table) Route(tenant string) (r Route) {
 	// Fields are set one by one: building a Route literal makes the
 	// compiler copy it through the stack in 16-byte moves that miss store
@@ -262,16 +217,13 @@ func (t *Table) lookup(tenant string) (h uint64, bucket int, cell cellIndex, ove
 	if t.noOverrides {
 		return h, bucket, cell, -1
 	}
-	tag := uint32(h)
-	for j := t.slot(h); ; j = (j + 1) & t.ovMask {
-		e := &t.ovSlots[j]
-		if e.n == 0 {
-			return h, bucket, cell, -1
-		}
-		if e.tag == tag && int(e.n) == len(tenant) && t.ovArena[e.off:e.off+uint32(e.n)] == tenant {
-			return h, bucket, e.cell, int(e.idx)
-		}
+	if !t.ov.mayHave(h) {
+		return h, bucket, cell, -1
 	}
+	if c, i := t.ov.find(h, tenant); i >= 0 {
+		return h, bucket, c, i
+	}
+	return h, bucket, cell, -1
 }
 
 // BucketOf is the bucket of tenant in a table of the given size; it does not
