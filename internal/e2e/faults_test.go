@@ -191,3 +191,51 @@ func TestConcurrentUpLocked(t *testing.T) {
 		t.Fatalf("the first up: %v\n%s", err, out.String())
 	}
 }
+
+// TestInterruptFinishesStacksInFlight sends one Ctrl-C (SIGINT) during an
+// up of two cells at --parallel 1: the cell in flight finishes, the other
+// never starts, and the run exits non-zero saying what to rerun.
+func TestInterruptFinishesStacksInFlight(t *testing.T) {
+	dir := newFleet(t)
+	mustRun(t, dir, "sim", "latency", "set", "100ms", "--op", "create")
+	cmd := command(dir, "up", "cell-a", "cell-b", "--parallel", "1", "-o", "json")
+	var out, errOut bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errOut
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	cloud := simCloud(t, dir)
+	waitFor(t, "the first cell to start creating", hangGuard, func() bool {
+		return countLive(t, cloud, "", "") >= 3
+	})
+	if err := cmd.Process.Signal(syscall.SIGINT); err != nil {
+		t.Fatal(err)
+	}
+	err := cmd.Wait()
+	r := result{stdout: out.String(), stderr: errOut.String(), code: cmd.ProcessState.ExitCode()}
+	if err == nil || r.code != 1 {
+		t.Fatalf("an interrupted up must exit 1: %s", r)
+	}
+	var res opResult
+	decode(t, r, &res)
+	var started, skipped stackResult
+	for _, s := range res.Stacks {
+		if s.Result == "skipped" {
+			skipped = s
+		} else {
+			started = s
+		}
+	}
+	if started.Result != "succeeded" {
+		t.Errorf("the stack in flight must finish: %+v", started)
+	}
+	if skipped.Name == "" || !strings.Contains(skipped.Error, "interrupted") {
+		t.Errorf("the other stack must not start: %+v", res.Stacks)
+	}
+	if !strings.Contains(r.stderr, "interrupt: finishing the stacks in flight") || !strings.Contains(r.stderr, "rerun to finish them") {
+		t.Errorf("stderr must explain the interrupt: %s", r.stderr)
+	}
+	if n := countLive(t, cloud, skipped.Name, ""); n != 0 {
+		t.Errorf("%s was not to be touched, has %d resources", skipped.Name, n)
+	}
+}

@@ -27,6 +27,9 @@ import (
 	"github.com/cellctl/cellctl/internal/fleet"
 )
 
+// errInterrupted marks stacks an interrupt kept from starting.
+var errInterrupted = errors.New("not started: interrupted")
+
 // Operation is what to do to a stack.
 type Operation string
 
@@ -192,13 +195,31 @@ func (e *Engine) Run(ctx context.Context, op Operation, ro RunOptions) (*Result,
 			}
 		}
 	}
+	var interrupted []string
+	for _, r := range res.Stacks {
+		if r.Result == Skipped && r.Error == errInterrupted.Error() {
+			interrupted = append(interrupted, r.Name)
+		}
+	}
+	if len(interrupted) > 0 {
+		errs = multierror.Append(errs, fmt.Errorf("interrupted: %s not started; rerun to finish them", strings.Join(interrupted, ", ")))
+	}
 	if errs != nil {
 		errs.ErrorFormat = func(es []error) string {
-			lines := make([]string, len(es))
-			for i, e := range es {
-				lines[i] = e.Error()
+			var failed, other []string
+			for _, e := range es {
+				var se *StackError
+				if errors.As(e, &se) {
+					failed = append(failed, e.Error())
+				} else {
+					other = append(other, e.Error())
+				}
 			}
-			return fmt.Sprintf("%d of %d stacks failed:\n  %s", len(es), len(res.Stacks), strings.Join(lines, "\n  "))
+			var parts []string
+			if len(failed) > 0 {
+				parts = append(parts, fmt.Sprintf("%d of %d stacks failed:\n  %s", len(failed), len(res.Stacks), strings.Join(failed, "\n  ")))
+			}
+			return strings.Join(append(parts, other...), "\n")
 		}
 	}
 	return res, errs.ErrorOrNil()
@@ -211,7 +232,7 @@ func (e *Engine) runPhase(ctx context.Context, op Operation, names []string, ro 
 	for i, n := range names {
 		g.Go(func() error {
 			if stopped(ro.Stop) || ctx.Err() != nil {
-				results[i] = &StackResult{Name: n, Result: Skipped, Error: "not started: interrupted"}
+				results[i] = &StackResult{Name: n, Result: Skipped, Error: errInterrupted.Error()}
 				return nil
 			}
 			results[i] = e.runStack(ctx, op, n, ro)
