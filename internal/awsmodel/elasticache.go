@@ -58,13 +58,7 @@ func init() {
 		compute: func(c *calc) error {
 			c.id = c.outStr("name")
 			c.set("arn", c.env.regional("elasticache", "subnetgroup:"+c.id))
-			for _, sn := range strings_(c.in, "subnetIds") {
-				if _, s, ok := c.lookup(sn); ok {
-					c.set("vpcId", str(s, "vpcId"))
-					break
-				}
-			}
-			c.def("vpcId", newRand([]byte("vpc-of:"+strings.Join(strings_(c.in, "subnetIds"), ","))).ResourceID("vpc"))
+			c.setSubnetGroupVPC()
 			return nil
 		},
 		validate: func(v *validator) {

@@ -98,13 +98,7 @@ func init() {
 		compute: func(c *calc) error {
 			c.id = c.outStr("name")
 			c.set("arn", c.env.regional("rds", "subgrp:"+c.id))
-			for _, sn := range strings_(c.in, "subnetIds") {
-				if _, s, ok := c.lookup(sn); ok {
-					c.set("vpcId", str(s, "vpcId"))
-					break
-				}
-			}
-			c.def("vpcId", newRand([]byte("vpc-of:"+strings.Join(strings_(c.in, "subnetIds"), ","))).ResourceID("vpc"))
+			c.setSubnetGroupVPC()
 			return nil
 		},
 		validate: func(v *validator) {
@@ -319,4 +313,16 @@ func init() {
 			v.intRange("promotionTier", 0, 15)
 		},
 	})
+}
+
+// setSubnetGroupVPC sets a subnet group's vpcId from its first known
+// subnet (RDS and ElastiCache subnet groups both report it).
+func (c *calc) setSubnetGroupVPC() {
+	for _, sn := range strings_(c.in, "subnetIds") {
+		if _, s, ok := c.lookup(sn); ok {
+			c.set("vpcId", str(s, "vpcId"))
+			return
+		}
+	}
+	c.def("vpcId", newRand([]byte("vpc-of:"+strings.Join(strings_(c.in, "subnetIds"), ","))).ResourceID("vpc"))
 }

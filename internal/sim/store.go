@@ -329,24 +329,34 @@ func (s *store) saveControl(c *control) error {
 	return writeJSON(filepath.Join(s.dir, controlFile), c)
 }
 
+// open takes the lock (exclusive for changes) and loads the cloud; the
+// caller releases the lock with unlock.
+func (s *store) open(exclusive bool) (*state, *control, func(), error) {
+	unlock, err := s.lock(exclusive)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	st, err := s.loadState()
+	if err == nil {
+		var ctl *control
+		if ctl, err = s.loadControl(); err == nil {
+			return st, ctl, unlock, nil
+		}
+	}
+	unlock()
+	return nil, nil, nil, err
+}
+
 // update runs fn on the cloud under the exclusive lock and saves what it
 // changed: control.json when its content changed, the shards of stacks
 // fn touched, cloud.json when fn touched the account data. An error
 // discards every change.
 func (s *store) update(fn func(st *state, ctl *control) error) error {
-	unlock, err := s.lock(true)
+	st, ctl, unlock, err := s.open(true)
 	if err != nil {
 		return err
 	}
 	defer unlock()
-	st, err := s.loadState()
-	if err != nil {
-		return err
-	}
-	ctl, err := s.loadControl()
-	if err != nil {
-		return err
-	}
 	ctlBefore, _ := json.Marshal(ctl)
 	if err := fn(st, ctl); err != nil {
 		s.invalidate() // fn may have changed cached records in place
@@ -365,19 +375,11 @@ func (s *store) update(fn func(st *state, ctl *control) error) error {
 
 // view runs fn under the shared lock; fn must not change anything.
 func (s *store) view(fn func(st *state, ctl *control) error) error {
-	unlock, err := s.lock(false)
+	st, ctl, unlock, err := s.open(false)
 	if err != nil {
 		return err
 	}
 	defer unlock()
-	st, err := s.loadState()
-	if err != nil {
-		return err
-	}
-	ctl, err := s.loadControl()
-	if err != nil {
-		return err
-	}
 	return fn(st, ctl)
 }
 
