@@ -263,26 +263,11 @@ func init() {
 			}
 			c.def("subnets", subnets)
 			c.def("subnetMappings", mappings)
-			for _, s := range subnets {
-				if _, sn, ok := c.lookup(s); ok {
-					c.set("vpcId", str(sn, "vpcId"))
-					break
-				}
-			}
-			c.def("vpcId", newRand([]byte("vpc-of:"+strings.Join(subnets, ","))).ResourceID("vpc"))
+			c.setVPCFromSubnets(subnets)
 			return nil
 		},
 		validate: func(v *validator) {
-			if v.known("name") {
-				n := v.s("name")
-				if len(n) > 32 {
-					v.fail("name", "\"name\" cannot be longer than 32 characters: %q", n)
-				} else if !reLBName.MatchString(n) {
-					v.fail("name", "only alphanumeric characters and hyphens allowed in \"name\", and it cannot begin or end with a hyphen: %q", n)
-				} else if strings.HasPrefix(n, "internal-") {
-					v.fail("name", "\"name\" cannot begin with \"internal-\": %q", n)
-				}
-			}
+			v.elbName(true)
 			v.enum("loadBalancerType", "application", "network", "gateway")
 			v.enum("ipAddressType", "ipv4", "dualstack", "dualstack-without-public-ipv4")
 			v.enum("desyncMitigationMode", "monitor", "defensive", "strictest")
@@ -333,14 +318,7 @@ func init() {
 			return nil
 		},
 		validate: func(v *validator) {
-			if v.known("name") {
-				n := v.s("name")
-				if len(n) > 32 {
-					v.fail("name", "\"name\" cannot be longer than 32 characters: %q", n)
-				} else if !reLBName.MatchString(n) {
-					v.fail("name", "only alphanumeric characters and hyphens allowed in \"name\", and it cannot begin or end with a hyphen: %q", n)
-				}
-			}
+			v.elbName(false)
 			v.enum("protocol", lbProtocols...)
 			v.enum("targetType", "instance", "ip", "lambda", "alb")
 			v.enum("protocolVersion", "HTTP1", "HTTP2", "GRPC")
@@ -476,4 +454,22 @@ func init() {
 			}
 		},
 	})
+}
+
+// elbName checks the name rules load balancers and target groups share:
+// at most 32 alphanumerics and inner hyphens; a load balancer's name may
+// not start with "internal-" (AWS uses it for internal DNS names).
+func (v *validator) elbName(loadBalancer bool) {
+	if !v.known("name") {
+		return
+	}
+	n := v.s("name")
+	switch {
+	case len(n) > 32:
+		v.fail("name", "\"name\" cannot be longer than 32 characters: %q", n)
+	case !reLBName.MatchString(n):
+		v.fail("name", "only alphanumeric characters and hyphens allowed in \"name\", and it cannot begin or end with a hyphen: %q", n)
+	case loadBalancer && strings.HasPrefix(n, "internal-"):
+		v.fail("name", "\"name\" cannot begin with \"internal-\": %q", n)
+	}
 }

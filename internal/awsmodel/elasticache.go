@@ -58,7 +58,7 @@ func init() {
 		compute: func(c *calc) error {
 			c.id = c.outStr("name")
 			c.set("arn", c.env.regional("elasticache", "subnetgroup:"+c.id))
-			c.setSubnetGroupVPC()
+			c.setVPCFromSubnets(strings_(c.in, "subnetIds"))
 			return nil
 		},
 		validate: func(v *validator) {

@@ -98,7 +98,7 @@ func init() {
 		compute: func(c *calc) error {
 			c.id = c.outStr("name")
 			c.set("arn", c.env.regional("rds", "subgrp:"+c.id))
-			c.setSubnetGroupVPC()
+			c.setVPCFromSubnets(strings_(c.in, "subnetIds"))
 			return nil
 		},
 		validate: func(v *validator) {
@@ -315,14 +315,15 @@ func init() {
 	})
 }
 
-// setSubnetGroupVPC sets a subnet group's vpcId from its first known
-// subnet (RDS and ElastiCache subnet groups both report it).
-func (c *calc) setSubnetGroupVPC() {
-	for _, sn := range strings_(c.in, "subnetIds") {
+// setVPCFromSubnets sets vpcId from the first known subnet (subnet groups
+// and load balancers report the VPC their subnets are in), or a stable
+// made-up one when none is known.
+func (c *calc) setVPCFromSubnets(subnets []string) {
+	for _, sn := range subnets {
 		if _, s, ok := c.lookup(sn); ok {
 			c.set("vpcId", str(s, "vpcId"))
 			return
 		}
 	}
-	c.def("vpcId", newRand([]byte("vpc-of:"+strings.Join(strings_(c.in, "subnetIds"), ","))).ResourceID("vpc"))
+	c.def("vpcId", newRand([]byte("vpc-of:"+strings.Join(subnets, ","))).ResourceID("vpc"))
 }
