@@ -1,4 +1,4 @@
-package main
+package route
 
 import (
 	"errors"
@@ -9,14 +9,16 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/cellctl/cellctl/internal/exitcode"
+	"github.com/cellctl/cellctl/cmd/cellctl/cmdutil"
 	"github.com/cellctl/cellctl/internal/fleet"
+	"github.com/cellctl/cellctl/internal/outcome"
+	"github.com/cellctl/cellctl/internal/render"
 	"github.com/cellctl/cellctl/router"
 )
 
 // RouteOptions are the inputs of `cellctl route`.
 type RouteOptions struct {
-	*Factory
+	*cmdutil.Factory
 	Tenants []string
 	// TablePath reads the routing table from this file instead of the
 	// fleet's stacks/routing.json.
@@ -72,7 +74,7 @@ type TenantChange struct {
 }
 
 // NewCmdRoute builds `cellctl route`.
-func NewCmdRoute(f *Factory, runF func(*RouteOptions) error) *cobra.Command {
+func NewCmdRoute(f *cmdutil.Factory, runF func(*RouteOptions) error) *cobra.Command {
 	opts := &RouteOptions{Factory: f}
 	cmd := &cobra.Command{
 		Use:   "route [tenant...]",
@@ -100,9 +102,9 @@ to paste as a pull request comment.`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Tenants = args
 			if len(args) == 0 && opts.DiffPath == "" {
-				return exitcode.With(exitcode.Error, errors.New("name at least one tenant, or compare tables with --diff OLD.json"))
+				return errors.New("name at least one tenant, or compare tables with --diff OLD.json")
 			}
-			if err := f.CheckOutput(FormatTable, FormatJSON, FormatMarkdown); err != nil {
+			if err := f.CheckOutput(cmdutil.FormatTable, cmdutil.FormatJSON, cmdutil.FormatMarkdown); err != nil {
 				return err
 			}
 			if runF != nil {
@@ -134,11 +136,11 @@ func routeRun(opts *RouteOptions) error {
 		report.Routes = append(report.Routes, TenantRoute{Tenant: tenant, Placement: p})
 	}
 	switch opts.Global.Output {
-	case FormatJSON:
-		if err := renderJSON(opts.IO.Out, report); err != nil {
+	case cmdutil.FormatJSON:
+		if err := render.JSON(opts.IO.Out, report); err != nil {
 			return err
 		}
-	case FormatMarkdown:
+	case cmdutil.FormatMarkdown:
 		writeRoutesMarkdown(opts.IO.Out, report, source)
 	default:
 		printRoutes(opts, report, source)
@@ -158,7 +160,7 @@ func currentTable(opts *RouteOptions) (*router.Table, string, error) {
 	}
 	source := fl.StackDir + "/" + fleet.RoutingFile
 	if fl.Routing == nil {
-		return nil, "", exitcode.With(exitcode.Error, fmt.Errorf("the fleet in %s has no %s; create it, or pass --table PATH", opts.Global.Dir, source))
+		return nil, "", fmt.Errorf("the fleet in %s has no %s; create it, or pass --table PATH", opts.Global.Dir, source)
 	}
 	return fl.Routing, source, nil
 }
@@ -191,13 +193,13 @@ func tenantErrors(errs []TenantError) error {
 	case 0:
 		return nil
 	case 1:
-		return exitcode.With(exitcode.Error, errors.New(errs[0].Error))
+		return errors.New(errs[0].Error)
 	}
 	lines := make([]string, len(errs))
 	for i, e := range errs {
 		lines[i] = "  " + e.Error
 	}
-	return exitcode.With(exitcode.Error, fmt.Errorf("%d tenant ids are invalid:\n%s", len(errs), strings.Join(lines, "\n")))
+	return fmt.Errorf("%d tenant ids are invalid:\n%s", len(errs), strings.Join(lines, "\n"))
 }
 
 // stateText is a placement's state for people: where a migrating tenant
@@ -265,11 +267,11 @@ func routeDiffRun(opts *RouteOptions, table *router.Table, source string) error 
 		d.Tenants = append(d.Tenants, TenantChange{Tenant: tenant, Moves: from.Cell != to.Cell, From: from, To: to})
 	}
 	switch opts.Global.Output {
-	case FormatJSON:
-		if err := renderJSON(opts.IO.Out, d); err != nil {
+	case cmdutil.FormatJSON:
+		if err := render.JSON(opts.IO.Out, d); err != nil {
 			return err
 		}
-	case FormatMarkdown:
+	case cmdutil.FormatMarkdown:
 		writeDiffMarkdown(opts.IO.Out, d, opts.DiffPath, source)
 	default:
 		printDiff(opts, d, opts.DiffPath, source)
@@ -280,7 +282,7 @@ func routeDiffRun(opts *RouteOptions, table *router.Table, source string) error 
 	// A change whose version did not go up is a finding: the edge function
 	// would not be republished as a new routing version. CI fails on it.
 	if err := router.CheckSuccessor(old, table); err != nil {
-		return exitcode.With(exitcode.Findings, fmt.Errorf("%s: %w", source, err))
+		return outcome.Findings(fmt.Errorf("%s: %w", source, err))
 	}
 	return nil
 }
@@ -466,4 +468,9 @@ func writeDiffMarkdown(w io.Writer, d RouteDiff, oldSource, source string) {
 	for _, e := range d.Errors {
 		fmt.Fprintf(w, "\n**Invalid:** %s\n", mdEscape(e.Error))
 	}
+}
+
+// mdEscape keeps a value inside one markdown table cell.
+func mdEscape(s string) string {
+	return strings.NewReplacer("|", "\\|", "\n", " ").Replace(s)
 }
