@@ -46,9 +46,15 @@ type stackLine struct {
 // New returns a display writing to w. live selects in-place redrawing (a
 // terminal with colour); otherwise lines are appended.
 func New(w io.Writer, live bool, styles *render.Styles) *Display {
-	d := &Display{w: w, live: live, styles: styles, now: time.Now, PlainInterval: 10 * time.Second,
+	return newDisplay(w, live, styles, time.Now, live)
+}
+
+// newDisplay is New with a clock; tick starts the redraw loop (tests draw
+// frames themselves).
+func newDisplay(w io.Writer, live bool, styles *render.Styles, now func() time.Time, tick bool) *Display {
+	d := &Display{w: w, live: live, styles: styles, now: now, PlainInterval: 10 * time.Second,
 		stacks: map[string]*stackLine{}, stop: make(chan struct{}), done: make(chan struct{})}
-	if live {
+	if tick {
 		go d.loop()
 	} else {
 		close(d.done)
