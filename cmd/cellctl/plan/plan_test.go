@@ -41,7 +41,7 @@ func TestPlanIsolationViolationIsAFinding(t *testing.T) {
 	err = planRun(context.Background(), &PlanOptions{IO: io, View: view, Parallel: 2,
 		Fleet: func() (*fleet.Fleet, error) { return fl, nil }, Stacks: []string{"cell-a", "cell-b"}})
 	var findings *outcome.FindingsError
-	if !errors.As(err, &findings) || !strings.Contains(out.String(), "isolation: 1 violation(s)") && !strings.Contains(out.String(), "violation(s)") {
+	if !errors.As(err, &findings) || !strings.Contains(out.String(), "isolation: ") || !strings.Contains(out.String(), "violation(s)\n  - [") {
 		t.Fatalf("err %v, stdout:\n%s", err, out.String())
 	}
 }
