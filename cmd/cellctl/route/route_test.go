@@ -32,7 +32,10 @@ func routeFactory(output string) (*cmdutil.Factory, *bytes.Buffer, *bytes.Buffer
 func runRoute(t *testing.T, output string, opts RouteOptions) (string, string, error) {
 	t.Helper()
 	f, stdout, stderr := routeFactory(output)
-	opts.Factory = f
+	opts.IO, opts.Fleet, opts.Dir = f.IO, f.Fleet, f.Global.Dir
+	if err := opts.pickViews(output); err != nil {
+		t.Fatal(err)
+	}
 	err := routeRun(&opts)
 	return stdout.String(), stderr.String(), err
 }
