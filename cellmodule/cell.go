@@ -7,7 +7,6 @@ package cellmodule
 import (
 	"errors"
 	"fmt"
-	"regexp"
 	"strings"
 
 	"github.com/pulumi/pulumi-aws/sdk/v6/go/aws/cloudwatch"
@@ -21,6 +20,7 @@ import (
 	"github.com/pulumi/pulumi/sdk/v3/go/pulumi"
 
 	"github.com/cellctl/cellctl/cellmodule/spec"
+	"github.com/cellctl/cellctl/internal/cellid"
 )
 
 // TypeToken is the component's Pulumi type.
@@ -147,13 +147,8 @@ func AlarmNames(cellID string) map[string]string {
 func StoragePrefix(cellID string) string { return "cells/" + cellID + "/" }
 
 // MaxIDLength bounds a cell id so every name derived from it fits AWS limits
-// (ElastiCache user ids "<id>-default" are at most 40 characters).
-const MaxIDLength = 32
-
-// idPattern is the shape of a cell id: it becomes part of RDS and ElastiCache
-// identifiers, which allow lowercase letters, digits and single hyphens, start
-// with a letter and do not end with a hyphen.
-var idPattern = regexp.MustCompile(`^[a-z][a-z0-9]*(-[a-z0-9]+)*$`)
+// (the one rule: internal/cellid).
+const MaxIDLength = cellid.MaxLength
 
 // validate checks what the template itself relies on; the fleet loader has
 // already checked ranges and shapes, but a program must not panic on a
@@ -168,13 +163,10 @@ func validate(name string, args *CellArgs) error {
 	switch {
 	case s.ID == "":
 		bad("cell id is empty")
-	case len(s.ID) > MaxIDLength:
-		bad("cell id %q is %d characters; at most %d are allowed", s.ID, len(s.ID), MaxIDLength)
-	case !idPattern.MatchString(s.ID):
-		bad("cell id %q: allowed are lowercase letters, digits and single hyphens, starting with a letter and not ending with a hyphen", s.ID)
-	case strings.HasPrefix(s.ID, "sg-") || strings.HasPrefix(s.ID, "internal-"):
-		// Security group names may not start with "sg-", ALB names not with "internal-".
-		bad("cell id %q: ids starting with \"sg-\" or \"internal-\" are reserved by AWS", s.ID)
+	case cellid.Check(s.ID) != nil:
+		// The one cell-id rule (internal/cellid): it also keeps ids clear
+		// of AWS's reserved name prefixes ("sg-", "internal-").
+		bad("%v", cellid.Check(s.ID))
 	}
 	if name != s.ID {
 		bad("component name %q must equal the cell id %q", name, s.ID)

@@ -76,7 +76,7 @@ var badTables = map[string][]string{
 		`range_syntax.json:5: cells.cell-a.buckets[4]: " 1-2" is not a bucket range; use "N" or "N-M"`,
 	},
 	"cells.json": {
-		`cells.json:5: cells.Cell_A: "Cell_A" is not a valid cell id; cell ids are 1-63 lowercase letters, digits and hyphens, starting with a letter and not ending with a hyphen (the cell's stack name, e.g. "cell-a")`,
+		`cells.json:5: cells.Cell_A: "Cell_A" is not a valid cell id; cell ids are "cell-" followed by 1–15 lowercase letters, digits or single inner hyphens (e.g. "cell-a", "cell-eu-1")`,
 		`cells.json:6: cells.cell-b.state: must be "active", "draining" or "drained"; got "retired"`,
 		`cells.json:6: cells.cell-b.weight: must be an integer from 1 to 1000 (the cell's relative capacity); got 0`,
 		`cells.json:7: cells.cell-c.weight: must be an integer from 1 to 1000 (the cell's relative capacity); got 1001`,

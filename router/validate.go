@@ -5,6 +5,7 @@ import (
 	"sort"
 	"strconv"
 
+	"github.com/cellctl/cellctl/internal/cellid"
 	"github.com/cellctl/cellctl/internal/diag"
 )
 
@@ -91,21 +92,12 @@ var (
 	writeModes     = []string{string(WriteRejectWith503), string(WriteAllow)}
 )
 
-const cellIDRule = "1-63 lowercase letters, digits and hyphens, starting with a letter and not ending with a hyphen (the cell's stack name, e.g. \"cell-a\")"
+// cellIDRule is the cell-id rule (internal/cellid, shared with the fleet
+// loader and the cell template).
+const cellIDRule = cellid.Rule
 
 // ValidCellID reports whether id can name a cell.
-func ValidCellID(id string) bool {
-	if len(id) == 0 || len(id) > 63 || id[0] < 'a' || id[0] > 'z' || id[len(id)-1] == '-' {
-		return false
-	}
-	for i := 0; i < len(id); i++ {
-		c := id[i]
-		if !(c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '-') {
-			return false
-		}
-	}
-	return true
-}
+func ValidCellID(id string) bool { return cellid.Valid(id) }
 
 func validate(s *Spec, p *positions) error {
 	var errs diag.List

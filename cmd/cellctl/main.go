@@ -5,32 +5,44 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"os"
 	"os/signal"
 	"syscall"
 
+	"github.com/cellctl/cellctl/cmd/cellctl/cmdutil"
+	"github.com/cellctl/cellctl/cmd/cellctl/root"
 	"github.com/cellctl/cellctl/internal/exitcode"
 	"github.com/cellctl/cellctl/internal/iostreams"
+	"github.com/cellctl/cellctl/internal/outcome"
 )
 
 func main() {
 	os.Exit(run())
 }
 
-// run is the only place that knows exit codes.
+// run is the only place that turns an outcome into an exit code: commands
+// return (typed) errors, exitcode.Of maps them with errors.As.
 func run() int {
 	io := iostreams.System()
 	ctx, stop := interruptContext(io)
 	defer stop()
-	root := NewCmdRoot(NewFactory(io))
-	err := root.ExecuteContext(ctx)
-	code := exitcode.Of(err)
-	if err != nil && !errors.Is(err, exitcode.ErrSilent) && err.Error() != "" {
+	return execute(ctx, io, os.Args[1:])
+}
+
+// execute runs the command line and returns the exit code.
+func execute(ctx context.Context, io *iostreams.IOStreams, args []string) int {
+	f := cmdutil.NewFactory(io)
+	defer f.Close()
+	cmd := root.NewCmdRoot(f)
+	cmd.SetArgs(args)
+	cmd.SetOut(io.Out)
+	cmd.SetErr(io.ErrOut)
+	err := cmd.ExecuteContext(ctx)
+	if err != nil && !outcome.Silent(err) {
 		fmt.Fprintln(io.ErrOut, "error:", err)
 	}
-	return code
+	return exitcode.Of(err)
 }
 
 // interruptContext cancels on the second interrupt only: the first asks
@@ -39,7 +51,7 @@ func run() int {
 func interruptContext(io *iostreams.IOStreams) (context.Context, func()) {
 	ctx, cancel := context.WithCancel(context.Background())
 	graceful, gracefulCancel := context.WithCancel(context.Background())
-	ctx = withGraceful(ctx, graceful)
+	ctx = cmdutil.WithGraceful(ctx, graceful)
 	sigs := make(chan os.Signal, 2)
 	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
 	go func() {
@@ -57,19 +69,4 @@ func interruptContext(io *iostreams.IOStreams) (context.Context, func()) {
 		}
 	}()
 	return ctx, func() { signal.Stop(sigs); cancel(); gracefulCancel() }
-}
-
-type gracefulKey struct{}
-
-func withGraceful(ctx context.Context, g context.Context) context.Context {
-	return context.WithValue(ctx, gracefulKey{}, g)
-}
-
-// Graceful returns a context that is cancelled on the first interrupt:
-// stop starting new work, let work in flight finish.
-func Graceful(ctx context.Context) context.Context {
-	if g, ok := ctx.Value(gracefulKey{}).(context.Context); ok {
-		return g
-	}
-	return ctx
 }

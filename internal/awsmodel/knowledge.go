@@ -7,6 +7,8 @@ import (
 	"strings"
 
 	"github.com/pulumi/pulumi/sdk/v3/go/common/resource"
+
+	"github.com/cellctl/cellctl/internal/awsfacts"
 )
 
 // Reference is an input that names another resource, and the error AWS
@@ -133,13 +135,10 @@ func globalScoped(prop string) func(Env, resource.PropertyMap) (string, string) 
 	return func(env Env, out resource.PropertyMap) (string, string) { return "global", str(out, prop) }
 }
 
-// QuotaDef is an AWS service quota the simulator enforces.
+// QuotaDef is an AWS service quota the simulator enforces: the quota
+// (awsfacts, the product's AWS facts) and how resources consume it.
 type QuotaDef struct {
-	// Code is the Service Quotas service code and quota code.
-	Code string `json:"code"`
-	Name string `json:"name"`
-	// Default is AWS's default value.
-	Default float64 `json:"default"`
+	awsfacts.Quota
 	// Scope says what one quota value covers: "region", "zone", "vpc",
 	// "account", "load-balancer", "security-group".
 	Scope string `json:"scope"`
@@ -206,12 +205,18 @@ func countBy(prop string) func(Env, resource.PropertyMap, Cloud) (string, float6
 	}
 }
 
+// egress is the outbound half of the rules-per-security-group quota, which
+// AWS counts separately for inbound and outbound rules.
+func egress(q awsfacts.Quota) awsfacts.Quota {
+	return awsfacts.Quota{Code: q.Code + "#egress", Name: "Outbound rules per security group", Default: q.Default}
+}
+
 var quotaDefs = []QuotaDef{
-	{Code: "vpc/L-F678F1CE", Name: "VPCs per Region", Default: 5, Scope: "region", Type: "aws:ec2/vpc:Vpc",
+	{Quota: awsfacts.VPCsPerRegion, Scope: "region", Type: "aws:ec2/vpc:Vpc",
 		ErrorCode: "VpcLimitExceeded", ErrorMessage: "The maximum number of VPCs has been reached.", use: countRegion},
-	{Code: "ec2/L-0263D0A3", Name: "EC2-VPC Elastic IPs", Default: 5, Scope: "region", Type: "aws:ec2/eip:Eip",
+	{Quota: awsfacts.ElasticIPs, Scope: "region", Type: "aws:ec2/eip:Eip",
 		ErrorCode: "AddressLimitExceeded", ErrorMessage: "The maximum number of addresses has been reached.", use: countRegion},
-	{Code: "vpc/L-FE5A380F", Name: "NAT gateways per Availability Zone", Default: 5, Scope: "zone", Type: "aws:ec2/natGateway:NatGateway",
+	{Quota: awsfacts.NATGatewaysPerAZ, Scope: "zone", Type: "aws:ec2/natGateway:NatGateway",
 		ErrorCode: "NatGatewayLimitExceeded", ErrorMessage: "The maximum number of NAT Gateways has been reached.",
 		use: func(env Env, out resource.PropertyMap, cloud Cloud) (string, float64) {
 			if cloud != nil {
@@ -221,25 +226,25 @@ var quotaDefs = []QuotaDef{
 			}
 			return env.Region + "?", 1
 		}},
-	{Code: "vpc/L-A4707A72", Name: "Internet gateways per Region", Default: 5, Scope: "region", Type: "aws:ec2/internetGateway:InternetGateway",
+	{Quota: awsfacts.InternetGatewaysPerRegion, Scope: "region", Type: "aws:ec2/internetGateway:InternetGateway",
 		ErrorCode: "InternetGatewayLimitExceeded", ErrorMessage: "The maximum number of internet gateways has been reached.", use: countRegion},
-	{Code: "vpc/L-407747CB", Name: "Subnets per VPC", Default: 200, Scope: "vpc", Type: "aws:ec2/subnet:Subnet",
+	{Quota: awsfacts.SubnetsPerVPC, Scope: "vpc", Type: "aws:ec2/subnet:Subnet",
 		ErrorCode: "SubnetLimitExceeded", ErrorMessage: "The maximum number of subnets has been reached.", use: countBy("vpcId")},
-	{Code: "vpc/L-589F43AA", Name: "Route tables per VPC", Default: 200, Scope: "vpc", Type: "aws:ec2/routeTable:RouteTable",
+	{Quota: awsfacts.RouteTablesPerVPC, Scope: "vpc", Type: "aws:ec2/routeTable:RouteTable",
 		ErrorCode: "RouteTableLimitExceeded", ErrorMessage: "The maximum number of route tables has been reached.", use: countBy("vpcId")},
-	{Code: "vpc/L-E79EC296", Name: "VPC security groups per Region", Default: 2500, Scope: "region", Type: "aws:ec2/securityGroup:SecurityGroup",
+	{Quota: awsfacts.SecurityGroupsPerRegion, Scope: "region", Type: "aws:ec2/securityGroup:SecurityGroup",
 		ErrorCode: "SecurityGroupLimitExceeded", ErrorMessage: "The maximum number of security groups has been reached.", use: countRegion},
-	{Code: "vpc/L-0EA8095F", Name: "Inbound or outbound rules per security group", Default: 60, Scope: "security-group", Type: "aws:vpc/securityGroupIngressRule:SecurityGroupIngressRule",
+	{Quota: awsfacts.RulesPerSecurityGroup, Scope: "security-group", Type: "aws:vpc/securityGroupIngressRule:SecurityGroupIngressRule",
 		ErrorCode: "RulesPerSecurityGroupLimitExceeded", ErrorMessage: "The maximum number of rules per security group has been reached.",
 		use: func(_ Env, out resource.PropertyMap, _ Cloud) (string, float64) {
 			return str(out, "securityGroupId") + "/ingress", 1
 		}},
-	{Code: "vpc/L-0EA8095F#egress", Name: "Outbound rules per security group", Default: 60, Scope: "security-group", Type: "aws:vpc/securityGroupEgressRule:SecurityGroupEgressRule",
+	{Quota: egress(awsfacts.RulesPerSecurityGroup), Scope: "security-group", Type: "aws:vpc/securityGroupEgressRule:SecurityGroupEgressRule",
 		ErrorCode: "RulesPerSecurityGroupLimitExceeded", ErrorMessage: "The maximum number of rules per security group has been reached.",
 		use: func(_ Env, out resource.PropertyMap, _ Cloud) (string, float64) {
 			return str(out, "securityGroupId") + "/egress", 1
 		}},
-	{Code: "vpc/L-1B52E74A", Name: "Gateway VPC endpoints per Region", Default: 20, Scope: "region", Type: "aws:ec2/vpcEndpoint:VpcEndpoint",
+	{Quota: awsfacts.GatewayEndpointsPerRegion, Scope: "region", Type: "aws:ec2/vpcEndpoint:VpcEndpoint",
 		ErrorCode: "VpcEndpointLimitExceeded", ErrorMessage: "The maximum number of VPC endpoints has been reached.",
 		use: func(env Env, out resource.PropertyMap, _ Cloud) (string, float64) {
 			if t := str(out, "vpcEndpointType"); t == "" || t == "Gateway" {
@@ -247,7 +252,7 @@ var quotaDefs = []QuotaDef{
 			}
 			return "", 0
 		}},
-	{Code: "elasticloadbalancing/L-53DA6B97", Name: "Application Load Balancers per Region", Default: 50, Scope: "region", Type: "aws:lb/loadBalancer:LoadBalancer",
+	{Quota: awsfacts.ApplicationLoadBalancersPerRegion, Scope: "region", Type: "aws:lb/loadBalancer:LoadBalancer",
 		ErrorCode: "TooManyLoadBalancers", ErrorMessage: "The quota for the number of load balancers has been reached",
 		use: func(env Env, out resource.PropertyMap, _ Cloud) (string, float64) {
 			if t := str(out, "loadBalancerType"); t == "" || t == "application" {
@@ -255,7 +260,7 @@ var quotaDefs = []QuotaDef{
 			}
 			return "", 0
 		}},
-	{Code: "elasticloadbalancing/L-69A177A2", Name: "Network Load Balancers per Region", Default: 50, Scope: "region", Type: "aws:lb/loadBalancer:LoadBalancer",
+	{Quota: awsfacts.NetworkLoadBalancersPerRegion, Scope: "region", Type: "aws:lb/loadBalancer:LoadBalancer",
 		ErrorCode: "TooManyLoadBalancers", ErrorMessage: "The quota for the number of load balancers has been reached",
 		use: func(env Env, out resource.PropertyMap, _ Cloud) (string, float64) {
 			if str(out, "loadBalancerType") == "network" {
@@ -263,11 +268,11 @@ var quotaDefs = []QuotaDef{
 			}
 			return "", 0
 		}},
-	{Code: "elasticloadbalancing/L-B22855CB", Name: "Target Groups per Region", Default: 3000, Scope: "region", Type: "aws:lb/targetGroup:TargetGroup",
+	{Quota: awsfacts.TargetGroupsPerRegion, Scope: "region", Type: "aws:lb/targetGroup:TargetGroup",
 		ErrorCode: "TooManyTargetGroups", ErrorMessage: "The quota for the number of target groups has been reached", use: countRegion},
-	{Code: "elasticloadbalancing/L-B6DF7632", Name: "Listeners per Application Load Balancer", Default: 50, Scope: "load-balancer", Type: "aws:lb/listener:Listener",
+	{Quota: awsfacts.ListenersPerALB, Scope: "load-balancer", Type: "aws:lb/listener:Listener",
 		ErrorCode: "TooManyListeners", ErrorMessage: "The quota for the number of listeners per load balancer has been reached", use: countBy("loadBalancerArn")},
-	{Code: "elasticloadbalancing/L-CE3125E5", Name: "Rules per Application Load Balancer", Default: 100, Scope: "load-balancer", Type: "aws:lb/listenerRule:ListenerRule",
+	{Quota: awsfacts.RulesPerALB, Scope: "load-balancer", Type: "aws:lb/listenerRule:ListenerRule",
 		ErrorCode: "TooManyRules", ErrorMessage: "The quota for the number of rules per load balancer has been reached",
 		use: func(_ Env, out resource.PropertyMap, _ Cloud) (string, float64) {
 			if lb := loadBalancerOfListener(str(out, "listenerArn")); lb != "" {
@@ -275,24 +280,24 @@ var quotaDefs = []QuotaDef{
 			}
 			return "", 0
 		}},
-	{Code: "rds/L-952B80B8", Name: "DB clusters", Default: 40, Scope: "region", Type: "aws:rds/cluster:Cluster",
+	{Quota: awsfacts.DBClusters, Scope: "region", Type: "aws:rds/cluster:Cluster",
 		ErrorCode: "DBClusterQuotaExceededFault", ErrorMessage: "The user attempted to create a new DB cluster and the user has already reached the maximum allowed DB cluster quota.", use: countRegion},
-	{Code: "rds/L-7B6409FD", Name: "DB instances", Default: 40, Scope: "region", Type: "aws:rds/clusterInstance:ClusterInstance",
+	{Quota: awsfacts.DBInstances, Scope: "region", Type: "aws:rds/clusterInstance:ClusterInstance",
 		ErrorCode: "InstanceQuotaExceeded", ErrorMessage: "DB Instance quota exceeded.", use: countRegion},
-	{Code: "rds/L-48C6BF8D", Name: "DB subnet groups", Default: 50, Scope: "region", Type: "aws:rds/subnetGroup:SubnetGroup",
+	{Quota: awsfacts.DBSubnetGroups, Scope: "region", Type: "aws:rds/subnetGroup:SubnetGroup",
 		ErrorCode: "DBSubnetGroupQuotaExceeded", ErrorMessage: "The request would result in the user exceeding the allowed number of DB subnet groups.", use: countRegion},
-	{Code: "elasticache/L-8C334AD1", Name: "Nodes per Region", Default: 300, Scope: "region", Type: "aws:elasticache/replicationGroup:ReplicationGroup",
+	{Quota: awsfacts.CacheNodesPerRegion, Scope: "region", Type: "aws:elasticache/replicationGroup:ReplicationGroup",
 		ErrorCode: "NodeQuotaForCustomerExceeded", ErrorMessage: "The request cannot be processed because it would exceed the allowed number of cache nodes per customer.",
 		use: func(env Env, out resource.PropertyMap, _ Cloud) (string, float64) {
 			return env.Region, float64(cacheNodes(out))
 		}},
-	{Code: "iam/L-FE177D64", Name: "Roles per account", Default: 1000, Scope: "account", Type: "aws:iam/role:Role",
+	{Quota: awsfacts.RolesPerAccount, Scope: "account", Type: "aws:iam/role:Role",
 		ErrorCode: "LimitExceeded", ErrorMessage: "Cannot exceed quota for RolesPerAccount: 1000", use: countAccount},
-	{Code: "s3/L-DC2B2D3D", Name: "General purpose buckets", Default: 10000, Scope: "account", Type: "aws:s3/bucketV2:BucketV2",
+	{Quota: awsfacts.GeneralPurposeBuckets, Scope: "account", Type: "aws:s3/bucketV2:BucketV2",
 		ErrorCode: "TooManyBuckets", ErrorMessage: "You have attempted to create more buckets than allowed", use: countAccount},
-	{Code: "cloudfront/L-24B04930", Name: "Web distributions per AWS account", Default: 500, Scope: "account", Type: "aws:cloudfront/distribution:Distribution",
+	{Quota: awsfacts.DistributionsPerAccount, Scope: "account", Type: "aws:cloudfront/distribution:Distribution",
 		ErrorCode: "TooManyDistributions", ErrorMessage: "Your request contains more CloudFront distributions than are allowed per AWS account.", use: countAccount},
-	{Code: "ecs/L-9EF96962", Name: "Services per cluster", Default: 5000, Scope: "ecs-cluster", Type: "aws:ecs/service:Service",
+	{Quota: awsfacts.ServicesPerCluster, Scope: "ecs-cluster", Type: "aws:ecs/service:Service",
 		ErrorCode: "LimitExceededException", ErrorMessage: "The maximum number of services per cluster has been reached.", use: countBy("cluster")},
 }
 

@@ -12,10 +12,12 @@ import (
 
 	"github.com/pulumi/pulumi/sdk/v3/go/auto"
 
+	"github.com/cellctl/cellctl/internal/cloud"
 	"github.com/cellctl/cellctl/internal/engine"
 	"github.com/cellctl/cellctl/internal/fleet"
+	"github.com/cellctl/cellctl/internal/runplan"
 	"github.com/cellctl/cellctl/internal/sim"
-	"github.com/cellctl/cellctl/stacks"
+	"github.com/cellctl/cellctl/internal/stackrun"
 )
 
 // writeFleet writes a fleet of n cells (no router) to a fresh directory.
@@ -59,38 +61,32 @@ func benchEngine(b *testing.B, dir string, parallel int) (*engine.Engine, *fleet
 	if err != nil {
 		b.Fatal(err)
 	}
-	simDir := filepath.Join(dir, ".cellctl", "sim")
-	cloud, err := sim.Open(simDir)
+	live, err := sim.Open(cloud.SimDir(dir))
 	if err != nil {
 		b.Fatal(err)
 	}
-	quotas, err := cloud.Quotas("us-east-1")
+	quotas, err := live.Quotas("us-east-1")
 	if err != nil {
 		b.Fatal(err)
 	}
 	for _, q := range quotas {
 		if q.Value < 500 {
-			if err := cloud.SetQuota("us-east-1", q.Code, 500); err != nil {
+			if err := live.SetQuota("us-east-1", q.Code, 500); err != nil {
 				b.Fatal(err)
 			}
 		}
 	}
+	simCloud, err := cloud.New(cloud.Sim, dir)
+	if err != nil {
+		b.Fatal(err)
+	}
 	eng, err := engine.New(engine.Options{
 		Fleet:               fl,
-		Program:             stacks.Program(fl),
 		Parallel:            parallel,
 		AllowDemoPassphrase: true,
-		Offline:             true,
+		Cloud:               simCloud,
 		Pulumi:              pulumiCommand(b),
 		Env:                 map[string]string{"PULUMI_HOME": pulumiHom},
-		Attach: func(ctx context.Context, stack string) (*engine.Attachment, error) {
-			srv, err := sim.Start(ctx, sim.Options{Dir: simDir, Stack: stack})
-			if err != nil {
-				return nil, err
-			}
-			return &engine.Attachment{Env: map[string]string{"PULUMI_DEBUG_PROVIDERS": srv.DebugProviders()},
-				Close: func() error { srv.Stop(); return nil }}, nil
-		},
 	})
 	if err != nil {
 		b.Fatal(err)
@@ -103,6 +99,11 @@ func benchEngine(b *testing.B, dir string, parallel int) (*engine.Engine, *fleet
 		b.Fatal(err)
 	}
 	return eng, fl
+}
+
+// upCells runs the plan of `cellctl up` over every cell of the fleet.
+func upCells(ctx context.Context, eng *engine.Engine, fl *fleet.Fleet, parallel int) (*runplan.Result, error) {
+	return runplan.ForStacks(stackrun.OpUp, fl.CellIDs(), runplan.BuildOptions{Parallel: parallel}).Run(ctx, eng, runplan.Options{})
 }
 
 func pulumiCommand(b *testing.B) auto.PulumiCommand {
@@ -140,13 +141,13 @@ func BenchmarkFleetUp(b *testing.B) {
 					b.StopTimer()
 					dir := writeFleet(b, n)
 					eng, fl := benchEngine(b, dir, p)
-					cloud, _ := sim.Open(filepath.Join(dir, ".cellctl", "sim"))
-					if err := cloud.SetLatency(sim.Latency{Op: "create", Duration: sim.Duration(latency)}); err != nil {
+					live, _ := sim.Open(cloud.SimDir(dir))
+					if err := live.SetLatency(sim.Latency{Op: "create", Duration: sim.Duration(latency)}); err != nil {
 						b.Fatal(err)
 					}
 					cpu0 := cpuSeconds()
 					b.StartTimer()
-					res, err := eng.Run(context.Background(), engine.OpUp, engine.RunOptions{Stacks: fl.CellIDs()})
+					res, err := upCells(context.Background(), eng, fl, p)
 					if err != nil {
 						b.Fatal(err)
 					}
@@ -172,13 +173,13 @@ func BenchmarkNoChangeUp(b *testing.B) {
 	dir := writeFleet(b, 1)
 	eng, fl := benchEngine(b, dir, 1)
 	ctx := context.Background()
-	if _, err := eng.Run(ctx, engine.OpUp, engine.RunOptions{Stacks: fl.CellIDs()}); err != nil {
+	if _, err := upCells(ctx, eng, fl, 1); err != nil {
 		b.Fatal(err)
 	}
 	var setup, repair, engineTime, finish float64
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
-		res, err := eng.Run(ctx, engine.OpUp, engine.RunOptions{Stacks: fl.CellIDs()})
+		res, err := upCells(ctx, eng, fl, 1)
 		if err != nil {
 			b.Fatal(err)
 		}

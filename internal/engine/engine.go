@@ -20,65 +20,54 @@ import (
 	"github.com/pulumi/pulumi/sdk/v3/go/pulumi"
 	"gopkg.in/yaml.v3"
 
+	"github.com/cellctl/cellctl/internal/cloud"
 	"github.com/cellctl/cellctl/internal/fleet"
+	"github.com/cellctl/cellctl/internal/stackrun"
 )
 
 // StateDir is where cellctl keeps local state inside the fleet repository.
-const StateDir = ".cellctl"
+const StateDir = cloud.StateDir
 
 // DemoPassphrase encrypts secrets of the local demo only (file backend under
 // .cellctl/state on the simulated cloud). Anything real must set
 // PULUMI_CONFIG_PASSPHRASE (or PULUMI_CONFIG_PASSPHRASE_FILE).
 const DemoPassphrase = "cellctl-local-demo"
 
-// Attachment is what a stack needs to reach its cloud: extra environment
-// (e.g. PULUMI_DEBUG_PROVIDERS for the simulator) and how to release it.
-type Attachment struct {
-	Env   map[string]string
-	Close func() error
-}
-
-// Attacher prepares the cloud for one stack. nil means the real pulumi-aws
-// provider plugin.
-type Attacher func(ctx context.Context, stack string) (*Attachment, error)
-
 // Options configure an Engine.
 type Options struct {
 	Fleet *fleet.Fleet
-	// Program is the fleet program (stacks.Program).
-	Program pulumi.RunFunc
+	// Program builds the Pulumi program of a fleet; nil: stacks.Program.
+	// A run with inputs gets the program of a fleet copy that carries them.
+	Program func(f *fleet.Fleet) pulumi.RunFunc
 	// Backend is a Pulumi backend URL; empty: $PULUMI_BACKEND_URL, else the
 	// file backend under <fleet>/.cellctl/state.
 	Backend string
 	// Passphrase for the passphrase secrets provider; empty: from the
 	// environment, or DemoPassphrase when AllowDemoPassphrase.
-	Passphrase          string
+	Passphrase string
+	// AllowDemoPassphrase permits DemoPassphrase; it is always permitted
+	// on the simulated cloud with the local file backend.
 	AllowDemoPassphrase bool
-	// Parallel bounds how many stacks run at once.
+	// Parallel bounds how many stacks Status reads at once.
 	Parallel int
-	// Attach connects a stack to its cloud; nil for real AWS.
-	Attach Attacher
+	// Cloud is how stacks reach their cloud (provider attach, pending
+	// operations, plugin downloads); nil: AWS.
+	Cloud *cloud.Bundle
 	// Pulumi is the CLI to run; nil: FindPulumi.
 	Pulumi auto.PulumiCommand
 	// Env is added to every stack's environment (PULUMI_HOME in tests, …).
 	Env map[string]string
-	// Events receives progress; nil discards it.
-	Events func(Event)
+	// Events receives resource-level progress; nil discards it. (The run
+	// plan sends each stack's start and finish.)
+	Events func(stackrun.Event)
 	// Log receives notes for the operator (stderr).
 	Log io.Writer
-	// Offline disables plugin acquisition (sim: nothing may be downloaded).
-	Offline bool
-	// ResolvePending finds resources an interrupted update was creating
-	// (the simulator can; nil for real AWS).
-	ResolvePending PendingResolver
-	// ExpectedResources, when set, gives each stack's expected resource
-	// count (from the offline render) so progress can show done/total.
-	ExpectedResources map[string]int
 }
 
 // Engine runs Pulumi operations over a fleet.
 type Engine struct {
 	opts       Options
+	cloud      *cloud.Bundle
 	backend    string
 	passphrase string
 	workRoot   string
@@ -86,8 +75,8 @@ type Engine struct {
 
 // New checks the options and the pulumi CLI.
 func New(opts Options) (*Engine, error) {
-	if opts.Fleet == nil || opts.Program == nil {
-		return nil, errors.New("engine: fleet and program are required")
+	if opts.Fleet == nil {
+		return nil, errors.New("engine: a fleet is required")
 	}
 	if opts.Parallel < 1 {
 		opts.Parallel = 1
@@ -95,7 +84,11 @@ func New(opts Options) (*Engine, error) {
 	if opts.Log == nil {
 		opts.Log = io.Discard
 	}
-	e := &Engine{opts: opts, workRoot: filepath.Join(opts.Fleet.Dir, StateDir, "work")}
+	e := &Engine{opts: opts, cloud: opts.Cloud, workRoot: filepath.Join(opts.Fleet.Dir, StateDir, "work")}
+	if e.cloud == nil {
+		e.cloud = &cloud.Bundle{Kind: cloud.AWS}
+	}
+
 	e.backend = opts.Backend
 	if e.backend == "" {
 		e.backend = os.Getenv("PULUMI_BACKEND_URL")
@@ -106,6 +99,11 @@ func New(opts Options) (*Engine, error) {
 			return nil, fmt.Errorf("creating the local state directory: %w", err)
 		}
 		e.backend = "file://" + filepath.ToSlash(dir)
+	}
+	// The demo passphrase protects nothing real: only the simulated cloud
+	// with the default backend (the fleet's own .cellctl/state) may use it.
+	if e.cloud.Kind == cloud.Sim && opts.Backend == "" && os.Getenv("PULUMI_BACKEND_URL") == "" {
+		opts.AllowDemoPassphrase = true
 	}
 	pass, err := passphrase(opts)
 	if err != nil {
@@ -164,7 +162,7 @@ type workspace struct {
 	dir       string
 	stackFile string // the copy inside dir
 	repoFile  string // the fleet's stack file
-	attach    *Attachment
+	attach    *cloud.Attachment
 }
 
 func (w *workspace) close() {
@@ -188,7 +186,15 @@ func (e *Engine) stackFileOf(name string) (string, error) {
 
 // open prepares the workspace of one stack. create selects whether a
 // missing stack is created (up, preview) or reported (status, destroy).
-func (e *Engine) open(ctx context.Context, name string, create bool) (*workspace, error) {
+// program is the Pulumi program the workspace runs (nil: the fleet's
+// current configuration).
+func (e *Engine) open(ctx context.Context, name string, create bool, program pulumi.RunFunc) (*workspace, error) {
+	if program == nil {
+		var err error
+		if program, err = e.program(name, stackrun.Inputs{}); err != nil {
+			return nil, err
+		}
+	}
 	rel, err := e.stackFileOf(name)
 	if err != nil {
 		return nil, err
@@ -229,14 +235,14 @@ func (e *Engine) open(ctx context.Context, name string, create bool) (*workspace
 		// Several stacks run at once; a confirmation prompt would hang.
 		"PULUMI_SKIP_CONFIRMATIONS": "true",
 	}
-	if e.opts.Offline {
+	if e.cloud.Offline {
 		env["PULUMI_DISABLE_AUTOMATIC_PLUGIN_ACQUISITION"] = "true"
 	}
 	for k, v := range e.opts.Env {
 		env[k] = v
 	}
-	if e.opts.Attach != nil {
-		a, err := e.opts.Attach(ctx, name)
+	if e.cloud.Attach != nil {
+		a, err := e.cloud.Attach(ctx, name)
 		if err != nil {
 			return nil, fmt.Errorf("attaching the cloud: %w", err)
 		}
@@ -247,7 +253,7 @@ func (e *Engine) open(ctx context.Context, name string, create bool) (*workspace
 	}
 	ws, err := auto.NewLocalWorkspace(ctx,
 		auto.WorkDir(dir),
-		auto.Program(e.opts.Program),
+		auto.Program(program),
 		auto.EnvVars(env),
 		auto.Pulumi(e.opts.Pulumi),
 		auto.SecretsProvider("passphrase"),
@@ -290,7 +296,7 @@ func (e *Engine) open(ctx context.Context, name string, create bool) (*workspace
 }
 
 // ErrNotDeployed says a stack has never been deployed to the backend.
-var ErrNotDeployed = errors.New("not deployed")
+var ErrNotDeployed = stackrun.ErrNotDeployed
 
 // syncBack copies the workspace's stack file to the repository when pulumi
 // changed it (encryption salt, a secret cellctl set).

@@ -7,7 +7,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/hashicorp/go-multierror"
+	"github.com/cellctl/cellctl/internal/fleet"
+	"github.com/cellctl/cellctl/internal/stackrun"
 )
 
 func TestLockHolders(t *testing.T) {
@@ -59,25 +60,46 @@ func TestParsePending(t *testing.T) {
 }
 
 func TestChangesOf(t *testing.T) {
-	c := changesOf(map[string]int{"create": 2, "update": 1, "same": 5, "replace": 1, "create-replacement": 1}, nil, OpUp)
-	if c != (Changes{Create: 2, Update: 1, Same: 5, Replace: 2}) || c.Total() != 5 {
+	c := changesOf(map[string]int{"create": 2, "update": 1, "same": 5, "replace": 1, "create-replacement": 1}, nil)
+	if c != (stackrun.Changes{Create: 2, Update: 1, Same: 5, Replace: 2}) || c.Total() != 5 {
 		t.Fatalf("changes = %+v", c)
 	}
-	planned := []Change{{Op: "create"}, {Op: "delete"}, {Op: "update"}, {Op: "same"}}
-	if c := changesOf(nil, planned, OpPreview); c != (Changes{Create: 1, Update: 1, Delete: 1}) {
+	planned := []stackrun.Change{{Op: "create"}, {Op: "delete"}, {Op: "update"}, {Op: "same"}}
+	if c := changesOf(nil, planned); c != (stackrun.Changes{Create: 1, Update: 1, Delete: 1}) {
 		t.Fatalf("from planned: %+v", c)
 	}
 }
 
-func TestIsLocked(t *testing.T) {
-	var m *multierror.Error
-	m = multierror.Append(m, &StackError{Stack: "cell-a", Err: errors.New("boom")})
-	if IsLocked(m) {
-		t.Fatal("no lock conflict here")
+func TestInputsNeverChangeTheLoadedFleet(t *testing.T) {
+	f, err := fleet.Load("../..")
+	if err != nil {
+		t.Fatal(err)
 	}
-	m = multierror.Append(m, &StackError{Stack: "cell-b", Locked: true, Err: errors.New("locked")})
-	if !IsLocked(m.ErrorOrNil()) {
-		t.Fatal("cell-b's conflict must be seen")
+	same, err := withInputs(f, "cell-d", stackrun.Inputs{})
+	if err != nil || same != f {
+		t.Fatalf("no inputs: the fleet itself (%v)", err)
+	}
+	released, err := withInputs(f, "cell-d", stackrun.Inputs{ReleaseProtection: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !released.Cell("cell-d").Releasing || f.Cell("cell-d").Releasing {
+		t.Fatal("the run's fleet releases cell-d; the loaded fleet must not")
+	}
+	if released.Cell("cell-a") != f.Cell("cell-a") {
+		t.Fatal("other cells are shared, not copied")
+	}
+	prev := f.Cell("cell-b").Cell
+	prev.Image = "registry.example.com/app:0.9.0"
+	rolled, err := withInputs(f, "cell-b", stackrun.Inputs{Cell: &prev})
+	if err != nil || rolled.Cell("cell-b").Image != prev.Image || f.Cell("cell-b").Image == prev.Image {
+		t.Fatalf("a given configuration is deployed as data: %v", err)
+	}
+	if _, err := withInputs(f, "cell-a", stackrun.Inputs{Cell: &prev}); err == nil || !strings.Contains(err.Error(), "cell-b's") {
+		t.Fatalf("another cell's configuration is refused: %v", err)
+	}
+	if _, err := withInputs(f, "router", stackrun.Inputs{ReleaseProtection: true}); err == nil {
+		t.Fatal("cell inputs on the router are refused")
 	}
 }
 

@@ -5,64 +5,28 @@ import (
 	"sync"
 	"time"
 
+	"github.com/cellctl/cellctl/internal/stackrun"
 	"github.com/pulumi/pulumi/sdk/v3/go/auto/events"
 	"github.com/pulumi/pulumi/sdk/v3/go/common/apitype"
 	"github.com/pulumi/pulumi/sdk/v3/go/common/resource"
 )
 
-// EventKind classifies progress events.
-type EventKind int
-
-const (
-	StackStarted EventKind = iota
-	ResourceStarted
-	ResourceDone
-	ResourceFailed
-	Diagnostic
-	StackFinished
-)
-
-// Event is one step of progress, for live status lines.
-type Event struct {
-	Stack string
-	Kind  EventKind
-	Op    string // create, update, delete, same, replace, refresh, read…
-	Type  string
-	Name  string
-	// Message is a diagnostic or error text.
-	Message string
-	// Expected is the stack's expected resource count (StackStarted).
-	Expected int
-	Result   *StackResult // StackFinished
-	Time     time.Time
-}
-
-// Change is one planned or applied resource change (for previews).
-type Change struct {
-	Op    string   `json:"op"`
-	Type  string   `json:"type"`
-	Name  string   `json:"name"`
-	Diffs []string `json:"diffs,omitempty"`
-	// Replace lists the properties forcing a replacement.
-	Replace []string `json:"replaceKeys,omitempty"`
-}
-
 // tracker turns one stack's engine events into cellctl events and keeps
 // what the final result needs: the changes and the error diagnostics.
 type tracker struct {
 	stack string
-	emit  func(Event)
+	emit  func(stackrun.Event)
 
 	mu      sync.Mutex
-	changes []Change
+	changes []stackrun.Change
 	errors  []string
 	failed  []string // resources whose operation failed
 	counts  map[string]int
 }
 
-func newTracker(stack string, emit func(Event)) *tracker {
+func newTracker(stack string, emit func(stackrun.Event)) *tracker {
 	if emit == nil {
-		emit = func(Event) {}
+		emit = func(stackrun.Event) {}
 	}
 	return &tracker{stack: stack, emit: emit, counts: map[string]int{}}
 }
@@ -84,10 +48,10 @@ func (t *tracker) handle(ev events.EngineEvent) {
 		}
 		t.mu.Lock()
 		if m.Op != apitype.OpSame {
-			t.changes = append(t.changes, Change{Op: string(m.Op), Type: m.Type, Name: urnName(m.URN), Diffs: m.Diffs, Replace: m.Keys})
+			t.changes = append(t.changes, stackrun.Change{Op: string(m.Op), Type: m.Type, Name: urnName(m.URN), Diffs: m.Diffs, Replace: m.Keys})
 		}
 		t.mu.Unlock()
-		t.emit(Event{Stack: t.stack, Kind: ResourceStarted, Op: string(m.Op), Type: m.Type, Name: urnName(m.URN), Time: now})
+		t.emit(stackrun.Event{Stack: t.stack, Kind: stackrun.ResourceStarted, Op: string(m.Op), Type: m.Type, Name: urnName(m.URN), Time: now})
 	case ev.ResOutputsEvent != nil:
 		m := ev.ResOutputsEvent.Metadata
 		if skip(m) {
@@ -96,13 +60,13 @@ func (t *tracker) handle(ev events.EngineEvent) {
 		t.mu.Lock()
 		t.counts[string(m.Op)]++
 		t.mu.Unlock()
-		t.emit(Event{Stack: t.stack, Kind: ResourceDone, Op: string(m.Op), Type: m.Type, Name: urnName(m.URN), Time: now})
+		t.emit(stackrun.Event{Stack: t.stack, Kind: stackrun.ResourceDone, Op: string(m.Op), Type: m.Type, Name: urnName(m.URN), Time: now})
 	case ev.ResOpFailedEvent != nil:
 		m := ev.ResOpFailedEvent.Metadata
 		t.mu.Lock()
 		t.failed = append(t.failed, m.Type+" "+urnName(m.URN))
 		t.mu.Unlock()
-		t.emit(Event{Stack: t.stack, Kind: ResourceFailed, Op: string(m.Op), Type: m.Type, Name: urnName(m.URN), Time: now})
+		t.emit(stackrun.Event{Stack: t.stack, Kind: stackrun.ResourceFailed, Op: string(m.Op), Type: m.Type, Name: urnName(m.URN), Time: now})
 	case ev.DiagnosticEvent != nil:
 		d := ev.DiagnosticEvent
 		if d.Severity != "error" || d.Ephemeral {
@@ -118,7 +82,7 @@ func (t *tracker) handle(ev events.EngineEvent) {
 		t.mu.Lock()
 		t.errors = append(t.errors, msg)
 		t.mu.Unlock()
-		t.emit(Event{Stack: t.stack, Kind: Diagnostic, Message: msg, Time: now})
+		t.emit(stackrun.Event{Stack: t.stack, Kind: stackrun.Diagnostic, Message: msg, Time: now})
 	}
 }
 
@@ -142,8 +106,8 @@ func urnTypeName(u string) string {
 	return string(urn.Type()) + " " + urn.Name()
 }
 
-func (t *tracker) snapshot() ([]Change, []string, []string) {
+func (t *tracker) snapshot() ([]stackrun.Change, []string, []string) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	return append([]Change(nil), t.changes...), append([]string(nil), t.errors...), append([]string(nil), t.failed...)
+	return append([]stackrun.Change(nil), t.changes...), append([]string(nil), t.errors...), append([]string(nil), t.failed...)
 }

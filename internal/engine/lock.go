@@ -13,6 +13,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/cellctl/cellctl/internal/outcome"
 )
 
 // lockLine matches the lock holders pulumi lists for a file backend:
@@ -84,8 +86,17 @@ func firstLine(s string) string {
 }
 
 // Unlock removes a stack's locks. Unless force is set it refuses while a
-// holder is still running on this machine or ran on another one.
+// holder is still running on this machine or ran on another one. Every
+// error leaves the stack locked, so each is an outcome.LockedError.
 func (e *Engine) Unlock(ctx context.Context, stack string, force bool) ([]LockHolder, error) {
+	holders, err := e.unlock(ctx, stack, force)
+	if err != nil {
+		return holders, outcome.Locked(stack, err)
+	}
+	return holders, nil
+}
+
+func (e *Engine) unlock(ctx context.Context, stack string, force bool) ([]LockHolder, error) {
 	holders, inspectable, err := e.currentLocks(ctx, stack)
 	if err != nil {
 		return nil, err
@@ -104,7 +115,7 @@ func (e *Engine) Unlock(ctx context.Context, stack string, force bool) ([]LockHo
 			}
 		}
 	}
-	w, err := e.open(ctx, stack, false)
+	w, err := e.open(ctx, stack, false, nil)
 	if err != nil {
 		return holders, err
 	}

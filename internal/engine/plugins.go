@@ -17,7 +17,7 @@ const AWSPluginVersion = "v6.83.4"
 // installed, once, before stacks fan out — parallel stacks must not race to
 // download it. With the simulated cloud (Offline) nothing is installed.
 func (e *Engine) PreparePlugins(ctx context.Context) error {
-	if e.opts.Offline {
+	if e.cloud.Offline {
 		return nil
 	}
 	dir, err := os.MkdirTemp(e.workRoot, "plugins-")

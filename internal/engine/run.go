@@ -14,7 +14,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/hashicorp/go-multierror"
 	"github.com/pulumi/pulumi/sdk/v3/go/auto"
 	"github.com/pulumi/pulumi/sdk/v3/go/auto/events"
 	"github.com/pulumi/pulumi/sdk/v3/go/auto/optdestroy"
@@ -22,258 +21,34 @@ import (
 	"github.com/pulumi/pulumi/sdk/v3/go/auto/optrefresh"
 	"github.com/pulumi/pulumi/sdk/v3/go/auto/optup"
 	"github.com/pulumi/pulumi/sdk/v3/go/common/apitype"
-	"golang.org/x/sync/errgroup"
 
-	"github.com/cellctl/cellctl/internal/fleet"
+	"github.com/cellctl/cellctl/internal/outcome"
+	"github.com/cellctl/cellctl/internal/stackrun"
 )
 
-// errInterrupted marks stacks an interrupt kept from starting.
-var errInterrupted = errors.New("not started: interrupted")
-
-// Operation is what to do to a stack.
-type Operation string
-
-const (
-	OpUp      Operation = "up"
-	OpPreview Operation = "preview"
-	OpDestroy Operation = "destroy"
-	OpRefresh Operation = "refresh"
-)
-
-// Stack results.
-const (
-	Succeeded = "succeeded"
-	Failed    = "failed"
-	Skipped   = "skipped"
-)
-
-// Changes counts resource operations.
-type Changes struct {
-	Create  int `json:"create"`
-	Update  int `json:"update"`
-	Delete  int `json:"delete"`
-	Same    int `json:"same"`
-	Replace int `json:"replace,omitempty"`
-}
-
-// Total is the number of resources that change.
-func (c Changes) Total() int { return c.Create + c.Update + c.Delete + c.Replace }
-
-// StackResult is the outcome of one stack.
-type StackResult struct {
-	Name    string         `json:"name"`
-	Result  string         `json:"result"`
-	Changes Changes        `json:"changes"`
-	Outputs map[string]any `json:"outputs,omitempty"`
-	Error   string         `json:"error,omitempty"`
-	// Planned lists the resource changes (preview, and what up applied).
-	Planned []Change `json:"planned,omitempty"`
-	// Failed names the resources whose operation failed.
-	FailedResources []string `json:"failedResources,omitempty"`
-	// Locked is set when another operation holds the stack's lock.
-	Locked   bool          `json:"locked,omitempty"`
-	Duration time.Duration `json:"-"`
-	Seconds  float64       `json:"seconds"`
-	// Notes are warnings for the operator (pending operations, …).
-	Notes []string `json:"notes,omitempty"`
-	// Timing splits the stack's wall time: cellctl's own work around the
-	// engine, and the engine's.
-	Timing Timing `json:"timing"`
-}
-
-// Timing is where one stack's time went, in seconds.
-type Timing struct {
-	// Setup: workspace, stack selection, cloud attach.
-	Setup float64 `json:"setup"`
-	// Repair: checking for (and repairing) an interrupted earlier run.
-	Repair float64 `json:"repair"`
-	// Engine: the pulumi operation itself, program run included.
-	Engine float64 `json:"engine"`
-	// Finish: reading outputs, syncing the stack file, cleanup.
-	Finish float64 `json:"finish"`
+// RunStack performs one stack's operation through the pulumi CLI: it
+// opens the stack's private workspace, attaches the cloud, repairs what an
+// interrupted earlier up left pending, runs the operation with the inputs
+// of req (never the cached fleet model changed in place) and reports the
+// result. It implements runplan.StackRunner; the plan decides order,
+// parallelism and what a failure stops.
+func (e *Engine) RunStack(ctx context.Context, req stackrun.Request) *stackrun.Result {
+	return e.runStack(ctx, req)
 }
 
 func secs(d time.Duration) float64 { return float64(d.Round(time.Millisecond)) / float64(time.Second) }
 
-// Result is the outcome of an operation over several stacks.
-type Result struct {
-	Operation Operation      `json:"operation"`
-	Stacks    []*StackResult `json:"stacks"`
-}
-
-// Failed returns the stacks that failed.
-func (r *Result) Failed() []*StackResult {
-	var out []*StackResult
-	for _, s := range r.Stacks {
-		if s.Result == Failed {
-			out = append(out, s)
-		}
-	}
-	return out
-}
-
-// StackError is the error of one stack, naming it.
-type StackError struct {
-	Stack  string
-	Locked bool
-	Err    error
-}
-
-func (e *StackError) Error() string { return e.Stack + ": " + e.Err.Error() }
-func (e *StackError) Unwrap() error { return e.Err }
-
-// IsLocked reports whether err holds a lock conflict.
-func IsLocked(err error) bool {
-	var m *multierror.Error
-	if errors.As(err, &m) {
-		for _, e := range m.Errors {
-			if IsLocked(e) {
-				return true
-			}
-		}
-		return false
-	}
-	var se *StackError
-	return errors.As(err, &se) && se.Locked
-}
-
-// RunOptions tune one operation.
-type RunOptions struct {
-	// Stacks to act on, in phases: cells (in parallel), then the router
-	// (reversed for destroy).
-	Stacks []string
-	// Refresh reconciles with the cloud before an up.
-	Refresh bool
-	// Stop, when done, stops starting new stacks; stacks in flight finish
-	// (the first Ctrl-C).
-	Stop <-chan struct{}
-}
-
-// Run performs op on the stacks. It returns every stack's result, and an
-// error combining each failed stack's error (go-multierror).
-func (e *Engine) Run(ctx context.Context, op Operation, ro RunOptions) (*Result, error) {
-	for _, n := range ro.Stacks {
-		if _, err := e.stackFileOf(n); err != nil {
-			return nil, err
-		}
-	}
-	var cells, router []string
-	for _, n := range ro.Stacks {
-		if n == fleet.RouterStack {
-			router = append(router, n)
-		} else {
-			cells = append(cells, n)
-		}
-	}
-	phases := [][]string{cells, router}
-	if op == OpDestroy {
-		phases = [][]string{router, cells}
-	}
-	res := &Result{Operation: op}
-	var errs *multierror.Error
-	failed := false
-	for _, phase := range phases {
-		if len(phase) == 0 {
-			continue
-		}
-		if failed && op != OpPreview {
-			for _, n := range phase {
-				why := "not started: an earlier stack failed"
-				if n == fleet.RouterStack {
-					why = "not started: the router is updated only after all its cells succeed"
-				}
-				res.Stacks = append(res.Stacks, &StackResult{Name: n, Result: Skipped, Error: why})
-			}
-			continue
-		}
-		results := e.runPhase(ctx, op, phase, ro)
-		for _, r := range results {
-			res.Stacks = append(res.Stacks, r)
-			if r.Result == Failed {
-				failed = true
-				errs = multierror.Append(errs, &StackError{Stack: r.Name, Locked: r.Locked, Err: errors.New(r.Error)})
-			}
-		}
-	}
-	var interrupted []string
-	for _, r := range res.Stacks {
-		if r.Result == Skipped && r.Error == errInterrupted.Error() {
-			interrupted = append(interrupted, r.Name)
-		}
-	}
-	if len(interrupted) > 0 {
-		errs = multierror.Append(errs, fmt.Errorf("interrupted: %s not started; rerun to finish them", strings.Join(interrupted, ", ")))
-	}
-	if errs != nil {
-		errs.ErrorFormat = func(es []error) string {
-			var failed, other []string
-			for _, e := range es {
-				var se *StackError
-				if errors.As(e, &se) {
-					failed = append(failed, e.Error())
-				} else {
-					other = append(other, e.Error())
-				}
-			}
-			var parts []string
-			if len(failed) > 0 {
-				parts = append(parts, fmt.Sprintf("%d of %d stacks failed:\n  %s", len(failed), len(res.Stacks), strings.Join(failed, "\n  ")))
-			}
-			return strings.Join(append(parts, other...), "\n")
-		}
-	}
-	return res, errs.ErrorOrNil()
-}
-
-func (e *Engine) runPhase(ctx context.Context, op Operation, names []string, ro RunOptions) []*StackResult {
-	results := make([]*StackResult, len(names))
-	g := new(errgroup.Group)
-	g.SetLimit(e.opts.Parallel)
-	for i, n := range names {
-		g.Go(func() error {
-			if stopped(ro.Stop) || ctx.Err() != nil {
-				results[i] = &StackResult{Name: n, Result: Skipped, Error: errInterrupted.Error()}
-				return nil
-			}
-			results[i] = e.runStack(ctx, op, n, ro)
-			return nil
-		})
-	}
-	_ = g.Wait()
-	return results
-}
-
-func stopped(stop <-chan struct{}) bool {
-	if stop == nil {
-		return false
-	}
-	select {
-	case <-stop:
-		return true
-	default:
-		return false
-	}
-}
-
-func (e *Engine) emit(ev Event) {
-	if e.opts.Events != nil {
-		e.opts.Events(ev)
-	}
-}
-
-func (e *Engine) runStack(ctx context.Context, op Operation, name string, ro RunOptions) (res *StackResult) {
-	start := time.Now()
-	res = &StackResult{Name: name}
-	e.emit(Event{Stack: name, Kind: StackStarted, Op: string(op), Expected: e.opts.ExpectedResources[name], Time: start})
-	defer func() {
-		res.Duration = time.Since(start)
-		res.Seconds = float64(res.Duration.Round(10*time.Millisecond)) / float64(time.Second)
-		e.emit(Event{Stack: name, Kind: StackFinished, Result: res, Time: time.Now()})
-	}()
-	fail := func(err error) *StackResult {
-		res.Result = Failed
-		res.Error = err.Error()
+func (e *Engine) runStack(ctx context.Context, req stackrun.Request) *stackrun.Result {
+	name, op := req.Stack, req.Op
+	res := &stackrun.Result{Name: name}
+	fail := func(err error) *stackrun.Result {
+		res.Result = stackrun.Failed
+		res.Err = err
 		return res
+	}
+	locked := func(err error) *stackrun.Result { return fail(outcome.Locked(name, err)) }
+	if !op.Valid() {
+		return fail(fmt.Errorf("unknown operation %q", op))
 	}
 	mark := time.Now()
 	lap := func() float64 {
@@ -283,29 +58,32 @@ func (e *Engine) runStack(ctx context.Context, op Operation, name string, ro Run
 		return secs(d)
 	}
 	defer func() { res.Timing.Finish = lap() }()
-	w, err := e.open(ctx, name, op == OpUp || op == OpPreview)
+	program, err := e.program(name, req.Inputs)
+	if err != nil {
+		return fail(err)
+	}
+	w, err := e.open(ctx, name, op == stackrun.OpUp || op == stackrun.OpPreview, program)
 	res.Timing.Setup = lap()
 	if errors.Is(err, ErrNotDeployed) {
-		res.Result = Skipped
-		res.Error = "not deployed"
+		res.Result = stackrun.Skipped
+		res.Err = ErrNotDeployed
 		return res
 	}
 	if err != nil {
 		if auto.IsConcurrentUpdateError(err) {
-			res.Locked = true
+			return locked(err)
 		}
 		return fail(err)
 	}
 	defer w.close()
 
-	if op == OpUp {
+	if op == stackrun.OpUp {
 		notes, err := e.resolvePending(ctx, w, name)
 		res.Timing.Repair = lap()
 		if auto.IsConcurrentUpdateError(err) {
 			// The "pending" operations belong to a run still in flight (or
 			// to a dead one that left its lock): never touch them.
-			res.Locked = true
-			return fail(e.explain(ctx, w, name, err))
+			return locked(e.explain(ctx, w, name, err))
 		}
 		res.Notes = append(res.Notes, notes...)
 		if err != nil {
@@ -313,15 +91,12 @@ func (e *Engine) runStack(ctx context.Context, op Operation, name string, ro Run
 		}
 	}
 
-	if op != OpUp && op != OpPreview && op != OpRefresh && op != OpDestroy {
-		return fail(fmt.Errorf("unknown operation %q", op))
-	}
 	var tr *tracker
 	var summary map[string]int
 	var runErr error
 	for attempt := 0; ; attempt++ {
 		tr = newTracker(name, e.opts.Events)
-		summary, runErr = e.execute(ctx, op, w, ro, tr, res)
+		summary, runErr = e.execute(ctx, req, w, tr, res)
 		// The checkpoint was being replaced by another process as this one
 		// loaded it: nothing started, so run again (the operation then
 		// meets that process's lock, or the finished checkpoint).
@@ -334,39 +109,48 @@ func (e *Engine) runStack(ctx context.Context, op Operation, name string, ro Run
 	changes, diags, failedRes := tr.snapshot()
 	res.Planned = changes
 	res.FailedResources = failedRes
-	res.Changes = changesOf(summary, changes, op)
+	res.Changes = changesOf(summary, changes)
 	_ = w.syncBack()
 	if runErr != nil {
 		if auto.IsConcurrentUpdateError(runErr) {
-			res.Locked = true
-			return fail(e.explain(ctx, w, name, runErr))
+			return locked(e.explain(ctx, w, name, runErr))
 		}
 		msg := strings.Join(dedupe(diags), "; ")
 		if msg == "" {
-			msg = cleanErr(runErr).Error()
+			return fail(cleanErr(runErr))
 		}
-		return fail(errors.New(msg))
+		return fail(&engineError{msg: msg, err: runErr})
 	}
-	if op == OpRefresh {
+	if op == stackrun.OpRefresh {
 		if outs, err := w.stack.Outputs(ctx); err == nil {
 			res.Outputs = maskOutputs(outs)
 		}
 	}
-	res.Result = Succeeded
+	res.Result = stackrun.Succeeded
 	return res
 }
 
+// engineError is a failed operation told by its error diagnostics (what
+// the provider said about each resource), keeping the CLI's error.
+type engineError struct {
+	msg string
+	err error
+}
+
+func (e *engineError) Error() string { return e.msg }
+func (e *engineError) Unwrap() error { return e.err }
+
 // execute runs one engine operation, feeding its events to tr.
-func (e *Engine) execute(ctx context.Context, op Operation, w *workspace, ro RunOptions, tr *tracker, res *StackResult) (map[string]int, error) {
+func (e *Engine) execute(ctx context.Context, req stackrun.Request, w *workspace, tr *tracker, res *stackrun.Result) (map[string]int, error) {
 	ch := make(chan events.EngineEvent)
 	done := make(chan struct{})
 	go tr.consume(ch, done)
 	var summary map[string]int
 	var runErr error
-	switch op {
-	case OpUp:
+	switch req.Op {
+	case stackrun.OpUp:
 		opts := []optup.Option{optup.EventStreams(ch), optup.SuppressProgress()}
-		if ro.Refresh {
+		if req.Refresh {
 			opts = append(opts, optup.Refresh())
 		}
 		var r auto.UpResult
@@ -377,20 +161,23 @@ func (e *Engine) execute(ctx context.Context, op Operation, w *workspace, ro Run
 		if runErr == nil {
 			res.Outputs = maskOutputs(r.Outputs)
 		}
-	case OpPreview:
+	case stackrun.OpPreview:
 		var r auto.PreviewResult
 		r, runErr = w.stack.Preview(ctx, optpreview.EventStreams(ch), optpreview.SuppressProgress())
 		summary = map[string]int{}
 		for k, v := range r.ChangeSummary {
 			summary[string(k)] = v
 		}
-	case OpRefresh:
-		var r auto.RefreshResult
-		r, runErr = w.stack.Refresh(ctx, optrefresh.EventStreams(ch), optrefresh.SuppressProgress())
-		if r.Summary.ResourceChanges != nil {
-			summary = *r.Summary.ResourceChanges
+	case stackrun.OpRefresh:
+		// A refresh preview: what changed in the cloud behind Pulumi's
+		// back, leaving the state as it is.
+		var r auto.PreviewResult
+		r, runErr = w.stack.PreviewRefresh(ctx, optrefresh.EventStreams(ch), optrefresh.SuppressProgress())
+		summary = map[string]int{}
+		for k, v := range r.ChangeSummary {
+			summary[string(k)] = v
 		}
-	case OpDestroy:
+	case stackrun.OpDestroy:
 		var r auto.DestroyResult
 		r, runErr = w.stack.Destroy(ctx, optdestroy.EventStreams(ch), optdestroy.SuppressProgress())
 		if r.Summary.ResourceChanges != nil {
@@ -406,8 +193,8 @@ func (e *Engine) execute(ctx context.Context, op Operation, w *workspace, ro Run
 	return summary, runErr
 }
 
-func changesOf(summary map[string]int, planned []Change, op Operation) Changes {
-	var c Changes
+func changesOf(summary map[string]int, planned []stackrun.Change) stackrun.Changes {
+	var c stackrun.Changes
 	if summary != nil {
 		c.Create = summary[string(apitype.OpCreate)]
 		c.Update = summary[string(apitype.OpUpdate)]
@@ -551,11 +338,6 @@ func parsePending(deployment json.RawMessage) ([]pendingOp, error) {
 	return ops, nil
 }
 
-// PendingResolver tells, for resources an interrupted update was creating,
-// which exist in the cloud (urn -> id). The simulator can answer; for real
-// AWS there is no generic lookup and the operator decides.
-type PendingResolver func(ctx context.Context, stack string, urns []string) (map[string]string, error)
-
 // resolvePending repairs the state a killed update left: resources whose
 // creation completed are imported, the others are cleared, so a rerun
 // converges instead of creating duplicates or failing on taken names.
@@ -571,11 +353,12 @@ func (e *Engine) resolvePending(ctx context.Context, w *workspace, name string) 
 		}
 	}
 	notes := []string{fmt.Sprintf("an earlier run was interrupted with %d operation(s) in flight", len(ops))}
-	if len(creates) == 0 || e.opts.ResolvePending == nil {
+	resolve := e.cloud.ResolvePending
+	if len(creates) == 0 || resolve == nil {
 		notes = append(notes, "pulumi will retry them; check the cloud for resources the interrupted run may have created (then run `cellctl up --refresh`)")
 		return notes, nil
 	}
-	found, err := e.opts.ResolvePending(ctx, name, creates)
+	found, err := resolve(ctx, name, creates)
 	if err != nil {
 		return notes, fmt.Errorf("checking interrupted creates: %w", err)
 	}

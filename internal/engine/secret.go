@@ -68,7 +68,7 @@ func (e *Engine) EnsureOriginVerifySecret(ctx context.Context, names []string) (
 	}
 	var changed []string
 	for _, n := range missing {
-		w, err := e.open(ctx, n, true)
+		w, err := e.open(ctx, n, true, nil)
 		if err != nil {
 			return changed, fmt.Errorf("stack %s: %w", n, err)
 		}
@@ -87,7 +87,7 @@ func (e *Engine) EnsureOriginVerifySecret(ctx context.Context, names []string) (
 }
 
 func (e *Engine) readSecret(ctx context.Context, stack, key string) (string, error) {
-	w, err := e.open(ctx, stack, true)
+	w, err := e.open(ctx, stack, true, nil)
 	if err != nil {
 		return "", err
 	}

@@ -1,9 +1,15 @@
 // Package exitcode is cellctl's contract with scripts and CI: every outcome
-// maps to one documented exit code. Code below cmd/ returns typed errors;
-// only main turns them into a process exit status.
+// maps to one documented exit code. Code below cmd/ never picks a code: it
+// returns errors, typed where the outcome matters (internal/outcome), and
+// main maps them once, here, with errors.As — through wrapping and through
+// a go-multierror of several stacks' errors alike.
 package exitcode
 
-import "errors"
+import (
+	"errors"
+
+	"github.com/cellctl/cellctl/internal/outcome"
+)
 
 // Exit codes.
 const (
@@ -14,37 +20,23 @@ const (
 	Locked   = 4 // another operation holds a stack's lock
 )
 
-// Err carries an exit code with its cause.
-type Err struct {
-	Code int
-	Err  error
-}
-
-func (e *Err) Error() string {
-	if e.Err == nil {
-		return ""
-	}
-	return e.Err.Error()
-}
-
-func (e *Err) Unwrap() error { return e.Err }
-
-// With attaches code to err.
-func With(code int, err error) error { return &Err{Code: code, Err: err} }
-
-// ErrSilent is returned when the command already printed everything the
-// user needs (e.g. findings in a report) and only the exit code remains.
-var ErrSilent = errors.New("")
-
-// Of returns the exit code for err: OK for nil, the highest-priority code
-// found in its chain, Error otherwise.
+// Of returns the exit code for err. When several outcomes are in one error
+// (a run over many stacks), a lock conflict wins — rerunning cannot help
+// until the other operation ends — then a halted rollout, then findings.
 func Of(err error) int {
 	if err == nil {
 		return OK
 	}
-	var e *Err
-	if errors.As(err, &e) {
-		return e.Code
+	var locked *outcome.LockedError
+	var halted *outcome.HaltedError
+	var findings *outcome.FindingsError
+	switch {
+	case errors.As(err, &locked):
+		return Locked
+	case errors.As(err, &halted):
+		return Halted
+	case errors.As(err, &findings):
+		return Findings
 	}
 	return Error
 }

@@ -15,6 +15,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/cellctl/cellctl/cellmodule/spec"
+	"github.com/cellctl/cellctl/internal/cellid"
 	"github.com/cellctl/cellctl/internal/diag"
 	"github.com/cellctl/cellctl/router"
 	"github.com/cellctl/cellctl/waves"
@@ -24,10 +25,6 @@ import (
 const ProjectFile = "Pulumi.yaml"
 
 var (
-	// Cell ids are stack names and prefix every AWS name of the cell; AWS
-	// caps several of those names at 32 characters (ALB, target group), so
-	// ids stay short.
-	cellIDPattern  = regexp.MustCompile(`^cell-[a-z0-9]([a-z0-9-]{0,13}[a-z0-9])?$`)
 	stackFileRe    = regexp.MustCompile(`^Pulumi\.(.+)\.ya?ml$`)
 	regionPattern  = regexp.MustCompile(`^[a-z]{2}(-gov|-iso[a-z]?)?-[a-z]+-\d$`)
 	headerPattern  = regexp.MustCompile(`^[A-Za-z0-9-]{1,64}$`)
@@ -130,8 +127,8 @@ func (l *loader) load() *Fleet {
 		case stack == RouterStack:
 			f.Router = l.loadRouter(f, file, data)
 		case strings.HasPrefix(stack, "cell-"):
-			if !cellIDPattern.MatchString(stack) {
-				l.errs.Add(file, 0, "", "invalid cell id %q: use \"cell-\" followed by 1–15 lowercase letters, digits or inner hyphens (AWS caps the names derived from it)", stack)
+			if !cellid.Valid(stack) {
+				l.errs.Add(file, 0, "", "invalid cell id %q: use %s (AWS caps the names derived from it)", stack, cellid.Rule)
 				continue
 			}
 			declared = append(declared, stack)

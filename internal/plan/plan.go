@@ -92,16 +92,22 @@ func Render(ctx context.Context, f *fleet.Fleet, opts Options) (*Report, error) 
 	if len(names) == 0 {
 		names = f.StackNames()
 	}
+	for _, n := range names {
+		if (n != fleet.RouterStack || f.Router == nil) && f.Cell(n) == nil {
+			return nil, fmt.Errorf("unknown stack %q (stacks of this fleet: %v)", n, f.StackNames())
+		}
+	}
+	// The fleet's stack order (fleet.Phases): the cells, then the router,
+	// which reads their outputs.
 	var cells []*fleet.Cell
 	wantRouter := false
-	for _, n := range names {
-		switch {
-		case n == fleet.RouterStack && f.Router != nil:
-			wantRouter = true
-		case f.Cell(n) != nil:
-			cells = append(cells, f.Cell(n))
-		default:
-			return nil, fmt.Errorf("unknown stack %q (stacks of this fleet: %v)", n, f.StackNames())
+	for _, phase := range fleet.Phases(names) {
+		for _, n := range phase {
+			if n == fleet.RouterStack {
+				wantRouter = true
+			} else {
+				cells = append(cells, f.Cell(n))
+			}
 		}
 	}
 	parallel := opts.Parallel

@@ -11,8 +11,8 @@ import (
 	"sync"
 	"time"
 
-	"github.com/cellctl/cellctl/internal/engine"
 	"github.com/cellctl/cellctl/internal/render"
+	"github.com/cellctl/cellctl/internal/stackrun"
 )
 
 // Display renders engine events.
@@ -39,16 +39,22 @@ type stackLine struct {
 	expected  int
 	done      int
 	current   string
-	finished  *engine.StackResult
+	finished  *stackrun.Result
 	lastPrint time.Time
 }
 
 // New returns a display writing to w. live selects in-place redrawing (a
 // terminal with colour); otherwise lines are appended.
 func New(w io.Writer, live bool, styles *render.Styles) *Display {
-	d := &Display{w: w, live: live, styles: styles, now: time.Now, PlainInterval: 10 * time.Second,
+	return newDisplay(w, live, styles, time.Now, live)
+}
+
+// newDisplay is New with a clock; tick starts the redraw loop (tests draw
+// frames themselves).
+func newDisplay(w io.Writer, live bool, styles *render.Styles, now func() time.Time, tick bool) *Display {
+	d := &Display{w: w, live: live, styles: styles, now: now, PlainInterval: 10 * time.Second,
 		stacks: map[string]*stackLine{}, stop: make(chan struct{}), done: make(chan struct{})}
-	if live {
+	if tick {
 		go d.loop()
 	} else {
 		close(d.done)
@@ -86,7 +92,7 @@ func (d *Display) Close() {
 }
 
 // Handle consumes one engine event; safe for concurrent use.
-func (d *Display) Handle(ev engine.Event) {
+func (d *Display) Handle(ev stackrun.Event) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	s := d.stacks[ev.Stack]
@@ -96,28 +102,31 @@ func (d *Display) Handle(ev engine.Event) {
 		d.order = append(d.order, ev.Stack)
 	}
 	switch ev.Kind {
-	case engine.StackStarted:
+	case stackrun.StackStarted:
+		// A plan may run a stack twice (lift protection, then destroy):
+		// each run starts its line afresh.
 		s.op, s.start, s.expected = ev.Op, ev.Time, ev.Expected
+		s.done, s.current, s.finished = 0, "", nil
 		if !d.live {
 			d.printf("%s: %s started\n", s.name, s.op)
 		}
-	case engine.ResourceStarted:
+	case stackrun.ResourceStarted:
 		s.current = verb(ev.Op) + " " + ev.Type + " " + ev.Name
-	case engine.ResourceDone:
+	case stackrun.ResourceDone:
 		s.done++
 		if !d.live && d.now().Sub(s.lastPrint) >= d.PlainInterval {
 			s.lastPrint = d.now()
 			d.printf("%s: %s, %s\n", s.name, s.count(), s.current)
 		}
-	case engine.ResourceFailed:
+	case stackrun.ResourceFailed:
 		if !d.live {
 			d.printf("%s: %s %s %s failed\n", s.name, verb(ev.Op), ev.Type, ev.Name)
 		}
-	case engine.Diagnostic:
+	case stackrun.Diagnostic:
 		if !d.live {
 			d.printf("%s: error: %s\n", s.name, ev.Message)
 		}
-	case engine.StackFinished:
+	case stackrun.StackFinished:
 		s.finished = ev.Result
 		if !d.live {
 			d.printf("%s\n", d.finalLine(s))
@@ -162,14 +171,14 @@ func (d *Display) finalLine(s *stackLine) string {
 	r := s.finished
 	elapsed := r.Duration.Round(100 * time.Millisecond)
 	switch r.Result {
-	case engine.Succeeded:
+	case stackrun.Succeeded:
 		c := r.Changes
 		return fmt.Sprintf("%s: %s in %s (create %d, update %d, delete %d, replace %d, same %d)",
 			s.name, d.styles.Good("succeeded"), elapsed, c.Create, c.Update, c.Delete, c.Replace, c.Same)
-	case engine.Skipped:
-		return fmt.Sprintf("%s: %s (%s)", s.name, d.styles.Warn("skipped"), r.Error)
+	case stackrun.Skipped:
+		return fmt.Sprintf("%s: %s (%s)", s.name, d.styles.Warn("skipped"), r.Error())
 	}
-	return fmt.Sprintf("%s: %s after %s: %s", s.name, d.styles.Bad("failed"), elapsed, r.Error)
+	return fmt.Sprintf("%s: %s after %s: %s", s.name, d.styles.Bad("failed"), elapsed, r.Error())
 }
 
 var spinner = []string{"⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧", "⠇", "⠏"}

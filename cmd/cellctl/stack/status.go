@@ -1,4 +1,4 @@
-package main
+package stack
 
 import (
 	"context"
@@ -7,13 +7,26 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/cellctl/cellctl/cmd/cellctl/cmdutil"
+	"github.com/cellctl/cellctl/internal/apply"
 	"github.com/cellctl/cellctl/internal/engine"
 	"github.com/cellctl/cellctl/internal/fleet"
+	"github.com/cellctl/cellctl/internal/iostreams"
+	"github.com/cellctl/cellctl/internal/render"
 )
+
+// StatusReader reads what the backend knows about stacks.
+type StatusReader interface {
+	Status(ctx context.Context, names []string) ([]*engine.StackStatus, error)
+}
 
 // StatusOptions are the inputs of `cellctl status`.
 type StatusOptions struct {
-	*Factory
+	IO     *iostreams.IOStreams
+	Fleet  func() (*fleet.Fleet, error)
+	Engine func(fl *fleet.Fleet) (StatusReader, error)
+	View   render.View[[]CellStatus]
+
 	Cells []string
 }
 
@@ -34,9 +47,14 @@ type CellStatus struct {
 	Error      string     `json:"error,omitempty"`
 }
 
+var (
+	statusJSON  = render.JSONFormat(func(rows []CellStatus) any { return map[string]any{"stacks": rows} })
+	statusTable = render.Format[[]CellStatus]{Name: render.FormatTable, Render: writeStatusTable}
+)
+
 // NewCmdStatus builds `cellctl status`.
-func NewCmdStatus(f *Factory, runF func(*StatusOptions) error) *cobra.Command {
-	opts := &StatusOptions{Factory: f}
+func NewCmdStatus(f *cmdutil.Factory, runF func(*StatusOptions) error) *cobra.Command {
+	opts := &StatusOptions{IO: f.IO, Fleet: f.Fleet, Engine: func(fl *fleet.Fleet) (StatusReader, error) { return f.Engine(fl, nil) }}
 	cmd := &cobra.Command{
 		Use:   "status [cell...]",
 		Short: "Show each stack's deployment: last update, image, resources",
@@ -44,7 +62,8 @@ func NewCmdStatus(f *Factory, runF func(*StatusOptions) error) *cobra.Command {
   cellctl status -o json`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Cells = args
-			if err := f.CheckOutput(FormatTable, FormatJSON); err != nil {
+			var err error
+			if opts.View, err = render.Pick(f.Global.Output, statusTable, statusJSON); err != nil {
 				return err
 			}
 			if runF != nil {
@@ -61,15 +80,14 @@ func statusRun(ctx context.Context, opts *StatusOptions) error {
 	if err != nil {
 		return err
 	}
-	names, err := selectStacks(fl, opts.Cells, false)
+	names, err := apply.SelectStacks(fl, opts.Cells, false)
 	if err != nil {
 		return err
 	}
-	eng, closeEng, err := opts.Engine(ctx, fl, nil, nil)
+	eng, err := opts.Engine(fl)
 	if err != nil {
 		return err
 	}
-	defer closeEng()
 	sts, err := eng.Status(ctx, names)
 	if err != nil {
 		return err
@@ -78,10 +96,11 @@ func statusRun(ctx context.Context, opts *StatusOptions) error {
 	for _, st := range sts {
 		rows = append(rows, cellStatus(fl, st))
 	}
-	if opts.Global.Output == FormatJSON {
-		return renderJSON(opts.IO.Out, map[string]any{"stacks": rows})
-	}
-	s := opts.Styles()
+	return opts.View.Render(opts.IO, rows)
+}
+
+func writeStatusTable(io *iostreams.IOStreams, rows []CellStatus) error {
+	s := render.Out(io)
 	var table [][]string
 	for _, r := range rows {
 		index, cidr := "-", "-"
@@ -110,10 +129,10 @@ func statusRun(ctx context.Context, opts *StatusOptions) error {
 		}
 		table = append(table, []string{r.Name, index, cidr, r.Region, last, when, image, fmt.Sprint(r.Resources)})
 	}
-	fmt.Fprint(opts.IO.Out, s.Table([]string{"STACK", "INDEX", "CIDR", "REGION", "LAST UPDATE", "AT", "IMAGE", "RESOURCES"}, table))
+	fmt.Fprint(io.Out, s.Table([]string{"STACK", "INDEX", "CIDR", "REGION", "LAST UPDATE", "AT", "IMAGE", "RESOURCES"}, table))
 	for _, r := range rows {
 		if r.PendingOps > 0 {
-			fmt.Fprintf(opts.IO.Out, "%s: %d operation(s) of an interrupted run are pending; the next `cellctl up` repairs them\n", r.Name, r.PendingOps)
+			fmt.Fprintf(io.Out, "%s: %d operation(s) of an interrupted run are pending; the next `cellctl up` repairs them\n", r.Name, r.PendingOps)
 		}
 	}
 	return nil

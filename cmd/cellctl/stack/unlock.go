@@ -1,4 +1,4 @@
-package main
+package stack
 
 import (
 	"context"
@@ -6,19 +6,31 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/cellctl/cellctl/internal/exitcode"
+	"github.com/cellctl/cellctl/cmd/cellctl/cmdutil"
+	"github.com/cellctl/cellctl/internal/engine"
+	"github.com/cellctl/cellctl/internal/fleet"
+	"github.com/cellctl/cellctl/internal/iostreams"
 )
+
+// Unlocker removes stale stack locks; its errors are
+// outcome.LockedErrors (the stack stays locked: exit 4).
+type Unlocker interface {
+	Unlock(ctx context.Context, stack string, force bool) ([]engine.LockHolder, error)
+}
 
 // UnlockOptions are the inputs of `cellctl unlock`.
 type UnlockOptions struct {
-	*Factory
+	IO     *iostreams.IOStreams
+	Fleet  func() (*fleet.Fleet, error)
+	Engine func(fl *fleet.Fleet) (Unlocker, error)
+
 	Stack string
 	Force bool
 }
 
 // NewCmdUnlock builds `cellctl unlock`.
-func NewCmdUnlock(f *Factory, runF func(*UnlockOptions) error) *cobra.Command {
-	opts := &UnlockOptions{Factory: f}
+func NewCmdUnlock(f *cmdutil.Factory, runF func(*UnlockOptions) error) *cobra.Command {
+	opts := &UnlockOptions{IO: f.IO, Fleet: f.Fleet, Engine: func(fl *fleet.Fleet) (Unlocker, error) { return f.Engine(fl, nil) }}
 	cmd := &cobra.Command{
 		Use:   "unlock STACK",
 		Short: "Remove a stale stack lock left by a killed operation",
@@ -44,14 +56,13 @@ func unlockRun(ctx context.Context, opts *UnlockOptions) error {
 	if err != nil {
 		return err
 	}
-	eng, closeEng, err := opts.Engine(ctx, fl, nil, nil)
+	eng, err := opts.Engine(fl)
 	if err != nil {
 		return err
 	}
-	defer closeEng()
 	holders, err := eng.Unlock(ctx, opts.Stack, opts.Force)
 	if err != nil {
-		return exitcode.With(exitcode.Locked, err)
+		return err
 	}
 	if len(holders) == 0 {
 		fmt.Fprintf(opts.IO.Out, "%s is not locked\n", opts.Stack)

@@ -1,4 +1,4 @@
-package main
+package route
 
 import (
 	"errors"
@@ -9,14 +9,24 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/cellctl/cellctl/internal/exitcode"
+	"github.com/cellctl/cellctl/cmd/cellctl/cmdutil"
 	"github.com/cellctl/cellctl/internal/fleet"
+	"github.com/cellctl/cellctl/internal/iostreams"
+	"github.com/cellctl/cellctl/internal/outcome"
+	"github.com/cellctl/cellctl/internal/render"
 	"github.com/cellctl/cellctl/router"
 )
 
 // RouteOptions are the inputs of `cellctl route`.
 type RouteOptions struct {
-	*Factory
+	IO    *iostreams.IOStreams
+	Fleet func() (*fleet.Fleet, error)
+	// Dir is the fleet directory as given (--dir), for messages.
+	Dir string
+	// RoutesView and DiffView render the two reports, in the -o format.
+	RoutesView render.View[*RoutesShown]
+	DiffView   render.View[*DiffShown]
+
 	Tenants []string
 	// TablePath reads the routing table from this file instead of the
 	// fleet's stacks/routing.json.
@@ -72,8 +82,8 @@ type TenantChange struct {
 }
 
 // NewCmdRoute builds `cellctl route`.
-func NewCmdRoute(f *Factory, runF func(*RouteOptions) error) *cobra.Command {
-	opts := &RouteOptions{Factory: f}
+func NewCmdRoute(f *cmdutil.Factory, runF func(*RouteOptions) error) *cobra.Command {
+	opts := &RouteOptions{IO: f.IO, Fleet: f.Fleet}
 	cmd := &cobra.Command{
 		Use:   "route [tenant...]",
 		Short: "Show which cell serves a tenant, or what a routing table change moves",
@@ -100,9 +110,10 @@ to paste as a pull request comment.`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Tenants = args
 			if len(args) == 0 && opts.DiffPath == "" {
-				return exitcode.With(exitcode.Error, errors.New("name at least one tenant, or compare tables with --diff OLD.json"))
+				return errors.New("name at least one tenant, or compare tables with --diff OLD.json")
 			}
-			if err := f.CheckOutput(FormatTable, FormatJSON, FormatMarkdown); err != nil {
+			opts.Dir = f.Global.Dir
+			if err := opts.pickViews(f.Global.Output); err != nil {
 				return err
 			}
 			if runF != nil {
@@ -133,15 +144,8 @@ func routeRun(opts *RouteOptions) error {
 		}
 		report.Routes = append(report.Routes, TenantRoute{Tenant: tenant, Placement: p})
 	}
-	switch opts.Global.Output {
-	case FormatJSON:
-		if err := renderJSON(opts.IO.Out, report); err != nil {
-			return err
-		}
-	case FormatMarkdown:
-		writeRoutesMarkdown(opts.IO.Out, report, source)
-	default:
-		printRoutes(opts, report, source)
+	if err := opts.RoutesView.Render(opts.IO, &RoutesShown{Report: report, Source: source}); err != nil {
+		return err
 	}
 	return tenantErrors(report.Errors)
 }
@@ -158,9 +162,51 @@ func currentTable(opts *RouteOptions) (*router.Table, string, error) {
 	}
 	source := fl.StackDir + "/" + fleet.RoutingFile
 	if fl.Routing == nil {
-		return nil, "", exitcode.With(exitcode.Error, fmt.Errorf("the fleet in %s has no %s; create it, or pass --table PATH", opts.Global.Dir, source))
+		return nil, "", fmt.Errorf("the fleet in %s has no %s; create it, or pass --table PATH", opts.Dir, source)
 	}
 	return fl.Routing, source, nil
+}
+
+// RoutesShown is the tenants' routes and the table they came from.
+type RoutesShown struct {
+	Report RouteReport
+	Source string
+}
+
+// DiffShown is a table change and the two files compared.
+type DiffShown struct {
+	Diff              RouteDiff
+	OldSource, Source string
+}
+
+// The views of `cellctl route`, one set per report.
+var (
+	routesFormats = []render.Format[*RoutesShown]{
+		{Name: render.FormatTable, Render: printRoutes},
+		render.JSONFormat(func(r *RoutesShown) any { return r.Report }),
+		{Name: render.FormatMarkdown, Render: func(io *iostreams.IOStreams, r *RoutesShown) error {
+			writeRoutesMarkdown(io.Out, r.Report, r.Source)
+			return nil
+		}},
+	}
+	diffFormats = []render.Format[*DiffShown]{
+		{Name: render.FormatTable, Render: func(io *iostreams.IOStreams, d *DiffShown) error { printDiff(io, d); return nil }},
+		render.JSONFormat(func(d *DiffShown) any { return d.Diff }),
+		{Name: render.FormatMarkdown, Render: func(io *iostreams.IOStreams, d *DiffShown) error {
+			writeDiffMarkdown(io.Out, d.Diff, d.OldSource, d.Source)
+			return nil
+		}},
+	}
+)
+
+// pickViews chooses both reports' views for the -o format, once.
+func (opts *RouteOptions) pickViews(format string) error {
+	var err error
+	if opts.RoutesView, err = render.Pick(format, routesFormats...); err != nil {
+		return err
+	}
+	opts.DiffView, err = render.Pick(format, diffFormats...)
+	return err
 }
 
 // place routes tenant, or says why its id is refused.
@@ -191,13 +237,13 @@ func tenantErrors(errs []TenantError) error {
 	case 0:
 		return nil
 	case 1:
-		return exitcode.With(exitcode.Error, errors.New(errs[0].Error))
+		return errors.New(errs[0].Error)
 	}
 	lines := make([]string, len(errs))
 	for i, e := range errs {
 		lines[i] = "  " + e.Error
 	}
-	return exitcode.With(exitcode.Error, fmt.Errorf("%d tenant ids are invalid:\n%s", len(errs), strings.Join(lines, "\n")))
+	return fmt.Errorf("%d tenant ids are invalid:\n%s", len(errs), strings.Join(lines, "\n"))
 }
 
 // stateText is a placement's state for people: where a migrating tenant
@@ -220,11 +266,12 @@ func yesNo(b bool) string {
 	return "no"
 }
 
-func printRoutes(opts *RouteOptions, report RouteReport, source string) {
+func printRoutes(io *iostreams.IOStreams, shown *RoutesShown) error {
+	report, source := shown.Report, shown.Source
 	if len(report.Routes) == 0 {
-		return
+		return nil
 	}
-	s := opts.Styles()
+	s := render.Out(io)
 	rows := make([][]string, 0, len(report.Routes))
 	for _, r := range report.Routes {
 		state := stateText(r.Placement)
@@ -233,8 +280,9 @@ func printRoutes(opts *RouteOptions, report RouteReport, source string) {
 		}
 		rows = append(rows, []string{r.Tenant, strconv.Itoa(r.Bucket), r.Cell, yesNo(r.Override), state})
 	}
-	fmt.Fprint(opts.IO.Out, s.Table([]string{"TENANT", "BUCKET", "CELL", "OVERRIDE", "STATE"}, rows))
-	fmt.Fprintf(opts.IO.Out, "\nrouting table version %d (%s)\n", report.Version, source)
+	fmt.Fprint(io.Out, s.Table([]string{"TENANT", "BUCKET", "CELL", "OVERRIDE", "STATE"}, rows))
+	fmt.Fprintf(io.Out, "\nrouting table version %d (%s)\n", report.Version, source)
+	return nil
 }
 
 func writeRoutesMarkdown(w io.Writer, report RouteReport, source string) {
@@ -264,15 +312,8 @@ func routeDiffRun(opts *RouteOptions, table *router.Table, source string) error 
 		to, _ := place(table, tenant) // validity does not depend on the table
 		d.Tenants = append(d.Tenants, TenantChange{Tenant: tenant, Moves: from.Cell != to.Cell, From: from, To: to})
 	}
-	switch opts.Global.Output {
-	case FormatJSON:
-		if err := renderJSON(opts.IO.Out, d); err != nil {
-			return err
-		}
-	case FormatMarkdown:
-		writeDiffMarkdown(opts.IO.Out, d, opts.DiffPath, source)
-	default:
-		printDiff(opts, d, opts.DiffPath, source)
+	if err := opts.DiffView.Render(opts.IO, &DiffShown{Diff: d, OldSource: opts.DiffPath, Source: source}); err != nil {
+		return err
 	}
 	if err := tenantErrors(d.Errors); err != nil {
 		return err
@@ -280,7 +321,7 @@ func routeDiffRun(opts *RouteOptions, table *router.Table, source string) error 
 	// A change whose version did not go up is a finding: the edge function
 	// would not be republished as a new routing version. CI fails on it.
 	if err := router.CheckSuccessor(old, table); err != nil {
-		return exitcode.With(exitcode.Findings, fmt.Errorf("%s: %w", source, err))
+		return outcome.Findings(fmt.Errorf("%s: %w", source, err))
 	}
 	return nil
 }
@@ -419,9 +460,10 @@ func diffSections(d RouteDiff) []diffSection {
 	return out
 }
 
-func printDiff(opts *RouteOptions, d RouteDiff, oldSource, source string) {
-	s := opts.Styles()
-	w := opts.IO.Out
+func printDiff(io *iostreams.IOStreams, shown *DiffShown) {
+	d, oldSource, source := shown.Diff, shown.OldSource, shown.Source
+	s := render.Out(io)
+	w := io.Out
 	version, buckets, tenants := diffSummary(d)
 	if !d.VersionOK {
 		version = s.Bad(version)
@@ -466,4 +508,9 @@ func writeDiffMarkdown(w io.Writer, d RouteDiff, oldSource, source string) {
 	for _, e := range d.Errors {
 		fmt.Fprintf(w, "\n**Invalid:** %s\n", mdEscape(e.Error))
 	}
+}
+
+// mdEscape keeps a value inside one markdown table cell.
+func mdEscape(s string) string {
+	return strings.NewReplacer("|", "\\|", "\n", " ").Replace(s)
 }

@@ -1,4 +1,4 @@
-package main
+package simulator
 
 import (
 	"fmt"
@@ -9,7 +9,8 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/cellctl/cellctl/internal/exitcode"
+	"github.com/cellctl/cellctl/cmd/cellctl/cmdutil"
+	"github.com/cellctl/cellctl/internal/render"
 	"github.com/cellctl/cellctl/internal/sim"
 )
 
@@ -20,7 +21,7 @@ Pulumi engine, so you can rehearse rollouts, failures and audits offline.`
 
 // SimOptions are the inputs of `cellctl sim …`.
 type SimOptions struct {
-	*Factory
+	*cmdutil.Factory
 }
 
 func (o *SimOptions) cloud() (*sim.Cloud, error) {
@@ -28,13 +29,13 @@ func (o *SimOptions) cloud() (*sim.Cloud, error) {
 	if err != nil {
 		return nil, err
 	}
-	return sim.Open(SimDir(fl))
+	return sim.Open(cmdutil.SimDir(fl))
 }
 
 // print writes v as JSON with -o json, else the table rows.
 func (o *SimOptions) print(v any, headers []string, rows [][]string) error {
-	if o.Global.Output == FormatJSON {
-		return renderJSON(o.IO.Out, v)
+	if o.Global.Output == cmdutil.FormatJSON {
+		return render.JSON(o.IO.Out, v)
 	}
 	if len(rows) == 0 {
 		fmt.Fprintln(o.IO.Out, "(none)")
@@ -45,7 +46,7 @@ func (o *SimOptions) print(v any, headers []string, rows [][]string) error {
 }
 
 // NewCmdSim builds `cellctl sim`.
-func NewCmdSim(f *Factory) *cobra.Command {
+func NewCmdSim(f *cmdutil.Factory) *cobra.Command {
 	opts := &SimOptions{Factory: f}
 	cmd := &cobra.Command{
 		Use:   "sim",
@@ -55,7 +56,7 @@ func NewCmdSim(f *Factory) *cobra.Command {
 			if err := cmd.Root().PersistentPreRunE(cmd, args); err != nil {
 				return err
 			}
-			return f.CheckOutput(FormatTable, FormatJSON)
+			return f.CheckOutput(cmdutil.FormatTable, cmdutil.FormatJSON)
 		},
 	}
 	cmd.AddCommand(newCmdSimResources(opts), newCmdSimFault(opts), newCmdSimLatency(opts), newCmdSimAlarm(opts),
@@ -109,7 +110,7 @@ func newCmdSimFault(o *SimOptions) *cobra.Command {
 			}
 			added, err := c.AddFault(fl)
 			if err != nil {
-				return exitcode.With(exitcode.Error, err)
+				return err
 			}
 			return o.print(added, []string{"ID", "CELL", "OP", "TYPE", "NAME", "TIMES"}, [][]string{faultRow(added)})
 		},
@@ -154,7 +155,7 @@ func newCmdSimFault(o *SimOptions) *cobra.Command {
 			}
 			for _, id := range args {
 				if err := c.RemoveFault(id); err != nil {
-					return exitcode.With(exitcode.Error, err)
+					return err
 				}
 			}
 			return nil
@@ -191,7 +192,7 @@ func newCmdSimLatency(o *SimOptions) *cobra.Command {
 		RunE: func(cmd *cobra.Command, args []string) error {
 			var err error
 			if d, err = time.ParseDuration(args[0]); err != nil || d < 0 {
-				return exitcode.With(exitcode.Error, fmt.Errorf("invalid duration %q: use e.g. 200ms or 2s", args[0]))
+				return fmt.Errorf("invalid duration %q: use e.g. 200ms or 2s", args[0])
 			}
 			c, err := o.cloud()
 			if err != nil {
@@ -251,7 +252,7 @@ func newCmdSimAlarm(o *SimOptions) *cobra.Command {
 			}
 			a, err := c.SetAlarm(args[0], args[1], strings.ToUpper(args[2]), reason)
 			if err != nil {
-				return exitcode.With(exitcode.Error, err)
+				return err
 			}
 			return o.print(a, []string{"CELL", "ALARM", "STATE"}, [][]string{{a.Stack, a.AlarmName, a.State}})
 		},
@@ -293,14 +294,14 @@ func newCmdSimQuota(o *SimOptions) *cobra.Command {
 		RunE: func(cmd *cobra.Command, args []string) error {
 			v, err := strconv.ParseFloat(args[2], 64)
 			if err != nil || v < 0 {
-				return exitcode.With(exitcode.Error, fmt.Errorf("invalid quota value %q: a number ≥ 0", args[2]))
+				return fmt.Errorf("invalid quota value %q: a number ≥ 0", args[2])
 			}
 			c, err := o.cloud()
 			if err != nil {
 				return err
 			}
 			if err := c.SetQuota(args[0], args[1], v); err != nil {
-				return exitcode.With(exitcode.Error, err)
+				return err
 			}
 			return nil
 		},
@@ -314,7 +315,7 @@ func newCmdSimQuota(o *SimOptions) *cobra.Command {
 			}
 			qs, err := c.Quotas(args[0])
 			if err != nil {
-				return exitcode.With(exitcode.Error, err)
+				return err
 			}
 			us, err := c.Usage(args[0])
 			if err != nil {
@@ -354,7 +355,7 @@ desiredCount; VALUE is JSON (plain text is taken as a string, null removes).`,
 			}
 			r, err := c.Edit(args[0], args[1], args[2], args[3])
 			if err != nil {
-				return exitcode.With(exitcode.Error, err)
+				return err
 			}
 			return o.print(r, []string{"CELL", "NAME", "ID", "EDITED"}, [][]string{{r.Stack, r.Name, r.ID, strings.Join(r.Edited, ",")}})
 		},
@@ -388,18 +389,18 @@ func newCmdSimCode(o *SimOptions) *cobra.Command {
 			}
 			files, err := c.FunctionCode(args[0])
 			if err != nil {
-				return exitcode.With(exitcode.Error, err)
+				return err
 			}
 			if len(args) == 2 {
 				content, ok := files[args[1]]
 				if !ok {
-					return exitcode.With(exitcode.Error, fmt.Errorf("%s has no file %q", args[0], args[1]))
+					return fmt.Errorf("%s has no file %q", args[0], args[1])
 				}
 				fmt.Fprint(o.IO.Out, content)
 				return nil
 			}
-			if o.Global.Output == FormatJSON {
-				return renderJSON(o.IO.Out, files)
+			if o.Global.Output == cmdutil.FormatJSON {
+				return render.JSON(o.IO.Out, files)
 			}
 			names := make([]string, 0, len(files))
 			for n := range files {

@@ -1,26 +1,50 @@
-package main
+// Package plan holds `cellctl plan`: the offline render of the fleet's
+// stacks and the isolation audit, no engine involved.
+package plan
 
 import (
+	"context"
 	"fmt"
 	"strings"
 
 	"github.com/spf13/cobra"
 
-	"github.com/cellctl/cellctl/internal/exitcode"
+	"github.com/cellctl/cellctl/cmd/cellctl/cmdutil"
 	"github.com/cellctl/cellctl/internal/fleet"
-	"github.com/cellctl/cellctl/internal/plan"
+	"github.com/cellctl/cellctl/internal/iostreams"
+	"github.com/cellctl/cellctl/internal/outcome"
+	offline "github.com/cellctl/cellctl/internal/plan"
+	"github.com/cellctl/cellctl/internal/render"
 )
 
 // PlanOptions are the inputs of `cellctl plan`.
 type PlanOptions struct {
-	*Factory
+	IO       *iostreams.IOStreams
+	Fleet    func() (*fleet.Fleet, error)
+	View     render.View[*Rendered]
+	Parallel int
+
 	Stacks    []string
 	Resources bool
 }
 
+// Rendered is what `cellctl plan` shows: the offline render of the
+// fleet's stacks.
+type Rendered struct {
+	Fleet  *fleet.Fleet
+	Report *offline.Report
+	// Resources lists every resource of each stack in the table.
+	Resources bool
+}
+
+var (
+	planJSON  = render.JSONFormat(func(r *Rendered) any { return r.Report })
+	planTable = render.Format[*Rendered]{Name: render.FormatTable, Render: printPlan}
+)
+
 // NewCmdPlan builds `cellctl plan`.
-func NewCmdPlan(f *Factory, runF func(*PlanOptions) error) *cobra.Command {
-	opts := &PlanOptions{Factory: f}
+func NewCmdPlan(f *cmdutil.Factory, runF func(*PlanOptions) error) *cobra.Command {
+	opts := &PlanOptions{IO: f.IO, Fleet: f.Fleet}
 	cmd := &cobra.Command{
 		Use:   "plan [stack...]",
 		Short: "Render the fleet's stacks offline and audit cell isolation",
@@ -35,44 +59,43 @@ Exits 2 when the isolation audit finds a violation.`,
   cellctl plan --resources cell-b`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Stacks = args
-			if err := f.CheckOutput(FormatTable, FormatJSON); err != nil {
+			opts.Parallel = f.Global.Parallel
+			var err error
+			if opts.View, err = render.Pick(f.Global.Output, planTable, planJSON); err != nil {
 				return err
 			}
 			if runF != nil {
 				return runF(opts)
 			}
-			return planRun(cmd, opts)
+			return planRun(cmd.Context(), opts)
 		},
 	}
 	cmd.Flags().BoolVar(&opts.Resources, "resources", false, "list every resource of each stack")
 	return cmd
 }
 
-func planRun(cmd *cobra.Command, opts *PlanOptions) error {
+func planRun(ctx context.Context, opts *PlanOptions) error {
 	fl, err := opts.Fleet()
 	if err != nil {
 		return err
 	}
-	report, err := plan.Render(cmd.Context(), fl, plan.Options{Stacks: opts.Stacks, Parallel: opts.Global.Parallel})
+	report, err := offline.Render(ctx, fl, offline.Options{Stacks: opts.Stacks, Parallel: opts.Parallel})
 	if err != nil {
 		return err
 	}
-	if opts.Global.Output == FormatJSON {
-		if err := renderJSON(opts.IO.Out, report); err != nil {
-			return err
-		}
-	} else {
-		printPlan(opts, fl, report)
+	if err := opts.View.Render(opts.IO, &Rendered{Fleet: fl, Report: report, Resources: opts.Resources}); err != nil {
+		return err
 	}
 	if !report.Isolation.OK {
-		return exitcode.With(exitcode.Findings, fmt.Errorf("isolation audit: %d violation(s)", len(report.Isolation.Violations)))
+		return outcome.Findings(fmt.Errorf("isolation audit: %d violation(s)", len(report.Isolation.Violations)))
 	}
 	return nil
 }
 
-func printPlan(opts *PlanOptions, fl *fleet.Fleet, report *plan.Report) {
-	s := opts.Styles()
-	out := opts.IO.Out
+func printPlan(io *iostreams.IOStreams, r *Rendered) error {
+	fl, report := r.Fleet, r.Report
+	s := render.Out(io)
+	out := io.Out
 	var rows [][]string
 	total := 0
 	for _, st := range report.Stacks {
@@ -85,7 +108,7 @@ func printPlan(opts *PlanOptions, fl *fleet.Fleet, report *plan.Report) {
 		rows = append(rows, []string{st.Name, st.Kind, index, cidr, st.Region, fmt.Sprint(len(st.Resources)), shape(fl, st)})
 	}
 	fmt.Fprint(out, s.Table([]string{"STACK", "KIND", "INDEX", "CIDR", "REGION", "RESOURCES", "SHAPE"}, rows))
-	if opts.Resources {
+	if r.Resources {
 		for _, st := range report.Stacks {
 			fmt.Fprintf(out, "\n%s\n", s.Bold(st.Name))
 			var rr [][]string
@@ -98,17 +121,18 @@ func printPlan(opts *PlanOptions, fl *fleet.Fleet, report *plan.Report) {
 	fmt.Fprintf(out, "\n%d stacks, %d resources\n", len(report.Stacks), total)
 	if report.Isolation.OK {
 		fmt.Fprintf(out, "isolation: %s (no cell references another cell; no overlapping CIDRs)\n", s.Good("ok"))
-		return
+		return nil
 	}
 	fmt.Fprintf(out, "isolation: %s\n", s.Bad(fmt.Sprintf("%d violation(s)", len(report.Isolation.Violations))))
 	for _, v := range report.Isolation.Violations {
 		fmt.Fprintf(out, "  - [%s] %s\n", v.Rule, v.String())
 	}
+	return nil
 }
 
 // shape summarises what a stack runs, so sizing differences between cells
 // stand out in the table.
-func shape(fl *fleet.Fleet, st *plan.Stack) string {
+func shape(fl *fleet.Fleet, st *offline.Stack) string {
 	if c := fl.Cell(st.Name); c != nil {
 		return fmt.Sprintf("nat=%s db=%d×%s cache=%d×%s tasks=%d×%d/%d",
 			c.NATMode, c.AuroraInstances, strings.TrimPrefix(c.AuroraInstanceClass, "db."),

@@ -1,4 +1,4 @@
-package main
+package route
 
 import (
 	"bytes"
@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/cellctl/cellctl/cmd/cellctl/cmdutil"
 	"github.com/cellctl/cellctl/internal/exitcode"
 	"github.com/cellctl/cellctl/internal/iostreams"
 	"github.com/cellctl/cellctl/router"
@@ -16,12 +17,12 @@ import (
 
 // routeFactory is a Factory over test buffers whose fleet is the demo
 // fleet at the repository root.
-func routeFactory(output string) (*Factory, *bytes.Buffer, *bytes.Buffer) {
+func routeFactory(output string) (*cmdutil.Factory, *bytes.Buffer, *bytes.Buffer) {
 	io, _, stdout, stderr := iostreams.Test()
-	f := NewFactory(io)
-	f.Global.Dir = "../.."
+	f := cmdutil.NewFactory(io)
+	f.Global.Dir = "../../.."
 	f.Global.Output = output
-	f.Global.Cloud = CloudAWS
+	f.Global.Cloud = cmdutil.CloudAWS
 	f.Global.Parallel = 1
 	return f, stdout, stderr
 }
@@ -31,7 +32,10 @@ func routeFactory(output string) (*Factory, *bytes.Buffer, *bytes.Buffer) {
 func runRoute(t *testing.T, output string, opts RouteOptions) (string, string, error) {
 	t.Helper()
 	f, stdout, stderr := routeFactory(output)
-	opts.Factory = f
+	opts.IO, opts.Fleet, opts.Dir = f.IO, f.Fleet, f.Global.Dir
+	if err := opts.pickViews(output); err != nil {
+		t.Fatal(err)
+	}
 	err := routeRun(&opts)
 	return stdout.String(), stderr.String(), err
 }
@@ -100,7 +104,7 @@ func TestNewCmdRouteFlags(t *testing.T) {
 		{name: "diff alone", args: []string{"--diff", "old.json"}, want: RouteOptions{DiffPath: "old.json"}},
 		{name: "diff with tenants", args: []string{"--diff", "old.json", "--table", "new.json", "acme"},
 			want: RouteOptions{Tenants: []string{"acme"}, TablePath: "new.json", DiffPath: "old.json"}},
-		{name: "markdown", args: []string{"--diff", "old.json"}, output: FormatMarkdown, want: RouteOptions{DiffPath: "old.json"}},
+		{name: "markdown", args: []string{"--diff", "old.json"}, output: cmdutil.FormatMarkdown, want: RouteOptions{DiffPath: "old.json"}},
 		{name: "nothing to do", args: nil, wantErr: "--diff"},
 		{name: "unsupported output", args: []string{"acme"}, output: "yaml", wantErr: `--output "yaml" is not supported`},
 	}
@@ -108,7 +112,7 @@ func TestNewCmdRouteFlags(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			output := tt.output
 			if output == "" {
-				output = FormatTable
+				output = cmdutil.FormatTable
 			}
 			f, _, _ := routeFactory(output)
 			var got *RouteOptions
@@ -139,12 +143,12 @@ func TestNewCmdRouteFlags(t *testing.T) {
 
 // The documented -o json shape, byte for byte (compacted).
 func TestRouteJSONShape(t *testing.T) {
-	f, _, _ := routeFactory(FormatJSON)
+	f, _, _ := routeFactory(cmdutil.FormatJSON)
 	fl, err := f.Fleet()
 	if err != nil {
 		t.Fatal(err)
 	}
-	stdout, stderr, err := runRoute(t, FormatJSON, RouteOptions{Tenants: []string{"acme"}})
+	stdout, stderr, err := runRoute(t, cmdutil.FormatJSON, RouteOptions{Tenants: []string{"acme"}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -165,7 +169,7 @@ func TestRouteJSONShape(t *testing.T) {
 // cellctl route over the demo fleet says what the table's Route says:
 // acme is pinned to cell-b, globex is migrating, others follow their bucket.
 func TestRouteDemoFleetAgreesWithTheTable(t *testing.T) {
-	f, _, _ := routeFactory(FormatJSON)
+	f, _, _ := routeFactory(cmdutil.FormatJSON)
 	fl, err := f.Fleet()
 	if err != nil {
 		t.Fatal(err)
@@ -174,7 +178,7 @@ func TestRouteDemoFleetAgreesWithTheTable(t *testing.T) {
 	for i := 0; i < 50; i++ {
 		tenants = append(tenants, fmt.Sprintf("tenant-%d", i))
 	}
-	stdout, _, err := runRoute(t, FormatJSON, RouteOptions{Tenants: tenants})
+	stdout, _, err := runRoute(t, cmdutil.FormatJSON, RouteOptions{Tenants: tenants})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -205,7 +209,7 @@ func TestRouteDemoFleetAgreesWithTheTable(t *testing.T) {
 
 func TestRouteTableOutput(t *testing.T) {
 	_, path := writeTables(t, func(tb *router.Table) *router.Table { return tb })
-	stdout, stderr, err := runRoute(t, FormatTable, RouteOptions{TablePath: path, Tenants: []string{"acme", "globex", "tenant-3"}})
+	stdout, stderr, err := runRoute(t, cmdutil.FormatTable, RouteOptions{TablePath: path, Tenants: []string{"acme", "globex", "tenant-3"}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -228,7 +232,7 @@ routing table version 1 (` + path + `)
 // valid tenants still print and the command exits 1.
 func TestRouteInvalidTenant(t *testing.T) {
 	tenants := []string{"acme", "bad tenant", "", "zero\u200bwidth"}
-	stdout, _, err := runRoute(t, FormatJSON, RouteOptions{Tenants: tenants})
+	stdout, _, err := runRoute(t, cmdutil.FormatJSON, RouteOptions{Tenants: tenants})
 	if err == nil || exitcode.Of(err) != exitcode.Error {
 		t.Fatalf("error %v (exit %d), want exit 1", err, exitcode.Of(err))
 	}
@@ -246,7 +250,7 @@ func TestRouteInvalidTenant(t *testing.T) {
 		t.Errorf("errors = %+v, want the three invalid ids in order", got.Errors)
 	}
 
-	stdout, _, err = runRoute(t, FormatTable, RouteOptions{Tenants: tenants})
+	stdout, _, err = runRoute(t, cmdutil.FormatTable, RouteOptions{Tenants: tenants})
 	if err == nil || !strings.Contains(stdout, "acme") || strings.Contains(stdout, "bad tenant") {
 		t.Errorf("table output with invalid ids: err %v, stdout\n%s\nwant acme's row and an error", err, stdout)
 	}
@@ -255,7 +259,7 @@ func TestRouteInvalidTenant(t *testing.T) {
 // cellctl route agrees with the edge handler on every golden vector: the
 // node tests hold the handler to golden_tenants.json, this holds the CLI.
 func TestRouteAgreesWithEveryGoldenVector(t *testing.T) {
-	data, err := os.ReadFile("../../testdata/routing/golden_tenants.json")
+	data, err := os.ReadFile("../../../testdata/routing/golden_tenants.json")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -276,7 +280,7 @@ func TestRouteAgreesWithEveryGoldenVector(t *testing.T) {
 	for i, v := range vectors {
 		tenants[i] = v.Tenant
 	}
-	stdout, _, runErr := runRoute(t, FormatJSON, RouteOptions{TablePath: "../../testdata/routing/golden_table.json", Tenants: tenants})
+	stdout, _, runErr := runRoute(t, cmdutil.FormatJSON, RouteOptions{TablePath: "../../../testdata/routing/golden_table.json", Tenants: tenants})
 	var got RouteReport
 	oneJSON(t, stdout, &got)
 	routes := map[string]TenantRoute{}
@@ -327,7 +331,7 @@ func TestRouteDiffDrain(t *testing.T) {
 		}
 		return d
 	})
-	stdout, _, err := runRoute(t, FormatJSON, RouteOptions{TablePath: newPath, DiffPath: oldPath})
+	stdout, _, err := runRoute(t, cmdutil.FormatJSON, RouteOptions{TablePath: newPath, DiffPath: oldPath})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -353,7 +357,7 @@ func TestRouteDiffDrain(t *testing.T) {
 	}
 
 	// The people's view says the same.
-	stdout, _, err = runRoute(t, FormatTable, RouteOptions{TablePath: newPath, DiffPath: oldPath})
+	stdout, _, err = runRoute(t, cmdutil.FormatTable, RouteOptions{TablePath: newPath, DiffPath: oldPath})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -373,7 +377,7 @@ func TestRouteDiffDrain(t *testing.T) {
 		t.Errorf("an Overrides section without override changes:\n%s", stdout)
 	}
 
-	stdout, _, err = runRoute(t, FormatMarkdown, RouteOptions{TablePath: newPath, DiffPath: oldPath})
+	stdout, _, err = runRoute(t, cmdutil.FormatMarkdown, RouteOptions{TablePath: newPath, DiffPath: oldPath})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -402,7 +406,7 @@ func TestRouteDiffWithTenants(t *testing.T) {
 	// tenant-3 hashes to bucket 1009 (cell-d, then cell-c), tenant-31 to
 	// 832 (cell-d, then cell-a), tenant-1 to 139 (cell-a throughout).
 	tenants := []string{"acme", "tenant-3", "tenant-31", "tenant-1"}
-	stdout, _, err := runRoute(t, FormatJSON, RouteOptions{TablePath: newPath, DiffPath: oldPath, Tenants: tenants})
+	stdout, _, err := runRoute(t, cmdutil.FormatJSON, RouteOptions{TablePath: newPath, DiffPath: oldPath, Tenants: tenants})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -425,7 +429,7 @@ func TestRouteDiffWithTenants(t *testing.T) {
 		t.Errorf("tenant moves = %v\nwant %v", got, want)
 	}
 
-	stdout, _, err = runRoute(t, FormatTable, RouteOptions{TablePath: newPath, DiffPath: oldPath, Tenants: tenants})
+	stdout, _, err = runRoute(t, cmdutil.FormatTable, RouteOptions{TablePath: newPath, DiffPath: oldPath, Tenants: tenants})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -451,7 +455,7 @@ func TestRouteDiffOverrides(t *testing.T) {
 		}
 		return n
 	})
-	stdout, _, err := runRoute(t, FormatJSON, RouteOptions{TablePath: newPath, DiffPath: oldPath})
+	stdout, _, err := runRoute(t, cmdutil.FormatJSON, RouteOptions{TablePath: newPath, DiffPath: oldPath})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -484,7 +488,7 @@ func TestRouteDiffOverrides(t *testing.T) {
 		t.Errorf("overridden tenants moved = %v, want %v", gotMoved, wantMoved)
 	}
 
-	stdout, _, err = runRoute(t, FormatTable, RouteOptions{TablePath: newPath, DiffPath: oldPath})
+	stdout, _, err = runRoute(t, cmdutil.FormatTable, RouteOptions{TablePath: newPath, DiffPath: oldPath})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -515,7 +519,7 @@ func TestRouteDiffVersionNotRaised(t *testing.T) {
 		}
 		return n
 	})
-	stdout, _, err := runRoute(t, FormatTable, RouteOptions{TablePath: newPath, DiffPath: oldPath})
+	stdout, _, err := runRoute(t, cmdutil.FormatTable, RouteOptions{TablePath: newPath, DiffPath: oldPath})
 	if exitcode.Of(err) != exitcode.Findings || !strings.Contains(err.Error(), "set it to 2") {
 		t.Fatalf("a changed table with the same version must exit 2 (findings), got %v", err)
 	}
@@ -525,30 +529,8 @@ func TestRouteDiffVersionNotRaised(t *testing.T) {
 }
 
 func TestRouteMissingTableFile(t *testing.T) {
-	_, _, err := runRoute(t, FormatTable, RouteOptions{TablePath: filepath.Join(t.TempDir(), "nope.json"), Tenants: []string{"acme"}})
+	_, _, err := runRoute(t, cmdutil.FormatTable, RouteOptions{TablePath: filepath.Join(t.TempDir(), "nope.json"), Tenants: []string{"acme"}})
 	if err == nil || !strings.Contains(err.Error(), "nope.json") {
 		t.Errorf("error %v, want one naming the missing file", err)
-	}
-}
-
-// Through the root command, as a user runs it: registered, one JSON
-// document, exit 1 naming the invalid id.
-func TestRouteThroughRoot(t *testing.T) {
-	stdout, stderr, code := execute(t, "route", "--dir", "../..", "-o", "json", "acme", "not valid")
-	if code != exitcode.Error {
-		t.Errorf("exit %d with an invalid tenant id, want %d", code, exitcode.Error)
-	}
-	if !strings.Contains(stderr, `tenant id "not valid" contains U+0020 (space)`) {
-		t.Errorf("stderr does not explain the invalid id: %q", stderr)
-	}
-	var got RouteReport
-	oneJSON(t, stdout, &got)
-	if len(got.Routes) != 1 || got.Routes[0].Tenant != "acme" || got.Routes[0].Cell != "cell-b" {
-		t.Errorf("routes = %+v, want acme on cell-b", got.Routes)
-	}
-
-	_, stderr, code = execute(t, "route", "--dir", "../..")
-	if code != exitcode.Error || !strings.Contains(stderr, "name at least one tenant") {
-		t.Errorf("route without tenants or --diff: exit %d, stderr %q", code, stderr)
 	}
 }

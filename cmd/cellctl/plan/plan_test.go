@@ -1,0 +1,47 @@
+package plan
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/cellctl/cellctl/cmd/cellctl/cmdutil"
+	"github.com/cellctl/cellctl/internal/fleet"
+	"github.com/cellctl/cellctl/internal/iostreams"
+	"github.com/cellctl/cellctl/internal/outcome"
+	"github.com/cellctl/cellctl/internal/render"
+)
+
+func TestPlanFlags(t *testing.T) {
+	io, _, _, _ := iostreams.Test()
+	f := cmdutil.NewFactory(io)
+	f.Global.Output, f.Global.Parallel = "json", 2
+	var got *PlanOptions
+	cmd := NewCmdPlan(f, func(o *PlanOptions) error { got = o; return nil })
+	cmd.SetArgs([]string{"cell-a", "cell-b", "--resources"})
+	if err := cmd.Execute(); err != nil {
+		t.Fatal(err)
+	}
+	if got == nil || strings.Join(got.Stacks, ",") != "cell-a,cell-b" || !got.Resources || got.Parallel != 2 || got.View == nil {
+		t.Fatalf("options = %+v", got)
+	}
+}
+
+// An isolation violation is a finding: the report is printed, and the
+// typed error makes main exit 2.
+func TestPlanIsolationViolationIsAFinding(t *testing.T) {
+	fl, err := fleet.Load("../../..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	fl.Cell("cell-b").Index = fl.Cell("cell-a").Index
+	io, _, out, _ := iostreams.Test()
+	view, _ := render.Pick(render.FormatTable, planTable, planJSON)
+	err = planRun(context.Background(), &PlanOptions{IO: io, View: view, Parallel: 2,
+		Fleet: func() (*fleet.Fleet, error) { return fl, nil }, Stacks: []string{"cell-a", "cell-b"}})
+	var findings *outcome.FindingsError
+	if !errors.As(err, &findings) || !strings.Contains(out.String(), "isolation: ") || !strings.Contains(out.String(), "violation(s)\n  - [") {
+		t.Fatalf("err %v, stdout:\n%s", err, out.String())
+	}
+}

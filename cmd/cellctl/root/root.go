@@ -1,0 +1,79 @@
+// Package root builds cellctl's command tree: the global flags and the
+// one registration point of every command (NewCmdRoot).
+package root
+
+import (
+	"fmt"
+	"runtime"
+	"slices"
+
+	"github.com/spf13/cobra"
+
+	"github.com/cellctl/cellctl/cmd/cellctl/cmdutil"
+	"github.com/cellctl/cellctl/cmd/cellctl/plan"
+	"github.com/cellctl/cellctl/cmd/cellctl/route"
+	"github.com/cellctl/cellctl/cmd/cellctl/simulator"
+	"github.com/cellctl/cellctl/cmd/cellctl/stack"
+	"github.com/cellctl/cellctl/internal/cloud"
+)
+
+// NewCmdRoot builds the command tree.
+func NewCmdRoot(f *cmdutil.Factory) *cobra.Command {
+	g := f.Global
+	cmd := &cobra.Command{
+		Use:   "cellctl",
+		Short: "Run a cell-based architecture on AWS",
+		Long: `cellctl provisions and operates a fleet of cells: complete, isolated copies of
+the application stack, one Pulumi stack per cell, behind a global router that
+maps each tenant to its cell.
+
+The fleet lives in a repository: Pulumi.yaml (the fleet baseline),
+stacks/Pulumi.cell-<id>.yaml (one per cell), stacks/Pulumi.router.yaml,
+stacks/waves.yaml (rollout order) and stacks/routing.json (tenant routing).
+
+Exit codes: 0 ok, 1 error, 2 findings (drift, quota, isolation),
+3 rollout halted, 4 a stack is locked by another operation.`,
+		SilenceUsage:  true,
+		SilenceErrors: true,
+		PersistentPreRunE: func(cmd *cobra.Command, args []string) error {
+			if g.NoColor {
+				f.IO.DisableColor()
+			}
+			if !slices.Contains(cloud.Kinds, g.Cloud) {
+				return fmt.Errorf("--cloud %q is not supported (allowed: aws, sim)", g.Cloud)
+			}
+			if g.Parallel < 1 {
+				return fmt.Errorf("--parallel must be at least 1, got %d", g.Parallel)
+			}
+			return nil
+		},
+	}
+	pf := cmd.PersistentFlags()
+	pf.StringVar(&g.Dir, "dir", ".", "fleet repository (the directory holding Pulumi.yaml)")
+	pf.StringVar(&g.Backend, "backend", "", "Pulumi backend URL (default $PULUMI_BACKEND_URL, else file://<dir>/.cellctl/state)")
+	pf.StringVar(&g.Cloud, "cloud", cmdutil.CloudAWS, "cloud to act on: aws, or sim (cellctl's simulated AWS, for rehearsals and tests)")
+	pf.StringVarP(&g.Output, "output", "o", cmdutil.FormatTable, "output format: table, json (markdown where supported)")
+	pf.IntVar(&g.Parallel, "parallel", defaultParallel(), "stacks to work on at once")
+	pf.BoolVar(&g.NoColor, "no-color", false, "disable colour (also NO_COLOR=1)")
+	pf.BoolVarP(&g.Yes, "yes", "y", false, "answer yes to confirmations (for CI)")
+
+	// Every command is registered here, in help order.
+	cmd.AddCommand(
+		plan.NewCmdPlan(f, nil),
+		stack.NewCmdUp(f, nil),
+		stack.NewCmdPreview(f, nil),
+		stack.NewCmdStatus(f, nil),
+		stack.NewCmdDestroy(f, nil),
+		stack.NewCmdUnlock(f, nil),
+		route.NewCmdRoute(f, nil),
+		simulator.NewCmdSim(f),
+	)
+	return cmd
+}
+
+func defaultParallel() int {
+	if n := runtime.NumCPU(); n < 4 {
+		return 4
+	}
+	return runtime.NumCPU()
+}

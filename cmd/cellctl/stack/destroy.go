@@ -1,0 +1,101 @@
+package stack
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/cellctl/cellctl/cmd/cellctl/cmdutil"
+	"github.com/cellctl/cellctl/internal/apply"
+	"github.com/cellctl/cellctl/internal/fleet"
+	"github.com/cellctl/cellctl/internal/iostreams"
+	"github.com/cellctl/cellctl/internal/render"
+)
+
+// DestroyOptions are the inputs of `cellctl destroy`.
+type DestroyOptions struct {
+	IO       *iostreams.IOStreams
+	Fleet    func() (*fleet.Fleet, error)
+	Engine   EngineFunc
+	View     render.View[*apply.Report]
+	Parallel int
+	// Yes skips the confirmation (--yes).
+	Yes bool
+
+	Cell             string
+	ReleaseProtected bool
+	DryRun           bool
+}
+
+// NewCmdDestroy builds `cellctl destroy`.
+func NewCmdDestroy(f *cmdutil.Factory, runF func(*DestroyOptions) error) *cobra.Command {
+	opts := &DestroyOptions{IO: f.IO, Fleet: f.Fleet, Engine: engineOf(f)}
+	cmd := &cobra.Command{
+		Use:   "destroy CELL",
+		Short: "Tear down one cell (refused while tenants are routed to it)",
+		Long: `Destroy every resource of one cell. cellctl refuses while stacks/routing.json
+still lists the cell as anything but drained (buckets or tenant overrides
+pointing at it): drain the cell first.
+
+The cell's stateful resources — Aurora cluster, cache, queues — are
+protected. A destroy stops at them and says so; --release-protected first
+lifts the protection (Pulumi protect and Aurora deletion protection) with
+an update, then destroys. Aurora still writes its final snapshot.
+
+Asks for confirmation on a terminal; pass --yes in CI. --dry-run checks
+the same refusals and prints the run plan without asking or changing
+anything.`,
+		Example: `  cellctl destroy cell-d
+  cellctl destroy cell-d --release-protected --dry-run
+  cellctl destroy cell-d --release-protected --yes`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			opts.Cell = args[0]
+			opts.Parallel, opts.Yes = f.Global.Parallel, f.Global.Yes
+			var err error
+			if opts.View, err = render.Pick(f.Global.Output, tableView, jsonView); err != nil {
+				return err
+			}
+			if runF != nil {
+				return runF(opts)
+			}
+			return destroyRun(cmd.Context(), opts)
+		},
+	}
+	cmd.Flags().BoolVar(&opts.ReleaseProtected, "release-protected", false, "lift the protection of the cell's stateful resources, then destroy them")
+	cmd.Flags().BoolVar(&opts.DryRun, "dry-run", false, "check the refusals, print the run plan and change nothing")
+	return cmd
+}
+
+func destroyRun(ctx context.Context, opts *DestroyOptions) error {
+	fl, err := opts.Fleet()
+	if err != nil {
+		return err
+	}
+	env, done := applyEnv(ctx, opts.IO, fl, opts.Engine, opts.Parallel)
+	rep, err := apply.Destroy(ctx, env, apply.DestroyOptions{
+		Cell: opts.Cell, ReleaseProtected: opts.ReleaseProtected, DryRun: opts.DryRun, Confirm: opts.confirm,
+	})
+	done()
+	return show(opts.IO, opts.View, rep, err)
+}
+
+// confirm asks the operator to type the cell id, unless --yes.
+func (opts *DestroyOptions) confirm(c *fleet.Cell) error {
+	if opts.Yes {
+		return nil
+	}
+	if !opts.IO.CanPrompt() {
+		return fmt.Errorf("destroying %s needs confirmation: pass --yes", c.ID)
+	}
+	fmt.Fprintf(opts.IO.ErrOut, "This destroys every resource of %s (%s, %s). Type the cell id to confirm: ", c.ID, c.Region, c.CIDR())
+	line, _ := bufio.NewReader(opts.IO.In).ReadString('\n')
+	if strings.TrimSpace(line) != c.ID {
+		return errors.New("not confirmed; nothing was destroyed")
+	}
+	return nil
+}

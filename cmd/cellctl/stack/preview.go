@@ -1,0 +1,65 @@
+package stack
+
+import (
+	"context"
+
+	"github.com/spf13/cobra"
+
+	"github.com/cellctl/cellctl/cmd/cellctl/cmdutil"
+	"github.com/cellctl/cellctl/internal/apply"
+	"github.com/cellctl/cellctl/internal/fleet"
+	"github.com/cellctl/cellctl/internal/iostreams"
+	"github.com/cellctl/cellctl/internal/render"
+)
+
+// PreviewOptions are the inputs of `cellctl preview`.
+type PreviewOptions struct {
+	IO       *iostreams.IOStreams
+	Fleet    func() (*fleet.Fleet, error)
+	Engine   EngineFunc
+	View     render.View[*apply.Report]
+	Parallel int
+
+	Cells  []string
+	Router bool
+}
+
+// NewCmdPreview builds `cellctl preview`.
+func NewCmdPreview(f *cmdutil.Factory, runF func(*PreviewOptions) error) *cobra.Command {
+	opts := &PreviewOptions{IO: f.IO, Fleet: f.Fleet, Engine: engineOf(f)}
+	cmd := &cobra.Command{
+		Use:   "preview [cell...]",
+		Short: "Show what up would change, per stack",
+		Long: `Ask the Pulumi engine what an up would change in each stack, without
+changing anything. -o markdown prints one summary ready to paste as a pull
+request comment.`,
+		Example: `  cellctl preview
+  cellctl preview cell-a -o json
+  cellctl preview -o markdown > preview.md`,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			opts.Cells = args
+			opts.Parallel = f.Global.Parallel
+			var err error
+			if opts.View, err = render.Pick(f.Global.Output, previewTableView, jsonView, markdownView); err != nil {
+				return err
+			}
+			if runF != nil {
+				return runF(opts)
+			}
+			return previewRun(cmd.Context(), opts)
+		},
+	}
+	cmd.Flags().BoolVar(&opts.Router, "router", false, "preview the router stack (alone, unless cells are named too)")
+	return cmd
+}
+
+func previewRun(ctx context.Context, opts *PreviewOptions) error {
+	fl, err := opts.Fleet()
+	if err != nil {
+		return err
+	}
+	env, done := applyEnv(ctx, opts.IO, fl, opts.Engine, opts.Parallel)
+	rep, err := apply.Preview(ctx, env, apply.Options{Cells: opts.Cells, Router: opts.Router})
+	done()
+	return show(opts.IO, opts.View, rep, err)
+}

@@ -1,0 +1,45 @@
+// Package stack holds the commands that act on the fleet's stacks through
+// the Pulumi engine: up, preview, destroy, status and unlock. Each is an
+// Options struct (flag values and narrow dependencies), a NewCmdX that
+// binds flags and picks the output view once, and an xRun that calls one
+// use case (internal/apply, internal/engine) and renders one view.
+package stack
+
+import (
+	"context"
+
+	"github.com/cellctl/cellctl/cmd/cellctl/cmdutil"
+	"github.com/cellctl/cellctl/internal/apply"
+	"github.com/cellctl/cellctl/internal/fleet"
+	"github.com/cellctl/cellctl/internal/iostreams"
+	"github.com/cellctl/cellctl/internal/progress"
+	"github.com/cellctl/cellctl/internal/render"
+	"github.com/cellctl/cellctl/internal/stackrun"
+)
+
+// EngineFunc connects to the engine for a fleet; events receive
+// resource-level progress.
+type EngineFunc func(fl *fleet.Fleet, events func(stackrun.Event)) (apply.Engine, error)
+
+// engineOf adapts the factory's engine to the apply use cases.
+func engineOf(f *cmdutil.Factory) EngineFunc {
+	return func(fl *fleet.Fleet, events func(stackrun.Event)) (apply.Engine, error) {
+		return f.Engine(fl, events)
+	}
+}
+
+// applyEnv is the environment of one apply run: live progress on stderr
+// (redrawn on a terminal, plain lines when piped), the first interrupt as
+// the stop signal, and the engine connected only when the run needs it.
+// done stops the progress display; call it before rendering the result.
+func applyEnv(ctx context.Context, io *iostreams.IOStreams, fl *fleet.Fleet, eng EngineFunc, parallel int) (env *apply.Env, done func()) {
+	display := progress.New(io.ErrOut, io.IsStderrTTY() && io.ColorErr(), render.Err(io))
+	return &apply.Env{
+		Fleet:    fl,
+		Engine:   func() (apply.Engine, error) { return eng(fl, display.Handle) },
+		Parallel: parallel,
+		Log:      io.ErrOut,
+		Events:   display.Handle,
+		Stop:     cmdutil.Graceful(ctx).Done(),
+	}, display.Close
+}

@@ -1,0 +1,90 @@
+package stack
+
+import (
+	"context"
+
+	"github.com/spf13/cobra"
+
+	"github.com/cellctl/cellctl/cmd/cellctl/cmdutil"
+	"github.com/cellctl/cellctl/internal/apply"
+	"github.com/cellctl/cellctl/internal/fleet"
+	"github.com/cellctl/cellctl/internal/iostreams"
+	"github.com/cellctl/cellctl/internal/render"
+)
+
+// UpOptions are the inputs of `cellctl up`.
+type UpOptions struct {
+	IO       *iostreams.IOStreams
+	Fleet    func() (*fleet.Fleet, error)
+	Engine   EngineFunc
+	View     render.View[*apply.Report]
+	Parallel int
+
+	Cells   []string
+	Router  bool
+	Refresh bool
+	DryRun  bool
+}
+
+// NewCmdUp builds `cellctl up`.
+func NewCmdUp(f *cmdutil.Factory, runF func(*UpOptions) error) *cobra.Command {
+	opts := &UpOptions{IO: f.IO, Fleet: f.Fleet, Engine: engineOf(f)}
+	cmd := &cobra.Command{
+		Use:   "up [cell...]",
+		Short: "Create or update cells, then the router",
+		Long: `Deploy the fleet through the Pulumi engine: every cell (in parallel, up to
+--parallel at once), then the router, which is updated only when all its
+cells succeeded. Name cells to deploy only those; --router deploys the
+router alone.
+
+Each stack is rendered offline first, so a program error stops the run
+before anything changes. A failing cell does not stop the others; all
+failures are reported together. Exit 4 when another operation holds a
+stack's lock. --dry-run renders, checks and prints the run plan, and
+changes nothing.`,
+		Example: `  cellctl up --cloud sim
+  cellctl up cell-b cell-c
+  cellctl up --router
+  cellctl up --dry-run
+  cellctl up -o json`,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			opts.Cells = args
+			opts.Parallel = f.Global.Parallel
+			var err error
+			if opts.View, err = render.Pick(f.Global.Output, tableView, jsonView); err != nil {
+				return err
+			}
+			if runF != nil {
+				return runF(opts)
+			}
+			return upRun(cmd.Context(), opts)
+		},
+	}
+	cmd.Flags().BoolVar(&opts.Router, "router", false, "deploy the router stack (alone, unless cells are named too)")
+	cmd.Flags().BoolVar(&opts.Refresh, "refresh", false, "refresh each stack from the cloud before updating (reconciles drift)")
+	cmd.Flags().BoolVar(&opts.DryRun, "dry-run", false, "print the run plan (after the offline render and isolation audit) and change nothing")
+	return cmd
+}
+
+func upRun(ctx context.Context, opts *UpOptions) error {
+	fl, err := opts.Fleet()
+	if err != nil {
+		return err
+	}
+	env, done := applyEnv(ctx, opts.IO, fl, opts.Engine, opts.Parallel)
+	rep, err := apply.Up(ctx, env, apply.Options{Cells: opts.Cells, Router: opts.Router, Refresh: opts.Refresh, DryRun: opts.DryRun})
+	done()
+	return show(opts.IO, opts.View, rep, err)
+}
+
+// show renders the report (when there is one) and returns the use case's
+// error, or the view's.
+func show(io *iostreams.IOStreams, view render.View[*apply.Report], rep *apply.Report, err error) error {
+	if rep == nil {
+		return err
+	}
+	if verr := view.Render(io, rep); verr != nil && err == nil {
+		err = verr
+	}
+	return err
+}

@@ -1,0 +1,164 @@
+package stack
+
+import (
+	"fmt"
+	"io"
+	"sort"
+	"strings"
+
+	"github.com/cellctl/cellctl/internal/apply"
+	"github.com/cellctl/cellctl/internal/iostreams"
+	"github.com/cellctl/cellctl/internal/render"
+	"github.com/cellctl/cellctl/internal/runplan"
+	"github.com/cellctl/cellctl/internal/stackrun"
+)
+
+// The views of an apply report: up and destroy offer table and json,
+// preview adds the planned changes to its table and a markdown summary.
+var (
+	tableView = render.Format[*apply.Report]{Name: render.FormatTable, Render: func(io *iostreams.IOStreams, rep *apply.Report) error {
+		return reportTable(io, rep, false)
+	}}
+	previewTableView = render.Format[*apply.Report]{Name: render.FormatTable, Render: func(io *iostreams.IOStreams, rep *apply.Report) error {
+		return reportTable(io, rep, true)
+	}}
+	jsonView = render.Format[*apply.Report]{Name: render.FormatJSON, Render: func(io *iostreams.IOStreams, rep *apply.Report) error {
+		switch {
+		case rep.DryRun:
+			return render.JSON(io.Out, dryRunDoc{DryRun: true, Plan: rep.Plan})
+		case rep.Result != nil:
+			return render.JSON(io.Out, rep.Result)
+		}
+		return nil
+	}}
+	markdownView = render.Format[*apply.Report]{Name: render.FormatMarkdown, Render: func(io *iostreams.IOStreams, rep *apply.Report) error {
+		if rep.Result != nil {
+			writeMarkdown(io.Out, rep.Result)
+		}
+		return nil
+	}}
+)
+
+// dryRunDoc is the -o json document of --dry-run.
+type dryRunDoc struct {
+	DryRun bool          `json:"dryRun"`
+	Plan   *runplan.Plan `json:"plan"`
+}
+
+func reportTable(io *iostreams.IOStreams, rep *apply.Report, planned bool) error {
+	if rep.DryRun {
+		if err := rep.Plan.Describe(io.Out); err != nil {
+			return err
+		}
+		_, err := fmt.Fprintln(io.Out, "dry run: nothing was changed")
+		return err
+	}
+	if rep.Result == nil {
+		return nil
+	}
+	resultTable(io, rep.Result)
+	if planned {
+		plannedTables(io, rep.Result)
+	}
+	return nil
+}
+
+// resultTable writes one row per stack, then each stack's notes and
+// failure.
+func resultTable(io *iostreams.IOStreams, res *runplan.Result) {
+	s := render.Out(io)
+	var rows [][]string
+	for _, r := range res.Stacks {
+		result := r.Result
+		switch r.Result {
+		case stackrun.Succeeded:
+			result = s.Good(result)
+		case stackrun.Failed:
+			result = s.Bad(result)
+		default:
+			result = s.Warn(result)
+		}
+		c := r.Changes
+		rows = append(rows, []string{r.Name, result, fmt.Sprint(c.Create), fmt.Sprint(c.Update), fmt.Sprint(c.Replace),
+			fmt.Sprint(c.Delete), fmt.Sprint(c.Same), fmt.Sprintf("%.1fs", r.Seconds())})
+	}
+	fmt.Fprint(io.Out, s.Table([]string{"STACK", "RESULT", "CREATE", "UPDATE", "REPLACE", "DELETE", "SAME", "TIME"}, rows))
+	for _, r := range res.Stacks {
+		for _, n := range r.Notes {
+			fmt.Fprintf(io.Out, "%s: note: %s\n", r.Name, n)
+		}
+		if r.Result == stackrun.Failed {
+			fmt.Fprintf(io.Out, "%s: %s\n", r.Name, r.Error())
+			if len(r.FailedResources) > 0 {
+				failed := append([]string(nil), r.FailedResources...)
+				sort.Strings(failed)
+				fmt.Fprintf(io.Out, "%s: failed resources: %s\n", r.Name, strings.Join(failed, ", "))
+			}
+		}
+	}
+}
+
+func plannedTables(io *iostreams.IOStreams, res *runplan.Result) {
+	s := render.Out(io)
+	for _, r := range res.Stacks {
+		if len(r.Planned) == 0 {
+			continue
+		}
+		fmt.Fprintf(io.Out, "\n%s\n", s.Bold(r.Name))
+		var rows [][]string
+		for _, c := range r.Planned {
+			rows = append(rows, []string{c.Op, c.Type, c.Name, strings.Join(c.Diffs, ", ")})
+		}
+		fmt.Fprint(io.Out, s.Table([]string{"OP", "TYPE", "NAME", "CHANGED"}, rows))
+	}
+}
+
+// writeMarkdown renders one PR-comment-ready summary of every stack.
+func writeMarkdown(w io.Writer, res *runplan.Result) {
+	total := 0
+	for _, r := range res.Stacks {
+		total += r.Changes.Total()
+	}
+	fmt.Fprintf(w, "### cellctl preview: %d change(s) across %d stack(s)\n\n", total, len(res.Stacks))
+	fmt.Fprintln(w, "| Stack | Result | Create | Update | Replace | Delete | Unchanged |")
+	fmt.Fprintln(w, "|---|---|---:|---:|---:|---:|---:|")
+	for _, r := range res.Stacks {
+		c := r.Changes
+		var result string
+		switch {
+		case r.Result == stackrun.Failed:
+			result = "❌ failed"
+		case r.Result == stackrun.Skipped:
+			result = "⏭ skipped"
+		case c.Total() == 0:
+			result = "✅ no changes"
+		default:
+			result = "📝 changes"
+		}
+		fmt.Fprintf(w, "| `%s` | %s | %d | %d | %d | %d | %d |\n", r.Name, result, c.Create, c.Update, c.Replace, c.Delete, c.Same)
+	}
+	for _, r := range res.Stacks {
+		if r.Result == stackrun.Failed {
+			fmt.Fprintf(w, "\n**`%s` failed:** %s\n", r.Name, mdEscape(r.Error()))
+			continue
+		}
+		if len(r.Planned) == 0 {
+			continue
+		}
+		fmt.Fprintf(w, "\n<details><summary><code>%s</code>: %d change(s)</summary>\n\n", r.Name, len(r.Planned))
+		fmt.Fprintln(w, "| Op | Type | Name | Changed properties |")
+		fmt.Fprintln(w, "|---|---|---|---|")
+		for _, c := range r.Planned {
+			diffs := strings.Join(c.Diffs, ", ")
+			if len(c.Replace) > 0 {
+				diffs += " (replace: " + strings.Join(c.Replace, ", ") + ")"
+			}
+			fmt.Fprintf(w, "| %s | `%s` | `%s` | %s |\n", c.Op, c.Type, c.Name, mdEscape(diffs))
+		}
+		fmt.Fprintln(w, "\n</details>")
+	}
+}
+
+func mdEscape(s string) string {
+	return strings.NewReplacer("|", "\\|", "\n", " ").Replace(s)
+}

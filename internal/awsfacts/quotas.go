@@ -1,0 +1,78 @@
+// Package awsfacts holds what cellctl knows about AWS itself — Service
+// Quotas codes and defaults, CloudWatch namespaces and metric names — as
+// plain data for the product (the quota audit, the wave gates, the cell
+// template's alarms) and for the simulator, which enforces and serves the
+// same facts. No AWS SDK or Pulumi import: anything may use it.
+package awsfacts
+
+import "strings"
+
+// Quota is an AWS service quota as Service Quotas names it. Sources: the
+// Service Quotas console and `aws service-quotas
+// list-aws-default-service-quotas --service-code <code>` (docs.aws.amazon.com/servicequotas).
+type Quota struct {
+	// Code is "<service code>/<quota code>", e.g. "vpc/L-F678F1CE": the
+	// ServiceCode and QuotaCode of GetServiceQuota.
+	Code string `json:"code"`
+	Name string `json:"name"`
+	// Default is AWS's default value.
+	Default float64 `json:"default"`
+}
+
+// ServiceCode is the Service Quotas service code ("vpc").
+func (q Quota) ServiceCode() string { s, _, _ := strings.Cut(q.Code, "/"); return s }
+
+// QuotaCode is the Service Quotas quota code ("L-F678F1CE").
+func (q Quota) QuotaCode() string { _, c, _ := strings.Cut(q.Code, "/"); return c }
+
+// The quotas a cell fleet consumes.
+var (
+	VPCsPerRegion                     = Quota{Code: "vpc/L-F678F1CE", Name: "VPCs per Region", Default: 5}
+	ElasticIPs                        = Quota{Code: "ec2/L-0263D0A3", Name: "EC2-VPC Elastic IPs", Default: 5}
+	NATGatewaysPerAZ                  = Quota{Code: "vpc/L-FE5A380F", Name: "NAT gateways per Availability Zone", Default: 5}
+	InternetGatewaysPerRegion         = Quota{Code: "vpc/L-A4707A72", Name: "Internet gateways per Region", Default: 5}
+	SubnetsPerVPC                     = Quota{Code: "vpc/L-407747CB", Name: "Subnets per VPC", Default: 200}
+	RouteTablesPerVPC                 = Quota{Code: "vpc/L-589F43AA", Name: "Route tables per VPC", Default: 200}
+	SecurityGroupsPerRegion           = Quota{Code: "vpc/L-E79EC296", Name: "VPC security groups per Region", Default: 2500}
+	RulesPerSecurityGroup             = Quota{Code: "vpc/L-0EA8095F", Name: "Inbound or outbound rules per security group", Default: 60}
+	GatewayEndpointsPerRegion         = Quota{Code: "vpc/L-1B52E74A", Name: "Gateway VPC endpoints per Region", Default: 20}
+	ApplicationLoadBalancersPerRegion = Quota{Code: "elasticloadbalancing/L-53DA6B97", Name: "Application Load Balancers per Region", Default: 50}
+	NetworkLoadBalancersPerRegion     = Quota{Code: "elasticloadbalancing/L-69A177A2", Name: "Network Load Balancers per Region", Default: 50}
+	TargetGroupsPerRegion             = Quota{Code: "elasticloadbalancing/L-B22855CB", Name: "Target Groups per Region", Default: 3000}
+	ListenersPerALB                   = Quota{Code: "elasticloadbalancing/L-B6DF7632", Name: "Listeners per Application Load Balancer", Default: 50}
+	RulesPerALB                       = Quota{Code: "elasticloadbalancing/L-CE3125E5", Name: "Rules per Application Load Balancer", Default: 100}
+	DBClusters                        = Quota{Code: "rds/L-952B80B8", Name: "DB clusters", Default: 40}
+	DBInstances                       = Quota{Code: "rds/L-7B6409FD", Name: "DB instances", Default: 40}
+	DBSubnetGroups                    = Quota{Code: "rds/L-48C6BF8D", Name: "DB subnet groups", Default: 50}
+	CacheNodesPerRegion               = Quota{Code: "elasticache/L-8C334AD1", Name: "Nodes per Region", Default: 300}
+	RolesPerAccount                   = Quota{Code: "iam/L-FE177D64", Name: "Roles per account", Default: 1000}
+	GeneralPurposeBuckets             = Quota{Code: "s3/L-DC2B2D3D", Name: "General purpose buckets", Default: 10000}
+	DistributionsPerAccount           = Quota{Code: "cloudfront/L-24B04930", Name: "Web distributions per AWS account", Default: 500}
+	ServicesPerCluster                = Quota{Code: "ecs/L-9EF96962", Name: "Services per cluster", Default: 5000}
+)
+
+// Quotas lists every quota above.
+var Quotas = []Quota{
+	VPCsPerRegion,
+	ElasticIPs,
+	NATGatewaysPerAZ,
+	InternetGatewaysPerRegion,
+	SubnetsPerVPC,
+	RouteTablesPerVPC,
+	SecurityGroupsPerRegion,
+	RulesPerSecurityGroup,
+	GatewayEndpointsPerRegion,
+	ApplicationLoadBalancersPerRegion,
+	NetworkLoadBalancersPerRegion,
+	TargetGroupsPerRegion,
+	ListenersPerALB,
+	RulesPerALB,
+	DBClusters,
+	DBInstances,
+	DBSubnetGroups,
+	CacheNodesPerRegion,
+	RolesPerAccount,
+	GeneralPurposeBuckets,
+	DistributionsPerAccount,
+	ServicesPerCluster,
+}

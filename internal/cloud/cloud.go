@@ -1,0 +1,201 @@
+// Package cloud is the one place that knows the difference between
+// `--cloud aws` and `--cloud sim`. New builds a Bundle once per command
+// from the flag; everything that touches the cloud takes what it needs
+// from the bundle, so the choice changes endpoints, credentials and the
+// provider a stack attaches, never code paths (DESIGN.md "The simulator
+// speaks AWS's APIs"):
+//
+//   - how a stack's engine run reaches its resource provider (Attach):
+//     the real pulumi-aws plugin on aws, an in-process simulated provider
+//     attached through PULUMI_DEBUG_PROVIDERS on sim;
+//   - how the operations an interrupted update left pending are resolved
+//     (ResolvePending): the simulator can say which creates completed; on
+//     AWS there is no generic lookup and the operator decides;
+//   - the endpoint and credentials every aws-sdk-go-v2 client uses (AWS):
+//     AWS's default chain on aws; the simulator's loopback AWS API and
+//     static fake credentials on sim.
+package cloud
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"sync"
+
+	"github.com/cellctl/cellctl/internal/sim"
+)
+
+// Kinds of cloud (--cloud).
+const (
+	AWS = "aws"
+	Sim = "sim"
+)
+
+// Kinds lists the accepted --cloud values.
+var Kinds = []string{AWS, Sim}
+
+// StateDir is where cellctl keeps local state inside the fleet repository.
+const StateDir = ".cellctl"
+
+// SimDir is where the simulated cloud of the fleet in fleetDir lives.
+func SimDir(fleetDir string) string { return filepath.Join(fleetDir, StateDir, "sim") }
+
+// AWSAccess is how an aws-sdk-go-v2 client reaches AWS: plain data, so
+// packages that describe access need no AWS SDK import. A client built
+// from it sets BaseEndpoint to Endpoint and static credentials from the
+// keys when Endpoint is set; when Endpoint is empty it uses AWS's own
+// endpoints and the SDK's default credential chain (environment, shared
+// config and SSO, container and instance roles) — never static keys.
+type AWSAccess struct {
+	// Endpoint is the base URL of every AWS API the client calls
+	// ("http://127.0.0.1:PORT" for the simulator); empty: AWS's endpoints.
+	Endpoint string
+	// AccessKeyID, SecretAccessKey and SessionToken are static
+	// credentials, used only together with Endpoint.
+	AccessKeyID     string
+	SecretAccessKey string
+	SessionToken    string
+}
+
+// DefaultChain reports whether clients use AWS's endpoints and the SDK's
+// default credential chain.
+func (a AWSAccess) DefaultChain() bool { return a.Endpoint == "" }
+
+// The simulator's static fake credentials: it accepts these and nothing
+// else, so a client pointed at it can never be holding real keys.
+const (
+	SimAccessKeyID     = "ASIACELLCTLSIMULATED"
+	SimSecretAccessKey = "cellctl-simulated-aws-not-a-secret"
+)
+
+// Attachment is what one stack's engine run needs to reach its provider:
+// extra environment for its workspace only (PULUMI_DEBUG_PROVIDERS) and
+// how to release it.
+type Attachment struct {
+	Env   map[string]string
+	Close func() error
+}
+
+// Bundle is one cloud, as every part of cellctl reaches it.
+type Bundle struct {
+	// Kind is AWS or Sim.
+	Kind string
+	// Attach connects one stack's engine run to its provider; nil: the
+	// real pulumi-aws provider plugin, installed once before stacks fan
+	// out.
+	Attach func(ctx context.Context, stack string) (*Attachment, error)
+	// ResolvePending tells, of the resources an interrupted update was
+	// creating (URNs), which exist in the cloud (urn → id); nil: no
+	// generic lookup exists and the operator decides.
+	ResolvePending func(ctx context.Context, stack string, urns []string) (map[string]string, error)
+	// Offline forbids plugin downloads: the simulated cloud needs none.
+	Offline bool
+
+	awsOnce sync.Once
+	aws     AWSAccess
+	awsErr  error
+	start   func(ctx context.Context) (AWSAccess, func(), error)
+	mu      sync.Mutex
+	stops   []func()
+}
+
+// AWS returns the endpoint and credentials for aws-sdk-go-v2 clients. On
+// sim the simulator's AWS API server starts on the first call and stops
+// with Close.
+func (b *Bundle) AWS(ctx context.Context) (AWSAccess, error) {
+	b.awsOnce.Do(func() {
+		if b.start == nil {
+			return
+		}
+		var stop func()
+		b.aws, stop, b.awsErr = b.start(ctx)
+		if stop != nil {
+			b.mu.Lock()
+			b.stops = append(b.stops, stop)
+			b.mu.Unlock()
+		}
+	})
+	return b.aws, b.awsErr
+}
+
+// Close stops whatever the bundle started.
+func (b *Bundle) Close() error {
+	b.mu.Lock()
+	stops := b.stops
+	b.stops = nil
+	b.mu.Unlock()
+	for _, s := range stops {
+		s()
+	}
+	return nil
+}
+
+// New builds the bundle of kind for the fleet in fleetDir.
+func New(kind, fleetDir string) (*Bundle, error) {
+	switch kind {
+	case AWS:
+		return &Bundle{Kind: AWS}, nil
+	case Sim:
+		return newSim(SimDir(fleetDir)), nil
+	}
+	return nil, fmt.Errorf("--cloud %q is not supported (allowed: aws, sim)", kind)
+}
+
+// ErrNoSimAPI is returned for AWS access on sim while the simulator does
+// not serve AWS's HTTP APIs: a client must fail, never fall back to real
+// AWS with the default chain.
+var ErrNoSimAPI = errors.New("the simulated cloud does not serve AWS's APIs (CloudWatch, Service Quotas) yet; this command needs --cloud aws")
+
+// StartSimAPI is the hook where the simulator's loopback AWS API server
+// (CloudWatch, Service Quotas, describe calls) is started for the
+// simulated cloud in dir: it returns the server's base endpoint
+// ("http://127.0.0.1:PORT") and how to stop it. Until the simulator serves
+// those APIs it is nil, and AWS access on sim fails with ErrNoSimAPI.
+var StartSimAPI func(ctx context.Context, dir string) (endpoint string, stop func(), err error)
+
+func newSim(dir string) *Bundle {
+	b := &Bundle{Kind: Sim, Offline: true}
+	b.Attach = func(ctx context.Context, stack string) (*Attachment, error) {
+		srv, err := sim.Start(ctx, sim.Options{Dir: dir, Stack: stack})
+		if err != nil {
+			return nil, err
+		}
+		return &Attachment{
+			Env:   map[string]string{"PULUMI_DEBUG_PROVIDERS": srv.DebugProviders()},
+			Close: func() error { srv.Stop(); return nil },
+		}, nil
+	}
+	b.ResolvePending = func(_ context.Context, stack string, urns []string) (map[string]string, error) {
+		c, err := sim.Open(dir)
+		if err != nil {
+			return nil, err
+		}
+		live, err := c.Resources(sim.Filter{Stack: stack})
+		if err != nil {
+			return nil, err
+		}
+		want := map[string]bool{}
+		for _, u := range urns {
+			want[u] = true
+		}
+		found := map[string]string{}
+		for _, r := range live {
+			if want[r.URN] {
+				found[r.URN] = r.ID
+			}
+		}
+		return found, nil
+	}
+	b.start = func(ctx context.Context) (AWSAccess, func(), error) {
+		if StartSimAPI == nil {
+			return AWSAccess{}, nil, ErrNoSimAPI
+		}
+		endpoint, stop, err := StartSimAPI(ctx, dir)
+		if err != nil {
+			return AWSAccess{}, nil, fmt.Errorf("starting the simulator's AWS API: %w", err)
+		}
+		return AWSAccess{Endpoint: endpoint, AccessKeyID: SimAccessKeyID, SecretAccessKey: SimSecretAccessKey}, stop, nil
+	}
+	return b
+}

@@ -1,0 +1,56 @@
+package engine
+
+import (
+	"fmt"
+	"slices"
+
+	"github.com/pulumi/pulumi/sdk/v3/go/pulumi"
+
+	"github.com/cellctl/cellctl/internal/fleet"
+	"github.com/cellctl/cellctl/internal/stackrun"
+	"github.com/cellctl/cellctl/stacks"
+)
+
+// program builds the program one run of stack deploys: the repository's
+// configuration, unless the run's inputs say otherwise (a given cell
+// configuration, released protection). The inputs go into a copy of the
+// fleet; the loaded fleet, which other runs share, is never changed.
+func (e *Engine) program(stack string, in stackrun.Inputs) (pulumi.RunFunc, error) {
+	f, err := withInputs(e.opts.Fleet, stack, in)
+	if err != nil {
+		return nil, err
+	}
+	if e.opts.Program != nil {
+		return e.opts.Program(f), nil
+	}
+	return stacks.Program(f), nil
+}
+
+// withInputs returns the fleet as one run of stack sees it: f itself when
+// the inputs change nothing, else a shallow copy in which only that cell
+// differs.
+func withInputs(f *fleet.Fleet, stack string, in stackrun.Inputs) (*fleet.Fleet, error) {
+	if in.Cell == nil && !in.ReleaseProtection {
+		return f, nil
+	}
+	c := f.Cell(stack)
+	if c == nil {
+		return nil, fmt.Errorf("stack %s: inputs of a cell (a given configuration, released protection) apply to cells only", stack)
+	}
+	if in.Cell != nil && in.Cell.ID != c.ID {
+		return nil, fmt.Errorf("stack %s: the given configuration is cell %s's", stack, in.Cell.ID)
+	}
+	cell := *c
+	if in.Cell != nil {
+		cell.Cell = *in.Cell
+	}
+	cell.Releasing = in.ReleaseProtection
+	copied := *f
+	copied.Cells = slices.Clone(f.Cells)
+	for i, x := range copied.Cells {
+		if x.ID == c.ID {
+			copied.Cells[i] = &cell
+		}
+	}
+	return &copied, nil
+}
