@@ -47,6 +47,8 @@ type DiffReport struct {
 	OverridesAdded   []Override       `json:"overrides_added"`
 	OverridesRemoved []Override       `json:"overrides_removed"`
 	OverridesChanged []OverrideChange `json:"overrides_changed"`
+	// LoadChanged is true when the table's per-bucket load changed.
+	LoadChanged bool `json:"load_changed"`
 }
 
 // BucketMove is the traffic moving from one cell to another.
@@ -75,6 +77,9 @@ type CellChange struct {
 	ToWeight    int       `json:"to_weight"`
 	FromBuckets int       `json:"from_buckets"`
 	ToBuckets   int       `json:"to_buckets"`
+	// Capacities as written in the table (0: derived from the weight).
+	FromCapacity int64 `json:"from_capacity"`
+	ToCapacity   int64 `json:"to_capacity"`
 }
 
 // OverrideChange is a tenant whose override differs between versions.
@@ -104,9 +109,10 @@ func Diff(old, new *Table) DiffReport {
 	diffBuckets(old, new, &r)
 	diffCells(old, new, &r)
 	diffOverrides(old, new, &r)
+	r.LoadChanged = !old.spec.Load.equal(new.spec.Load)
 
 	r.Changed = r.MovedBuckets > 0 || r.Rebucketed || len(r.CellsAdded)+len(r.CellsRemoved)+len(r.CellsChanged) > 0 ||
-		len(r.OverridesAdded)+len(r.OverridesRemoved)+len(r.OverridesChanged) > 0
+		len(r.OverridesAdded)+len(r.OverridesRemoved)+len(r.OverridesChanged) > 0 || r.LoadChanged
 	r.VersionOK = !r.Changed || new.Version() > old.Version()
 	if new.Version() < old.Version() {
 		r.VersionOK = false
@@ -201,10 +207,11 @@ func diffCells(old, new *Table, r *DiffReport) {
 			r.CellsAdded = append(r.CellsAdded, id)
 			continue
 		}
-		if oc.State != nc.State || oc.Weight != nc.Weight || oc.Buckets.Count() != nc.Buckets.Count() {
+		if oc.State != nc.State || oc.Weight != nc.Weight || oc.Buckets.Count() != nc.Buckets.Count() || oc.Capacity != nc.Capacity {
 			r.CellsChanged = append(r.CellsChanged, CellChange{
 				Cell: id, FromState: oc.State, ToState: nc.State, FromWeight: oc.Weight, ToWeight: nc.Weight,
 				FromBuckets: oc.Buckets.Count(), ToBuckets: nc.Buckets.Count(),
+				FromCapacity: oc.Capacity, ToCapacity: nc.Capacity,
 			})
 		}
 	}
