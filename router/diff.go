@@ -47,8 +47,10 @@ type DiffReport struct {
 	OverridesAdded   []Override       `json:"overrides_added"`
 	OverridesRemoved []Override       `json:"overrides_removed"`
 	OverridesChanged []OverrideChange `json:"overrides_changed"`
-	// LoadChanged is true when the table's per-bucket load changed.
-	LoadChanged bool `json:"load_changed"`
+	// CapacitiesChanged and LoadChanged: the planning data of the table
+	// (capacity.go), which changes no route but is reviewed like one.
+	CapacitiesChanged []CapacityChange `json:"capacities_changed"`
+	LoadChanged       bool             `json:"load_changed"`
 }
 
 // BucketMove is the traffic moving from one cell to another.
@@ -77,9 +79,14 @@ type CellChange struct {
 	ToWeight    int       `json:"to_weight"`
 	FromBuckets int       `json:"from_buckets"`
 	ToBuckets   int       `json:"to_buckets"`
-	// Capacities as written in the table (0: derived from the weight).
-	FromCapacity int64 `json:"from_capacity"`
-	ToCapacity   int64 `json:"to_capacity"`
+}
+
+// CapacityChange is a cell whose capacity, as written in the table (0:
+// derived from the weight), changed.
+type CapacityChange struct {
+	Cell string `json:"cell"`
+	From int64  `json:"from"`
+	To   int64  `json:"to"`
 }
 
 // OverrideChange is a tenant whose override differs between versions.
@@ -97,6 +104,7 @@ func Diff(old, new *Table) DiffReport {
 		Moves: []BucketMove{}, OverriddenTenantsMoved: []TenantMove{},
 		CellsAdded: []string{}, CellsRemoved: []string{}, CellsChanged: []CellChange{},
 		OverridesAdded: []Override{}, OverridesRemoved: []Override{}, OverridesChanged: []OverrideChange{},
+		CapacitiesChanged: []CapacityChange{},
 	}
 	if old == nil {
 		r.Changed, r.VersionOK = true, true
@@ -112,7 +120,7 @@ func Diff(old, new *Table) DiffReport {
 	r.LoadChanged = !old.spec.Load.equal(new.spec.Load)
 
 	r.Changed = r.MovedBuckets > 0 || r.Rebucketed || len(r.CellsAdded)+len(r.CellsRemoved)+len(r.CellsChanged) > 0 ||
-		len(r.OverridesAdded)+len(r.OverridesRemoved)+len(r.OverridesChanged) > 0 || r.LoadChanged
+		len(r.OverridesAdded)+len(r.OverridesRemoved)+len(r.OverridesChanged) > 0 || len(r.CapacitiesChanged) > 0 || r.LoadChanged
 	r.VersionOK = !r.Changed || new.Version() > old.Version()
 	if new.Version() < old.Version() {
 		r.VersionOK = false
@@ -207,11 +215,13 @@ func diffCells(old, new *Table, r *DiffReport) {
 			r.CellsAdded = append(r.CellsAdded, id)
 			continue
 		}
-		if oc.State != nc.State || oc.Weight != nc.Weight || oc.Buckets.Count() != nc.Buckets.Count() || oc.Capacity != nc.Capacity {
+		if oc.Capacity != nc.Capacity {
+			r.CapacitiesChanged = append(r.CapacitiesChanged, CapacityChange{Cell: id, From: oc.Capacity, To: nc.Capacity})
+		}
+		if oc.State != nc.State || oc.Weight != nc.Weight || oc.Buckets.Count() != nc.Buckets.Count() {
 			r.CellsChanged = append(r.CellsChanged, CellChange{
 				Cell: id, FromState: oc.State, ToState: nc.State, FromWeight: oc.Weight, ToWeight: nc.Weight,
 				FromBuckets: oc.Buckets.Count(), ToBuckets: nc.Buckets.Count(),
-				FromCapacity: oc.Capacity, ToCapacity: nc.Capacity,
 			})
 		}
 	}
