@@ -115,7 +115,7 @@ type DrainOptions struct {
 // After the router is published with the new table, MarkDrained finishes
 // the drain.
 func DrainCell(t *Table, cell string, opts DrainOptions) (*Transition, error) {
-	st, ci, err := stateFor(t, cell, opts.Load, "drain")
+	st, ci, err := stateFor(t, cell, opts.Load, "drain %q")
 	if err != nil {
 		return nil, err
 	}
@@ -126,7 +126,7 @@ func DrainCell(t *Table, cell string, opts DrainOptions) (*Transition, error) {
 	var pinned []int // active pins to the cell
 	for _, oi := range st.pins[ci] {
 		o := st.spec.Overrides[oi]
-		if o.State == OverrideMigrating && opts.Pinned == MovePinned {
+		if o.State == OverrideMigrating && opts.Pinned != KeepPinned {
 			return nil, fmt.Errorf("cannot drain %q: tenant %q is migrating from it to %q; finish or abort that migration first", cell, o.Tenant, o.Target)
 		}
 		pinned = append(pinned, oi)
@@ -357,7 +357,7 @@ func (st *fleetState) movePins(cell string, ci int, recv []int, pinned []int) er
 // MarkDrained finishes a drain once the router serves a table in which
 // cell owns nothing: the cell becomes drained, and may be destroyed.
 func MarkDrained(t *Table, cell string) (*Transition, error) {
-	st, ci, err := stateFor(t, cell, nil, "mark drained")
+	st, ci, err := stateFor(t, cell, nil, "mark %q drained")
 	if err != nil {
 		return nil, err
 	}
@@ -428,7 +428,7 @@ type UndrainOptions struct {
 // carries its capacity-proportional share of the active cells' load,
 // heaviest buckets first, each from the most loaded cell that has one.
 func Undrain(t *Table, cell string, opts UndrainOptions) (*Transition, error) {
-	st, ci, err := stateFor(t, cell, opts.Load, "undrain")
+	st, ci, err := stateFor(t, cell, opts.Load, "undrain %q")
 	if err != nil {
 		return nil, err
 	}
@@ -497,7 +497,7 @@ func AddCell(t *Table, c NewCell, opts AddOptions) (*Transition, error) {
 	if err != nil {
 		return nil, fmt.Errorf("cannot add %q: %w", c.ID, err)
 	}
-	st, ci, err := stateFor(with, c.ID, opts.Load, "add")
+	st, ci, err := stateFor(with, c.ID, opts.Load, "add %q")
 	if err != nil {
 		return nil, err
 	}
@@ -576,7 +576,7 @@ func (st *fleetState) take(cell string, ci int, count int) (int, error) {
 			lower++
 		}
 	} else if count > len(cand) {
-		return 0, fmt.Errorf("cannot give %q %d buckets: the other active cells own only %d", cell, count, len(cand))
+		return 0, fmt.Errorf("cannot add %q with %d buckets: the other active cells own only %d", cell, count, len(cand))
 	}
 	st.lower = lower
 
@@ -625,7 +625,7 @@ func (st *fleetState) take(cell string, ci int, count int) (int, error) {
 		lo = hi
 	}
 	if target < 0 && moved < count {
-		return 0, fmt.Errorf("cannot give %q %d buckets: it can take only %d before its load passes its capacity of %d",
+		return 0, fmt.Errorf("cannot add %q with %d buckets: it can take only %d before its load passes its capacity of %d",
 			cell, count, moved, st.caps[ci])
 	}
 	return lower, nil
@@ -676,18 +676,20 @@ func (h *donorHeap) Pop() any {
 	return x
 }
 
-// stateFor loads t under load (nil: the table's) and finds cell.
-func stateFor(t *Table, cell string, load *LoadFigures, verb string) (*fleetState, int, error) {
+// stateFor loads t under load (nil: the table's) and finds cell; what
+// says what is being done ("drain %q") for messages.
+func stateFor(t *Table, cell string, load *LoadFigures, what string) (*fleetState, int, error) {
+	what = fmt.Sprintf(what, cell)
 	ci, ok := t.cellByID[cell]
 	if !ok {
-		return nil, 0, fmt.Errorf("cannot %s %q: no such cell in the routing table (cells: %s)", verb, cell, diag.Quote(t.cellIDs))
+		return nil, 0, fmt.Errorf("cannot %s: no such cell in the routing table (cells: %s)", what, diag.Quote(t.cellIDs))
 	}
 	if load == nil {
 		load = t.TableLoad()
 	}
 	st, err := newFleetState(t, load)
 	if err != nil {
-		return nil, 0, fmt.Errorf("cannot %s %q: %w", verb, cell, err)
+		return nil, 0, fmt.Errorf("cannot %s: %w", what, err)
 	}
 	st.source = load.Source
 	st.start()

@@ -36,16 +36,16 @@ func FoldLoad(t *Table, file string, data []byte) (*LoadFigures, error) {
 		if errors.Is(err, io.EOF) {
 			break
 		}
-		line, _ := r.FieldPos(0)
 		if err != nil {
 			var pe *csv.ParseError
 			if errors.As(err, &pe) {
 				errs.Add(file, pe.Line, "", "malformed CSV: %v", pe.Err)
 			} else {
-				errs.Add(file, line, "", "cannot read: %v", err)
+				errs.Add(file, 0, "", "cannot read: %v", err)
 			}
 			break
 		}
+		line, _ := r.FieldPos(0)
 		if header {
 			header = false
 			if len(rec) == 2 && strings.EqualFold(strings.TrimSpace(rec[1]), "load") {
