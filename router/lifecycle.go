@@ -1,9 +1,11 @@
 package router
 
 import (
+	"cmp"
 	"container/heap"
 	"fmt"
 	"math/bits"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -541,11 +543,22 @@ func (st *fleetState) take(cell string, ci int, count int) (int, error) {
 	for _, d := range donors {
 		isDonor[d] = true
 	}
-	var cand []int // donor buckets
+	// Donor buckets, heaviest first, then by bucket.
+	cand := make([]candidate, 0, len(st.owner))
+	uniform := true
 	for b, o := range st.owner {
 		if isDonor[o] {
-			cand = append(cand, b)
+			cand = append(cand, candidate{load: st.bload[b], bucket: int32(b), donor: o})
+			uniform = uniform && st.bload[b] == cand[0].load
 		}
+	}
+	if !uniform {
+		slices.SortFunc(cand, func(x, y candidate) int {
+			if x.load != y.load {
+				return cmp.Compare(y.load, x.load)
+			}
+			return cmp.Compare(x.bucket, y.bucket)
+		})
 	}
 	room0 := st.caps[ci] - st.load[ci]
 	target := int64(-1)
@@ -560,29 +573,24 @@ func (st *fleetState) take(cell string, ci int, count int) (int, error) {
 		}
 		// The lower bound: the fewest donor buckets (each no heavier than
 		// the room the cell has) whose load adds up to the need.
-		ls := make([]int64, 0, len(cand))
-		for _, b := range cand {
-			if l := st.bload[b]; l > 0 && l <= room0 {
-				ls = append(ls, l)
-			}
-		}
-		sort.Slice(ls, func(i, j int) bool { return ls[i] > ls[j] })
 		var sum int64
-		for _, l := range ls {
+		for _, c := range cand {
 			if sum >= need {
 				break
 			}
-			sum += l
-			lower++
+			if c.load > 0 && c.load <= room0 {
+				sum += c.load
+				lower++
+			}
 		}
 	} else if count > len(cand) {
 		return 0, fmt.Errorf("cannot add %q with %d buckets: the other active cells own only %d", cell, count, len(cand))
 	}
 	st.lower = lower
 
-	// Levels of equal load, heaviest first; within a level a heap of
-	// donors by the share of capacity they use.
-	sort.SliceStable(cand, func(i, j int) bool { return st.bload[cand[i]] > st.bload[cand[j]] })
+	// Level by level (buckets of equal load), each bucket from the donor
+	// using the largest share of its capacity: a heap of donors, each
+	// with a stack of its buckets in the level (highest on top).
 	moved := 0
 	done := func() bool {
 		if target >= 0 {
@@ -590,33 +598,41 @@ func (st *fleetState) take(cell string, ci int, count int) (int, error) {
 		}
 		return moved == count
 	}
+	head := make([]int32, len(st.spec.Cells))
+	link := make([]int32, len(cand))
+	h := &donorHeap{st: st}
 	for lo := 0; lo < len(cand) && !done(); {
-		level := st.bload[cand[lo]]
+		level := cand[lo].load
 		hi := lo
-		for hi < len(cand) && st.bload[cand[hi]] == level {
+		for hi < len(cand) && cand[hi].load == level {
 			hi++
 		}
 		if target >= 0 && level == 0 {
 			break // weightless buckets bring no load
 		}
-		h := &donorHeap{st: st}
-		stacks := map[int][]int{}
-		for _, b := range cand[lo:hi] {
-			d := int(st.owner[b])
-			stacks[d] = append(stacks[d], b) // ascending: cand is stably sorted by bucket
+		if level > st.caps[ci]-st.load[ci] {
+			lo = hi
+			continue
 		}
-		for d := range stacks {
-			h.items = append(h.items, d)
+		for _, d := range donors {
+			head[d] = -1
+		}
+		h.items = h.items[:0]
+		for i := lo; i < hi; i++ {
+			d := cand[i].donor
+			if head[d] < 0 {
+				h.items = append(h.items, int(d))
+			}
+			link[i], head[d] = head[d], int32(i)
 		}
 		heap.Init(h)
 		for h.Len() > 0 && !done() && level <= st.caps[ci]-st.load[ci] {
 			d := h.items[0]
-			s := stacks[d]
-			b := s[len(s)-1]
-			stacks[d] = s[:len(s)-1]
-			st.move(b, ci)
+			i := head[d]
+			head[d] = link[i]
+			st.move(int(cand[i].bucket), ci)
 			moved++
-			if len(stacks[d]) == 0 {
+			if head[d] < 0 {
 				heap.Pop(h)
 			} else {
 				heap.Fix(h, 0)
@@ -649,6 +665,12 @@ func overriddenMoves(from, to *Table) []TenantMove {
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Tenant < out[j].Tenant })
 	return out
+}
+
+type candidate struct {
+	load   int64
+	bucket int32
+	donor  int32
 }
 
 // donorHeap orders donor cells by load/capacity, highest first, then by
