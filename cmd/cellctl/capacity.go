@@ -1,0 +1,159 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"strconv"
+
+	"github.com/spf13/cobra"
+
+	"github.com/cellctl/cellctl/internal/exitcode"
+	"github.com/cellctl/cellctl/internal/fleet"
+	"github.com/cellctl/cellctl/internal/render"
+	"github.com/cellctl/cellctl/router"
+)
+
+// CapacityOptions are the inputs of `cellctl capacity`.
+type CapacityOptions struct {
+	*Factory
+	// TablePath reads the routing table from this file instead of the
+	// fleet's stacks/routing.json.
+	TablePath string
+	// LoadPath is a CSV of tenant,load or bucket,load to measure by
+	// instead of the table's own per-bucket load.
+	LoadPath string
+}
+
+// CapacityDoc is the -o json document of `cellctl capacity`.
+type CapacityDoc struct {
+	Table string `json:"table"` // the routing table file
+	router.CapacityReport
+}
+
+// NewCmdCapacity builds `cellctl capacity`.
+func NewCmdCapacity(f *Factory, runF func(*CapacityOptions) error) *cobra.Command {
+	opts := &CapacityOptions{Factory: f}
+	cmd := &cobra.Command{
+		Use:   "capacity",
+		Short: "Show each cell's load against its capacity, worst first",
+		Long: `Show, per cell of the routing table: the buckets it owns and the share of
+tenants they hold, the tenants pinned to it, its load, its capacity and the
+share of its capacity in use — the most loaded cell first.
+
+A cell's capacity is the load it is tested to carry ("capacity" in
+stacks/routing.json); without one it is derived from its weight: twice its
+weighted share of the fleet's load (marked *). The load is the table's own
+per-bucket load ("load" in routing.json, one unit per bucket by default),
+or the file given with --load: a CSV whose header is "tenant,load" or
+"bucket,load" (e.g. request counts exported from the edge's logs). Tenants
+are folded onto buckets with the router's own hash; a tenant with an
+override counts in its override's cell.
+
+Exits 2 when a cell carries more than its capacity.`,
+		Example: `  cellctl capacity
+  cellctl capacity --load requests-last-hour.csv
+  cellctl capacity --table testdata/routing/capacity/table.json -o json`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := f.CheckOutput(FormatTable, FormatJSON); err != nil {
+				return err
+			}
+			if runF != nil {
+				return runF(opts)
+			}
+			return capacityRun(opts)
+		},
+	}
+	cmd.Flags().StringVar(&opts.TablePath, "table", "", "routing table file to use instead of the fleet's stacks/"+fleet.RoutingFile)
+	cmd.Flags().StringVar(&opts.LoadPath, "load", "", "CSV of tenant,load or bucket,load to measure by (default: the table's own load)")
+	return cmd
+}
+
+func capacityRun(opts *CapacityOptions) error {
+	table, source, err := routingTable(opts.Factory, opts.TablePath)
+	if err != nil {
+		return err
+	}
+	var load *router.LoadFigures
+	if opts.LoadPath != "" {
+		data, err := os.ReadFile(opts.LoadPath)
+		if err != nil {
+			return exitcode.With(exitcode.Error, fmt.Errorf("cannot read the load file: %w", err))
+		}
+		if load, err = router.FoldLoad(table, opts.LoadPath, data); err != nil {
+			return exitcode.With(exitcode.Error, fmt.Errorf("invalid load file %s:\n%w", opts.LoadPath, err))
+		}
+	}
+	report, err := router.Capacity(table, load)
+	if err != nil {
+		return exitcode.With(exitcode.Error, err)
+	}
+	switch opts.Global.Output {
+	case FormatJSON:
+		if err := renderJSON(opts.IO.Out, CapacityDoc{Table: source, CapacityReport: report}); err != nil {
+			return err
+		}
+	default:
+		printCapacity(opts.Styles(), opts.IO.Out, report, source)
+	}
+	if err := report.OverCapacityError(); err != nil {
+		return exitcode.With(exitcode.Findings, err)
+	}
+	return nil
+}
+
+// routingTable is the file at path, else the fleet's routing table, and
+// the name to show for it.
+func routingTable(f *Factory, path string) (*router.Table, string, error) {
+	if path != "" {
+		t, err := router.Load(path)
+		return t, path, err
+	}
+	fl, err := f.Fleet()
+	if err != nil {
+		return nil, "", err
+	}
+	source := fl.StackDir + "/" + fleet.RoutingFile
+	if fl.Routing == nil {
+		return nil, "", exitcode.With(exitcode.Error, fmt.Errorf("the fleet in %s has no %s; create it, or pass --table PATH", f.Global.Dir, source))
+	}
+	return fl.Routing, source, nil
+}
+
+// usedText is a share of capacity, styled: red above capacity, yellow
+// from 80 %.
+func usedText(s *render.Styles, used float64) string {
+	text := strconv.FormatFloat(used*100, 'f', 1, 64) + "%"
+	switch {
+	case used > 1:
+		return s.Bad(text)
+	case used >= 0.8:
+		return s.Warn(text)
+	}
+	return text
+}
+
+func capacityText(c int64, derived bool) string {
+	if derived {
+		return strconv.FormatInt(c, 10) + "*"
+	}
+	return strconv.FormatInt(c, 10)
+}
+
+func printCapacity(s *render.Styles, w io.Writer, r router.CapacityReport, source string) {
+	rows := make([][]string, 0, len(r.Cells))
+	anyDerived := false
+	for _, c := range r.Cells {
+		anyDerived = anyDerived || c.CapacityDefault
+		rows = append(rows, []string{
+			c.Cell, string(c.State), strconv.Itoa(c.Buckets), pct(c.TenantShare), strconv.Itoa(c.Pinned),
+			strconv.FormatInt(c.Load, 10), capacityText(c.Capacity, c.CapacityDefault), usedText(s, c.Used),
+		})
+	}
+	fmt.Fprint(w, s.Table([]string{"CELL", "STATE", "BUCKETS", "TENANTS", "PINNED", "LOAD", "CAPACITY", "USED"}, rows))
+	fmt.Fprintf(w, "\nrouting table version %d (%s); load: %s, %d units in all\n", r.Version, source, r.LoadSource, r.TotalLoad)
+	if anyDerived {
+		fmt.Fprintln(w, "* derived from the weight (twice the cell's weighted share of the load); set \"capacity\" in routing.json once the cell is load-tested")
+	}
+}

@@ -1,0 +1,114 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/cellctl/cellctl/internal/exitcode"
+)
+
+const capacityFixtures = "../../testdata/routing/capacity"
+
+func runCapacity(t *testing.T, output string, opts CapacityOptions) (string, error) {
+	t.Helper()
+	f, stdout, _ := routeFactory(output)
+	opts.Factory = f
+	err := capacityRun(&opts)
+	return stdout.String(), err
+}
+
+func TestCapacityFlags(t *testing.T) {
+	f, _, _ := routeFactory(FormatTable)
+	var got *CapacityOptions
+	cmd := NewCmdRoot(f)
+	for _, c := range cmd.Commands() {
+		if c.Name() == "capacity" {
+			cmd.RemoveCommand(c)
+		}
+	}
+	cmd.AddCommand(NewCmdCapacity(f, func(o *CapacityOptions) error { got = o; return nil }))
+	cmd.SetArgs([]string{"capacity", "--load", "x.csv", "--table", "t.json", "-o", "json"})
+	if err := cmd.Execute(); err != nil {
+		t.Fatal(err)
+	}
+	if got == nil || got.LoadPath != "x.csv" || got.TablePath != "t.json" || got.Global.Output != FormatJSON {
+		t.Fatalf("options = %+v", got)
+	}
+	if _, stderr, code := execute(t, "capacity", "-o", "markdown"); code != exitcode.Error || !strings.Contains(stderr, `--output "markdown" is not supported here (allowed: table, json)`) {
+		t.Errorf("-o markdown: exit %d, %s", code, stderr)
+	}
+	if _, stderr, code := execute(t, "capacity", "cell-a"); code != exitcode.Error || !strings.Contains(stderr, `unknown command "cell-a" for "cellctl capacity"`) {
+		t.Errorf("an argument: exit %d, %s", code, stderr)
+	}
+}
+
+func TestCapacityTable(t *testing.T) {
+	out, err := runCapacity(t, FormatTable, CapacityOptions{TablePath: filepath.Join(capacityFixtures, "table.json")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := `CELL    STATE   BUCKETS  TENANTS  PINNED  LOAD  CAPACITY  USED
+cell-a  active  8        50.0%    0       28    40        70.0%
+cell-b  active  8        50.0%    1       44    72*       61.1%
+
+routing table version 7 (../../testdata/routing/capacity/table.json); load: routing table, 72 units in all
+* derived from the weight (twice the cell's weighted share of the load); set "capacity" in routing.json once the cell is load-tested
+`
+	if out != want {
+		t.Errorf("got:\n%s\nwant:\n%s", out, want)
+	}
+}
+
+// An exported load that puts a cell over its capacity is a finding (exit
+// 2), reported after the table; the worst cell comes first.
+func TestCapacityOverIsAFinding(t *testing.T) {
+	dir := t.TempDir()
+	csv := filepath.Join(dir, "load.csv")
+	// Buckets 0-7 are cell-a's (capacity 40).
+	if err := os.WriteFile(csv, []byte("bucket,load\n0,30\n5,20\n9,4\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, err := runCapacity(t, FormatJSON, CapacityOptions{TablePath: filepath.Join(capacityFixtures, "table.json"), LoadPath: csv})
+	if exitcode.Of(err) != exitcode.Findings || err.Error() != "1 cell(s) over capacity: cell-a carries 50 of 40 (125.0%)" {
+		t.Fatalf("exit %d: %v", exitcode.Of(err), err)
+	}
+	var doc CapacityDoc
+	oneJSON(t, out, &doc)
+	if doc.Table != filepath.Join(capacityFixtures, "table.json") || doc.LoadSource != csv || doc.TotalLoad != 54 ||
+		len(doc.Cells) != 2 || doc.Cells[0].Cell != "cell-a" || !doc.Cells[0].Over || doc.Cells[0].Used != 1.25 ||
+		doc.Cells[1].Capacity != 54 || !doc.Cells[1].CapacityDefault || len(doc.Over) != 1 {
+		t.Errorf("json: %+v", doc)
+	}
+}
+
+func TestCapacityRefusesBadLoadFiles(t *testing.T) {
+	table := filepath.Join(capacityFixtures, "table.json")
+	_, err := runCapacity(t, FormatTable, CapacityOptions{TablePath: table, LoadPath: filepath.Join(capacityFixtures, "bad_load.csv")})
+	if exitcode.Of(err) != exitcode.Error || !strings.HasPrefix(err.Error(), "invalid load file "+filepath.Join(capacityFixtures, "bad_load.csv")+":\n5 problems:\n") ||
+		!strings.Contains(err.Error(), `bad_load.csv:2: load: must be a whole number of load units from 0 to 1099511627776; got "12.5"`) {
+		t.Errorf("exit %d: %v", exitcode.Of(err), err)
+	}
+	_, err = runCapacity(t, FormatTable, CapacityOptions{TablePath: table, LoadPath: "no-such.csv"})
+	if exitcode.Of(err) != exitcode.Error || err.Error() != "cannot read the load file: open no-such.csv: no such file or directory" {
+		t.Errorf("exit %d: %v", exitcode.Of(err), err)
+	}
+}
+
+func TestCapacityOfTheDemoFleet(t *testing.T) {
+	stdout, stderr, code := execute(t, "capacity", "--dir", "../..", "-o", "json")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	var doc CapacityDoc
+	oneJSON(t, stdout, &doc)
+	if doc.Table != "stacks/routing.json" || doc.LoadSource != "uniform" || len(doc.Cells) == 0 {
+		t.Fatalf("demo fleet: %+v", doc)
+	}
+	for _, c := range doc.Cells {
+		if c.Over || c.Capacity < 1 || c.Load != int64(c.Buckets) {
+			t.Errorf("%s: %+v", c.Cell, c)
+		}
+	}
+}
