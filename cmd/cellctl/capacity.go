@@ -157,3 +157,22 @@ func printCapacity(s *render.Styles, w io.Writer, r router.CapacityReport, sourc
 		fmt.Fprintln(w, "* derived from the weight (twice the cell's weighted share of the load); set \"capacity\" in routing.json once the cell is load-tested")
 	}
 }
+
+// capacitySection is the part of `route --diff` about capacity data: it
+// moves no tenant, but reviewers approve it like a route.
+func capacitySection(d router.DiffReport) diffSection {
+	sec := diffSection{title: "Capacity", headers: []string{"CELL", "CAPACITY"}}
+	text := func(c int64) string {
+		if c == 0 {
+			return "derived"
+		}
+		return strconv.FormatInt(c, 10)
+	}
+	for _, c := range d.CapacitiesChanged {
+		sec.rows = append(sec.rows, []string{c.Cell, text(c.From) + " → " + text(c.To)})
+	}
+	if d.LoadChanged {
+		sec.rows = append(sec.rows, []string{"(all)", "per-bucket load changed"})
+	}
+	return sec
+}

@@ -112,3 +112,26 @@ func TestCapacityOfTheDemoFleet(t *testing.T) {
 		}
 	}
 }
+
+func TestRouteDiffShowsCapacityChanges(t *testing.T) {
+	dir := t.TempDir()
+	old := filepath.Join(capacityFixtures, "table.json")
+	data, err := os.ReadFile(old)
+	if err != nil {
+		t.Fatal(err)
+	}
+	next := strings.Replace(string(data), `"version": 7`, `"version": 8`, 1)
+	next = strings.Replace(next, `"capacity": 40, `, ``, 1)
+	next = strings.Replace(next, `"12": 30`, `"12": 31`, 1)
+	newPath := filepath.Join(dir, "routing.json")
+	if err := os.WriteFile(newPath, []byte(next), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	stdout, _, err := runRoute(t, FormatTable, RouteOptions{TablePath: newPath, DiffPath: old})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(stdout, "Capacity\nCELL    CAPACITY\ncell-a  40 → derived\n(all)   per-bucket load changed\n") {
+		t.Errorf("route --diff:\n%s", stdout)
+	}
+}
