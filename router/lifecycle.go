@@ -158,6 +158,10 @@ func DrainCell(t *Table, cell string, opts DrainOptions) (*Transition, error) {
 		return nil, fmt.Errorf("cannot drain %q: %s; move the pins with the drain (--move-pinned) or migrate the tenants first", cell, pinnedText(tenants))
 	}
 
+	if c.State == CellDraining && st.count[ci] == 0 && (len(pinned) == 0 || opts.Pinned != MovePinned) {
+		return nil, fmt.Errorf("cannot drain %q: it is already draining and owns no buckets; once the router serves this table, mark it drained", cell)
+	}
+
 	var buckets []int
 	var movedLoad, pinnedLoad int64
 	for b, o := range st.owner {
@@ -305,7 +309,7 @@ func (st *fleetState) spread(cell string, recv []int, buckets []int, movedLoad i
 	var overflow []int
 	for k := len(buckets) - 1; k >= 0; k-- {
 		r := recv[slice[k]]
-		if st.load[r] > st.caps[r] {
+		if st.load[r] > st.caps[r] && st.bload[buckets[k]] > 0 { // (a weightless bucket fits anywhere)
 			overflow = append(overflow, buckets[k])
 			st.unmove(buckets[k], r)
 		}

@@ -97,6 +97,13 @@ func TestDrainRefusals(t *testing.T) {
 			s.Cells[1].State = CellDraining
 			return errOf(DrainCell(mustNew(t, s), "cell-a", DrainOptions{}))
 		}, `cannot drain "cell-a": no active cell can take its 3 buckets`},
+		{"already draining with nothing left", func() error {
+			tr, err := DrainCell(withCapacity(t, 512, false), "cell-d", DrainOptions{})
+			if err != nil {
+				return err
+			}
+			return errOf(DrainCell(tr.To, "cell-d", DrainOptions{}))
+		}, `cannot drain "cell-d": it is already draining and owns no buckets; once the router serves this table, mark it drained`},
 		{"does not fit", func() error { return errOf(DrainCell(tight, "cell-d", DrainOptions{})) },
 			`cannot drain "cell-d": its 256 buckets carry 256 load units, but the other active cells have only 132 spare: cell-a 44 (load 256 of capacity 300), cell-b 44 (load 256 of capacity 300), cell-c 44 (load 256 of capacity 300); add capacity (cellctl cell add, or raise a cell's capacity) first`},
 		{"does not fit with pinned load", func() error {
@@ -113,6 +120,23 @@ func TestDrainRefusals(t *testing.T) {
 			return errOf(DrainCell(demo, "cell-d", DrainOptions{Load: l}))
 		}, `cannot drain "cell-d": the load (x.csv) counts tenant "initech" as pinned, but the routing table has no override for it`},
 	})
+}
+
+// A drain whose buckets carry no load succeeds even when every receiver
+// is already above its capacity: nothing is added to them.
+func TestDrainOfWeightlessBucketsIntoFullCells(t *testing.T) {
+	tb := withCapacity(t, 100, false)
+	load := tb.TableLoad()
+	for b := 768; b < 1024; b++ {
+		load.Buckets[b] = 0 // cell-d's buckets carry nothing; the others 256 of 100
+	}
+	tr, err := DrainCell(tb, "cell-d", DrainOptions{Load: load})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tr.MovedBuckets != 256 || tr.MovedLoad != 0 {
+		t.Errorf("moved %d buckets, load %d", tr.MovedBuckets, tr.MovedLoad)
+	}
 }
 
 func TestDrainMovesPinnedTenants(t *testing.T) {
