@@ -293,8 +293,7 @@ type fleetState struct {
 	count0  []int
 	load0   []int64
 	states0 []CellState
-	moved   []int // buckets, in the order they moved
-	lower   int   // the lower bound of an undrain or add
+	lower   int // the lower bound of an undrain or add
 }
 
 func newFleetState(t *Table, load *LoadFigures) (*fleetState, error) {

@@ -740,7 +740,6 @@ func (st *fleetState) move(b int, to int) {
 	st.owner[b] = int32(to)
 	st.count[to]++
 	st.load[to] += st.bload[b]
-	st.moved = append(st.moved, b)
 }
 
 // unmove gives bucket b, moved to cell r, back to the cell it came from.
