@@ -79,7 +79,7 @@ type CellSpec struct {
 	Weight  int       `json:"weight"`
 	Buckets Ranges    `json:"buckets"`
 	// Capacity is the load the cell is tested to carry; 0 means derived
-	// from its weight (see Table.Capacity).
+	// from its weight (see capacity.go).
 	Capacity int64 `json:"capacity,omitempty"`
 }
 
