@@ -2,8 +2,10 @@ package router
 
 import (
 	"bytes"
+	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -291,4 +293,42 @@ func FuzzParseCapacity(f *testing.F) {
 			t.Fatalf("capacity of a valid table: %v", err)
 		}
 	})
+}
+
+// TestFoldLoadUsesTheRoutersHash folds random tenants and checks each
+// load landed where the router sends the tenant: its bucket by FNV-1a, or
+// its override's cell.
+func TestFoldLoadUsesTheRoutersHash(t *testing.T) {
+	tb := demoTable(t) // acme pinned to cell-b, globex migrating from cell-a
+	var csv strings.Builder
+	csv.WriteString("tenant,load\n")
+	want := make([]int64, tb.Buckets())
+	perCell := map[string]int64{}
+	for i := 0; i < 2000; i++ {
+		tenant := fmt.Sprintf("t-%d", i*7919)
+		csv.WriteString(tenant + "," + strconv.Itoa(i%13) + "\n")
+		want[Hash(tenant)%uint64(tb.Buckets())] += int64(i % 13)
+		perCell[tb.Route(tenant).Cell] += int64(i % 13)
+	}
+	csv.WriteString("acme,500\nglobex,70\n")
+	perCell["cell-b"] += 500
+	perCell["cell-a"] += 70
+	l, err := FoldLoad(tb, "x.csv", []byte(csv.String()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for b, v := range want {
+		if l.Buckets[b] != v {
+			t.Fatalf("bucket %d carries %d, want %d", b, l.Buckets[b], v)
+		}
+	}
+	r, err := Capacity(tb, l)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range r.Cells {
+		if c.Load != perCell[c.Cell] {
+			t.Errorf("%s carries %d, the tenants it serves %d", c.Cell, c.Load, perCell[c.Cell])
+		}
+	}
 }

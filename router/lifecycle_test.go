@@ -54,9 +54,13 @@ func genFleet(tb testing.TB, rng *rand.Rand, trial int) randomFleet {
 		s.Cells[rng.IntN(n)].State = CellDraining
 	}
 	uniform := trial%2 == 0
+	unit := int64(1)
+	if uniform && trial%6 == 4 {
+		unit = 2 + rng.Int64N(5) // equal loads above one unit: rounding may overfill
+	}
 	load := make([]int64, buckets)
 	for b := range load {
-		load[b] = 1
+		load[b] = unit
 		if !uniform {
 			load[b] = int64(rng.IntN(50))
 			if rng.IntN(20) == 0 {
@@ -102,7 +106,7 @@ func genFleet(tb testing.TB, rng *rand.Rand, trial int) randomFleet {
 			lf.Pinned[o.Tenant] = int64(rng.IntN(40))
 		}
 	}
-	if uniform && rng.IntN(2) == 0 {
+	if uniform && unit == 1 && rng.IntN(2) == 0 {
 		lf = nil // the table's own (uniform) load
 	}
 	eff := lf
