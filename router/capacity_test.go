@@ -92,6 +92,17 @@ func TestParseRejectsBadCapacityAndLoad(t *testing.T) {
 		"routing table: cells.cell-a.capacity: " + capRule + "-3",
 		"routing table: load.default: " + loadRule + "1099511627777",
 	})
+	// Overlapping load ranges cost their length: a file of copies of one
+	// huge range is cut short.
+	s = capacityTable(t).Spec()
+	s.Load = &LoadSpec{Default: 1}
+	for i := 0; i < 6; i++ {
+		s.Load.Buckets = append(s.Load.Buckets, BucketLoad{Range{0, 15}, 3})
+	}
+	_, err = New(s)
+	dup := "routing table: load.buckets.0-15: bucket 0 already has a load (load.buckets.0-15); give each bucket one load"
+	checkProblems(t, "overlaps", err, []string{dup, dup, dup,
+		"routing table: load.buckets.0-15: too many overlapping bucket ranges; fix the ranges reported above and check again"})
 }
 
 func TestLoadIsCanonical(t *testing.T) {

@@ -111,6 +111,11 @@ func TestDrainRefusals(t *testing.T) {
 		}, `cannot drain "cell-b": its 256 buckets carry 256 load units and its pinned tenants 1000, but the other active cells have only 432 spare: cell-a 144 (load 256 of capacity 400), cell-c 144 (load 256 of capacity 400), cell-d 144 (load 256 of capacity 400); add capacity (cellctl cell add, or raise a cell's capacity) first`},
 		{"a bucket fits nowhere", func() error { return errOf(DrainCell(lumpy, "cell-d", DrainOptions{Load: lumpyLoad})) },
 			`cannot drain "cell-d": bucket 768 carries 100 load units and fits in no active cell: the most room is 60, in cell-a`},
+		{"a pinned tenant fits nowhere", func() error {
+			l := heavyPin.TableLoad()
+			l.Pinned = map[string]int64{"acme": 100}
+			return errOf(DrainCell(heavyPin, "cell-b", DrainOptions{Pinned: MovePinned, Load: l}))
+		}, `cannot drain "cell-b": pinned tenant "acme" carries 100 load units and no active cell has room for it`},
 		{"a load for another table", func() error {
 			return errOf(DrainCell(demo, "cell-d", DrainOptions{Load: &LoadFigures{Source: "x.csv", Buckets: make([]int64, 8)}}))
 		}, `cannot drain "cell-d": the load (x.csv) has 8 buckets but the routing table has 1024`},

@@ -61,6 +61,21 @@ func TestSaveTableKeepsThePreviousAndRefusesLostUpdates(t *testing.T) {
 	if now, _ := Load(path); !now.Equal(tr.To) {
 		t.Errorf("a refused save changed the file")
 	}
+	// The previous table cannot be kept: nothing is written.
+	blocked := filepath.Join(dir, "blocked")
+	if err := os.MkdirAll(filepath.Join(blocked, "x"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	fin0, err := MarkDrained(tr.To, "cell-d")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := SaveTable(path, blocked, tr.To, fin0.To); err == nil || !strings.HasPrefix(err.Error(), "cannot keep the previous table: rename ") {
+		t.Errorf("previous path is a directory: %v", err)
+	}
+	if now, _ := Load(path); !now.Equal(tr.To) {
+		t.Errorf("a save that could not keep the previous table changed routing.json")
+	}
 	if err := os.WriteFile(path, []byte("{"), 0o644); err != nil {
 		t.Fatal(err)
 	}
