@@ -547,7 +547,9 @@ func (st *fleetState) take(cell string, ci int, count int) (int, error) {
 	for _, d := range donors {
 		isDonor[d] = true
 	}
-	// Donor buckets, heaviest first, then by bucket.
+	// Donor buckets: for TakeAuto heaviest first (fewest buckets for the
+	// load), then by bucket; for a count, in bucket order as one level, so
+	// the cell gets ordinary buckets from the most loaded cells.
 	cand := make([]candidate, 0, len(st.owner))
 	uniform := true
 	for b, o := range st.owner {
@@ -556,7 +558,7 @@ func (st *fleetState) take(cell string, ci int, count int) (int, error) {
 			uniform = uniform && st.bload[b] == cand[0].load
 		}
 	}
-	if !uniform {
+	if count == TakeAuto && !uniform {
 		slices.SortFunc(cand, func(x, y candidate) int {
 			if x.load != y.load {
 				return cmp.Compare(y.load, x.load)
@@ -608,8 +610,11 @@ func (st *fleetState) take(cell string, ci int, count int) (int, error) {
 	for lo := 0; lo < len(cand) && !done(); {
 		level := cand[lo].load
 		hi := lo
-		for hi < len(cand) && cand[hi].load == level {
+		for hi < len(cand) && (target < 0 || cand[hi].load == level) {
 			hi++
+		}
+		if target < 0 {
+			level = 0 // one level; each bucket is checked against the room
 		}
 		if target >= 0 && level == 0 {
 			break // weightless buckets bring no load
@@ -634,8 +639,10 @@ func (st *fleetState) take(cell string, ci int, count int) (int, error) {
 			d := h.items[0]
 			i := head[d]
 			head[d] = link[i]
-			st.move(int(cand[i].bucket), ci)
-			moved++
+			if cand[i].load <= st.caps[ci]-st.load[ci] { // (always, within a level of TakeAuto)
+				st.move(int(cand[i].bucket), ci)
+				moved++
+			}
 			if head[d] < 0 {
 				heap.Pop(h)
 			} else {
