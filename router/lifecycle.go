@@ -1,11 +1,9 @@
 package router
 
 import (
-	"cmp"
 	"container/heap"
 	"fmt"
 	"math/bits"
-	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -558,13 +556,21 @@ func (st *fleetState) take(cell string, ci int, count int) (int, error) {
 			uniform = uniform && st.bload[b] == cand[0].load
 		}
 	}
+	// Heaviest first, lazily: a heap yields the order as far as it is
+	// read, which under a skewed load is a few buckets of tens of
+	// thousands.
+	order := cand
+	var ch candHeap
 	if count == TakeAuto && !uniform {
-		slices.SortFunc(cand, func(x, y candidate) int {
-			if x.load != y.load {
-				return cmp.Compare(y.load, x.load)
-			}
-			return cmp.Compare(x.bucket, y.bucket)
-		})
+		ch = candHeap(cand)
+		heap.Init(&ch)
+		order = make([]candidate, 0, 64)
+	}
+	ensure := func(n int) bool {
+		for len(order) < n && ch.Len() > 0 {
+			order = append(order, heap.Pop(&ch).(candidate))
+		}
+		return len(order) >= n
 	}
 	room0 := st.caps[ci] - st.load[ci]
 	target := int64(-1)
@@ -580,12 +586,9 @@ func (st *fleetState) take(cell string, ci int, count int) (int, error) {
 		// The lower bound: the fewest donor buckets (each no heavier than
 		// the room the cell has) whose load adds up to the need.
 		var sum int64
-		for _, c := range cand {
-			if sum >= need {
-				break
-			}
-			if c.load > 0 && c.load <= room0 {
-				sum += c.load
+		for i := 0; sum < need && ensure(i+1) && order[i].load > 0; i++ {
+			if order[i].load <= room0 {
+				sum += order[i].load
 				lower++
 			}
 		}
@@ -607,10 +610,10 @@ func (st *fleetState) take(cell string, ci int, count int) (int, error) {
 	head := make([]int32, len(st.spec.Cells))
 	link := make([]int32, len(cand))
 	h := &donorHeap{st: st}
-	for lo := 0; lo < len(cand) && !done(); {
-		level := cand[lo].load
+	for lo := 0; ensure(lo+1) && !done(); {
+		level := order[lo].load
 		hi := lo
-		for hi < len(cand) && (target < 0 || cand[hi].load == level) {
+		for ensure(hi+1) && (target < 0 || order[hi].load == level) {
 			hi++
 		}
 		if target < 0 {
@@ -628,7 +631,7 @@ func (st *fleetState) take(cell string, ci int, count int) (int, error) {
 		}
 		h.items = h.items[:0]
 		for i := lo; i < hi; i++ {
-			d := cand[i].donor
+			d := order[i].donor
 			if head[d] < 0 {
 				h.items = append(h.items, int(d))
 			}
@@ -639,8 +642,8 @@ func (st *fleetState) take(cell string, ci int, count int) (int, error) {
 			d := h.items[0]
 			i := head[d]
 			head[d] = link[i]
-			if cand[i].load <= st.caps[ci]-st.load[ci] { // (always, within a level of TakeAuto)
-				st.move(int(cand[i].bucket), ci)
+			if order[i].load <= st.caps[ci]-st.load[ci] { // (always, within a level of TakeAuto)
+				st.move(int(order[i].bucket), ci)
 				moved++
 			}
 			if head[d] < 0 {
@@ -682,6 +685,25 @@ type candidate struct {
 	load   int64
 	bucket int32
 	donor  int32
+}
+
+// candHeap yields candidates heaviest first, then by bucket.
+type candHeap []candidate
+
+func (h candHeap) Len() int { return len(h) }
+func (h candHeap) Less(i, j int) bool {
+	if h[i].load != h[j].load {
+		return h[i].load > h[j].load
+	}
+	return h[i].bucket < h[j].bucket
+}
+func (h candHeap) Swap(i, j int) { h[i], h[j] = h[j], h[i] }
+func (h *candHeap) Push(x any)   { *h = append(*h, x.(candidate)) }
+func (h *candHeap) Pop() any {
+	old := *h
+	x := old[len(old)-1]
+	*h = old[:len(old)-1]
+	return x
 }
 
 // donorHeap orders donor cells by load/capacity, highest first, then by
