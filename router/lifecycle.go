@@ -91,9 +91,9 @@ type PinnedPolicy int
 const (
 	// RefusePinned refuses the drain, listing the pinned tenants.
 	RefusePinned PinnedPolicy = iota
-	// MovePinned re-pins each tenant to the cell its bucket moves to (or,
-	// when that cell has no room for its load, the active cell with the
-	// most room). A tenant migrating away from the cell still refuses the
+	// MovePinned re-pins each tenant to the active cell holding its bucket
+	// after the drain (or, when that cell has no room for its load, the
+	// active cell with the most room). A tenant migrating away from the cell still refuses the
 	// drain: finish or abort the migration first.
 	MovePinned
 	// KeepPinned leaves the pins: the cell stays draining and keeps serving
