@@ -47,6 +47,10 @@ type DiffReport struct {
 	OverridesAdded   []Override       `json:"overrides_added"`
 	OverridesRemoved []Override       `json:"overrides_removed"`
 	OverridesChanged []OverrideChange `json:"overrides_changed"`
+	// CapacitiesChanged and LoadChanged: the planning data of the table
+	// (capacity.go), which changes no route but is reviewed like one.
+	CapacitiesChanged []CapacityChange `json:"capacities_changed"`
+	LoadChanged       bool             `json:"load_changed"`
 }
 
 // BucketMove is the traffic moving from one cell to another.
@@ -77,6 +81,14 @@ type CellChange struct {
 	ToBuckets   int       `json:"to_buckets"`
 }
 
+// CapacityChange is a cell whose capacity, as written in the table (0:
+// derived from the weight), changed.
+type CapacityChange struct {
+	Cell string `json:"cell"`
+	From int64  `json:"from"`
+	To   int64  `json:"to"`
+}
+
 // OverrideChange is a tenant whose override differs between versions.
 type OverrideChange struct {
 	Tenant string   `json:"tenant"`
@@ -92,6 +104,7 @@ func Diff(old, new *Table) DiffReport {
 		Moves: []BucketMove{}, OverriddenTenantsMoved: []TenantMove{},
 		CellsAdded: []string{}, CellsRemoved: []string{}, CellsChanged: []CellChange{},
 		OverridesAdded: []Override{}, OverridesRemoved: []Override{}, OverridesChanged: []OverrideChange{},
+		CapacitiesChanged: []CapacityChange{},
 	}
 	if old == nil {
 		r.Changed, r.VersionOK = true, true
@@ -104,9 +117,10 @@ func Diff(old, new *Table) DiffReport {
 	diffBuckets(old, new, &r)
 	diffCells(old, new, &r)
 	diffOverrides(old, new, &r)
+	r.LoadChanged = !old.spec.Load.equal(new.spec.Load)
 
 	r.Changed = r.MovedBuckets > 0 || r.Rebucketed || len(r.CellsAdded)+len(r.CellsRemoved)+len(r.CellsChanged) > 0 ||
-		len(r.OverridesAdded)+len(r.OverridesRemoved)+len(r.OverridesChanged) > 0
+		len(r.OverridesAdded)+len(r.OverridesRemoved)+len(r.OverridesChanged) > 0 || len(r.CapacitiesChanged) > 0 || r.LoadChanged
 	r.VersionOK = !r.Changed || new.Version() > old.Version()
 	if new.Version() < old.Version() {
 		r.VersionOK = false
@@ -200,6 +214,9 @@ func diffCells(old, new *Table, r *DiffReport) {
 		if !inOld {
 			r.CellsAdded = append(r.CellsAdded, id)
 			continue
+		}
+		if oc.Capacity != nc.Capacity {
+			r.CapacitiesChanged = append(r.CapacitiesChanged, CapacityChange{Cell: id, From: oc.Capacity, To: nc.Capacity})
 		}
 		if oc.State != nc.State || oc.Weight != nc.Weight || oc.Buckets.Count() != nc.Buckets.Count() {
 			r.CellsChanged = append(r.CellsChanged, CellChange{

@@ -2,7 +2,6 @@ package router
 
 import (
 	"bytes"
-	"os"
 	"strconv"
 	"strings"
 )
@@ -25,7 +24,11 @@ func (t *Table) Marshal() []byte {
 	b.WriteString(`  "buckets": ` + strconv.Itoa(s.Buckets) + ",\n")
 	b.WriteString("  \"cells\": {\n")
 	for i, c := range s.Cells {
-		head := "    " + quote(c.ID) + `: {"state": ` + quote(string(c.State)) + `, "weight": ` + strconv.Itoa(c.Weight) + `, "buckets": [`
+		head := "    " + quote(c.ID) + `: {"state": ` + quote(string(c.State)) + `, "weight": ` + strconv.Itoa(c.Weight)
+		if c.Capacity > 0 {
+			head += `, "capacity": ` + strconv.FormatInt(c.Capacity, 10)
+		}
+		head += `, "buckets": [`
 		ranges := c.Buckets.Strings()
 		for j := range ranges {
 			ranges[j] = quote(ranges[j])
@@ -50,6 +53,7 @@ func (t *Table) Marshal() []byte {
 		b.WriteByte('\n')
 	}
 	b.WriteString("  },\n")
+	b.WriteString(marshalLoad(s.Load))
 	if len(s.Overrides) == 0 {
 		b.WriteString("  \"overrides\": []\n}\n")
 		return b.Bytes()
@@ -73,9 +77,10 @@ func (t *Table) Marshal() []byte {
 	return b.Bytes()
 }
 
-// WriteFile writes the canonical form of t to path.
+// WriteFile writes the canonical form of t to path atomically: readers
+// (and a crash) see the old file or the new one, never half of one.
 func (t *Table) WriteFile(path string) error {
-	return os.WriteFile(path, t.Marshal(), 0o644)
+	return WriteFileAtomic(path, t.Marshal(), 0o644)
 }
 
 // quote writes a JSON string. Validated tables hold no control or

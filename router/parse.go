@@ -40,8 +40,8 @@ func Parse(file string, data []byte) (*Table, error) {
 }
 
 var (
-	topKeys      = []string{"version", "buckets", "cells", "overrides"}
-	cellKeys     = []string{"state", "weight", "buckets"}
+	topKeys      = []string{"version", "buckets", "cells", "overrides", "load"}
+	cellKeys     = []string{"state", "weight", "buckets", "capacity"}
 	overrideKeys = []string{"tenant", "cell", "state", "target", "write_mode"}
 
 	quotedOverrideKeys   = diag.Quote(overrideKeys)
@@ -82,6 +82,9 @@ func specFromNode(file string, root *yaml.Node, p *positions, errs *diag.List) S
 		case "overrides":
 			p.overrides = kv.Key.Line
 			s.Overrides = overridesFromNode(file, v, p, errs)
+		case "load":
+			p.load.line = kv.Key.Line
+			s.Load = loadFromNode(file, v, p, errs)
 		default:
 			errs.Add(file, kv.Key.Line, key, "unknown key; allowed keys: %s", diag.Quote(topKeys))
 		}
@@ -129,6 +132,13 @@ func cellsFromNode(file string, n *yaml.Node, p *positions, errs *diag.List) []C
 			case "buckets":
 				cp.buckets = f.Key.Line
 				c.Buckets, cp.ranges = rangesFromNode(file, ff, f.Value, p, errs)
+			case "capacity":
+				cp.capacity = f.Key.Line
+				v, ok := capacityFromNode(file, ff, f.Value, errs)
+				if !ok {
+					p.markBad(ff)
+				}
+				c.Capacity = v
 			default:
 				errs.Add(file, f.Key.Line, ff, "unknown key; allowed keys: %s", diag.Quote(cellKeys))
 			}

@@ -102,40 +102,6 @@ func apportion(weights []uint64, n int) []int {
 	return counts
 }
 
-// Drain returns a copy of t, one version up, in which cell owns no buckets:
-// Rebalance of all its buckets. The cell becomes "drained", or "draining"
-// while overrides still pin tenants to it (migrate those, then mark it
-// drained). It is an error to drain a cell that a migration targets, or
-// when no other cell is active.
-func Drain(t *Table, cell string) (*Table, error) {
-	s := t.Spec()
-	ci := cellIndexIn(s, cell)
-	if ci < 0 {
-		return nil, fmt.Errorf("cannot drain %q: no such cell in the routing table (cells: %s)", cell, diag.Quote(t.cellIDs))
-	}
-	if s.Cells[ci].State == CellDrained {
-		return nil, fmt.Errorf("cell %q is already drained", cell)
-	}
-	pinned := 0
-	for _, o := range s.Overrides {
-		if o.Target == cell {
-			return nil, fmt.Errorf("cannot drain %q: tenant %q is migrating to it; finish or cancel that migration first", cell, o.Tenant)
-		}
-		if o.Cell == cell {
-			pinned++
-		}
-	}
-	if err := spread(&s, ci, s.Cells[ci].Buckets); err != nil {
-		return nil, fmt.Errorf("cannot drain %q: %w", cell, err)
-	}
-	s.Cells[ci].State = CellDrained
-	if pinned > 0 {
-		s.Cells[ci].State = CellDraining
-	}
-	s.Version++
-	return New(s)
-}
-
 // Rebalance returns a copy of t, one version up, in which the given
 // buckets of cell have moved to the other active cells — the step of a
 // gradual drain. Only those buckets move: they go to the receivers in

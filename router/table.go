@@ -67,6 +67,9 @@ type Spec struct {
 	Buckets   int        `json:"buckets"`
 	Cells     []CellSpec `json:"cells"`
 	Overrides []Override `json:"overrides"`
+	// Load is the load each bucket carries, nil for uniform (one unit per
+	// bucket): see capacity.go.
+	Load *LoadSpec `json:"load,omitempty"`
 }
 
 // CellSpec is one cell of the table.
@@ -75,6 +78,9 @@ type CellSpec struct {
 	State   CellState `json:"state"`
 	Weight  int       `json:"weight"`
 	Buckets Ranges    `json:"buckets"`
+	// Capacity is the load the cell is tested to carry; 0 means derived
+	// from its weight (see capacity.go).
+	Capacity int64 `json:"capacity,omitempty"`
 }
 
 // Override pins one tenant to a cell regardless of its bucket. A migrating
@@ -150,6 +156,7 @@ func canonical(s Spec) Spec {
 	sort.Slice(out.Cells, func(i, j int) bool { return out.Cells[i].ID < out.Cells[j].ID })
 	out.Overrides = append([]Override(nil), s.Overrides...)
 	sort.Slice(out.Overrides, func(i, j int) bool { return out.Overrides[i].Tenant < out.Overrides[j].Tenant })
+	out.Load = s.Load.canonical()
 	return out
 }
 
@@ -289,6 +296,7 @@ func (t *Table) Spec() Spec {
 		s.Cells[i] = c
 	}
 	s.Overrides = t.Overrides()
+	s.Load = t.spec.Load.clone()
 	return s
 }
 
@@ -303,7 +311,7 @@ func (t *Table) Equal(o *Table) bool {
 	}
 	for i := range a.Cells {
 		x, y := a.Cells[i], b.Cells[i]
-		if x.ID != y.ID || x.State != y.State || x.Weight != y.Weight || len(x.Buckets) != len(y.Buckets) {
+		if x.ID != y.ID || x.State != y.State || x.Weight != y.Weight || x.Capacity != y.Capacity || len(x.Buckets) != len(y.Buckets) {
 			return false
 		}
 		for j := range x.Buckets {
@@ -317,5 +325,5 @@ func (t *Table) Equal(o *Table) bool {
 			return false
 		}
 	}
-	return true
+	return a.Load.equal(b.Load)
 }

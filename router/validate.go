@@ -25,11 +25,12 @@ type positions struct {
 	// badRanges is set when a bucket range failed to parse: the coverage
 	// check would then only repeat that problem as "unassigned".
 	badRanges bool
+	load      loadPos // see capacity.go
 }
 
 type cellPos struct {
-	line, state, weight, buckets int
-	ranges                       []int
+	line, state, weight, buckets, capacity int
+	ranges                                 []int
 }
 
 type overridePos struct {
@@ -145,6 +146,7 @@ func validate(s *Spec, p *positions) error {
 	if bucketsOK {
 		validateCoverage(s, p, &errs)
 	}
+	validateCapacity(s, p, &errs)
 	if len(s.Overrides) > MaxOverrides {
 		errs.Add(f, p.top(p.overrides), "overrides", "has %d overrides; at most %d are allowed", len(s.Overrides), MaxOverrides)
 	} else {

@@ -66,6 +66,7 @@ Exit codes: 0 ok, 1 error, 2 findings (drift, quota, isolation),
 		stack.NewCmdDestroy(f, nil),
 		stack.NewCmdUnlock(f, nil),
 		route.NewCmdRoute(f, nil),
+		route.NewCmdCapacity(f, nil),
 		simulator.NewCmdSim(f),
 	)
 	return cmd

@@ -418,6 +418,9 @@ func diffSections(d RouteDiff) []diffSection {
 		}
 		out = append(out, sec)
 	}
+	if len(d.CapacitiesChanged) > 0 || d.LoadChanged {
+		out = append(out, capacitySection(d.DiffReport))
+	}
 	if n := len(d.OverridesAdded) + len(d.OverridesRemoved) + len(d.OverridesChanged); n > 0 {
 		sec := diffSection{title: "Overrides", headers: []string{"TENANT", "CHANGE", "BEFORE", "AFTER"}}
 		for _, o := range d.OverridesAdded {

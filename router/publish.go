@@ -1,0 +1,125 @@
+package router
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+)
+
+// Publishing a routing table safely.
+//
+// Every command that changes stacks/routing.json goes through SaveTable:
+// the file on disk must still be the table the command started from (so
+// two commands on one checkout cannot lose each other's change), the
+// previous table is kept in PreviousFile (so `cellctl route --diff` shows
+// what the last change moved), and both files are written atomically.
+// Before it publishes, the command compares the deployed router's table
+// version with the table it started from (CheckDeployed), so a table
+// someone else published meanwhile is never overwritten by an older one.
+
+// PreviousFile is where SaveTable keeps the table a change replaced,
+// relative to the fleet directory. It lives under .cellctl/ (local and
+// ignored by git): in a pull request the previous version is the base
+// branch's stacks/routing.json, on the operator's machine it is this file:
+//
+//	cellctl route --diff .cellctl/routing.previous.json
+const PreviousFile = ".cellctl/routing.previous.json"
+
+// SaveTable writes next to path in place of prev, keeping prev in
+// previousPath. It refuses when next is not a successor of prev (see
+// CheckSuccessor) or when the file at path is no longer prev. prev may be
+// nil for a new file, which must not exist yet.
+func SaveTable(path, previousPath string, prev, next *Table) error {
+	if prev != nil {
+		if err := CheckSuccessor(prev, next); err != nil {
+			return fmt.Errorf("%s: %w", path, err)
+		}
+		if next.Version() == prev.Version() {
+			return fmt.Errorf("%s: nothing to save: the table is unchanged at version %d", path, prev.Version())
+		}
+	}
+	data, err := os.ReadFile(path)
+	switch {
+	case prev == nil && err == nil:
+		return fmt.Errorf("%s already exists; load it and change it instead of creating a new table", path)
+	case prev == nil && errors.Is(err, fs.ErrNotExist):
+		return WriteFileAtomic(path, next.Marshal(), 0o644)
+	case err != nil:
+		return fmt.Errorf("cannot read %s before writing it: %w", path, err)
+	}
+	onDisk, err := Parse(path, data)
+	if err != nil {
+		return fmt.Errorf("%s changed since it was read and is no longer valid; fix it and run the command again:\n%w", path, err)
+	}
+	if !onDisk.Equal(prev) {
+		return fmt.Errorf("%s changed since it was read (version %d on disk, version %d when read): another change was made meanwhile; run the command again on the new table", path, onDisk.Version(), prev.Version())
+	}
+	if previousPath != "" {
+		if err := os.MkdirAll(filepath.Dir(previousPath), 0o755); err != nil {
+			return fmt.Errorf("cannot keep the previous table: %w", err)
+		}
+		if err := WriteFileAtomic(previousPath, prev.Marshal(), 0o644); err != nil {
+			return fmt.Errorf("cannot keep the previous table: %w", err)
+		}
+	}
+	return WriteFileAtomic(path, next.Marshal(), 0o644)
+}
+
+// CheckDeployed compares the version of the table the deployed router
+// serves (0: no router deployed yet) with local, the table a change starts
+// from. A deployed version above local's means someone else published a
+// newer table meanwhile: publishing a successor of local would roll their
+// change back, so it is refused. A deployed version below local's is fine:
+// local carries changes not yet published, and publishing includes them.
+func CheckDeployed(local *Table, deployedVersion int64) error {
+	switch {
+	case deployedVersion < 0:
+		return fmt.Errorf("the deployed router reports routing table version %d; versions are positive", deployedVersion)
+	case deployedVersion > local.Version():
+		return fmt.Errorf("the deployed router serves routing table version %d, newer than version %d here: someone else published a change meanwhile; update this checkout (git pull) and run the command again", deployedVersion, local.Version())
+	}
+	return nil
+}
+
+// WriteFileAtomic replaces path with data: it writes a temporary file in
+// the same directory, syncs it, renames it over path and syncs the
+// directory, so a reader or a crash sees the old content or the new one.
+func WriteFileAtomic(path string, data []byte, perm fs.FileMode) (err error) {
+	dir := filepath.Dir(path)
+	tmp, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp-*")
+	if err != nil {
+		return err
+	}
+	defer func() {
+		if err != nil {
+			os.Remove(tmp.Name())
+		}
+	}()
+	if _, err = tmp.Write(data); err != nil {
+		tmp.Close()
+		return err
+	}
+	if err = tmp.Chmod(perm); err != nil {
+		tmp.Close()
+		return err
+	}
+	if err = tmp.Sync(); err != nil {
+		tmp.Close()
+		return err
+	}
+	if err = tmp.Close(); err != nil {
+		return err
+	}
+	if err = os.Rename(tmp.Name(), path); err != nil {
+		return err
+	}
+	if d, derr := os.Open(dir); derr == nil {
+		// The rename is durable once the directory is: best effort, as
+		// some filesystems refuse to sync a directory.
+		_ = d.Sync()
+		d.Close()
+	}
+	return nil
+}
