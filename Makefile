@@ -55,6 +55,7 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz '^FuzzParse$$'  -fuzztime $(FUZZTIME) ./router
 	$(GO) test -run '^$$' -fuzz '^FuzzJSON$$'   -fuzztime $(FUZZTIME) ./router
 	$(GO) test -run '^$$' -fuzz '^FuzzTenant$$' -fuzztime $(FUZZTIME) ./router
+	$(GO) test -run '^$$' -fuzz '^FuzzParse$$'  -fuzztime $(FUZZTIME) ./waves
 
 fuzz-long:
 	$(MAKE) fuzz FUZZTIME=$(LONG_FUZZTIME)
