@@ -123,3 +123,19 @@ func TestAlarmNames(t *testing.T) {
 		t.Errorf("legacy unhealthy-tasks selects %v", got)
 	}
 }
+
+func TestFormatValue(t *testing.T) {
+	rate, p99, tasks := MustLookup(ErrorRate5xx), MustLookup(P99LatencyMs), MustLookup(HealthyTasks)
+	for _, c := range []struct {
+		s    Signal
+		v    float64
+		want string
+	}{
+		{rate, 0.1 * 7, "0.7%"}, {rate, 100.0 / 3, "33.333%"}, {rate, 0.5, "0.5%"}, {rate, 0, "0%"},
+		{p99, 0.2345 * 1000, "234.5ms"}, {p99, 400, "400ms"}, {tasks, 1, "1 task"}, {tasks, 3, "3 tasks"},
+	} {
+		if got := c.s.FormatValue(c.v); got != c.want {
+			t.Errorf("%s %v = %q, want %q", c.s.Name, c.v, got, c.want)
+		}
+	}
+}

@@ -87,7 +87,11 @@ func (s Signal) FormatValue(v float64) string {
 	n := strconv.FormatFloat(v, 'f', -1, 64)
 	switch s.Unit {
 	case Percent:
-		if math.Abs(v-math.Round(v*1000)/1000) > 1e-12 {
+		// Readings are ratios: show at most three decimals, and no float
+		// noise (0.7000000000000001).
+		r := math.Round(v*1000) / 1000
+		n = strconv.FormatFloat(r, 'f', -1, 64)
+		if math.Abs(v-r) > 1e-9 {
 			n = strconv.FormatFloat(v, 'f', 3, 64)
 		}
 		return n + "%"
