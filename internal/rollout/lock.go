@@ -76,10 +76,19 @@ func (s *Store) Acquire(ctx context.Context, h Holder) (*Lock, error) {
 	if err != nil {
 		return nil, err
 	}
-	for attempt := 0; attempt < 3; attempt++ {
+	for attempt := 0; attempt < 5; attempt++ {
 		err := s.createExclusive(ctx, LockKey, append(data, '\n'))
 		if err == nil {
 			return &Lock{store: s, Holder: h}, nil
+		}
+		if errors.Is(err, errConflict) {
+			// Another operator's create is in flight; its outcome decides.
+			select {
+			case <-ctx.Done():
+				return nil, ctx.Err()
+			case <-time.After(time.Duration(attempt+1) * 100 * time.Millisecond):
+			}
+			continue
 		}
 		if !errors.Is(err, errExists) {
 			return nil, fmt.Errorf("taking the rollout lock: %w", err)
@@ -162,7 +171,7 @@ func (s *Store) Abandon(ctx context.Context, id string) (*Holder, error) {
 		Abandoned time.Time `json:"abandoned"`
 	}{*held, s.now()})
 	switch err := s.createExclusive(ctx, tomb, stone); {
-	case errors.Is(err, errExists):
+	case errors.Is(err, errExists), errors.Is(err, errConflict):
 		return held, nil // another operator is abandoning the same holder
 	case err != nil:
 		return nil, fmt.Errorf("abandoning rollout %s: %w", id, err)

@@ -13,6 +13,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/aws/smithy-go"
 	"gocloud.dev/blob"
 	"gocloud.dev/blob/fileblob"
 	_ "gocloud.dev/blob/s3blob" // s3:// backends, as Pulumi's own
@@ -30,6 +31,11 @@ var ErrNotFound = errors.New("no such rollout")
 
 // errExists is a create-if-absent that found the object present.
 var errExists = errors.New("already exists")
+
+// errConflict is S3's 409 ConditionalRequestConflict: another conditional
+// write to the key was in flight. AWS says to retry.
+// https://docs.aws.amazon.com/AmazonS3/latest/userguide/conditional-writes.html
+var errConflict = errors.New("a concurrent conditional write")
 
 // Store reads and writes rollout records and the rollout lock in a Pulumi
 // backend.
@@ -220,8 +226,12 @@ func (s *Store) createExclusive(ctx context.Context, key string, data []byte) er
 		return nil
 	}
 	err := s.bucket.WriteAll(ctx, key, data, &blob.WriterOptions{IfNotExist: true, ContentType: "application/json"})
-	if gcerrors.Code(err) == gcerrors.FailedPrecondition {
+	var api smithy.APIError
+	switch {
+	case gcerrors.Code(err) == gcerrors.FailedPrecondition:
 		return errExists
+	case errors.As(err, &api) && api.ErrorCode() == "ConditionalRequestConflict":
+		return errConflict
 	}
 	return err
 }
