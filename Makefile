@@ -68,7 +68,7 @@ lint:
 # Benchmarks: routing, loaders, plan, and the engine on the simulated cloud
 # (BenchmarkFleetUp takes a few minutes). Numbers are in docs/BENCHMARKS.md.
 bench: build pulumi
-	$(GO) test -run '^$$' -bench . -benchmem ./router/... ./internal/plan ./internal/sim
+	$(GO) test -run '^$$' -bench . -benchmem ./router/... ./internal/plan ./internal/sim ./waves/...
 	$(GO) test -run '^$$' -bench . -benchtime 1x -timeout 60m ./internal/e2e
 	$(NODE) router/edge/bench.js
 

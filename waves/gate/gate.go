@@ -469,3 +469,25 @@ func aggregate(stat string, values []float64) float64 {
 	}
 	return out
 }
+
+// TargetFromOutputs builds a cell's gate target from its stack outputs
+// (albArnSuffix, targetGroupArnSuffix, alarmNames, as cellmodule exports
+// them). What is missing stays empty, and Check then breaches on it.
+func TargetFromOutputs(cell string, outputs map[string]any, thresholds signal.Thresholds, update Update) Target {
+	t := Target{Cell: cell, Thresholds: thresholds, Update: update, AlarmNames: map[string]string{}}
+	t.LoadBalancer, _ = outputs["albArnSuffix"].(string)
+	t.TargetGroup, _ = outputs["targetGroupArnSuffix"].(string)
+	switch names := outputs["alarmNames"].(type) {
+	case map[string]string:
+		for k, v := range names {
+			t.AlarmNames[k] = v
+		}
+	case map[string]any:
+		for k, v := range names {
+			if s, ok := v.(string); ok {
+				t.AlarmNames[k] = s
+			}
+		}
+	}
+	return t
+}

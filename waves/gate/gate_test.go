@@ -3,6 +3,7 @@ package gate
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"sync"
 	"testing"
@@ -435,5 +436,46 @@ func TestResumedBakeKeepsItsWindowAndZeroBakePollsOnce(t *testing.T) {
 	b, _ = bake(r, waves.DefaultGate(), 0)
 	if res, _ := b.Run(context.Background(), []Target{target("cell-a")}, t0); len(res.Polls) != 1 {
 		t.Errorf("zero bake polled %d times", len(res.Polls))
+	}
+}
+
+func TestTargetFromOutputs(t *testing.T) {
+	outputs := map[string]any{
+		"albArnSuffix": "app/cell-a/0123", "targetGroupArnSuffix": "targetgroup/cell-a/4567",
+		"alarmNames": map[string]any{"5xx": "cellctl-cell-a-5xx-rate", "p99": "cellctl-cell-a-p99-latency", "unhealthy": "cellctl-cell-a-unhealthy-tasks"},
+	}
+	tg := TargetFromOutputs("cell-a", outputs, target("cell-a").Thresholds, Update{})
+	p := (&Checker{Reader: newReader(func(string, int) window { return healthy() }), Gate: waves.DefaultGate()}).Check(context.Background(), tg, t0, t0.Add(time.Minute))
+	if p.Verdict != Pass {
+		t.Fatalf("%s", p.Summary())
+	}
+	// A cell whose stack has no outputs (never deployed) must not pass.
+	empty := TargetFromOutputs("cell-a", map[string]any{}, target("cell-a").Thresholds, Update{})
+	if p := (&Checker{Reader: newReader(func(string, int) window { return healthy() }), Gate: waves.DefaultGate()}).Check(context.Background(), empty, t0, t0.Add(time.Minute)); p.Verdict != Breach {
+		t.Fatalf("no outputs: %s", p.Summary())
+	}
+}
+
+// BenchmarkPoll16Cells is one poll of a 16-cell wave against an in-memory
+// reader: the gate's own overhead per poll, without CloudWatch latency.
+func BenchmarkPoll16Cells(b *testing.B) {
+	r := newReader(func(string, int) window { return healthy() })
+	var targets []Target
+	for i := 0; i < 16; i++ {
+		c := fmt.Sprintf("cell-%02d", i)
+		for _, n := range signal.AlarmNames(c) {
+			r.alarms[n] = StateOK
+		}
+		targets = append(targets, target(c))
+	}
+	bk := &Bake{Reader: r, Gate: waves.DefaultGate()}
+	c := &Checker{Reader: r, Gate: bk.Gate}
+	b.ReportAllocs()
+	for b.Loop() {
+		polls, err := bk.pollAll(context.Background(), c, targets, t0, t0.Add(time.Minute))
+		if err != nil || len(polls) != 16 || polls[15].Verdict != Pass {
+			b.Fatal(err, polls[15].Summary())
+		}
+		r.queries = r.queries[:0]
 	}
 }
