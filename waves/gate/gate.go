@@ -382,12 +382,16 @@ func (c *Checker) metrics(ctx context.Context, t Target, start, end time.Time) (
 	for _, s := range sigs {
 		th := t.Thresholds.Get(s.Name)
 		r := Reading{Source: FromMetric, Signal: s.Name, Threshold: s.Format(th)}
-		var problems []string
-		absentOnly := true
+		// hard: not returned, partly returned; soft: no datapoint at all,
+		// which low traffic can explain for a latency.
+		var hard, soft []string
 		for _, m := range s.Metrics {
 			if a := values[m.ID]; a.problem != "" {
-				problems = append(problems, a.problem)
-				absentOnly = absentOnly && a.absent
+				if a.absent {
+					soft = append(soft, a.problem)
+				} else {
+					hard = append(hard, a.problem)
+				}
 			}
 		}
 		traffic := false
@@ -396,16 +400,18 @@ func (c *Checker) metrics(ctx context.Context, t Target, start, end time.Time) (
 		}
 		switch {
 		case traffic && requests < 0:
-			r.Text, r.Verdict, r.Detail = "unreadable", Breach, strings.Join(append(problems, values[signal.Requests.ID].problem), "; ")
+			r.Text, r.Verdict, r.Detail = "unreadable", Breach, strings.Join(append(append(hard, soft...), values[signal.Requests.ID].problem), "; ")
+		case len(hard) > 0:
+			r.Text, r.Verdict, r.Detail = "unreadable", Breach, strings.Join(append(hard, soft...), "; ")
 		case traffic && tooLittle:
 			r.Text, r.Verdict = "no verdict", Inconclusive
 			r.Detail = fmt.Sprintf("%g requests in the window, fewer than min_requests %d", requests, c.Gate.MinRequests)
-		case traffic && noTraffic && absentOnly:
+		case traffic && noTraffic:
 			// min_requests is 0 and nothing came: nothing to judge, and
 			// the operator said that is acceptable.
 			r.Text, r.Verdict, r.Detail = "no requests", Pass, "min_requests is 0"
-		case len(problems) > 0:
-			r.Text, r.Verdict, r.Detail = "unreadable", Breach, strings.Join(problems, "; ")
+		case len(soft) > 0:
+			r.Text, r.Verdict, r.Detail = "unreadable", Breach, strings.Join(soft, "; ")
 		case !th.IsSet():
 			r.Text, r.Verdict, r.Detail = "no threshold", Breach, "the cell has no threshold for this signal"
 		default:

@@ -354,6 +354,13 @@ func TestNoTrafficIsInconclusiveNeverAPass(t *testing.T) {
 		!strings.Contains(res.Reason, "40 requests in the window, fewer than min_requests 100 (on_inconclusive: halt)") {
 		t.Fatalf("%+v", res)
 	}
+	// Low traffic does not excuse a metric that was only partly read.
+	partial := func(c string, p int) window { w := quiet(c, p); w.incomplete = []string{"target5xx"}; return w }
+	b, _ = bake(newReader(partial), waves.DefaultGate(), 5*time.Minute)
+	if res, _ := b.Run(context.Background(), []Target{target("cell-a")}, t0); res.Verdict != Breach ||
+		!strings.Contains(res.Reason, "HTTPCode_Target_5XX_Count was only partly returned") {
+		t.Errorf("partial read under low traffic: %+v", res)
+	}
 	g := waves.DefaultGate()
 	g.OnInconclusive = waves.InconclusivePromote
 	b, _ = bake(newReader(quiet), g, 5*time.Minute)
