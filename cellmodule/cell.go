@@ -21,6 +21,7 @@ import (
 
 	"github.com/cellctl/cellctl/cellmodule/spec"
 	"github.com/cellctl/cellctl/internal/cellid"
+	"github.com/cellctl/cellctl/waves/signal"
 )
 
 // TypeToken is the component's Pulumi type.
@@ -134,14 +135,9 @@ type Cell struct {
 }
 
 // AlarmNames returns the CloudWatch alarm names of a cell, keyed as in the
-// alarmNames stack output. The wave gates can compute them without state.
-func AlarmNames(cellID string) map[string]string {
-	return map[string]string{
-		"5xx":       "cellctl-" + cellID + "-5xx-rate",
-		"p99":       "cellctl-" + cellID + "-p99-latency",
-		"unhealthy": "cellctl-" + cellID + "-unhealthy-tasks",
-	}
-}
+// alarmNames stack output. The wave gates can compute them without state;
+// the names are defined once, in waves/signal.
+func AlarmNames(cellID string) map[string]string { return signal.AlarmNames(cellID) }
 
 // StoragePrefix is the key prefix a cell owns in the fleet bucket.
 func StoragePrefix(cellID string) string { return "cells/" + cellID + "/" }

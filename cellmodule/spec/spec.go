@@ -6,7 +6,11 @@
 // CLI and the audits can use it without compiling the provider SDK.
 package spec
 
-import "fmt"
+import (
+	"fmt"
+
+	"github.com/cellctl/cellctl/waves/signal"
+)
 
 // NAT gateway layouts. One NAT per AZ survives an AZ outage; one per cell
 // saves Elastic IPs, which are a scarce per-region quota (5 by default).
@@ -53,12 +57,25 @@ type Cell struct {
 	Alarm5xxRatePercent float64
 	AlarmP99LatencyMs   int
 	AlarmEvalPeriods    int
+	// Gate holds the thresholds the cell's wave gate sets in waves.yaml
+	// (promote_if); the fleet loader fills it. Thresholds() merges it over
+	// the alarm keys above: the cell's alarms and its gate both read that.
+	Gate signal.Thresholds
 
 	// Releasing is set by `cellctl destroy --release-protected` only, never
 	// from configuration: it lifts the protection of the cell's stateful
 	// resources (Pulumi protect and Aurora deletion protection) so the cell
 	// can be destroyed. Aurora still takes its final snapshot.
 	Releasing bool
+}
+
+// Thresholds is the health threshold of every signal for this cell: the
+// wave gate's promote_if where it sets one, otherwise the alarm keys
+// (alarm5xxRatePercent, alarmP99LatencyMs) and the built-in defaults. The
+// cell template builds its CloudWatch alarms from it and the gate
+// evaluator compares readings with it, so the two never disagree.
+func (c Cell) Thresholds() signal.Thresholds {
+	return signal.FromAlarmKeys(c.Alarm5xxRatePercent, c.AlarmP99LatencyMs).Merge(c.Gate)
 }
 
 // CIDR is the cell's VPC range.

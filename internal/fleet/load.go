@@ -162,6 +162,7 @@ func (l *loader) load() *Fleet {
 		if plan != nil {
 			f.Waves = plan
 			l.errs.Merge(wavesFile, plan.Validate(declared))
+			l.applyGates(f)
 		}
 	}
 	return f
