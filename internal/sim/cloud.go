@@ -407,6 +407,9 @@ func (r *record) toAlarm() Alarm {
 
 // Alarms lists the metric alarms of a stack or cell ("" for all).
 func (c *Cloud) Alarms(stack string) ([]Alarm, error) {
+	if err := c.AdvanceHealth(); err != nil { // health.go: evaluate alarms up to now
+		return nil, err
+	}
 	var out []Alarm
 	err := c.s.view(func(st *state, _ *control) error {
 		for _, r := range st.Resources {
