@@ -60,6 +60,7 @@ func NewCmdSim(f *Factory) *cobra.Command {
 	}
 	cmd.AddCommand(newCmdSimResources(opts), newCmdSimFault(opts), newCmdSimLatency(opts), newCmdSimAlarm(opts),
 		newCmdSimQuota(opts), newCmdSimEdit(opts), newCmdSimReset(opts), newCmdSimCode(opts))
+	cmd.AddCommand(newCmdSimHealth(opts)) // sim_health.go
 	return cmd
 }
 
