@@ -413,13 +413,14 @@ func (d alarmDef) evaluate(cells []*cellHealth, ch *cellHealth, samples []Health
 			missing++
 			continue
 		}
-		present = append(present, strconv.FormatFloat(x, 'f', -1, 64))
+		present = append(present, strconv.FormatFloat(math.Round(x*1e4)/1e4, 'f', -1, 64))
 		if b, err := breaches(d.comparison, x, d.threshold); err != nil {
 			return AlarmInsufficientData, "Simulator: " + err.Error()
 		} else if b {
 			breaching++
 		}
 	}
+	hot := breaching // breaching datapoints actually present
 	switch d.treatMissing {
 	case "breaching":
 		breaching += missing
@@ -438,8 +439,8 @@ func (d alarmDef) evaluate(cells []*cellHealth, ch *cellHealth, samples []Health
 		return AlarmAlarm, fmt.Sprintf("Threshold Crossed: %d out of the last %d datapoints [%s] were %s the threshold (%s) (minimum %d datapoints for OK -> ALARM transition).",
 			breaching, len(vals), strings.Join(present, ", "), cmp, th, d.toAlarm)
 	}
-	return AlarmOK, fmt.Sprintf("Threshold Crossed: %d out of the last %d datapoints [%s] were not %s the threshold (%s).",
-		len(vals)-breaching, len(vals), strings.Join(present, ", "), cmp, th)
+	return AlarmOK, fmt.Sprintf("Threshold Crossed: %d of %d datapoints [%s] were not %s the threshold (%s); %d missing, treated as %s.",
+		len(present)-hot, len(present), strings.Join(present, ", "), cmp, th, missing, d.treatMissing)
 }
 
 // ---- metric math -----------------------------------------------------------

@@ -291,3 +291,38 @@ func TestMetricMath(t *testing.T) {
 }
 
 func ptr[T any](v T) *T { return &v }
+
+func TestAlarmTreatsMissingDataAsConfigured(t *testing.T) {
+	now := newClock().t
+	ch := &cellHealth{stack: "cell-a", lbSuffix: "app/a/1", tgSuffix: "targetgroup/a/2"}
+	cells := []*cellHealth{ch}
+	def := func(treat string) alarmDef {
+		return alarmDef{comparison: "GreaterThanThreshold", threshold: 1, evalPeriods: 3, toAlarm: 2, treatMissing: treat, period: time.Minute,
+			namespace: albNamespace, metric: "RequestCount", stat: "Sum", dims: map[string]string{"LoadBalancer": "app/a/1"}}
+	}
+	for treat, want := range map[string]string{"missing": AlarmInsufficientData, "breaching": AlarmAlarm, "notBreaching": AlarmOK, "ignore": "PREVIOUS"} {
+		if got, reason := def(treat).evaluate(cells, ch, nil, now, "PREVIOUS"); got != want {
+			t.Errorf("no data, treat %s: %s (%s), want %s", treat, got, reason, want)
+		}
+	}
+	// 2 of 3: one breaching minute is not enough, two are.
+	one := []HealthSample{{Time: now.Add(-2 * time.Minute), Requests: 5, Healthy: 1}, {Time: now.Add(-time.Minute), Requests: 1, Healthy: 1}, {Time: now, Requests: 1, Healthy: 1}}
+	if got, _ := def("missing").evaluate(cells, ch, one, now, AlarmOK); got != AlarmOK {
+		t.Errorf("1 of 3 breaching: %s", got)
+	}
+	one[2].Requests = 9
+	if got, reason := def("missing").evaluate(cells, ch, one, now, AlarmOK); got != AlarmAlarm || !strings.Contains(reason, "2 out of the last 3 datapoints [5, 1, 9]") {
+		t.Errorf("2 of 3 breaching: %s %s", got, reason)
+	}
+	// Another cell's load balancer is not this cell's data.
+	other := def("missing")
+	other.dims = map[string]string{"LoadBalancer": "app/b/9"}
+	if got, _ := other.evaluate(cells, ch, one, now, AlarmOK); got != AlarmInsufficientData {
+		t.Errorf("foreign dimensions: %s", got)
+	}
+	bad := def("missing")
+	bad.stat = "tm99"
+	if got, reason := bad.evaluate(cells, ch, one, now, AlarmOK); got != AlarmInsufficientData || !strings.Contains(reason, `does not compute statistic "tm99"`) {
+		t.Errorf("unsupported statistic: %s %s", got, reason)
+	}
+}
