@@ -11,6 +11,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/pulumi/pulumi/sdk/v3/go/common/resource"
@@ -68,13 +69,12 @@ func ServeAPI(ctx context.Context, c *Cloud) (endpoint string, stop func(), err 
 		case <-done:
 		}
 	}()
-	var once bool
+	var once sync.Once
 	return "http://" + ln.Addr().String(), func() {
-		if !once {
-			once = true
+		once.Do(func() {
 			close(done)
 			srv.Close()
-		}
+		})
 	}, nil
 }
 

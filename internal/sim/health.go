@@ -4,12 +4,14 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"math"
 	"os"
 	"path/filepath"
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/pulumi/pulumi/sdk/v3/go/common/resource"
@@ -140,11 +142,15 @@ type HealthSample struct {
 
 type cellSeries struct {
 	Image   string         `json:"image,omitempty"`
-	Seen    time.Time      `json:"seen"` // last advance
+	From    time.Time      `json:"from"` // where the history starts: the cell's creation or the backfill
 	Samples []HealthSample `json:"samples"`
 }
 
 type healthState struct {
+	// dirty says the state changed since it was read: only then is
+	// health.json rewritten (a poll within the same minute writes nothing).
+	dirty bool
+
 	Format    int                      `json:"format"`
 	Images    map[string]HealthProfile `json:"images,omitempty"`
 	Cells     map[string]HealthProfile `json:"cells,omitempty"`
@@ -152,14 +158,31 @@ type healthState struct {
 	Evaluated map[string]time.Time     `json:"evaluated,omitempty"`
 }
 
+// healthCache keeps each sim dir's parsed health.json while the file is
+// unchanged (the store's shards are cached the same way): a gate polls
+// every few seconds and the history is the largest file in the cloud.
+var healthCache sync.Map // dir → cachedHealth
+
+type cachedHealth struct {
+	key fileKey
+	h   *healthState
+}
+
+// loadHealth reads health.json; callers hold the lock.
 func (s *store) loadHealth() (*healthState, error) {
+	path := filepath.Join(s.dir, healthFile)
+	key, exists := statKey(path)
+	if c, ok := healthCache.Load(s.dir); ok && exists && c.(cachedHealth).key == key {
+		return c.(cachedHealth).h, nil
+	}
 	h := &healthState{}
-	err := readJSON(filepath.Join(s.dir, healthFile), h)
-	if err != nil && !errors.Is(err, os.ErrNotExist) {
-		return nil, err
+	if exists {
+		if err := readJSON(path, h); err != nil && !errors.Is(err, os.ErrNotExist) {
+			return nil, err
+		}
 	}
 	if h.Format > formatV1 {
-		return nil, fmt.Errorf("%s was written by a newer cellctl (format %d)", filepath.Join(s.dir, healthFile), h.Format)
+		return nil, fmt.Errorf("%s was written by a newer cellctl (format %d)", path, h.Format)
 	}
 	if h.Images == nil {
 		h.Images = map[string]HealthProfile{}
@@ -173,12 +196,27 @@ func (s *store) loadHealth() (*healthState, error) {
 	if h.Evaluated == nil {
 		h.Evaluated = map[string]time.Time{}
 	}
+	if exists {
+		healthCache.Store(s.dir, cachedHealth{key: key, h: h})
+	}
 	return h, nil
 }
 
 func (s *store) saveHealth(h *healthState) error {
+	if !h.dirty {
+		return nil
+	}
 	h.Format = formatV1
-	return writeJSON(filepath.Join(s.dir, healthFile), h)
+	path := filepath.Join(s.dir, healthFile)
+	if err := writeJSON(path, h); err != nil {
+		healthCache.Delete(s.dir)
+		return err
+	}
+	h.dirty = false
+	if key, ok := statKey(path); ok {
+		healthCache.Store(s.dir, cachedHealth{key: key, h: h})
+	}
+	return nil
 }
 
 // withHealth runs fn under the exclusive lock with the cloud and its
@@ -193,6 +231,7 @@ func (c *Cloud) withHealth(fn func(st *state, h *healthState, now time.Time) err
 		v := newView(st, c.s.codec)
 		v.advanceHealth(h, now)
 		if err := fn(st, h, now); err != nil {
+			healthCache.Delete(c.s.dir) // fn may have changed it in place
 			return err
 		}
 		return c.s.saveHealth(h)
@@ -341,14 +380,15 @@ func (v *view) advanceHealth(h *healthState, now time.Time) {
 			if created := ch.lb.Created.Truncate(time.Minute); created.After(from) {
 				from = created
 			}
-			se.Seen = from
+			se.From = from
 			h.Series[ch.stack] = se
+			h.dirty = true
 		}
 		next := cur.Add(-historyMinutes * time.Minute)
 		if n := len(se.Samples); n > 0 && se.Samples[n-1].Time.Add(time.Minute).After(next) {
 			next = se.Samples[n-1].Time.Add(time.Minute)
-		} else if se.Seen.Truncate(time.Minute).After(next) {
-			next = se.Seen.Truncate(time.Minute)
+		} else if se.From.Truncate(time.Minute).After(next) {
+			next = se.From.Truncate(time.Minute)
 		}
 		// Complete minutes only; the current one is computed at read time.
 		for t := next; t.Before(cur); t = t.Add(time.Minute) {
@@ -358,16 +398,20 @@ func (v *view) advanceHealth(h *healthState, now time.Time) {
 			}
 			p, _ := h.profileFor(ch.stack, image)
 			se.Samples = append(se.Samples, sample(t, image, p, ch.desired))
+			h.dirty = true
 		}
 		if over := len(se.Samples) - historyMinutes; over > 0 {
 			se.Samples = append([]HealthSample(nil), se.Samples[over:]...)
 		}
-		se.Image, se.Seen = ch.image, now
+		if se.Image != ch.image {
+			se.Image, h.dirty = ch.image, true
+		}
 		v.evaluateAlarms(h, ch, now)
 	}
 	for stack := range h.Series {
 		if !live[stack] {
 			delete(h.Series, stack) // the cell's load balancer is gone
+			h.dirty = true
 		}
 	}
 }
@@ -422,6 +466,7 @@ func (c *Cloud) SetHealth(t HealthTarget, p HealthProfile) (HealthProfile, error
 		}
 		out = p.over(m[key])
 		m[key] = out
+		h.dirty = true
 		return nil
 	})
 	return out, err
@@ -439,6 +484,7 @@ func (c *Cloud) ClearHealth(t HealthTarget) error {
 		}
 	}
 	return c.withHealth(func(st *state, h *healthState, now time.Time) error {
+		h.dirty = true
 		switch {
 		case all:
 			h.Images, h.Cells = map[string]HealthProfile{}, map[string]HealthProfile{}
@@ -494,7 +540,7 @@ type HealthReport struct {
 func (c *Cloud) Health(history int) (HealthReport, error) {
 	var rep HealthReport
 	err := c.withHealth(func(st *state, h *healthState, now time.Time) error {
-		rep = HealthReport{Time: now, Images: h.Images, Cells: h.Cells}
+		rep = HealthReport{Time: now, Images: maps.Clone(h.Images), Cells: maps.Clone(h.Cells)}
 		v := newView(st, c.s.codec)
 		for _, ch := range v.healthCells() {
 			p, source := h.profileFor(ch.stack, ch.image)

@@ -397,6 +397,7 @@ func (v *view) evaluateAlarms(h *healthState, ch *cellHealth, now time.Time) {
 		}
 		r.Alarm = &alarmState{State: state, Reason: reason, Updated: now}
 		h.Evaluated[key] = now
+		h.dirty = true
 		v.st.touch(r.Stack)
 	}
 }

@@ -3,6 +3,7 @@ package sim
 import (
 	"fmt"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -31,7 +32,7 @@ func containerDefs(image string) string {
 	return fmt.Sprintf(`[{"name":"app","image":%q,"essential":true,"portMappings":[{"containerPort":8080}]}]`, image)
 }
 
-func newSimCell(t *testing.T, dir string, clk *clock, id, region, cidr, image string) *simCell {
+func newSimCell(t testing.TB, dir string, clk *clock, id, region, cidr, image string) *simCell {
 	t.Helper()
 	h := harnessOn(t, Options{Dir: dir, Stack: "cell-" + id, Now: clk.now, DependencyTimeout: 300 * time.Millisecond}, region)
 	_, subs := h.network("cell-"+id, cidr, 2)
@@ -324,5 +325,54 @@ func TestAlarmTreatsMissingDataAsConfigured(t *testing.T) {
 	bad.stat = "tm99"
 	if got, reason := bad.evaluate(cells, ch, one, now, AlarmOK); got != AlarmInsufficientData || !strings.Contains(reason, `does not compute statistic "tm99"`) {
 		t.Errorf("unsupported statistic: %s %s", got, reason)
+	}
+}
+
+// Several processes (here: separately opened clouds, each with its own
+// lock file handle) advancing the model at once leave one clean history:
+// one sample per minute, in order.
+func TestHealthHistoryIsSafeAcrossProcesses(t *testing.T) {
+	clk := newClock()
+	dir := t.TempDir()
+	newSimCell(t, dir, clk, "a", "us-east-1", "10.1.0.0/16", "app:v1")
+	var mu sync.Mutex
+	now := func() time.Time { mu.Lock(); defer mu.Unlock(); return clk.t }
+	errs := make(chan error, 8)
+	for i := 0; i < 8; i++ {
+		go func() {
+			c, err := Open(dir)
+			if err != nil {
+				errs <- err
+				return
+			}
+			c = c.WithClock(now)
+			for j := 0; j < 20; j++ {
+				if _, err := c.Health(0); err != nil {
+					errs <- err
+					return
+				}
+				mu.Lock()
+				clk.t = clk.t.Add(7 * time.Second)
+				mu.Unlock()
+			}
+			errs <- nil
+		}()
+	}
+	for i := 0; i < 8; i++ {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
+	}
+	c, _ := Open(dir)
+	hist := cellStatus(t, c.WithClock(now), "cell-a", historyMinutes).History
+	for i := 1; i < len(hist); i++ {
+		if d := hist[i].Time.Sub(hist[i-1].Time); d != time.Minute {
+			t.Fatalf("samples %d and %d are %s apart: %v, %v", i-1, i, d, hist[i-1].Time, hist[i].Time)
+		}
+	}
+	// From the load balancer's creation (no backfill before it) to the
+	// last complete minute.
+	if want := int(clk.t.Sub(newClock().t) / time.Minute); len(hist) != want {
+		t.Errorf("history = %d minutes, want %d", len(hist), want)
 	}
 }
