@@ -376,3 +376,17 @@ func TestHealthHistoryIsSafeAcrossProcesses(t *testing.T) {
 		t.Errorf("history = %d minutes, want %d", len(hist), want)
 	}
 }
+
+func TestResetClearsHealthProfiles(t *testing.T) {
+	c, _ := Open(t.TempDir())
+	if _, err := c.SetHealth(HealthTarget{Image: "bad:1"}, HealthProfile{ErrorRate: ptr(0.5)}); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Reset(); err != nil {
+		t.Fatal(err)
+	}
+	rep, err := c.Health(0)
+	if err != nil || len(rep.Images) != 0 {
+		t.Errorf("after reset: %+v, %v", rep.Images, err)
+	}
+}
