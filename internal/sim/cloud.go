@@ -193,7 +193,7 @@ func (c *Cloud) Reset() error {
 	defer unlock()
 	c.s.invalidate()
 	var errs []error
-	healthCache.Delete(c.s.dir)
+	healthCache.Delete(c.s)
 	for _, f := range []string{cloudFile, controlFile, healthFile} {
 		if err := os.Remove(filepath.Join(c.s.dir, f)); err != nil && !errors.Is(err, os.ErrNotExist) {
 			errs = append(errs, err)

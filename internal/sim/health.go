@@ -161,7 +161,7 @@ type healthState struct {
 // healthCache keeps each sim dir's parsed health.json while the file is
 // unchanged (the store's shards are cached the same way): a gate polls
 // every few seconds and the history is the largest file in the cloud.
-var healthCache sync.Map // dir → cachedHealth
+var healthCache sync.Map // *store → cachedHealth (per store, like its shards: two stores never share a parsed copy)
 
 type cachedHealth struct {
 	key fileKey
@@ -172,7 +172,7 @@ type cachedHealth struct {
 func (s *store) loadHealth() (*healthState, error) {
 	path := filepath.Join(s.dir, healthFile)
 	key, exists := statKey(path)
-	if c, ok := healthCache.Load(s.dir); ok && exists && c.(cachedHealth).key == key {
+	if c, ok := healthCache.Load(s); ok && exists && c.(cachedHealth).key == key {
 		return c.(cachedHealth).h, nil
 	}
 	h := &healthState{}
@@ -197,7 +197,7 @@ func (s *store) loadHealth() (*healthState, error) {
 		h.Evaluated = map[string]time.Time{}
 	}
 	if exists {
-		healthCache.Store(s.dir, cachedHealth{key: key, h: h})
+		healthCache.Store(s, cachedHealth{key: key, h: h})
 	}
 	return h, nil
 }
@@ -209,12 +209,12 @@ func (s *store) saveHealth(h *healthState) error {
 	h.Format = formatV1
 	path := filepath.Join(s.dir, healthFile)
 	if err := writeJSON(path, h); err != nil {
-		healthCache.Delete(s.dir)
+		healthCache.Delete(s)
 		return err
 	}
 	h.dirty = false
 	if key, ok := statKey(path); ok {
-		healthCache.Store(s.dir, cachedHealth{key: key, h: h})
+		healthCache.Store(s, cachedHealth{key: key, h: h})
 	}
 	return nil
 }
@@ -231,7 +231,7 @@ func (c *Cloud) withHealth(fn func(st *state, h *healthState, now time.Time) err
 		v := newView(st, c.s.codec)
 		v.advanceHealth(h, now)
 		if err := fn(st, h, now); err != nil {
-			healthCache.Delete(c.s.dir) // fn may have changed it in place
+			healthCache.Delete(c.s) // fn may have changed it in place
 			return err
 		}
 		return c.s.saveHealth(h)
