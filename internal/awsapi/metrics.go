@@ -70,9 +70,10 @@ func CellQueries(c Cell, period time.Duration) []Query {
 
 // CellReading summarises a cell's metrics over a window.
 type CellReading struct {
-	Start, End time.Time
-	Requests   float64 `json:"requests"`
-	Errors5xx  float64 `json:"errors5xx"` // target + load balancer 5xx
+	Start     time.Time `json:"start"`
+	End       time.Time `json:"end"`
+	Requests  float64   `json:"requests"`
+	Errors5xx float64   `json:"errors5xx"` // target + load balancer 5xx
 	// ErrorRate is Errors5xx / Requests (0..1); NaN-free: 0 when there
 	// were no requests (check Requests before trusting it).
 	ErrorRate float64 `json:"errorRate"`
