@@ -183,8 +183,8 @@ func (st *state) remove(r *record) {
 	st.touch(r.Stack)
 }
 
-// Reset empties the cloud: resources, counters, faults, latency rules and
-// quota overrides. The secret key stays.
+// Reset empties the cloud: resources, counters, faults, latency rules,
+// quota overrides and health profiles. The secret key stays.
 func (c *Cloud) Reset() error {
 	unlock, err := c.s.lock(true)
 	if err != nil {
@@ -193,7 +193,8 @@ func (c *Cloud) Reset() error {
 	defer unlock()
 	c.s.invalidate()
 	var errs []error
-	for _, f := range []string{cloudFile, controlFile} {
+	healthCache.Delete(c.s)
+	for _, f := range []string{cloudFile, controlFile, healthFile} {
 		if err := os.Remove(filepath.Join(c.s.dir, f)); err != nil && !errors.Is(err, os.ErrNotExist) {
 			errs = append(errs, err)
 		}
@@ -407,6 +408,9 @@ func (r *record) toAlarm() Alarm {
 
 // Alarms lists the metric alarms of a stack or cell ("" for all).
 func (c *Cloud) Alarms(stack string) ([]Alarm, error) {
+	if err := c.AdvanceHealth(); err != nil { // health.go: evaluate alarms up to now
+		return nil, err
+	}
 	var out []Alarm
 	err := c.s.view(func(st *state, _ *control) error {
 		for _, r := range st.Resources {

@@ -15,7 +15,7 @@ import (
 // harness drives a Provider the way the engine does (Check, then
 // Create/Update/…), against a cloud in a temp dir.
 type harness struct {
-	t     *testing.T
+	t     testing.TB
 	p     *Provider
 	cloud *Cloud
 	ctx   context.Context
@@ -31,7 +31,7 @@ func newHarness(t *testing.T, stack, region string, opts ...func(*Options)) *har
 	return harnessOn(t, o, region)
 }
 
-func harnessOn(t *testing.T, o Options, region string) *harness {
+func harnessOn(t testing.TB, o Options, region string) *harness {
 	t.Helper()
 	cloud, err := Open(o.Dir)
 	if err != nil {
