@@ -1,0 +1,65 @@
+package executor
+
+import (
+	"fmt"
+	"strings"
+)
+
+// HaltedError says the rollout stopped at a wave whose gate breached (or
+// was inconclusive): which cell, which signal, which reading, which
+// threshold, and whether the wave was rolled back. The deploy command maps
+// it to exit 3.
+type HaltedError struct {
+	RolloutID string
+	Wave      string
+	// Breach is the first breach seen (nil for an inconclusive halt).
+	Breach *Breach
+	// Reason explains a halt without a breach (inconclusive).
+	Reason string
+	// RolledBack: the wave's cells run their recorded configuration again.
+	RolledBack bool
+	// RollbackErr is set when some cell could not be rolled back.
+	RollbackErr error
+	// Next is the command the operator runs next.
+	Next string
+}
+
+func (e *HaltedError) Error() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "rollout %s halted at wave %s: ", e.RolloutID, e.Wave)
+	if e.Breach != nil {
+		b.WriteString(e.Breach.String())
+	} else {
+		b.WriteString(e.Reason)
+	}
+	switch {
+	case e.RollbackErr != nil:
+		fmt.Fprintf(&b, "; rolling back failed: %v", e.RollbackErr)
+	case e.RolledBack:
+		fmt.Fprintf(&b, "; wave %s rolled back to its previous configuration", e.Wave)
+	default:
+		fmt.Fprintf(&b, "; wave %s left as it is (not rolled back)", e.Wave)
+	}
+	if e.Next != "" {
+		b.WriteString("; next: " + e.Next)
+	}
+	return b.String()
+}
+
+// LockedError says another rollout holds the fleet (exit 4).
+type LockedError struct {
+	Holder Holder
+}
+
+func (e *LockedError) Error() string {
+	return fmt.Sprintf("another rollout holds the fleet: %s; if that run is dead, run `cellctl deploy --abandon %s`", e.Holder, e.Holder.RolloutID)
+}
+
+// RefusedError says the options ask for something this rollout's record
+// does not allow (--wave before earlier waves passed, an unknown wave, a
+// halted rollout rerun without --retry). Nothing was changed.
+type RefusedError struct {
+	Reason string
+}
+
+func (e *RefusedError) Error() string { return e.Reason }
