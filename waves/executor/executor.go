@@ -236,6 +236,9 @@ func matches(rec *Record, plan Plan) error {
 			if wr.Cells[j].Cell != c {
 				return &RefusedError{Reason: fmt.Sprintf("rollout %s's wave %s has cell %q where waves.yaml has %q: it is another rollout", rec.ID, w.Name, wr.Cells[j].Cell, c)}
 			}
+			if !wr.Cells[j].After.Equal(plan.Desired[c]) {
+				return &RefusedError{Reason: fmt.Sprintf("rollout %s ships another configuration to %s than this deploy would: it is another rollout", rec.ID, c)}
+			}
 		}
 	}
 	return nil

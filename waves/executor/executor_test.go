@@ -917,3 +917,25 @@ func TestIDFollowsWhatShips(t *testing.T) {
 		t.Errorf("a different image keeps the id")
 	}
 }
+
+func TestAnExplicitIDMustBeTheSameRollout(t *testing.T) {
+	f := newFleet(t)
+	o := f.opts()
+	o.Through = "wave-1"
+	out, err := f.run(t, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	other := Plan{Waves: f.plan.Waves, Desired: map[string]CellConfig{}}
+	for c := range f.plan.Desired {
+		other.Desired[c] = withImage(oldConfig(), "app:v3")
+	}
+	_, err = f.ex.Run(context.Background(), other, Options{ID: out.Record.ID, Host: "ci-1", PID: 100})
+	var re *RefusedError
+	if !errors.As(err, &re) || !strings.Contains(err.Error(), "another configuration") {
+		t.Fatalf("err = %v, want refused: another rollout", err)
+	}
+	if f.cells.get("cell-b").Image != "app:v1" {
+		t.Errorf("a refused rollout changed cell-b")
+	}
+}

@@ -133,17 +133,29 @@ func (r *run) pendingCells(wr *WaveRecord) []string {
 func (r *run) update(ctx context.Context, w Wave, wr *WaveRecord) error {
 	cells := r.pendingCells(wr)
 	var g errgroup.Group
+	first := len(cells)
 	if w.MaxParallel > 0 {
 		g.SetLimit(w.MaxParallel)
+		first = min(first, w.MaxParallel)
 	}
-	for _, c := range cells {
+	// The cells that start at once are marked updating in one save, so
+	// they start together instead of one save apart.
+	for _, c := range cells[:first] {
+		r.setCell(wr, c, CellStateUpdating, "")
+	}
+	if err := r.save(ctx); err != nil {
+		return err
+	}
+	for k, c := range cells {
 		g.Go(func() error {
 			if ctx.Err() != nil {
 				return nil // interrupted before this cell started: it stays pending
 			}
-			r.setCell(wr, c, CellStateUpdating, "")
-			if err := r.save(ctx); err != nil {
-				return nil // saved() stops the wave below
+			if k >= first {
+				r.setCell(wr, c, CellStateUpdating, "")
+				if err := r.save(ctx); err != nil {
+					return nil // saved() stops the wave below
+				}
 			}
 			r.mu.Lock()
 			cfg := wr.cell(c).After.Clone()
