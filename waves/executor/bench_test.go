@@ -89,6 +89,7 @@ func BenchmarkRolloutOverhead(b *testing.B) {
 			b.ReportMetric(float64(ideal)/float64(time.Second), "ideal-s")
 			b.ReportMetric(float64(mean)/float64(time.Second), "wall-s")
 			b.ReportMetric(100*float64(mean-ideal)/float64(ideal), "overhead-%")
+			b.ReportMetric(float64(mean-ideal)/4/float64(time.Millisecond), "overhead-ms/wave")
 		})
 	}
 }
