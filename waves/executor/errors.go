@@ -49,9 +49,18 @@ func (e *HaltedError) Error() string {
 // LockedError says another rollout holds the fleet (exit 4).
 type LockedError struct {
 	Holder Holder
+	// State is the holder's recorded state when known ("" otherwise): a
+	// paused rollout holds the fleet between its CI jobs.
+	State RolloutState
+	// Next is the holder's next wave when it is paused.
+	Next string
 }
 
 func (e *LockedError) Error() string {
+	if e.State == Paused {
+		return fmt.Sprintf("another rollout holds the fleet: %s is paused before wave %s; continue it (`cellctl deploy --wave %s` with its image), or give it up with `cellctl deploy --abandon %s`",
+			e.Holder, e.Next, e.Next, e.Holder.RolloutID)
+	}
 	return fmt.Sprintf("another rollout holds the fleet: %s; if that run is dead, run `cellctl deploy --abandon %s`", e.Holder, e.Holder.RolloutID)
 }
 

@@ -258,6 +258,12 @@ func (r *run) lock(ctx context.Context) error {
 	}
 	held := le.Holder
 	if held.RolloutID != r.holder.RolloutID {
+		if rec, lerr := r.ex.Store.Load(ctx, held.RolloutID); lerr == nil {
+			le.State = rec.State
+			if rec.State == Paused {
+				le.Next = nextWave(rec)
+			}
+		}
 		return le
 	}
 	stale := ""
@@ -315,17 +321,16 @@ func (r *run) refused(existed bool) {
 // admit checks the record allows this run, and prepares a --retry.
 func (r *run) admit(first int) error {
 	rec := r.rec
-	if rec.State == HaltedState {
-		at := -1
-		for i := range rec.Waves {
-			if s := rec.Waves[i].State; s == WaveRolledBack || s == WaveHalted {
-				at = i
-				break
-			}
+	// A halted wave settles the rollout whatever its state says (the run
+	// that halted it may have died before saving that state).
+	at := -1
+	for i := range rec.Waves {
+		if s := rec.Waves[i].State; s == WaveRolledBack || s == WaveHalted {
+			at = i
+			break
 		}
-		if at < 0 {
-			return &RefusedError{Reason: fmt.Sprintf("rollout %s is recorded as halted but no wave is: inspect it with `cellctl rollout status %s`", rec.ID, rec.ID)}
-		}
+	}
+	if at >= 0 {
 		wr := &rec.Waves[at]
 		if !r.opts.Retry {
 			h := &HaltedError{RolloutID: rec.ID, Wave: wr.Name, Breach: wr.Breach, Reason: wr.Reason, RolledBack: wr.State == WaveRolledBack,
@@ -477,4 +482,14 @@ func (r *run) router(ctx context.Context) error {
 	r.mu.Unlock()
 	r.emit(Event{Kind: RouterUpdated})
 	return r.save(ctx)
+}
+
+// nextWave is the first wave of a record that has not passed.
+func nextWave(rec *Record) string {
+	for _, w := range rec.Waves {
+		if !w.passed() {
+			return w.Name
+		}
+	}
+	return ""
 }

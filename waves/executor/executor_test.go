@@ -579,8 +579,8 @@ func TestCtrlCDuringBakeKeepsTheLockAndResumes(t *testing.T) {
 		other.Desired[c] = withImage(oldConfig(), "app:v3")
 	}
 	var le *LockedError
-	if _, err := f.ex.Run(context.Background(), other, Options{Host: "laptop", PID: 7}); !errors.As(err, &le) || le.Holder.RolloutID != rec.ID {
-		t.Fatalf("second rollout: %v, want locked by %s", err, rec.ID)
+	if _, err := f.ex.Run(context.Background(), other, Options{Host: "laptop", PID: 7}); !errors.As(err, &le) || le.Holder.RolloutID != rec.ID || le.State != Interrupted {
+		t.Fatalf("second rollout: %v, want locked by %s (interrupted)", err, rec.ID)
 	}
 	// The same deploy, rerun from another machine, continues it.
 	f.gate.answer = inner
@@ -656,6 +656,16 @@ func TestThroughAndWavePromoteOneWaveAtATime(t *testing.T) {
 	rec := f.store.record(t, out.Record.ID)
 	if rec.State != Paused || f.store.holder() == nil || f.router != 0 {
 		t.Fatalf("after --through: %s, lock %v, router %d; want paused, held, not run", rec.State, f.store.holder(), f.router)
+	}
+	// A different rollout between the jobs is kept off, and told why.
+	other := Plan{Waves: f.plan.Waves, Desired: map[string]CellConfig{}}
+	for c := range f.plan.Desired {
+		other.Desired[c] = withImage(oldConfig(), "app:v3")
+	}
+	_, err = f.ex.Run(context.Background(), other, Options{Host: "laptop", PID: 7})
+	var le *LockedError
+	if !errors.As(err, &le) || !strings.Contains(err.Error(), "paused before wave wave-2") || !strings.Contains(err.Error(), "--abandon "+rec.ID) {
+		t.Fatalf("another rollout while paused: %v", err)
 	}
 
 	// --wave wave-3 before wave-2 passed: refused, nothing changes.
@@ -937,5 +947,32 @@ func TestAnExplicitIDMustBeTheSameRollout(t *testing.T) {
 	}
 	if f.cells.get("cell-b").Image != "app:v1" {
 		t.Errorf("a refused rollout changed cell-b")
+	}
+}
+
+func TestCtrlCDuringRollbackIsFinishedByTheRerun(t *testing.T) {
+	f := newFleet(t)
+	f.gate.answer = healthByImage(f.cells, map[string]bool{"cell-c app:v2": true})
+	ctx, cancel := context.WithCancel(context.Background())
+	f.cells.fail = func(cell string, cfg CellConfig) error {
+		if cfg.Image == "app:v1" && cell == "cell-b" {
+			cancel()
+			return context.Canceled
+		}
+		return nil
+	}
+	_, err := f.ex.Run(ctx, f.plan, f.opts())
+	var h *HaltedError
+	if errors.As(err, &h) || !errors.Is(err, context.Canceled) || !strings.Contains(err.Error(), "finish the rollback") {
+		t.Fatalf("err = %v, want an interruption that says to rerun", err)
+	}
+	if rec := f.store.record(t, f.plan.ID()); rec.Waves[1].State != WaveRollingBack || rec.State != Interrupted {
+		t.Fatalf("record %s, wave-2 %s", rec.State, rec.Waves[1].State)
+	}
+	f.cells.fail = nil
+	out, err := f.run(t, f.opts())
+	assertWave2RolledBack(t, f, out, err, "cell-c", "error_rate_5xx", "3.2%")
+	if !slices.ContainsFunc(f.events.messages(), func(m string) bool { return strings.Contains(m, "was rolling back when the last run stopped") }) {
+		t.Errorf("rerun did not say it finishes the rollback")
 	}
 }

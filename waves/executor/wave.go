@@ -416,6 +416,10 @@ func (r *run) rollback(ctx context.Context, w Wave, wr *WaveRecord) error {
 	if err := r.saved(); err != nil {
 		return err
 	}
+	if err := ctx.Err(); err != nil {
+		// The wave stays rolling-back in the record: a rerun finishes it.
+		return fmt.Errorf("wave %s interrupted while rolling back; rerun the same deploy to finish the rollback: %w", w.Name, err)
+	}
 	if err := errs.ErrorOrNil(); err != nil {
 		// The wave stays rolling-back in the record: a rerun finishes it.
 		return &HaltedError{RolloutID: r.rec.ID, Wave: w.Name, Breach: b, RollbackErr: err,
