@@ -11,8 +11,11 @@ import (
 // other setting (engine versions, sizes, counts …), as plain JSON data. The
 // executor never interprets Settings; it records them before a wave, compares
 // them to decide whether a cell changes, and hands them back to the Updater
-// to restore a cell exactly. The deploy command fills it from the cell's
-// spec (marshal the typed spec to JSON and back into the map).
+// to restore a cell exactly. The deploy command fills it from the cell
+// stack's configuration as last deployed (every config key and value). It is
+// saved in the rollout record, so a secret setting must be carried only as
+// the ciphertext the stack's secrets provider wrote (e.g. {"value": "<ciphertext>",
+// "secret": true}), never in plaintext.
 type CellConfig struct {
 	Image    string         `json:"image"`
 	Settings map[string]any `json:"settings,omitempty"`

@@ -105,6 +105,9 @@ type Holder struct {
 	Host      string    `json:"host"`
 	PID       int       `json:"pid"`
 	Started   time.Time `json:"started"`
+	// Nonce tells two runs apart that share id, host and pid (a rerun
+	// after kill -9 in a container, where pids repeat).
+	Nonce string `json:"nonce,omitempty"`
 }
 
 func (h Holder) String() string {
@@ -113,7 +116,7 @@ func (h Holder) String() string {
 
 // Same reports whether two holders are the same run.
 func (h Holder) Same(o Holder) bool {
-	return h.RolloutID == o.RolloutID && h.Host == o.Host && h.PID == o.PID && h.Started.Equal(o.Started)
+	return h.RolloutID == o.RolloutID && h.Host == o.Host && h.PID == o.PID && h.Started.Equal(o.Started) && h.Nonce == o.Nonce
 }
 
 // ErrNoRecord is what Store.Load returns (possibly wrapped) for a rollout

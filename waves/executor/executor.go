@@ -14,6 +14,8 @@ package executor
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"strings"
@@ -103,7 +105,7 @@ func (ex *Executor) Run(ctx context.Context, plan Plan, opts Options) (*Outcome,
 	if id == "" {
 		id = plan.ID()
 	}
-	r.holder = Holder{RolloutID: id, Host: opts.Host, PID: opts.PID, Started: r.clock.Now().UTC()}
+	r.holder = Holder{RolloutID: id, Host: opts.Host, PID: opts.PID, Started: r.clock.Now().UTC(), Nonce: nonce()}
 
 	if err := r.lock(ctx); err != nil {
 		return nil, err
@@ -130,9 +132,17 @@ func (ex *Executor) Run(ctx context.Context, plan Plan, opts Options) (*Outcome,
 		return r.outcome(ctx), err
 	}
 	if rec.State == Complete && !opts.Rebake {
-		r.emit(Event{Kind: Note, Message: fmt.Sprintf("rollout %s is already complete: nothing to do (--rebake bakes its waves again)", id)})
-		r.unlock()
-		return r.outcome(ctx), nil
+		if opts.Wave != "" || opts.Through != "" {
+			// A CI job of a finished pipeline, rerun: nothing left to do.
+			r.emit(Event{Kind: Note, Message: fmt.Sprintf("rollout %s is already complete: nothing to do", id)})
+			r.unlock()
+			return r.outcome(ctx), nil
+		}
+		// deploy is the gated form of up: run again, it converges the
+		// fleet once more. Cells still on the desired configuration are
+		// unchanged and do not bake, so an untouched fleet costs one read
+		// per cell; a cell changed by hand since is rolled out again.
+		r.restart()
 	}
 
 	resumed := r.resumeNote()
@@ -381,6 +391,23 @@ func (r *run) retry(wr *WaveRecord) {
 	r.emit(Event{Kind: Note, Wave: wr.Name, Message: fmt.Sprintf("retrying wave %s of halted rollout %s", wr.Name, r.rec.ID)})
 }
 
+// restart begins a completed rollout again; each wave's finished attempt
+// stays in its history.
+func (r *run) restart() {
+	for i := range r.rec.Waves {
+		wr := &r.rec.Waves[i]
+		prev := *wr
+		prev.History = nil
+		*wr = WaveRecord{Name: wr.Name, State: WavePending, History: append(wr.History, prev)}
+		for _, c := range prev.Cells {
+			wr.Cells = append(wr.Cells, CellRecord{Cell: c.Cell, State: CellPending, After: r.plan.Desired[c.Cell].Clone()})
+		}
+	}
+	r.rec.Router = ""
+	r.rec.Started = r.holder.Started
+	r.emit(Event{Kind: Note, Message: fmt.Sprintf("rollout %s completed before: checking every cell again (cells already on it do not bake)", r.rec.ID)})
+}
+
 // resumeNote says what a rerun continues, or "" for a fresh rollout.
 func (r *run) resumeNote() string {
 	var parts []string
@@ -492,4 +519,10 @@ func nextWave(rec *Record) string {
 		}
 	}
 	return ""
+}
+
+func nonce() string {
+	var b [8]byte
+	_, _ = rand.Read(b[:])
+	return hex.EncodeToString(b[:])
 }

@@ -763,25 +763,56 @@ func TestHaltedRolloutIsNotRetriedSilently(t *testing.T) {
 	}
 }
 
-func TestCompleteRolloutRerunIsANoOpUnlessRebake(t *testing.T) {
+func TestRerunOfACompleteRolloutConvergesWithoutBakingUnchangedCells(t *testing.T) {
 	f := newFleet(t)
 	if _, err := f.run(t, f.opts()); err != nil {
 		t.Fatal(err)
 	}
 	calls, applies := len(f.gate.calls), len(f.cells.applies())
-	if _, err := f.run(t, f.opts()); err != nil {
+	// Rerun of the same deploy: every cell is on it, nothing bakes.
+	out, err := f.run(t, f.opts())
+	if err != nil {
 		t.Fatal(err)
 	}
 	if len(f.gate.calls) != calls || len(f.cells.applies()) != applies {
-		t.Errorf("rerun of a complete rollout did work")
+		t.Errorf("rerun of a converged fleet did work: %d polls, %d applies", len(f.gate.calls)-calls, len(f.cells.applies())-applies)
 	}
+	for c, s := range states(out) {
+		if s != "unchanged app:v2" {
+			t.Errorf("%s: %q, want unchanged", c, s)
+		}
+	}
+	if h := out.Record.Waves[0].History; len(h) != 1 || h[0].State != WaveDone {
+		t.Errorf("the first run's wave-1 is not kept in history: %+v", h)
+	}
+	// A cell changed by hand since is rolled out (and baked) again.
+	f.cells.current["cell-d"] = oldConfig()
+	if _, err := f.run(t, f.opts()); err != nil {
+		t.Fatal(err)
+	}
+	if got := f.cells.applies()[applies:]; !reflect.DeepEqual(got, []string{"cell-d app:v2"}) {
+		t.Errorf("converging applied %v, want only cell-d", got)
+	}
+	if n := f.gate.wavesChecked()["wave-3"]; n != 40 {
+		t.Errorf("wave-3 polled %d times in all, want 20 + 20", n)
+	}
+	// A rerun CI job of the finished pipeline (--wave) has nothing to do.
+	calls, applies = len(f.gate.calls), len(f.cells.applies())
+	f.cells.current["cell-a"] = oldConfig()
 	o := f.opts()
+	o.Wave = "wave-3"
+	if _, err := f.run(t, o); err != nil || len(f.cells.applies()) != applies {
+		t.Errorf("--wave on a complete rollout: %v, %d applies", err, len(f.cells.applies())-applies)
+	}
+	// --rebake bakes every wave again without re-applying.
+	f.cells.current["cell-a"] = withImage(oldConfig(), "app:v2")
+	o = f.opts()
 	o.Rebake = true
 	if _, err := f.run(t, o); err != nil {
 		t.Fatal(err)
 	}
-	if len(f.gate.calls) != 2*calls || len(f.cells.applies()) != applies {
-		t.Errorf("--rebake: %d polls (want %d), %d applies (want %d)", len(f.gate.calls), 2*calls, len(f.cells.applies()), applies)
+	if len(f.gate.calls)-calls != 20 || len(f.cells.applies()) != applies {
+		t.Errorf("--rebake: %d polls (want wave-3's 20: the other waves' cells were unchanged), %d applies", len(f.gate.calls)-calls, len(f.cells.applies())-applies)
 	}
 }
 
