@@ -1,9 +1,15 @@
 package executor
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 )
+
+// ErrStopped says the run stopped at the operator's request (Options.Stop)
+// at a safe point; the record says where, and rerunning the same deploy
+// continues.
+var ErrStopped = errors.New("stopped at the operator's request; rerun the same deploy to continue")
 
 // HaltedError says the rollout stopped at a wave whose gate breached (or
 // was inconclusive): which cell, which signal, which reading, which

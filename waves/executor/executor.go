@@ -55,6 +55,13 @@ type Options struct {
 	// asked about holders on this Host. nil: every holder is presumed alive
 	// (never steal a lock on a guess).
 	Alive func(Holder) bool
+	// Stop, when closed, asks the run to stop at the next safe point: cell
+	// updates already running finish, no new cell starts, a bake stops
+	// polling, a rollback in progress completes. The run then returns
+	// ErrStopped with the record saved, and a rerun continues. It is the
+	// first Ctrl-C; cancelling ctx is the second (it cancels the updates
+	// themselves). nil: never.
+	Stop <-chan struct{}
 	// Router updates the router stack; it runs once, after the last wave.
 	// nil: there is no router step.
 	Router func(ctx context.Context) error
@@ -162,6 +169,9 @@ func (ex *Executor) Run(ctx context.Context, plan Plan, opts Options) (*Outcome,
 	}
 
 	for i := first; i <= last; i++ {
+		if r.stopped() {
+			return r.stop(ctx, fmt.Errorf("before wave %s: %w", plan.Waves[i].Name, ErrStopped))
+		}
 		if err := r.wave(ctx, i); err != nil {
 			return r.stop(ctx, err)
 		}
@@ -525,4 +535,14 @@ func nonce() string {
 	var b [8]byte
 	_, _ = rand.Read(b[:])
 	return hex.EncodeToString(b[:])
+}
+
+// stopped reports whether the operator asked the run to stop (Options.Stop).
+func (r *run) stopped() bool {
+	select {
+	case <-r.opts.Stop:
+		return true
+	default:
+		return false
+	}
 }

@@ -1007,3 +1007,54 @@ func TestCtrlCDuringRollbackIsFinishedByTheRerun(t *testing.T) {
 		t.Errorf("rerun did not say it finishes the rollback")
 	}
 }
+
+func TestFirstInterruptFinishesRunningCellsThenStops(t *testing.T) {
+	f := newFleet(t)
+	f.plan.Waves[1].MaxParallel = 1
+	stop := make(chan struct{})
+	f.cells.during = func(cell string, cfg CellConfig) {
+		if cell == "cell-b" {
+			close(stop) // Ctrl-C while cell-b updates
+		}
+	}
+	o := f.opts()
+	o.Stop = stop
+	_, err := f.run(t, o)
+	if !errors.Is(err, ErrStopped) || !strings.Contains(err.Error(), "cell-c") {
+		t.Fatalf("err = %v, want stopped naming the cell not updated", err)
+	}
+	if f.cells.get("cell-b").Image != "app:v2" || f.cells.get("cell-c").Image != "app:v1" {
+		t.Errorf("want cell-b's running update finished and cell-c not started: %v", f.images(t))
+	}
+	rec := f.store.record(t, f.plan.ID())
+	if rec.State != Interrupted || rec.Waves[1].State != WaveUpdating || f.store.holder() == nil {
+		t.Fatalf("record %s wave-2 %s lock %v", rec.State, rec.Waves[1].State, f.store.holder())
+	}
+	f.cells.during = nil
+	n := len(f.cells.applies())
+	if _, err := f.run(t, f.opts()); err != nil {
+		t.Fatalf("rerun: %v", err)
+	}
+	if got := f.cells.applies()[n]; got != "cell-c app:v2" {
+		t.Errorf("rerun started with %q, want cell-c (cell-b was done)", got)
+	}
+
+	// A stop during a bake ends it at once, resumable.
+	g := newFleet(t)
+	stop2 := make(chan struct{})
+	inner := g.gate.answer
+	g.gate.answer = func(q GateQuery) ([]Verdict, error) {
+		if q.Wave == "wave-1" && len(g.gate.calls) == 5 {
+			close(stop2)
+		}
+		return inner(q)
+	}
+	o = g.opts()
+	o.Stop = stop2
+	if _, err := g.run(t, o); !errors.Is(err, ErrStopped) || !strings.Contains(err.Error(), "baking") {
+		t.Fatalf("stop during bake: %v", err)
+	}
+	if n := g.gate.wavesChecked()["wave-1"]; n != 5 {
+		t.Errorf("bake went on for %d polls after the stop", n)
+	}
+}

@@ -148,8 +148,11 @@ func (r *run) update(ctx context.Context, w Wave, wr *WaveRecord) error {
 	}
 	for k, c := range cells {
 		g.Go(func() error {
-			if ctx.Err() != nil {
-				return nil // interrupted before this cell started: it stays pending
+			if ctx.Err() != nil || r.stopped() {
+				// Interrupted before this cell started: it stays as it is
+				// (pending, or marked updating and never applied — a rerun
+				// applies it either way).
+				return nil
 			}
 			if k >= first {
 				r.setCell(wr, c, CellStateUpdating, "")
@@ -181,7 +184,8 @@ func (r *run) update(ctx context.Context, w Wave, wr *WaveRecord) error {
 		return err
 	}
 	// An update failure is a breach of that cell; the first in wave order
-	// names the halt.
+	// names the halt. It is handled even when a stop was asked: a failed
+	// cell must not be left for a human to notice.
 	r.mu.Lock()
 	var breach *Breach
 	for _, cr := range wr.Cells {
@@ -193,6 +197,11 @@ func (r *run) update(ctx context.Context, w Wave, wr *WaveRecord) error {
 	r.mu.Unlock()
 	if breach != nil {
 		return r.breach(ctx, w, wr, *breach, nil)
+	}
+	if r.stopped() {
+		if left := r.pendingCells(wr); len(left) > 0 {
+			return fmt.Errorf("wave %s stopped while updating (cells not updated: %s): %w", w.Name, strings.Join(left, ", "), ErrStopped)
+		}
 	}
 	r.mu.Lock()
 	wr.State, wr.BakeStart = WaveBaking, r.clock.Now().UTC()
@@ -238,9 +247,18 @@ func (r *run) bake(ctx context.Context, w Wave, wr *WaveRecord) error {
 		left := w.Bake - r.clock.Now().Sub(start)
 		if left > 0 {
 			r.emit(Event{Kind: Baking, Wave: w.Name, Left: left, Verdicts: last})
+			// Checked first: select picks among ready cases at random.
+			if err := ctx.Err(); err != nil {
+				return fmt.Errorf("wave %s interrupted while baking (%s left); rerun the same deploy to continue the bake: %w", w.Name, left.Round(time.Second), err)
+			}
+			if r.stopped() {
+				return fmt.Errorf("wave %s stopped while baking (%s left): %w", w.Name, left.Round(time.Second), ErrStopped)
+			}
 			select {
 			case <-ctx.Done():
 				return fmt.Errorf("wave %s interrupted while baking (%s left); rerun the same deploy to continue the bake: %w", w.Name, left.Round(time.Second), ctx.Err())
+			case <-r.opts.Stop:
+				return fmt.Errorf("wave %s stopped while baking (%s left): %w", w.Name, left.Round(time.Second), ErrStopped)
 			case <-r.clock.After(min(w.Poll, left)):
 			}
 		}
