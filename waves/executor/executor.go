@@ -159,7 +159,7 @@ func (ex *Executor) Run(ctx context.Context, plan Plan, opts Options) (*Outcome,
 	rec.Error = ""
 	r.mu.Unlock()
 	if err := r.save(ctx); err != nil {
-		r.unlock()
+		r.refused(existed)
 		return r.outcome(ctx), err
 	}
 	if resumed != "" {
