@@ -19,8 +19,18 @@ type Updater interface {
 	Current(ctx context.Context, cell string) (CellConfig, error)
 	// Apply deploys cfg to the cell and returns when the cell runs it. It
 	// must be idempotent: a rerun after a crash applies the same cfg again.
+	//
+	// An error wrapping ErrNotApplied says the update never started and
+	// the cell is unchanged (its stack was locked by another operation):
+	// that is not a breach — the wave stops, half-updated and saying so,
+	// and a rerun continues it. The error's own type is kept, so the
+	// caller still finds e.g. its lock error with errors.As. Any other
+	// error is an update failure, a breach of that cell.
 	Apply(ctx context.Context, cell string, cfg CellConfig) (ApplyResult, error)
 }
+
+// ErrNotApplied marks an Apply error after which the cell is unchanged.
+var ErrNotApplied = errors.New("the update did not start")
 
 // ApplyResult is what one cell's update did.
 type ApplyResult struct {

@@ -1058,3 +1058,38 @@ func TestFirstInterruptFinishesRunningCellsThenStops(t *testing.T) {
 		t.Errorf("bake went on for %d polls after the stop", n)
 	}
 }
+
+type stackLocked struct{ stack string }
+
+func (e *stackLocked) Error() string { return "stack " + e.stack + " is locked by another update" }
+
+func TestALockedCellStackStopsTheWaveWithoutABreach(t *testing.T) {
+	f := newFleet(t)
+	locked := true
+	f.cells.fail = func(cell string, cfg CellConfig) error {
+		if cell == "cell-c" && locked {
+			return fmt.Errorf("%w: %w", ErrNotApplied, &stackLocked{cell})
+		}
+		return nil
+	}
+	_, err := f.run(t, f.opts())
+	var sl *stackLocked
+	var h *HaltedError
+	if errors.As(err, &h) || !errors.As(err, &sl) || !strings.Contains(err.Error(), "half-updated") {
+		t.Fatalf("err = %v, want the stack's lock error (not a halt), saying the wave is half-updated", err)
+	}
+	if f.cells.get("cell-b").Image != "app:v2" {
+		t.Errorf("cell-b was rolled back: a lock on a sibling is not a breach")
+	}
+	rec := f.store.record(t, f.plan.ID())
+	if c := rec.Waves[1].Cells[1]; c.State != CellPending || rec.Waves[1].State != WaveUpdating || rec.State != Interrupted {
+		t.Fatalf("record %s, wave-2 %s, cell-c %s", rec.State, rec.Waves[1].State, c.State)
+	}
+	locked = false
+	if _, err := f.run(t, f.opts()); err != nil {
+		t.Fatalf("rerun: %v", err)
+	}
+	if f.cells.get("cell-e").Image != "app:v2" {
+		t.Errorf("rerun did not finish the rollout")
+	}
+}

@@ -19,8 +19,9 @@ const (
 	// StateNotRolledBack: the cell runs the new configuration in a wave
 	// that halted without a rollback (on_breach: halt, or inconclusive).
 	StateNotRolledBack = "new, halted"
-	// StateBaking: updated, its wave's bake did not finish (interrupted).
-	StateBaking = "new, bake unfinished"
+	// StateBaking: updated, its wave did not finish (interrupted while
+	// updating its other cells or baking).
+	StateBaking = "new, wave unfinished"
 	// StateHalfUpdated: the cell's update started and did not finish.
 	StateHalfUpdated = "update unfinished"
 	// StateUpdateFailed / StateRollbackFailed: the last operation failed;

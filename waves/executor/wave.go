@@ -2,6 +2,7 @@ package executor
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"sync"
@@ -132,7 +133,11 @@ func (r *run) pendingCells(wr *WaveRecord) []string {
 // half-started wave is rolled back as a whole anyway); it breaches.
 func (r *run) update(ctx context.Context, w Wave, wr *WaveRecord) error {
 	cells := r.pendingCells(wr)
-	var g errgroup.Group
+	var (
+		g          errgroup.Group
+		nmu        sync.Mutex
+		notApplied *multierror.Error
+	)
 	first := len(cells)
 	if w.MaxParallel > 0 {
 		g.SetLimit(w.MaxParallel)
@@ -164,7 +169,14 @@ func (r *run) update(ctx context.Context, w Wave, wr *WaveRecord) error {
 			cfg := wr.cell(c).After.Clone()
 			r.mu.Unlock()
 			r.emit(Event{Kind: CellUpdating, Wave: w.Name, Cell: c})
-			if _, err := r.ex.Updater.Apply(ctx, c, cfg); err != nil {
+			if _, err := r.ex.Updater.Apply(ctx, c, cfg); errors.Is(err, ErrNotApplied) {
+				// Nothing changed (the stack was locked by someone else):
+				// not a breach, the wave stops and a rerun applies it.
+				r.setCell(wr, c, CellPending, err.Error())
+				nmu.Lock()
+				notApplied = multierror.Append(notApplied, fmt.Errorf("%s: %w", c, err))
+				nmu.Unlock()
+			} else if err != nil {
 				r.setCell(wr, c, CellStateFailed, err.Error())
 				r.emit(Event{Kind: CellFailed, Wave: w.Name, Cell: c, Err: err})
 			} else {
@@ -197,6 +209,9 @@ func (r *run) update(ctx context.Context, w Wave, wr *WaveRecord) error {
 	r.mu.Unlock()
 	if breach != nil {
 		return r.breach(ctx, w, wr, *breach, nil)
+	}
+	if err := notApplied.ErrorOrNil(); err != nil {
+		return fmt.Errorf("wave %s is half-updated: some cells could not start their update; rerun the same deploy to continue it: %w", w.Name, err)
 	}
 	if r.stopped() {
 		if left := r.pendingCells(wr); len(left) > 0 {
