@@ -63,6 +63,10 @@ type LockedError struct {
 }
 
 func (e *LockedError) Error() string {
+	if e.State == Interrupted {
+		return fmt.Sprintf("another rollout holds the fleet: %s stopped before it finished; rerun that deploy to continue it, or give it up with `cellctl deploy --abandon %s`",
+			e.Holder, e.Holder.RolloutID)
+	}
 	if e.State == Paused {
 		return fmt.Sprintf("another rollout holds the fleet: %s is paused before wave %s; continue it (`cellctl deploy --wave %s` with its image), or give it up with `cellctl deploy --abandon %s`",
 			e.Holder, e.Next, e.Next, e.Holder.RolloutID)

@@ -582,6 +582,9 @@ func TestCtrlCDuringBakeKeepsTheLockAndResumes(t *testing.T) {
 	if _, err := f.ex.Run(context.Background(), other, Options{Host: "laptop", PID: 7}); !errors.As(err, &le) || le.Holder.RolloutID != rec.ID || le.State != Interrupted {
 		t.Fatalf("second rollout: %v, want locked by %s (interrupted)", err, rec.ID)
 	}
+	if !strings.Contains(le.Error(), "stopped before it finished; rerun that deploy") {
+		t.Errorf("lock message %q does not say the holder stopped", le)
+	}
 	// The same deploy, rerun from another machine, continues it.
 	f.gate.answer = inner
 	if _, err := f.run(t, Options{Host: "ci-2", PID: 1}); err != nil {
