@@ -14,9 +14,7 @@ import (
 // Updater changes and reads cells. The deploy command adapts the engine
 // seam (an `up` of one cell stack with the configuration given as data).
 type Updater interface {
-	// Current is the configuration the cell runs now, as last deployed (the
-	// stack's recorded inputs), not the repository's files.
-	Current(ctx context.Context, cell string) (CellConfig, error)
+	CurrentReader
 	// Apply deploys cfg to the cell and returns when the cell runs it. It
 	// must be idempotent: a rerun after a crash applies the same cfg again.
 	//
@@ -31,6 +29,13 @@ type Updater interface {
 
 // ErrNotApplied marks an Apply error after which the cell is unchanged.
 var ErrNotApplied = errors.New("the update did not start")
+
+// CurrentReader reads what cells run; the dry run needs only this.
+type CurrentReader interface {
+	// Current is the configuration the cell runs now, as last deployed (the
+	// stack's recorded inputs), not the repository's files.
+	Current(ctx context.Context, cell string) (CellConfig, error)
+}
 
 // ApplyResult is what one cell's update did.
 type ApplyResult struct {

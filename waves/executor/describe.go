@@ -55,7 +55,7 @@ type CellDescription struct {
 // take (from past runs, or a rule of thumb). A cell that cannot be read is
 // described with its error, and Describe also returns the errors: a plan
 // that cannot be checked is not a plan to approve.
-func Describe(ctx context.Context, u Updater, plan Plan, updateEstimate time.Duration) (*Description, error) {
+func Describe(ctx context.Context, u CurrentReader, plan Plan, updateEstimate time.Duration) (*Description, error) {
 	if err := plan.Validate(); err != nil {
 		return nil, fmt.Errorf("invalid rollout plan: %w", err)
 	}
