@@ -86,6 +86,8 @@ type run struct {
 	// saveErr is the first failed save: the record no longer says where
 	// the rollout is, so it must stop at the next step.
 	saveErr error
+	// retried is the wave a --retry reset, if any.
+	retried string
 }
 
 // Run executes the plan. It returns the outcome (nil only when nothing was
@@ -398,6 +400,7 @@ func (r *run) retry(wr *WaveRecord) {
 	}
 	r.rec.State = Running
 	r.rec.Halt = nil
+	r.retried = wr.Name
 	r.emit(Event{Kind: Note, Wave: wr.Name, Message: fmt.Sprintf("retrying wave %s of halted rollout %s", wr.Name, r.rec.ID)})
 }
 
@@ -426,7 +429,11 @@ func (r *run) resumeNote() string {
 		case WaveDone, WaveUnchanged:
 			parts = append(parts, wr.Name+" passed")
 		case WaveUpdating:
-			parts = append(parts, wr.Name+" was mid-update")
+			if wr.Name == r.retried {
+				parts = append(parts, wr.Name+" is retried")
+			} else {
+				parts = append(parts, wr.Name+" was mid-update")
+			}
 		case WaveBaking:
 			parts = append(parts, wr.Name+" was baking")
 		case WaveRollingBack:

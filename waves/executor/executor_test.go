@@ -1096,3 +1096,33 @@ func TestALockedCellStackStopsTheWaveWithoutABreach(t *testing.T) {
 		t.Errorf("rerun did not finish the rollout")
 	}
 }
+
+func TestRetryOfAWaveHaltedWithoutRollbackKeepsItsBeforeConfig(t *testing.T) {
+	f := newFleet(t)
+	f.plan.Waves[1].OnBreach = Halt
+	bad := map[string]bool{"cell-c app:v2": true}
+	f.gate.answer = healthByImage(f.cells, bad)
+	if _, err := f.run(t, f.opts()); err == nil {
+		t.Fatal("want a halt")
+	}
+	delete(bad, "cell-c app:v2")
+	o := f.opts()
+	o.Retry = true
+	if _, err := f.run(t, o); err != nil {
+		t.Fatalf("--retry: %v", err)
+	}
+	rec := f.store.record(t, f.plan.ID())
+	// The cells ran app:v2 when the retry started; what they ran before
+	// the wave is still app:v1, so a later rollback would restore that.
+	for _, c := range rec.Waves[1].Cells {
+		if c.Before == nil || c.Before.Image != "app:v1" {
+			t.Errorf("%s before-config after retry: %+v, want app:v1", c.Cell, c.Before)
+		}
+	}
+	if slices.ContainsFunc(f.events.messages(), func(m string) bool { return strings.Contains(m, "mid-update") }) {
+		t.Errorf("a retry is reported as a crash recovery: %v", f.events.messages())
+	}
+	if rec.State != Complete {
+		t.Errorf("rollout %s after retry", rec.State)
+	}
+}

@@ -50,7 +50,9 @@ func (r *run) wave(ctx context.Context, i int) error {
 		}
 		return r.update(ctx, w, wr)
 	case WaveUpdating:
-		r.emit(Event{Kind: Note, Wave: w.Name, Message: fmt.Sprintf("wave %s was mid-update when the last run stopped: applying its cells again (%s)", w.Name, strings.Join(r.pendingCells(wr), ", "))})
+		if r.retried != w.Name {
+			r.emit(Event{Kind: Note, Wave: w.Name, Message: fmt.Sprintf("wave %s was mid-update when the last run stopped: applying its cells again (%s)", w.Name, strings.Join(r.pendingCells(wr), ", "))})
+		}
 		return r.update(ctx, w, wr)
 	case WaveBaking:
 		r.mu.Lock()
