@@ -21,6 +21,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/cellctl/cellctl/internal/outcome"
 )
 
 // Executor runs rollouts. Updater, Gate and Store are required; Clock
@@ -95,7 +97,31 @@ type run struct {
 // breached), a *LockedError (another rollout holds the fleet), a
 // *RefusedError (the options do not fit the record) or another error (the
 // run stopped; rerun the same deploy to continue).
+//
+// A halt and a lock conflict come wrapped in internal/outcome's typed
+// errors (exit 3 and 4 through internal/exitcode); errors.As finds the
+// executor's own *HaltedError and *LockedError through them.
 func (ex *Executor) Run(ctx context.Context, plan Plan, opts Options) (*Outcome, error) {
+	out, err := ex.run(ctx, plan, opts)
+	return out, typed(err)
+}
+
+// typed wraps the executor's outcomes in the product's exit-code vocabulary.
+func typed(err error) error {
+	var h *HaltedError
+	var l *LockedError
+	switch {
+	case err == nil:
+		return nil
+	case errors.As(err, &l):
+		return outcome.Locked("", err)
+	case errors.As(err, &h):
+		return outcome.Halted(h.Wave, err)
+	}
+	return err
+}
+
+func (ex *Executor) run(ctx context.Context, plan Plan, opts Options) (*Outcome, error) {
 	if ex.Updater == nil || ex.Gate == nil || ex.Store == nil {
 		return nil, errors.New("executor: Updater, Gate and Store are required")
 	}

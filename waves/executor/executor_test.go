@@ -10,6 +10,9 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/cellctl/cellctl/internal/exitcode"
+	"github.com/cellctl/cellctl/internal/outcome"
 )
 
 func oldConfig() CellConfig {
@@ -1124,5 +1127,42 @@ func TestRetryOfAWaveHaltedWithoutRollbackKeepsItsBeforeConfig(t *testing.T) {
 	}
 	if rec.State != Complete {
 		t.Errorf("rollout %s after retry", rec.State)
+	}
+}
+
+func TestOutcomesMapToTheProductsExitCodes(t *testing.T) {
+	f := newFleet(t)
+	f.gate.answer = healthByImage(f.cells, map[string]bool{"cell-c app:v2": true})
+	_, err := f.run(t, f.opts())
+	var h *HaltedError
+	if code := exitcode.Of(err); code != exitcode.Halted || !errors.As(err, &h) {
+		t.Errorf("a halt exits %d (%v), want %d with the executor's HaltedError inside", code, err, exitcode.Halted)
+	}
+	if err.Error() != h.Error() {
+		t.Errorf("the wrapper changed the message: %q vs %q", err, h)
+	}
+
+	g := newFleet(t)
+	_ = g.store.Lock(context.Background(), Holder{RolloutID: "r-other", Host: "h", PID: 1})
+	_, err = g.run(t, g.opts())
+	if code := exitcode.Of(err); code != exitcode.Locked {
+		t.Errorf("a held fleet exits %d (%v), want %d", code, err, exitcode.Locked)
+	}
+
+	// A cell stack locked by another operation: the engine's lock error,
+	// kept through the executor, exits 4 too.
+	k := newFleet(t)
+	k.cells.fail = func(cell string, cfg CellConfig) error {
+		if cell == "cell-a" {
+			return fmt.Errorf("%w: %w", ErrNotApplied, outcome.Locked(cell, errors.New("the stack is locked")))
+		}
+		return nil
+	}
+	_, err = k.run(t, k.opts())
+	if code := exitcode.Of(err); code != exitcode.Locked {
+		t.Errorf("a locked cell stack exits %d (%v), want %d", code, err, exitcode.Locked)
+	}
+	if code := exitcode.Of(&RefusedError{Reason: "x"}); code != exitcode.Error {
+		t.Errorf("a refusal exits %d", code)
 	}
 }
