@@ -4,6 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
+
+	"golang.org/x/sync/errgroup"
 )
 
 // Where a cell stands at the end of a run, as the final table shows it.
@@ -98,11 +101,23 @@ func (r *run) outcome(ctx context.Context) *Outcome {
 	r.mu.Unlock()
 	current := map[string]CellConfig{}
 	if ctx.Err() == nil {
+		// A read is a stack read through the engine: in parallel, bounded.
+		var (
+			g  errgroup.Group
+			mu sync.Mutex
+		)
+		g.SetLimit(8)
 		for _, c := range untouched {
-			if cfg, err := r.ex.Updater.Current(ctx, c); err == nil {
-				current[c] = cfg
-			}
+			g.Go(func() error {
+				if cfg, err := r.ex.Updater.Current(ctx, c); err == nil {
+					mu.Lock()
+					current[c] = cfg
+					mu.Unlock()
+				}
+				return nil
+			})
 		}
+		_ = g.Wait()
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
