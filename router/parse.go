@@ -1,19 +1,30 @@
 package router
 
 import (
+	"errors"
 	"fmt"
-	"os"
+	"io/fs"
 	"strconv"
 
 	"github.com/cellctl/cellctl/internal/diag"
+	"github.com/cellctl/cellctl/internal/safefile"
 	"gopkg.in/yaml.v3"
 )
 
+// MaxFileBytes caps routing.json: room for MaxOverrides overrides written
+// one per line with indentation (about 90 bytes each), and far below what
+// would exhaust cellctl (a table is parsed into ~10 nodes per override).
+const MaxFileBytes = 64 << 20
+
 // Load reads and validates a routing table file (stacks/routing.json).
 func Load(path string) (*Table, error) {
-	data, err := os.ReadFile(path)
+	data, err := safefile.Read(path, MaxFileBytes)
 	if err != nil {
-		return nil, &diag.Error{File: path, Msg: err.Error()}
+		var pe *fs.PathError
+		if errors.As(err, &pe) {
+			err = pe.Err
+		}
+		return nil, &diag.Error{File: path, Msg: "cannot read: " + err.Error()}
 	}
 	return Parse(path, data)
 }
