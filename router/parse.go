@@ -318,5 +318,5 @@ func kindName(n *yaml.Node) string {
 	case "!!bool":
 		return n.Value
 	}
-	return fmt.Sprintf("the string %q", n.Value)
+	return "the string " + diag.Echo(n.Value)
 }

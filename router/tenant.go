@@ -3,6 +3,8 @@ package router
 import (
 	"fmt"
 	"unicode/utf8"
+
+	"github.com/cellctl/cellctl/internal/diag"
 )
 
 // Tenant ids.
@@ -72,16 +74,16 @@ func ValidTenant(tenant string) error {
 	case len(tenant) == 0:
 		return fmt.Errorf("tenant id is empty; allowed: %s", TenantRule)
 	case len(tenant) > MaxTenantBytes:
-		return fmt.Errorf("tenant id %q is %d bytes long; allowed: %s", tenant, len(tenant), TenantRule)
+		return fmt.Errorf("tenant id %s is %d bytes long; allowed: %s", diag.Echo(tenant), len(tenant), TenantRule)
 	}
 	i, r, invalid := firstBadRune(tenant)
 	switch {
 	case i < 0:
 		return nil
 	case invalid:
-		return fmt.Errorf("tenant id %q is not valid UTF-8 (byte %d); allowed: %s", tenant, i, TenantRule)
+		return fmt.Errorf("tenant id %s is not valid UTF-8 (byte %#02x at byte offset %d); allowed: %s", diag.Echo(tenant), tenant[i], i, TenantRule)
 	}
-	return fmt.Errorf("tenant id %q contains %s at byte %d; allowed: %s", tenant, runeName(r), i, TenantRule)
+	return fmt.Errorf("tenant id %s contains %s at byte %d; allowed: %s", diag.Echo(tenant), runeName(r), i, TenantRule)
 }
 
 // firstBadRune returns the byte offset and rune of the first forbidden

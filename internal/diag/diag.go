@@ -36,7 +36,13 @@ func (e *Error) Error() string {
 	}
 	b.WriteString(": ")
 	if e.Field != "" {
-		b.WriteString(e.Field)
+		// Fields hold the file's own keys; a 1 MB key must not become a
+		// 1 MB line.
+		f := e.Field
+		if len(f) > maxField {
+			f = Echo(f)
+		}
+		b.WriteString(f)
 		b.WriteString(": ")
 	}
 	b.WriteString(e.Msg)
@@ -47,6 +53,8 @@ func (e *Error) Error() string {
 // are counted and summarised ("and N more"). A file of a million unknown
 // keys must cost a screenful of errors, not gigabytes of memory and stderr.
 const MaxPerFile = 50
+
+const maxField = 160
 
 // List collects the problems found in one or more files.
 type List struct {
@@ -159,15 +167,21 @@ const MaxEcho = 64
 // shows as \xff, a control character as an escape, never as U+FFFD) and cut
 // after MaxEcho bytes, at a character boundary, with the full length said.
 // A 1 MB value in a file must not become a 1 MB error line.
-func Echo(s string) string {
+func Echo(s string) string { return echo(s, strconv.Quote) }
+
+// EchoASCII is Echo with every non-ASCII character escaped (\u00e9), for
+// messages about values that differ only in how their text is encoded.
+func EchoASCII(s string) string { return echo(s, strconv.QuoteToASCII) }
+
+func echo(s string, quote func(string) string) string {
 	if len(s) <= MaxEcho {
-		return strconv.Quote(s)
+		return quote(s)
 	}
 	cut := MaxEcho
 	for cut > 0 && !utf8.RuneStart(s[cut]) {
 		cut--
 	}
-	return strconv.Quote(s[:cut]) + fmt.Sprintf("… (%d bytes in all)", len(s))
+	return quote(s[:cut]) + fmt.Sprintf("… (%d bytes in all)", len(s))
 }
 
 // Format renders a list of problems one per line, the shape compilers use,
