@@ -7,6 +7,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/cellctl/cellctl/internal/exitcode"
+	"github.com/cellctl/cellctl/internal/fleet"
 )
 
 // UnlockOptions are the inputs of `cellctl unlock`.
@@ -40,6 +41,9 @@ Equivalent to ` + "`pulumi cancel`" + `.`,
 }
 
 func unlockRun(ctx context.Context, opts *UnlockOptions) error {
+	if err := fleet.ValidStackName(opts.Stack); err != nil {
+		return err
+	}
 	fl, err := opts.Fleet()
 	if err != nil {
 		return err

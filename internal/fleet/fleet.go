@@ -5,9 +5,11 @@
 package fleet
 
 import (
+	"fmt"
 	"sort"
 
 	"github.com/cellctl/cellctl/cellmodule/spec"
+	"github.com/cellctl/cellctl/internal/diag"
 	"github.com/cellctl/cellctl/router"
 	"github.com/cellctl/cellctl/waves"
 )
@@ -117,3 +119,13 @@ func (f *Fleet) StackNames() []string {
 
 // ConfigKey qualifies a key with the project namespace ("cells:index").
 func (f *Fleet) ConfigKey(key string) string { return f.Project + ":" + key }
+
+// ValidStackName says why name cannot be one of the fleet's stacks, or nil:
+// stacks are "router" and cell ids (the rule cell stack files follow). Commands
+// that take a stack name check it before it reaches a backend path.
+func ValidStackName(name string) error {
+	if name == RouterStack || cellIDPattern.MatchString(name) {
+		return nil
+	}
+	return fmt.Errorf("%s is not a valid stack name: stacks are %q and cell ids (\"cell-\" followed by 1–15 lowercase letters, digits or inner hyphens)", diag.Echo(name), RouterStack)
+}
