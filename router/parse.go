@@ -11,10 +11,10 @@ import (
 	"gopkg.in/yaml.v3"
 )
 
-// MaxFileBytes caps routing.json: room for MaxOverrides overrides written
-// one per line with indentation (about 90 bytes each), and far below what
-// would exhaust cellctl (a table is parsed into ~10 nodes per override).
-const MaxFileBytes = 64 << 20
+// MaxFileBytes caps routing.json: room for MaxOverrides overrides of the
+// longest form (a migrating override with a 128-byte tenant id is about
+// 190 bytes on its line), and a bound on what parsing can cost.
+const MaxFileBytes = 192 << 20
 
 // Load reads and validates a routing table file (stacks/routing.json).
 func Load(path string) (*Table, error) {

@@ -1,10 +1,16 @@
 package main
 
 import (
+	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
+	"golang.org/x/tools/txtar"
+
 	"github.com/cellctl/cellctl/internal/exitcode"
+	"github.com/cellctl/cellctl/router/edge"
 )
 
 // unlock must refuse a path before it reaches the backend (it used to say
@@ -31,5 +37,41 @@ func TestSimFaultAddRefusesWhatNeverFires(t *testing.T) {
 		if code != exitcode.Error || !strings.Contains(stderr, want) {
 			t.Errorf("%s: exit %d, %s", args, code, stderr)
 		}
+	}
+}
+
+// plan refuses a routing table the edge function could not load, naming
+// the numbers, before anything is rendered (it used to accept 1 M
+// overrides for a 128 MB function).
+func TestPlanRefusesOversizeTable(t *testing.T) {
+	dir := t.TempDir()
+	base, err := txtar.ParseFile("../../testdata/config/base.txtar")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range base.Files {
+		p := filepath.Join(dir, f.Name)
+		os.MkdirAll(filepath.Dir(p), 0o755)
+		if err := os.WriteFile(p, f.Data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	n := edge.MaxOverridesFor(edge.DefaultMemoryMB) + 1
+	var b strings.Builder
+	b.WriteString(`{"version": 1, "buckets": 16, "cells": {"cell-a": {"state": "active", "weight": 1, "buckets": ["0-7"]}, "cell-b": {"state": "active", "weight": 1, "buckets": ["8-15"]}}, "overrides": [`)
+	for i := 0; i < n; i++ {
+		if i > 0 {
+			b.WriteString(",")
+		}
+		fmt.Fprintf(&b, `{"tenant": "t-%08d", "cell": "cell-a", "state": "active"}`, i)
+	}
+	b.WriteString("]}")
+	if err := os.WriteFile(filepath.Join(dir, "stacks/routing.json"), []byte(b.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	stdout, stderr, code := execute(t, "plan", "--dir", dir)
+	want := fmt.Sprintf("stacks/routing.json: overrides: %d overrides need about %d MB of edge function memory", n, edge.NeededMemoryMB(n))
+	if code != exitcode.Error || !strings.Contains(stderr, want) || !strings.Contains(stderr, "the function has 128 MB") || stdout != "" {
+		t.Fatalf("exit %d\nstdout %.200q\nstderr %.400q", code, stdout, stderr)
 	}
 }

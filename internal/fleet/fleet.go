@@ -79,7 +79,10 @@ type Router struct {
 	PriceClass string
 	// FleetBucket is the shared bucket the router stack owns.
 	FleetBucket string
-	Lines       map[string]int
+	// EdgeMemoryMB is the edge function's memory (cells:edgeMemoryMb);
+	// the routing table must fit it (edge.CheckFits).
+	EdgeMemoryMB int
+	Lines        map[string]int
 
 	HasOriginVerifySecret bool
 }

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/cellctl/cellctl/internal/diag"
+	"github.com/cellctl/cellctl/router/edge"
 )
 
 // writeFleet lays base.txtar out in a real directory (the loader's
@@ -140,5 +141,42 @@ func TestErrorsCappedPerFile(t *testing.T) {
 	}
 	if first := strings.SplitN(err.Error(), "\n", 2)[0]; !strings.HasSuffix(first, "problems (50 shown):") {
 		t.Fatalf("header = %q", first)
+	}
+}
+
+func routingWithOverrides(n int) string {
+	var b strings.Builder
+	b.WriteString(`{"version": 1, "buckets": 16, "cells": {"cell-a": {"state": "active", "weight": 1, "buckets": ["0-7"]}, "cell-b": {"state": "active", "weight": 1, "buckets": ["8-15"]}}, "overrides": [`)
+	for i := 0; i < n; i++ {
+		if i > 0 {
+			b.WriteString(",\n")
+		}
+		fmt.Fprintf(&b, `{"tenant": "0c9f0000-7d1e-4b2a-9f3c-%012x", "cell": "cell-b", "state": "active"}`, i)
+	}
+	b.WriteString("]}\n")
+	return b.String()
+}
+
+// plan accepted a million overrides for a 128 MB function; a table the
+// edge function cannot load is refused at load, naming the numbers, and
+// fits once the router stack gives the function more memory.
+func TestOversizeTableRefusedAtLoad(t *testing.T) {
+	dir := writeFleet(t)
+	n := edge.MaxOverridesFor(edge.DefaultMemoryMB) + 1000
+	if err := os.WriteFile(filepath.Join(dir, "stacks/routing.json"), []byte(routingWithOverrides(n)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	got := loadErr(t, dir)
+	need := edge.NeededMemoryMB(n)
+	want := fmt.Sprintf("stacks/routing.json: overrides: %d overrides need about %d MB of edge function memory", n, need)
+	if !strings.HasPrefix(got, want) || !strings.Contains(got, "the function has 128 MB, which fits at most") || !strings.HasSuffix(got, fmt.Sprintf("set cells:edgeMemoryMb to at least %d in the router stack file", need)) {
+		t.Fatalf("got  %s\nwant %s…", got, want)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "stacks/Pulumi.router.yaml"), []byte("config:\n  aws:region: us-east-1\n  cells:edgeMemoryMb: 256\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	f, err := Load(dir)
+	if err != nil || f.Router.EdgeMemoryMB != 256 {
+		t.Fatalf("with 256 MB: %v", err)
 	}
 }

@@ -224,6 +224,13 @@ func (l *loader) loadRouting(f *Fleet, declared []string) {
 		l.errs.Merge(file, err)
 		return
 	}
+	if f.Router != nil {
+		// A table the function cannot load would fail every tenant's
+		// request at the edge: refuse it here, so at plan.
+		if err := edge.CheckFits(t, f.Router.EdgeMemoryMB); err != nil {
+			l.errs.Add(file, 0, "overrides", "%v", err)
+		}
+	}
 	for _, id := range t.CellIDs() {
 		if !contains(declared, id) {
 			l.errs.Add(file, 0, "cells."+id, "not a cell of this fleet (no %s): remove it from the table or add the cell", rel(f.StackDir, "Pulumi."+id+".yaml"))
@@ -447,7 +454,7 @@ func (l *loader) loadCell(f *Fleet, id, file string, data []byte) *Cell {
 func (l *loader) loadRouter(f *Fleet, file string, data []byte) *Router {
 	before := l.errs.Len()
 	r := &Router{File: file, Region: f.Baseline.Region, TenantHeader: DefaultTenantHeader,
-		PriceClass: DefaultPriceClass, FleetBucket: f.Baseline.FleetBucket, Lines: map[string]int{}}
+		PriceClass: DefaultPriceClass, FleetBucket: f.Baseline.FleetBucket, EdgeMemoryMB: edge.DefaultMemoryMB, Lines: map[string]int{}}
 	parsed := l.stackConfig(f, file, data, func(ns, key, full string, k, v *yaml.Node) {
 		r.Lines[full] = k.Line
 		switch {
@@ -476,6 +483,12 @@ func (l *loader) loadRouter(f *Fleet, file string, data []byte) *Router {
 					r.PriceClass = s
 				}
 			}
+		case ns == f.Project && key == "edgeMemoryMb":
+			k := spec.Key{Name: key, Kind: spec.Int, Min: edge.MinMemoryMB, Max: edge.MaxMemoryMB,
+				Hint: fmt.Sprintf("the edge function's memory in MB, an integer from %d to %d (Lambda's range for origin-request functions)", edge.MinMemoryMB, edge.MaxMemoryMB)}
+			var tmp spec.Cell
+			k.Set = func(_ *spec.Cell, _ string, n float64) { r.EdgeMemoryMB = int(n) }
+			l.setKey(&tmp, k, file, full, v)
 		case ns == f.Project && key == "fleetBucket":
 			k, _ := spec.Lookup("fleetBucket")
 			var tmp spec.Cell
@@ -484,7 +497,7 @@ func (l *loader) loadRouter(f *Fleet, file string, data []byte) *Router {
 			}
 		default:
 			l.errs.Add(file, k.Line, full, "unknown key for the router stack (allowed: aws:region, %s)",
-				strings.Join(prefixed(f.Project, []string{"tenantHeader", "priceClass", "fleetBucket", OriginVerifyKey}), ", "))
+				strings.Join(prefixed(f.Project, []string{"tenantHeader", "priceClass", "fleetBucket", "edgeMemoryMb", OriginVerifyKey}), ", "))
 		}
 	})
 	if !parsed {
