@@ -22,6 +22,11 @@ import (
 // vectors in testdata/routing check both sides at every range boundary.
 // Ids are case-sensitive; the edge lowercases only a tenant taken from the
 // Host header, because host names are case-insensitive.
+//
+// Ids are not Unicode-normalised anywhere: an id is its bytes. A table must
+// not hold two overrides that are the same text in different normalization
+// forms ("café" in NFC and NFD): the loader and the edge's compile both
+// refuse it (lookalike in validate.go), since clients cannot tell them apart.
 
 // MaxTenantBytes is the longest tenant id, in UTF-8 bytes.
 const MaxTenantBytes = 128

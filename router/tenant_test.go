@@ -88,10 +88,15 @@ func refValid(s string) bool {
 }
 
 func FuzzTenant(f *testing.F) {
-	for _, s := range []string{"", "a", "acme", "a b", "東京", "\xff", "\u200b", strings.Repeat("é", 64)} {
+	for _, s := range []string{"", "a", "acme", "a b", "東京", "\xff", "\u200b", strings.Repeat("é", 64),
+		"cafe\u0301", "\u212aelvin", "acme\xfe", strings.Repeat("t", 131<<10), strings.Repeat("\xff", 4096)} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
+		// Whatever the id, the message stays a line, not a copy of it.
+		if err := ValidTenant(s); err != nil && len(err.Error()) > 600 {
+			t.Fatalf("%d-byte message for a %d-byte id", len(err.Error()), len(s))
+		}
 		h, ok := hashTenant(s)
 		if ok != refValid(s) {
 			t.Fatalf("hashTenant(%q) valid=%v, reference says %v", s, ok, !ok)

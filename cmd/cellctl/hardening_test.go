@@ -75,3 +75,15 @@ func TestPlanRefusesOversizeTable(t *testing.T) {
 		t.Fatalf("exit %d\nstdout %.200q\nstderr %.400q", code, stdout, stderr)
 	}
 }
+
+// A 131 KB tenant id used to be echoed whole in the error: the message
+// names its length and shows 64 bytes. (The -o json report still carries
+// the id as given, in its "tenant" field, for scripts to match on.)
+func TestRouteTruncatesAHugeTenantID(t *testing.T) {
+	huge := strings.Repeat("t", 131<<10)
+	_, stderr, code := execute(t, "route", "--dir", "../..", huge)
+	want := `tenant id "` + strings.Repeat("t", 64) + `"… (134144 bytes in all) is 134144 bytes long`
+	if code != exitcode.Error || !strings.Contains(stderr, want) || len(stderr) > 1000 {
+		t.Fatalf("exit %d, stderr %.300q (%d bytes)", code, stderr, len(stderr))
+	}
+}
