@@ -56,6 +56,7 @@ func routerProgram(ctx *pulumi.Context, f *fleet.Fleet) error {
 		Origins:      origins,
 		TableVersion: table.Version(),
 		PriceClass:   f.Router.PriceClass,
+		MemoryMB:     f.Router.EdgeMemoryMB,
 		Code: func(dns map[string]string) (map[string]string, error) {
 			return edge.Package(table, dns, f.Router.TenantHeader)
 		},

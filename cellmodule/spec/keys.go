@@ -37,8 +37,35 @@ type Key struct {
 	Allowed []string       // the exact values allowed, as written (nil: any in range / matching Pattern)
 	Pattern *regexp.Regexp // for String: required shape (nil: any non-empty)
 	Hint    string         // what is allowed, in words, for error messages
-	Set     func(c *Cell, s string, n float64)
-	Get     func(c *Cell) string
+	// MaxLen caps a String value in bytes (0: DefaultMaxLen); MaxLenWhy
+	// says whose limit it is, for the error message.
+	MaxLen    int
+	MaxLenWhy string
+	Set       func(c *Cell, s string, n float64)
+	Get       func(c *Cell) string
+}
+
+// MaxValueBytes caps any configuration value the loader reads, before any
+// other check: a 50 MB value must not be matched, copied or echoed.
+const MaxValueBytes = 4096
+
+// DefaultMaxLen caps a String key without a limit of its own.
+const DefaultMaxLen = 256
+
+// MaxBytes is the longest value the key accepts.
+func (k Key) MaxBytes() int {
+	if k.MaxLen > 0 {
+		return k.MaxLen
+	}
+	return DefaultMaxLen
+}
+
+// LimitReason says whose limit MaxBytes is.
+func (k Key) LimitReason() string {
+	if k.MaxLenWhy != "" {
+		return k.MaxLenWhy
+	}
+	return "cellctl's limit for this setting"
 }
 
 // Describe says in words what the key accepts.
@@ -93,6 +120,7 @@ func oneOf(v ...string) func(*Key)        { return func(k *Key) { k.Allowed = v 
 func shaped(p *regexp.Regexp, hint string) func(*Key) {
 	return func(k *Key) { k.Pattern, k.Hint = p, hint }
 }
+func capped(n int, why string) func(*Key) { return func(k *Key) { k.MaxLen, k.MaxLenWhy = n, why } }
 
 // Keys is every cells:<key> a cell understands, in documentation order.
 var Keys = func() []Key {
@@ -103,11 +131,15 @@ var Keys = func() []Key {
 	add(key("index", Int, CellOnly, set, get, between(0, 255),
 		func(k *Key) { k.Hint = "an integer from 0 to 255, unique in the fleet (the N of the VPC 10.N.0.0/16)" }))
 	set, get = str(func(c *Cell) *string { return &c.Image })
-	add(key("image", String, Anywhere, set, get, shaped(imagePattern, "a container image reference such as registry.example.com/app:1.2.3")))
+	add(key("image", String, Anywhere, set, get, shaped(imagePattern, "a container image reference such as registry.example.com/app:1.2.3"),
+		// ECS RegisterTaskDefinition, ContainerDefinition.image: "Up to 255 letters …".
+		capped(255, "ECS's limit for a container image reference")))
 	set, get = str(func(c *Cell) *string { return &c.FleetBucket })
 	add(key("fleetBucket", String, Anywhere, set, get, shaped(bucketPattern, "an S3 bucket name: 3–63 lowercase letters, digits, dots or hyphens")))
 	set, get = str(func(c *Cell) *string { return &c.CertificateArn })
-	add(key("certificateArn", String, Anywhere, set, get, shaped(certPattern, "an ACM certificate ARN (arn:aws:acm:<region>:<account>:certificate/<id>) in the cell's region")))
+	add(key("certificateArn", String, Anywhere, set, get, shaped(certPattern, "an ACM certificate ARN (arn:aws:acm:<region>:<account>:certificate/<id>) in the cell's region"),
+		// ACM DescribeCertificate, CertificateArn: length 20-2048.
+		capped(2048, "ACM's limit for a certificate ARN")))
 	set, get = str(func(c *Cell) *string { return &c.NATMode })
 	add(key("natMode", String, Anywhere, set, get, oneOf(NATPerAZ, NATSingle)))
 
@@ -147,7 +179,9 @@ var Keys = func() []Key {
 	set, get = integer(func(c *Cell) *int { return &c.ContainerPort })
 	add(key("containerPort", Int, Anywhere, set, get, between(1, 65535)))
 	set, get = str(func(c *Cell) *string { return &c.HealthCheckPath })
-	add(key("healthCheckPath", String, Anywhere, set, get, shaped(pathPattern, "an absolute URL path such as \"/healthz\"")))
+	add(key("healthCheckPath", String, Anywhere, set, get, shaped(pathPattern, "an absolute URL path such as \"/healthz\""),
+		// ELBv2 CreateTargetGroup, HealthCheckPath: length 1-1024.
+		capped(1024, "Elastic Load Balancing's limit for a health check path")))
 	set, get = integer(func(c *Cell) *int { return &c.LogRetentionDays })
 	add(key("logRetentionDays", Int, Anywhere, set, get, func(k *Key) {
 		k.Allowed = []string{"1", "3", "5", "7", "14", "30", "60", "90", "120", "150", "180", "365", "400", "545", "731", "1096", "1827", "2192", "2557", "2922", "3288", "3653"}

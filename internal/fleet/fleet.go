@@ -5,9 +5,12 @@
 package fleet
 
 import (
+	"fmt"
 	"sort"
 
 	"github.com/cellctl/cellctl/cellmodule/spec"
+	"github.com/cellctl/cellctl/internal/cellid"
+	"github.com/cellctl/cellctl/internal/diag"
 	"github.com/cellctl/cellctl/router"
 	"github.com/cellctl/cellctl/waves"
 )
@@ -77,7 +80,10 @@ type Router struct {
 	PriceClass string
 	// FleetBucket is the shared bucket the router stack owns.
 	FleetBucket string
-	Lines       map[string]int
+	// EdgeMemoryMB is the edge function's memory (cells:edgeMemoryMb);
+	// the routing table must fit it (edge.CheckFits).
+	EdgeMemoryMB int
+	Lines        map[string]int
 
 	HasOriginVerifySecret bool
 }
@@ -117,3 +123,13 @@ func (f *Fleet) StackNames() []string {
 
 // ConfigKey qualifies a key with the project namespace ("cells:index").
 func (f *Fleet) ConfigKey(key string) string { return f.Project + ":" + key }
+
+// ValidStackName says why name cannot be one of the fleet's stacks, or nil:
+// stacks are "router" and cell ids (the rule cell stack files follow). Commands
+// that take a stack name check it before it reaches a backend path.
+func ValidStackName(name string) error {
+	if name == RouterStack || cellid.Valid(name) {
+		return nil
+	}
+	return fmt.Errorf("%s is not a valid stack name: stacks are %q and cell ids (%s)", diag.Echo(name), RouterStack, cellid.Rule)
+}

@@ -44,6 +44,9 @@ func (c *Cloud) Dir() string { return c.s.dir }
 func (c *Cloud) Resources(f Filter) ([]Resource, error) {
 	var out []Resource
 	err := c.s.view(func(st *state, _ *control) error {
+		if err := st.anyCorrupt(f.Stack); err != nil {
+			return err
+		}
 		for _, r := range st.Resources {
 			if !matchStack(f.Stack, r.Stack) || !matchType(f.Type, r.Type) || !matchName(f.Name, r.Name) || (f.Region != "" && f.Region != r.Region) {
 				continue

@@ -70,6 +70,9 @@ func (c *Cloud) create(t target, inputs resource.PropertyMap) (string, resource.
 	var id string
 	var outs resource.PropertyMap
 	err := c.s.update(func(st *state, ctl *control) error {
+		if err := st.stackErr(t.stack); err != nil {
+			return err
+		}
 		if st.Account == "" {
 			st.Account = t.env.Account
 			st.touchMeta()
@@ -140,6 +143,9 @@ func notFound(t target, op int, id string) error {
 func (c *Cloud) update(t target, id string, inputs resource.PropertyMap) (resource.PropertyMap, error) {
 	var outs resource.PropertyMap
 	err := c.s.update(func(st *state, ctl *control) error {
+		if err := st.stackErr(t.stack); err != nil {
+			return err
+		}
 		rec := st.byID(t.typ, id)
 		if rec == nil {
 			return notFound(t, awsmodel.OpUpdate, id)
@@ -191,6 +197,9 @@ func (c *Cloud) delete(ctx context.Context, t target, id string, wait time.Durat
 	deadline := time.Now().Add(wait)
 	for {
 		err := c.s.update(func(st *state, _ *control) error {
+			if err := st.stackErr(t.stack); err != nil {
+				return err // "already gone" would drop it from the stack's state
+			}
 			rec := st.byID(t.typ, id)
 			if rec == nil {
 				return nil
@@ -222,11 +231,14 @@ func (c *Cloud) delete(ctx context.Context, t target, id string, wait time.Durat
 
 // read returns the live outputs and out-of-band edited keys, or nil when
 // the resource is gone.
-func (c *Cloud) read(typ, id string) (resource.PropertyMap, []string, string, error) {
+func (c *Cloud) read(stack, typ, id string) (resource.PropertyMap, []string, string, error) {
 	var outs resource.PropertyMap
 	var edited []string
 	var region string
 	err := c.s.view(func(st *state, _ *control) error {
+		if err := st.stackErr(stack); err != nil {
+			return err // "gone" would make refresh delete it from state
+		}
 		rec := st.byID(typ, id)
 		if rec == nil {
 			return nil

@@ -64,6 +64,9 @@ type RouterArgs struct {
 	OriginVerifySecret pulumi.StringInput
 	// Tags for every taggable child.
 	Tags map[string]string
+	// MemoryMB of the edge function (0: 128); the fleet loader checks the
+	// routing table fits it.
+	MemoryMB int
 }
 
 // Router is the global stack's component.
@@ -272,7 +275,7 @@ func (r *Router) edgeFunction(ctx *pulumi.Context, name string, args *RouterArgs
 		// at most 5 s for viewer triggers and 30 s for origin triggers.
 		Publish:    pulumi.Bool(true),
 		Timeout:    pulumi.Int(5),
-		MemorySize: pulumi.Int(128),
+		MemorySize: pulumi.Int(max(args.MemoryMB, 128)),
 		Tags:       tags,
 	}, parent, pulumi.Provider(r.EdgeProvider), pulumi.DependsOn([]pulumi.Resource{basic}))
 	return err

@@ -54,6 +54,42 @@ var reservedHeaders = map[string]string{
 	"x-origin-verify":   "X-Origin-Verify carries the origin secret",
 }
 
+// Headers CloudFront never shows an edge function (nor lets it add), so a
+// tenant id sent in one would never reach the router. From "Restrictions on
+// all edge functions › Disallowed headers", CloudFront Developer Guide.
+var disallowedHeaders = []string{"connection", "expect", "keep-alive", "proxy-authenticate", "proxy-authorization",
+	"proxy-connection", "trailer", "upgrade", "x-cache", "x-forwarded-proto", "x-real-ip",
+	"x-amzn-auth", "x-amzn-cf-billing", "x-amzn-cf-id", "x-amzn-cf-xff", "x-amzn-errortype", "x-amzn-fle-profile",
+	"x-amzn-header-count", "x-amzn-header-order", "x-amzn-lambda-integration-tag", "x-amzn-requestid"}
+
+var disallowedPrefixes = []string{"x-accel-", "x-amz-cf-", "x-edge-"}
+
+// CheckTenantHeader says why name cannot carry the tenant id, or nil: it
+// must be an HTTP header name (RFC 9110 token), one CloudFront exposes to
+// Lambda@Edge, and not one the router itself reads or sets. The fleet
+// loader calls it so a bad cells:tenantHeader is reported at its line, not
+// deep inside the router program.
+func CheckTenantHeader(name string) error {
+	h := strings.ToLower(name)
+	if !validHeaderName(h) {
+		return fmt.Errorf("must be an HTTP header name (letters, digits and !#$%%&'*+-.^_`|~), e.g. %q", DefaultTenantHeader)
+	}
+	if why, ok := reservedHeaders[h]; ok {
+		return fmt.Errorf("cannot carry the tenant id: %s", why)
+	}
+	disallowed := false
+	for _, d := range disallowedHeaders {
+		disallowed = disallowed || h == d
+	}
+	for _, p := range disallowedPrefixes {
+		disallowed = disallowed || strings.HasPrefix(h, p)
+	}
+	if disallowed {
+		return fmt.Errorf("cannot carry the tenant id: CloudFront does not pass %s to Lambda@Edge (a disallowed header); use a custom header such as %q", name, DefaultTenantHeader)
+	}
+	return nil
+}
+
 // Config renders config.json for the handler: the table's buckets as
 // run-length pairs, the overrides, and each cell's origin (its ALB's DNS
 // name). Every cell that serves buckets or an overridden tenant needs an
@@ -163,12 +199,10 @@ func checkInputs(table *router.Table, origins map[string]string, tenantHeader st
 	if header == "" {
 		header = DefaultTenantHeader
 	}
-	header = strings.ToLower(header)
-	if !validHeaderName(header) {
-		errs = append(errs, fmt.Errorf("tenant header %q: must be an HTTP header name (letters, digits and !#$%%&'*+-.^_`|~), e.g. %q", tenantHeader, DefaultTenantHeader))
-	} else if why, ok := reservedHeaders[header]; ok {
-		errs = append(errs, fmt.Errorf("tenant header %q: cannot carry the tenant id: %s", tenantHeader, why))
+	if err := CheckTenantHeader(header); err != nil {
+		errs = append(errs, fmt.Errorf("tenant header %q: %w", tenantHeader, err))
 	}
+	header = strings.ToLower(header)
 
 	needed := map[string]string{}
 	for _, c := range table.Cells() {
