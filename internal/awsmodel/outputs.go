@@ -46,6 +46,13 @@ func Outputs(req Request) (string, resource.PropertyMap, error) {
 	if spec == nil {
 		return genericID(req.Type, req.Name, r), out, nil
 	}
+	op := OpCreate
+	if req.Old != nil {
+		op = OpUpdate
+	}
+	if err := CheckRules(req.Type, req.Name, req.Inputs, env, req.Cloud, op); err != nil {
+		return "", nil, err
+	}
 	c := &calc{spec: spec, env: env, typ: req.Type, name: req.Name, in: req.Inputs, out: out,
 		old: req.Old, r: r, cloud: req.Cloud, now: now, update: req.Old != nil}
 	if spec.compute != nil {

@@ -77,7 +77,18 @@ type Router struct {
 	PriceClass string
 	// FleetBucket is the shared bucket the router stack owns.
 	FleetBucket string
-	Lines       map[string]int
+	// ViewerDomains are the tenant-facing domain names of the distribution
+	// (CloudFront aliases). Without any, viewers only reach the
+	// distribution's own *.cloudfront.net name and the edge never reads
+	// the tenant from the Host.
+	ViewerDomains []string
+	// ViewerHostedZoneID is the Route 53 zone the viewer domains' alias
+	// records go in.
+	ViewerHostedZoneID string
+	// ViewerCertificateArn is an existing us-east-1 certificate covering
+	// the viewer domains; empty: the router requests a DNS-validated one.
+	ViewerCertificateArn string
+	Lines                map[string]int
 
 	HasOriginVerifySecret bool
 }
