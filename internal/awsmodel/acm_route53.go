@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/pulumi/pulumi/sdk/v3/go/common/resource"
 )
@@ -111,7 +112,10 @@ func init() {
 			Message: "Could not find certificate %s."}},
 		compute: func(c *calc) error {
 			arn := c.s("certificateArn")
-			c.id = c.now.UTC().Format("2006-01-02 15:04:05.999999999 -0700 MST")
+			// The provider's id is the certificate's IssuedAt, which differs
+			// per certificate.
+			issued := c.now.Add(time.Duration(c.r.Intn("issued-at", 1<<30)) * time.Microsecond)
+			c.id = issued.UTC().Format("2006-01-02 15:04:05.999999999 -0700 MST")
 			_, cert, ok := c.lookup(arn)
 			if !ok {
 				return nil // the mocks know only what they created; the simulator checks the reference first

@@ -163,7 +163,7 @@ func ruleCases() []ruleCase {
 			bad:      edgeDistribution("arn:aws:lambda:us-east-1:123456789012:function:edge:$LATEST", "origin-request"),
 			contains: "specific function version"},
 		{rule: "cloudfront.aliases-certificate", typ: tDistribution,
-			bad: resource.PropertyMap{"aliases": pv([]string{"app.example.com"}), "viewerCertificate": pv(map[string]any{"cloudfrontDefaultCertificate": true})},
+			bad:      resource.PropertyMap{"aliases": pv([]string{"app.example.com"}), "viewerCertificate": pv(map[string]any{"cloudfrontDefaultCertificate": true})},
 			contains: "trusted certificate"},
 		{rule: "cloudfront.aliases-certificate", typ: tDistribution,
 			setup: func(t *testing.T, m *Mock) {

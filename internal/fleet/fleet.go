@@ -128,3 +128,7 @@ func (f *Fleet) StackNames() []string {
 
 // ConfigKey qualifies a key with the project namespace ("cells:index").
 func (f *Fleet) ConfigKey(key string) string { return f.Project + ":" + key }
+
+// AWSKeys lists the aws:<key> provider settings a fleet may set (the
+// router passes each one it finds to its explicit us-east-1 provider).
+func AWSKeys() []string { return append([]string(nil), awsKeys...) }
