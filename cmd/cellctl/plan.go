@@ -6,6 +6,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/cellctl/cellctl/internal/awsmodel"
 	"github.com/cellctl/cellctl/internal/exitcode"
 	"github.com/cellctl/cellctl/internal/fleet"
 	"github.com/cellctl/cellctl/internal/plan"
@@ -16,6 +17,9 @@ type PlanOptions struct {
 	*Factory
 	Stacks    []string
 	Resources bool
+	// Strict also runs every AWS rule of internal/awsmodel over every
+	// resource (quotas, rules AWS enforces late, unmodelled types).
+	Strict bool
 }
 
 // NewCmdPlan builds `cellctl plan`.
@@ -29,10 +33,17 @@ Pulumi program under mocks: no pulumi CLI, no cloud, no credentials. Reports
 each stack's resources and checks that no cell references another cell and
 that no two cells share address space.
 
-Exits 2 when the isolation audit finds a violation.`,
+With --strict, also runs every AWS rule cellctl knows (name and charset
+limits, tags, quotas such as security group rules, engine versions,
+Lambda@Edge limits, certificates for HTTPS origins and aliases) over every
+resource, each finding citing its AWS document.
+
+Exits 2 when the isolation audit (or, with --strict, an AWS rule) finds a
+violation.`,
 		Example: `  cellctl plan
   cellctl plan cell-a -o json
-  cellctl plan --resources cell-b`,
+  cellctl plan --resources cell-b
+  cellctl plan --strict`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Stacks = args
 			if err := f.CheckOutput(FormatTable, FormatJSON); err != nil {
@@ -45,6 +56,7 @@ Exits 2 when the isolation audit finds a violation.`,
 		},
 	}
 	cmd.Flags().BoolVar(&opts.Resources, "resources", false, "list every resource of each stack")
+	cmd.Flags().BoolVar(&opts.Strict, "strict", false, "also check every resource against every AWS rule cellctl knows")
 	return cmd
 }
 
@@ -57,15 +69,32 @@ func planRun(cmd *cobra.Command, opts *PlanOptions) error {
 	if err != nil {
 		return err
 	}
+	var violations []awsmodel.Violation
+	if opts.Strict {
+		violations = report.Rules()
+	}
 	if opts.Global.Output == FormatJSON {
-		if err := renderJSON(opts.IO.Out, report); err != nil {
+		doc := any(report)
+		if opts.Strict {
+			doc = struct {
+				*plan.Report
+				Rules []awsmodel.Violation `json:"rules"`
+			}{report, append([]awsmodel.Violation{}, violations...)}
+		}
+		if err := renderJSON(opts.IO.Out, doc); err != nil {
 			return err
 		}
 	} else {
 		printPlan(opts, fl, report)
+		if opts.Strict {
+			printRules(opts, violations)
+		}
 	}
 	if !report.Isolation.OK {
 		return exitcode.With(exitcode.Findings, fmt.Errorf("isolation audit: %d violation(s)", len(report.Isolation.Violations)))
+	}
+	if len(violations) > 0 {
+		return exitcode.With(exitcode.Findings, fmt.Errorf("AWS rules: %d violation(s)", len(violations)))
 	}
 	return nil
 }
@@ -118,4 +147,16 @@ func shape(fl *fleet.Fleet, st *plan.Stack) string {
 		return fmt.Sprintf("table v%d, %d buckets, %d overrides", fl.Routing.Version(), fl.Routing.Buckets(), len(fl.Routing.Overrides()))
 	}
 	return fmt.Sprintf("%d types", len(st.Counts()))
+}
+
+func printRules(opts *PlanOptions, violations []awsmodel.Violation) {
+	s, out := opts.Styles(), opts.IO.Out
+	if len(violations) == 0 {
+		fmt.Fprintf(out, "aws rules: %s (%d rules over every resource)\n", s.Good("ok"), len(awsmodel.Rules()))
+		return
+	}
+	fmt.Fprintf(out, "aws rules: %s\n", s.Bad(fmt.Sprintf("%d violation(s)", len(violations))))
+	for _, v := range violations {
+		fmt.Fprintf(out, "  - %s\n", v.String())
+	}
 }
