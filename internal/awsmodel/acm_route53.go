@@ -141,10 +141,10 @@ func init() {
 		replace:  []string{"name", "type", "zoneId", "setIdentifier"},
 		unique: []uniqueRule{{
 			key: func(_ Env, out resourceMap) (string, string) {
-				return str(out, "zoneId"), strings.ToLower(strings.TrimSuffix(str(out, "name"), ".")) + " " + str(out, "type") + " " + str(out, "setIdentifier")
+				return str(out, "zoneId") + "|" + str(out, "type") + "|" + str(out, "setIdentifier"), strings.ToLower(strings.TrimSuffix(str(out, "name"), "."))
 			},
 			code:    "InvalidChangeBatch",
-			message: "[Tried to create resource record set [name='%s'] but it already exists]",
+			message: "[Tried to create resource record set [name='%s.'] but it already exists]",
 		}},
 		outDefaults: map[string]any{"records": []string{}, "aliases": []string{}, "setIdentifier": "", "healthCheckId": "",
 			"allowOverwrite": false, "multivalueAnswerRoutingPolicy": false},

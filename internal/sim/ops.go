@@ -202,6 +202,9 @@ func (c *Cloud) delete(ctx context.Context, t target, id string, wait time.Durat
 			if err := v.checkDependents(t, rec); err != nil {
 				return err
 			}
+			if err := st.takeFinalSnapshot(t, rec, v.outputs(rec), c.now()); err != nil {
+				return err
+			}
 			st.remove(rec)
 			if t.typ == typeFunction {
 				return os.RemoveAll(filepath.Join(c.s.dir, functionDir, rec.Region, rec.ID))
@@ -580,4 +583,53 @@ func sortedKeys(m map[string]bool) []string {
 	}
 	sort.Strings(out)
 	return out
+}
+
+// Snapshot is a DB cluster snapshot a delete left behind.
+type Snapshot struct {
+	Identifier string    `json:"identifier"`
+	Region     string    `json:"region"`
+	Cluster    string    `json:"cluster"`
+	Stack      string    `json:"stack"`
+	Created    time.Time `json:"created"`
+}
+
+// takeFinalSnapshot records the final snapshot of a deleted Aurora cluster.
+// Snapshot identifiers are unique per account and region and outlive the
+// cluster: a second delete naming the same one fails, as in AWS.
+func (st *state) takeFinalSnapshot(t target, rec *record, outs resource.PropertyMap, now time.Time) error {
+	if rec.Type != "aws:rds/cluster:Cluster" {
+		return nil
+	}
+	if skip, ok := outs["skipFinalSnapshot"]; ok && skip.IsBool() && skip.BoolValue() {
+		return nil
+	}
+	id := pvString(outs["finalSnapshotIdentifier"])
+	if id == "" {
+		return nil
+	}
+	key := rec.Region + "/" + id
+	if _, exists := st.Snapshots[key]; exists {
+		return awsmodel.NewAPIError(t.typ, awsmodel.OpDelete, t.name, "DBClusterSnapshotAlreadyExistsFault",
+			fmt.Sprintf("Cannot create the cluster snapshot because one with the identifier %s already exists.", id))
+	}
+	if st.Snapshots == nil {
+		st.Snapshots = map[string]Snapshot{}
+	}
+	st.Snapshots[key] = Snapshot{Identifier: id, Region: rec.Region, Cluster: rec.ID, Stack: rec.Stack, Created: now}
+	st.touchMeta()
+	return nil
+}
+
+// Snapshots lists the DB cluster snapshots in the cloud, oldest first.
+func (c *Cloud) Snapshots() ([]Snapshot, error) {
+	var out []Snapshot
+	err := c.s.view(func(st *state, _ *control) error {
+		for _, sn := range st.Snapshots {
+			out = append(out, sn)
+		}
+		return nil
+	})
+	slices.SortFunc(out, func(a, b Snapshot) int { return a.Created.Compare(b.Created) })
+	return out, err
 }
