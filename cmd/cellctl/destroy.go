@@ -119,7 +119,7 @@ func destroyRun(ctx context.Context, opts *DestroyOptions) error {
 	}
 	if len(protected) > 0 && !opts.ReleaseProtected {
 		return exitcode.With(exitcode.Error, fmt.Errorf("refusing to destroy %s: its stateful resources are protected:\n  %s\n"+
-			"to delete them (and their data; Aurora writes a final snapshot %s-final), rerun with --release-protected",
+			"to delete them (and their data; Aurora writes a final snapshot %s-final-<UTC time>), rerun with --release-protected",
 			c.ID, strings.Join(protected, "\n  "), c.ID))
 	}
 	if !opts.Global.Yes {

@@ -134,6 +134,9 @@ func TestCertificateValidatesThroughItsRecord(t *testing.T) {
 	if s(v.out, "certificateArn") != cert.id {
 		t.Errorf("validation %v", v.out)
 	}
+	if rd := h.read(cert); s(rd.Outputs, "status") != "ISSUED" || s(rd.Outputs, "notAfter") == "" {
+		t.Errorf("a validated certificate reads %v, want ISSUED with a validity", rd.Outputs["status"])
+	}
 	// The same record twice in a zone is refused.
 	_, err = h.tryCreate(tRecord, "validation-again", pm("zoneId", "Z0123456789ABCDEFGHIJ", "name", name, "type", "CNAME", "ttl", 300, "records", []any{value}))
 	wantAWSError(t, err, "ChangeResourceRecordSets", "InvalidChangeBatch", "already exists")
