@@ -202,6 +202,22 @@ func ruleCases() []ruleCase {
 	}
 }
 
+// nameCases feeds every name rule a name one character too long and one
+// with a character outside its set.
+func nameCases() []ruleCase {
+	var out []ruleCase
+	for _, n := range nameRules {
+		id := "names." + n.typ + "." + n.prop
+		long := "a" + strings.Repeat("b", n.max)
+		out = append(out,
+			ruleCase{rule: id, typ: n.typ, bad: resource.PropertyMap{resource.PropertyKey(n.prop): pv(long)},
+				ok: resource.PropertyMap{resource.PropertyKey(n.prop): pv(long[:n.max])}, contains: fmt.Sprintf("at most %d characters", n.max)},
+			ruleCase{rule: id, typ: n.typ, bad: resource.PropertyMap{resource.PropertyKey(n.prop): pv("cell-a's")},
+				contains: "is invalid"})
+	}
+	return out
+}
+
 func mockCertARN(name string) string {
 	m := NewMock(Env{})
 	_, outs, _ := m.NewResource(tCertificate, name, resource.PropertyMap{"domainName": pv("x.example.com")}, "")
@@ -212,7 +228,7 @@ func mockCertARN(name string) string {
 // (with AWS's code and message) and the fixed input it must accept.
 func TestEveryRuleRefusesAViolation(t *testing.T) {
 	covered := map[string]bool{}
-	for i, tc := range ruleCases() {
+	for i, tc := range append(ruleCases(), nameCases()...) {
 		t.Run(fmt.Sprintf("%s/%d", tc.rule, i), func(t *testing.T) {
 			rule, ok := RuleByID(tc.rule)
 			if !ok {

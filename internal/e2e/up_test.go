@@ -75,6 +75,16 @@ func TestFleetLifecycle(t *testing.T) {
 
 	checkRouterFunction(t, dir)
 
+	// A refresh of a healthy cell settles: AWS's answers read back as the
+	// program's inputs (ElastiCache users included), so nothing updates.
+	for i := 0; i < 2; i++ {
+		var refreshed opResult
+		decode(t, mustRun(t, dir, "up", "cell-a", "--refresh", "-o", "json"), &refreshed)
+		if s := refreshed.stack(t, "cell-a"); s.Result != "succeeded" || s.Changes.Update+s.Changes.Replace+s.Changes.Create+s.Changes.Delete != 0 {
+			t.Errorf("up --refresh #%d of a healthy cell-a changed something: %+v", i+1, s)
+		}
+	}
+
 	// A config change in one cell shows in that cell's preview only.
 	stackFile := filepath.Join(dir, "stacks", "Pulumi.cell-b.yaml")
 	data, err := os.ReadFile(stackFile)
