@@ -250,6 +250,8 @@ func init() {
 			{Property: "orderedCacheBehaviors.originRequestPolicyId", Target: tOriginRequestPolicy, Code: "NoSuchOriginRequestPolicy", Message: "The origin request policy does not exist: %s", Skip: managedPolicy},
 			{Property: "defaultCacheBehavior.lambdaFunctionAssociations.lambdaArn", Target: tFunction, Code: "InvalidLambdaFunctionAssociation", Message: "The function does not exist: %s"},
 			{Property: "orderedCacheBehaviors.lambdaFunctionAssociations.lambdaArn", Target: tFunction, Code: "InvalidLambdaFunctionAssociation", Message: "The function does not exist: %s"},
+			{Property: "viewerCertificate.acmCertificateArn", Target: tCertificate, Code: "InvalidViewerCertificate",
+				Message: "The specified SSL certificate doesn't exist, isn't in us-east-1 region, isn't valid, or doesn't include a valid certificate chain: %s"},
 		},
 		outDefaults: map[string]any{
 			"inProgressValidationBatches": 0, "continuousDeploymentPolicyId": "", "staging": false, "retainOnDelete": false,

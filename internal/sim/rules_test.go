@@ -159,6 +159,9 @@ func TestDistributionAliasesNeedACoveringCertificate(t *testing.T) {
 	wantAWSError(t, err, "CreateDistributionWithTags", "InvalidViewerCertificate", "you must attach a trusted certificate")
 	_, err = h.tryCreate(tDist, "uncovered", dist([]any{"a.b.app.example.com"}, map[string]any{"acmCertificateArn": cert.id, "sslSupportMethod": "sni-only"}))
 	wantAWSError(t, err, "CreateDistributionWithTags", "InvalidViewerCertificate", "doesn't cover the alternate domain name")
+	_, err = h.tryCreate(tDist, "missing-cert", dist([]any{"app.example.com"}, map[string]any{
+		"acmCertificateArn": "arn:aws:acm:us-east-1:123456789012:certificate/00000000-0000-0000-0000-000000000000", "sslSupportMethod": "sni-only"}))
+	wantAWSError(t, err, "CreateDistributionWithTags", "InvalidViewerCertificate", "The specified SSL certificate doesn't exist")
 	h.create(tDist, "ok", dist([]any{"app.example.com", "acme.app.example.com"}, map[string]any{"acmCertificateArn": cert.id, "sslSupportMethod": "sni-only"}))
 }
 
@@ -220,5 +223,23 @@ func TestRefreshOfHealthyCacheUsersAndPatchedAuroraSettles(t *testing.T) {
 	h.cloud.Edit("cell-a", db.id, "engineVersion", `"15.8"`)
 	if got := s(h.read(db).Inputs, "engineVersion"); got != "15.8" {
 		t.Errorf("an engine change outside the pinned major must show as drift, got %q", got)
+	}
+}
+
+// TestListenerNeedsAnExistingCertificate: an ALB refuses a certificate its
+// account and region do not have.
+func TestListenerNeedsAnExistingCertificate(t *testing.T) {
+	h := newHarness(t, "cell-a", "us-east-1")
+	_, subnets := h.network("net", "10.1.0.0/16", 2)
+	lb := h.create("aws:lb/loadBalancer:LoadBalancer", "alb", pm("loadBalancerType", "application", "subnets", []any{subnets[0].id, subnets[1].id}))
+	listener := func(name, cert string) (*res, error) {
+		return h.tryCreate("aws:lb/listener:Listener", name, pm("loadBalancerArn", lb.id, "port", 443, "protocol", "HTTPS", "certificateArn", cert,
+			"defaultActions", []any{map[string]any{"type": "fixed-response", "fixedResponse": map[string]any{"contentType": "text/plain", "statusCode": "421"}}}))
+	}
+	_, err := listener("https", "arn:aws:acm:us-east-1:123456789012:certificate/00000000-0000-0000-0000-000000000000")
+	wantAWSError(t, err, "CreateListener", "CertificateNotFound", "Certificate 'arn:aws:acm:us-east-1:123456789012:certificate/00000000-0000-0000-0000-000000000000' not found")
+	cert := h.create(tCert, "cert", pm("domainName", "cell-a.cells.example.com", "validationMethod", "DNS"))
+	if _, err := listener("https", cert.id); err != nil {
+		t.Fatal(err)
 	}
 }
