@@ -223,6 +223,14 @@ func (c *Cloud) delete(ctx context.Context, t target, id string, wait time.Durat
 				return nil
 			}
 			v := newView(st, c.s.codec)
+			if skip, ok := v.outputs(rec)["skipDestroy"]; ok && skip.IsBool() && skip.BoolValue() {
+				// pulumi-aws only forgets a resource with skipDestroy (a
+				// Lambda@Edge function CloudFront still replicates): it stays
+				// in the cloud for the operator to delete later.
+				rec.Abandoned = true
+				st.touch(rec.Stack)
+				return nil
+			}
 			if err := awsmodel.DeleteCheck(t.typ, t.name, v.outputs(rec)); err != nil {
 				return err
 			}

@@ -243,3 +243,24 @@ func TestListenerNeedsAnExistingCertificate(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestSkipDestroyLeavesTheFunctionInTheCloud: pulumi-aws only forgets a
+// function with skipDestroy; the simulated cloud keeps it, as AWS does.
+func TestSkipDestroyLeavesTheFunctionInTheCloud(t *testing.T) {
+	h := newHarness(t, "router", "us-east-1")
+	role := h.create(tRole, "edge-role", pm("assumeRolePolicy", assumeRole))
+	code, err := newArchive(map[string]string{"index.js": "exports.handler=async()=>({})"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	fn := h.create(tFn, "edge", resource.PropertyMap{"role": role.out["arn"], "runtime": resource.NewStringProperty("nodejs20.x"),
+		"handler": resource.NewStringProperty("index.handler"), "publish": resource.NewBoolProperty(true), "code": code,
+		"skipDestroy": resource.NewBoolProperty(true)})
+	if err := h.delete(fn); err != nil {
+		t.Fatal(err)
+	}
+	live, err := h.cloud.Resources(Filter{Type: tFn})
+	if err != nil || len(live) != 1 || !live[0].Abandoned {
+		t.Fatalf("after a skipDestroy delete: %+v %v", live, err)
+	}
+}

@@ -84,10 +84,13 @@ type record struct {
 	Inputs  map[string]any `json:"inputs"`
 	Outputs map[string]any `json:"outputs"`
 	// Edited lists top-level properties changed out of band (drift).
-	Edited  []string    `json:"edited,omitempty"`
-	Alarm   *alarmState `json:"alarm,omitempty"`
-	Created time.Time   `json:"created"`
-	Updated time.Time   `json:"updated"`
+	Edited []string `json:"edited,omitempty"`
+	// Abandoned marks a resource Pulumi forgot without deleting it
+	// (skipDestroy): it lives on in the cloud.
+	Abandoned bool        `json:"abandoned,omitempty"`
+	Alarm     *alarmState `json:"alarm,omitempty"`
+	Created   time.Time   `json:"created"`
+	Updated   time.Time   `json:"updated"`
 
 	// decoded caches Outputs decoded, for records this process keeps;
 	// unique caches the exclusive names they hold.
