@@ -8,7 +8,9 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 
+	"github.com/pulumi/pulumi-aws/sdk/v6/go/aws/acm"
 	"github.com/pulumi/pulumi-aws/sdk/v6/go/aws/cloudwatch"
 	"github.com/pulumi/pulumi-aws/sdk/v6/go/aws/ec2"
 	"github.com/pulumi/pulumi-aws/sdk/v6/go/aws/ecs"
@@ -16,6 +18,7 @@ import (
 	"github.com/pulumi/pulumi-aws/sdk/v6/go/aws/iam"
 	"github.com/pulumi/pulumi-aws/sdk/v6/go/aws/lb"
 	"github.com/pulumi/pulumi-aws/sdk/v6/go/aws/rds"
+	"github.com/pulumi/pulumi-aws/sdk/v6/go/aws/route53"
 	"github.com/pulumi/pulumi-aws/sdk/v6/go/aws/sqs"
 	"github.com/pulumi/pulumi/sdk/v3/go/pulumi"
 
@@ -51,11 +54,15 @@ const (
 	TLSPolicy = "ELBSecurityPolicy-TLS13-1-2-2021-06"
 	// DatabaseName is the database Aurora creates in every cell.
 	DatabaseName = "app"
-	// DatabaseMasterUser is the master user whose password AWS manages.
+	// DatabaseMasterUser is the master user whose password AWS manages. The
+	// app never sees it: it is for the one-time grant and for operators.
 	DatabaseMasterUser = "cellctl"
-	postgresPort       = 5432
-	cachePort          = 6379
-	httpsPort          = 443
+	// DatabaseAppUser is the database user the app connects as, with IAM
+	// authentication (rds-db:connect); see DatabaseBootstrapSQL.
+	DatabaseAppUser = "cellctl_app"
+	postgresPort    = 5432
+	cachePort       = 6379
+	httpsPort       = 443
 )
 
 // CellArgs are the inputs of one cell.
@@ -66,6 +73,9 @@ type CellArgs struct {
 	// (a Pulumi secret from stack config cells:originVerifySecret). Never plaintext:
 	// NewCell marks it secret even if the caller forgot to.
 	OriginVerifySecret pulumi.StringInput
+	// Now is the clock of the final snapshot name of a release (nil:
+	// time.Now); tests pin it.
+	Now func() time.Time
 }
 
 // Network holds the cell's VPC and everything routing-related in it.
@@ -111,6 +121,21 @@ type Cell struct {
 
 	Cache     *elasticache.ReplicationGroup
 	CacheUser *elasticache.User
+	// CacheDefaultUser is the mandatory "default" user: switched off, with
+	// a generated password (a Pulumi secret) because a VALKEY user group
+	// only takes users that authenticate.
+	CacheDefaultUser *elasticache.User
+
+	// DNSName is <cell id>.<fleetDomain>, an alias of the ALB and the origin
+	// CloudFront connects to.
+	DNSName   string
+	DNSRecord *route53.Record
+	// Certificate and CertificateValidation exist when the cell requests
+	// its own certificate (no cells:certificateArn).
+	Certificate           *acm.Certificate
+	CertificateValidation *acm.CertificateValidation
+	// CertificateArn is the listener's certificate.
+	CertificateArn pulumi.StringOutput
 
 	Queue           *sqs.Queue
 	DeadLetterQueue *sqs.Queue
@@ -172,7 +197,7 @@ func validate(name string, args *CellArgs) error {
 	}
 	for field, v := range map[string]string{
 		"region": s.Region, "image": s.Image, "fleetBucket": s.FleetBucket,
-		"certificateArn": s.CertificateArn, "healthCheckPath": s.HealthCheckPath,
+		"fleetDomain": s.FleetDomain, "hostedZoneId": s.HostedZoneID, "healthCheckPath": s.HealthCheckPath,
 		"auroraInstanceClass": s.AuroraInstanceClass, "cacheNodeType": s.CacheNodeType,
 		"cacheEngineVersion": s.CacheEngineVersion,
 	} {
@@ -185,6 +210,10 @@ func validate(name string, args *CellArgs) error {
 	}
 	if _, err := parameterGroupFamily(s.AuroraEngineVersion); err != nil {
 		errs = append(errs, err)
+	}
+	if s.FleetDomain != "" && len(s.DNSName()) > 64 {
+		// The cell's name is its certificate's first domain name: ACM allows 64.
+		bad("%s is %d characters; the cell's DNS name (its certificate's domain) is at most 64", s.DNSName(), len(s.DNSName()))
 	}
 	if s.CacheEngine != "valkey" && s.CacheEngine != "redis" {
 		bad("cacheEngine %q: allowed are \"valkey\" and \"redis\"", s.CacheEngine)
@@ -235,10 +264,15 @@ func NewCell(ctx *pulumi.Context, name string, args *CellArgs, opts ...pulumi.Re
 	if err := ctx.RegisterComponentResource(TypeToken, name, cell, opts...); err != nil {
 		return nil, err
 	}
-	b := &builder{ctx: ctx, cell: cell, spec: s, originSecret: args.OriginVerifySecret}
+	now := args.Now
+	if now == nil {
+		now = time.Now
+	}
+	cell.DNSName = s.DNSName()
+	b := &builder{ctx: ctx, cell: cell, spec: s, originSecret: args.OriginVerifySecret, now: now}
 	steps := []func() error{
 		b.lookups, b.network, b.securityGroups, b.database, b.cache, b.queues,
-		b.roles, b.service, b.alarms, b.outputs,
+		b.roles, b.certificate, b.service, b.dnsRecord, b.alarms, b.outputs, b.moreOutputs,
 	}
 	for _, step := range steps {
 		if err := step(); err != nil {
@@ -257,6 +291,7 @@ type builder struct {
 	cell         *Cell
 	spec         spec.Cell
 	originSecret pulumi.StringInput
+	now          func() time.Time
 
 	partition     string
 	account       string

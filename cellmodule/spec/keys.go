@@ -97,6 +97,11 @@ var (
 	classPattern   = regexp.MustCompile(`^db\.[a-z0-9]+\.[a-z0-9]+$`)
 	nodePattern    = regexp.MustCompile(`^cache\.[a-z0-9]+\.[a-z0-9]+$`)
 	pathPattern    = regexp.MustCompile(`^/[A-Za-z0-9._~/-]*$`)
+	// A public DNS domain: lowercase labels of letters, digits and inner
+	// hyphens, at least two of them.
+	domainPattern = regexp.MustCompile(`^([a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z]([a-z0-9-]{0,61}[a-z0-9])?$`)
+	// Route 53 hosted zone ids: "Z" and upper-case letters and digits.
+	zonePattern = regexp.MustCompile(`^Z[A-Z0-9]{1,31}$`)
 )
 
 func str(f func(c *Cell) *string) (func(*Cell, string, float64), func(*Cell) string) {
@@ -136,15 +141,19 @@ var Keys = func() []Key {
 		capped(255, "ECS's limit for a container image reference")))
 	set, get = str(func(c *Cell) *string { return &c.FleetBucket })
 	add(key("fleetBucket", String, Anywhere, set, get, shaped(bucketPattern, "an S3 bucket name: 3–63 lowercase letters, digits, dots or hyphens")))
+	set, get = str(func(c *Cell) *string { return &c.FleetDomain })
+	add(key("fleetDomain", String, Anywhere, set, get, shaped(domainPattern, "a DNS domain such as \"cells.example.com\"; each cell is <cell id>.<fleetDomain>")))
+	set, get = str(func(c *Cell) *string { return &c.HostedZoneID })
+	add(key("hostedZoneId", String, Anywhere, set, get, shaped(zonePattern, "the Route 53 hosted zone id of fleetDomain, such as \"Z0123456789ABCDEFGHIJ\"")))
 	set, get = str(func(c *Cell) *string { return &c.CertificateArn })
-	add(key("certificateArn", String, Anywhere, set, get, shaped(certPattern, "an ACM certificate ARN (arn:aws:acm:<region>:<account>:certificate/<id>) in the cell's region"),
+	add(key("certificateArn", String, Anywhere, set, get, shaped(certPattern, "an existing ACM certificate ARN (arn:aws:acm:<region>:<account>:certificate/<id>) in the cell's region covering <cell id>.<fleetDomain>; leave unset to let the cell request a DNS-validated one"),
 		// ACM DescribeCertificate, CertificateArn: length 20-2048.
 		capped(2048, "ACM's limit for a certificate ARN")))
 	set, get = str(func(c *Cell) *string { return &c.NATMode })
 	add(key("natMode", String, Anywhere, set, get, oneOf(NATPerAZ, NATSingle)))
 
 	set, get = str(func(c *Cell) *string { return &c.AuroraEngineVersion })
-	add(key("auroraEngineVersion", String, Anywhere, set, get, shaped(versionPattern, "an Aurora PostgreSQL engine version such as \"16.4\"")))
+	add(key("auroraEngineVersion", String, Anywhere, set, get, shaped(versionPattern, "an Aurora PostgreSQL major such as \"16\" (AWS applies minor upgrades) or an exact minor such as \"16.4\" (automatic minor upgrades off)")))
 	set, get = str(func(c *Cell) *string { return &c.AuroraInstanceClass })
 	add(key("auroraInstanceClass", String, Anywhere, set, get, shaped(classPattern, "an RDS instance class such as \"db.r6g.large\"")))
 	set, get = integer(func(c *Cell) *int { return &c.AuroraInstances })

@@ -30,10 +30,23 @@ type Cell struct {
 
 	Image       string // container image the service runs
 	FleetBucket string // shared bucket the router stack owns; this cell owns cells/<id>/
-	// CertificateArn is the ACM certificate of the ALB's HTTPS listener, in the cell's region.
+	// FleetDomain is the DNS domain every cell gets a name under
+	// (<cell id>.<FleetDomain>): CloudFront connects to that name over
+	// HTTPS, so the ALB's certificate can match it.
+	FleetDomain string
+	// HostedZoneID is the Route 53 public hosted zone of FleetDomain (or of
+	// a parent domain); the cell creates its alias record and the DNS
+	// validation record of its certificate there.
+	HostedZoneID string
+	// CertificateArn is an existing ACM certificate for the ALB's HTTPS
+	// listener, in the cell's region, covering <cell id>.<FleetDomain>.
+	// Empty (the default): the cell requests its own DNS-validated one.
 	CertificateArn string
 	NATMode        string
 
+	// AuroraEngineVersion is a major ("16": AWS applies minor upgrades in
+	// the maintenance window) or an exact minor ("16.4": automatic minor
+	// upgrades are turned off, so the pin holds).
 	AuroraEngineVersion       string
 	AuroraInstanceClass       string
 	AuroraInstances           int
@@ -78,6 +91,19 @@ func (c Cell) Thresholds() signal.Thresholds {
 	return signal.FromAlarmKeys(c.Alarm5xxRatePercent, c.AlarmP99LatencyMs).Merge(c.Gate)
 }
 
+// DNSName is the cell's own DNS name, the CloudFront origin of the cell.
+func (c Cell) DNSName() string { return c.ID + "." + c.FleetDomain }
+
+// PinsMinor reports whether AuroraEngineVersion pins an exact minor.
+func (c Cell) PinsMinor() bool {
+	for i := 0; i < len(c.AuroraEngineVersion); i++ {
+		if c.AuroraEngineVersion[i] == '.' {
+			return true
+		}
+	}
+	return false
+}
+
 // CIDR is the cell's VPC range.
 func (c Cell) CIDR() string { return fmt.Sprintf("10.%d.0.0/16", c.Index) }
 
@@ -86,7 +112,7 @@ func (c Cell) CIDR() string { return fmt.Sprintf("10.%d.0.0/16", c.Index) }
 func Baseline() Cell {
 	return Cell{
 		NATMode:                       NATPerAZ,
-		AuroraEngineVersion:           "16.4",
+		AuroraEngineVersion:           "16",
 		AuroraInstanceClass:           "db.r6g.large",
 		AuroraInstances:               2,
 		AuroraBackupRetentionDays:     7,

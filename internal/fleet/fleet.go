@@ -83,7 +83,18 @@ type Router struct {
 	// EdgeMemoryMB is the edge function's memory (cells:edgeMemoryMb);
 	// the routing table must fit it (edge.CheckFits).
 	EdgeMemoryMB int
-	Lines        map[string]int
+	// ViewerDomains are the tenant-facing domain names of the distribution
+	// (CloudFront aliases). Without any, viewers only reach the
+	// distribution's own *.cloudfront.net name and the edge never reads
+	// the tenant from the Host.
+	ViewerDomains []string
+	// ViewerHostedZoneID is the Route 53 zone the viewer domains' alias
+	// records go in.
+	ViewerHostedZoneID string
+	// ViewerCertificateArn is an existing us-east-1 certificate covering
+	// the viewer domains; empty: the router requests a DNS-validated one.
+	ViewerCertificateArn string
+	Lines                map[string]int
 
 	HasOriginVerifySecret bool
 }
@@ -133,3 +144,7 @@ func ValidStackName(name string) error {
 	}
 	return fmt.Errorf("%s is not a valid stack name: stacks are %q and cell ids (%s)", diag.Echo(name), RouterStack, cellid.Rule)
 }
+
+// AWSKeys lists the aws:<key> provider settings a fleet may set (the
+// router passes each one it finds to its explicit us-east-1 provider).
+func AWSKeys() []string { return append([]string(nil), awsKeys...) }

@@ -424,7 +424,8 @@ func (l *loader) loadCell(f *Fleet, id, file string, data []byte) *Cell {
 	}
 	for _, req := range []struct{ key, value string }{
 		{"aws:region", c.Region}, {f.ConfigKey("image"), c.Image},
-		{f.ConfigKey("fleetBucket"), c.FleetBucket}, {f.ConfigKey("certificateArn"), c.CertificateArn},
+		{f.ConfigKey("fleetBucket"), c.FleetBucket}, {f.ConfigKey("fleetDomain"), c.FleetDomain},
+		{f.ConfigKey("hostedZoneId"), c.HostedZoneID},
 	} {
 		if req.value == "" {
 			missing(req.key, fmt.Sprintf("set it in this stack file or as the fleet baseline in %s", ProjectFile))
@@ -487,6 +488,24 @@ func (l *loader) loadRouter(f *Fleet, file string, data []byte) *Router {
 			var tmp spec.Cell
 			k.Set = func(_ *spec.Cell, _ string, n float64) { r.EdgeMemoryMB = int(n) }
 			l.setKey(&tmp, k, file, full, v)
+		case ns == f.Project && key == "viewerDomains":
+			r.ViewerDomains = l.viewerDomains(file, full, v)
+		case ns == f.Project && key == "viewerHostedZoneId":
+			if s, ok := l.plainString(file, full, v); ok {
+				if !viewerZonePattern.MatchString(s) {
+					l.errs.Add(file, v.Line, full, "must be a Route 53 hosted zone id such as \"Z0123456789ABCDEFGHIJ\", got %q", s)
+				} else {
+					r.ViewerHostedZoneID = s
+				}
+			}
+		case ns == f.Project && key == "viewerCertificateArn":
+			if s, ok := l.plainString(file, full, v); ok {
+				if !viewerCertPattern.MatchString(s) {
+					l.errs.Add(file, v.Line, full, "must be an ACM certificate ARN in us-east-1 (CloudFront reads viewer certificates only there), got %q", s)
+				} else {
+					r.ViewerCertificateArn = s
+				}
+			}
 		case ns == f.Project && key == "fleetBucket":
 			k, _ := spec.Lookup("fleetBucket")
 			var tmp spec.Cell
@@ -495,7 +514,7 @@ func (l *loader) loadRouter(f *Fleet, file string, data []byte) *Router {
 			}
 		default:
 			l.errs.Add(file, k.Line, full, "unknown key for the router stack (allowed: aws:region, %s)",
-				strings.Join(prefixed(f.Project, []string{"tenantHeader", "priceClass", "fleetBucket", "edgeMemoryMb", OriginVerifyKey}), ", "))
+				strings.Join(prefixed(f.Project, routerKeys), ", "))
 		}
 	})
 	if !parsed {
@@ -506,6 +525,17 @@ func (l *loader) loadRouter(f *Fleet, file string, data []byte) *Router {
 	}
 	if r.FleetBucket == "" {
 		l.errs.Add(file, 0, f.ConfigKey("fleetBucket"), "missing: the router stack owns the fleet bucket; set it in %s", ProjectFile)
+	}
+	if len(r.ViewerDomains) > 0 && r.ViewerHostedZoneID == "" {
+		l.errs.Add(file, r.Lines[f.ConfigKey("viewerDomains")], f.ConfigKey("viewerHostedZoneId"),
+			"missing: viewer domains need the Route 53 hosted zone their alias records go in")
+	}
+	if len(r.ViewerDomains) == 0 {
+		for _, k := range []string{"viewerHostedZoneId", "viewerCertificateArn"} {
+			if line, set := r.Lines[f.ConfigKey(k)]; set {
+				l.errs.Add(file, line, f.ConfigKey(k), "set without %s: it only applies to viewer domains", f.ConfigKey("viewerDomains"))
+			}
+		}
 	}
 	if l.errs.Len() > before {
 		return nil
@@ -667,6 +697,47 @@ func prefixed(ns string, keys []string) []string {
 	out := make([]string, len(keys))
 	for i, k := range keys {
 		out[i] = ns + ":" + k
+	}
+	return out
+}
+
+// routerKeys are the cells:<key>s of the router stack.
+var routerKeys = []string{"tenantHeader", "priceClass", "fleetBucket", "edgeMemoryMb", "viewerDomains", "viewerHostedZoneId", "viewerCertificateArn", OriginVerifyKey}
+
+var (
+	// A viewer domain: a DNS name, optionally with a leading "*." (tenants
+	// as the first label, e.g. "*.app.example.com").
+	viewerDomainPattern = regexp.MustCompile(`^(\*\.)?([a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z]([a-z0-9-]{0,61}[a-z0-9])?$`)
+	viewerZonePattern   = regexp.MustCompile(`^Z[A-Z0-9]{1,31}$`)
+	viewerCertPattern   = regexp.MustCompile(`^arn:aws[a-z-]*:acm:us-east-1:\d{12}:certificate/[A-Za-z0-9-]+$`)
+)
+
+// viewerDomains reads the router's tenant-facing domain names: a YAML list
+// of DNS names, each at most once, at most 100 (CloudFront's alias quota).
+func (l *loader) viewerDomains(file, field string, v *yaml.Node) []string {
+	if v.Kind != yaml.SequenceNode {
+		l.errs.Add(file, v.Line, field, "must be a list of DNS names such as [app.example.com, \"*.app.example.com\"]")
+		return nil
+	}
+	var out []string
+	seen := map[string]bool{}
+	for _, item := range v.Content {
+		s, ok := l.plainString(file, field, item)
+		if !ok {
+			continue
+		}
+		switch {
+		case !viewerDomainPattern.MatchString(s):
+			l.errs.Add(file, item.Line, field, "%q is not a DNS name (lowercase labels; a wildcard only as the leftmost label, \"*.app.example.com\")", s)
+		case seen[s]:
+			l.errs.Add(file, item.Line, field, "%q is listed twice", s)
+		default:
+			seen[s] = true
+			out = append(out, s)
+		}
+	}
+	if len(out) > 100 {
+		l.errs.Add(file, v.Line, field, "%d domains: a CloudFront distribution has at most 100 alternate domain names", len(out))
 	}
 	return out
 }

@@ -72,7 +72,7 @@ func (r *record) public() Resource {
 	res := Resource{
 		Stack: r.Stack, URN: r.URN, Type: r.Type, Name: r.Name, ID: r.ID, Region: r.Region,
 		Inputs: redact(r.Inputs).(map[string]any), Outputs: redact(r.Outputs).(map[string]any),
-		Edited: append([]string(nil), r.Edited...), Created: r.Created, Updated: r.Updated,
+		Edited: append([]string(nil), r.Edited...), Created: r.Created, Updated: r.Updated, Abandoned: r.Abandoned,
 	}
 	if r.Type == typeAlarm {
 		res.AlarmState = r.alarm().State

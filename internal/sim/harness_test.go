@@ -211,3 +211,15 @@ func newArchive(files map[string]string) (resource.PropertyValue, error) {
 	}
 	return resource.NewArchiveProperty(a), nil
 }
+
+// diffInputs diffs the recorded inputs with inputs read back by a refresh,
+// as the engine does after Read.
+func (h *harness) diffInputs(r *res, read resource.PropertyMap) plugin.DiffResult {
+	h.t.Helper()
+	d, err := h.p.Diff(h.ctx, plugin.DiffRequest{URN: h.urn(r.typ, r.name), Name: r.name, Type: tokens.Type(r.typ), ID: resource.ID(r.id),
+		OldInputs: read, OldOutputs: r.out, NewInputs: r.inputs})
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	return d
+}

@@ -49,6 +49,9 @@ type state struct {
 	Account   string
 	Counters  map[string]int
 	Resources []*record
+	// Snapshots are the DB cluster snapshots deletes left behind, by
+	// "<region>/<identifier>" (they outlive their cluster, as in AWS).
+	Snapshots map[string]Snapshot
 
 	dirtyMeta   bool
 	dirtyStacks map[string]bool
@@ -105,6 +108,8 @@ type metaFile struct {
 	Format   int            `json:"format"`
 	Account  string         `json:"account,omitempty"`
 	Counters map[string]int `json:"counters,omitempty"`
+	// Snapshots are the final DB cluster snapshots, by region/identifier.
+	Snapshots map[string]Snapshot `json:"snapshots,omitempty"`
 }
 
 // shardFile is resources/<stack>.json.
@@ -127,10 +132,13 @@ type record struct {
 	Inputs  map[string]any `json:"inputs"`
 	Outputs map[string]any `json:"outputs"`
 	// Edited lists top-level properties changed out of band (drift).
-	Edited  []string    `json:"edited,omitempty"`
-	Alarm   *alarmState `json:"alarm,omitempty"`
-	Created time.Time   `json:"created"`
-	Updated time.Time   `json:"updated"`
+	Edited []string `json:"edited,omitempty"`
+	// Abandoned marks a resource Pulumi forgot without deleting it
+	// (skipDestroy): it lives on in the cloud.
+	Abandoned bool        `json:"abandoned,omitempty"`
+	Alarm     *alarmState `json:"alarm,omitempty"`
+	Created   time.Time   `json:"created"`
+	Updated   time.Time   `json:"updated"`
 
 	// decoded caches Outputs decoded, for records this process keeps;
 	// unique caches the exclusive names they hold.
@@ -251,9 +259,12 @@ func (s *store) loadState() (*state, error) {
 		}
 		s.meta, s.metaKey = &m, key
 	}
-	st := &state{Account: s.meta.Account, Counters: map[string]int{}, dirtyStacks: map[string]bool{}}
+	st := &state{Account: s.meta.Account, Counters: map[string]int{}, Snapshots: map[string]Snapshot{}, dirtyStacks: map[string]bool{}}
 	for k, v := range s.meta.Counters {
 		st.Counters[k] = v
+	}
+	for k, v := range s.meta.Snapshots {
+		st.Snapshots[k] = v
 	}
 	entries, err := os.ReadDir(filepath.Join(s.dir, resourcesDir))
 	if err != nil && !errors.Is(err, os.ErrNotExist) {
@@ -338,7 +349,7 @@ func (s *store) saveState(st *state) error {
 		}
 	}
 	if st.dirtyMeta {
-		m := &metaFile{Format: formatV1, Account: st.Account, Counters: st.Counters}
+		m := &metaFile{Format: formatV1, Account: st.Account, Counters: st.Counters, Snapshots: st.Snapshots}
 		path := filepath.Join(s.dir, cloudFile)
 		if err := writeJSON(path, m); err != nil {
 			s.invalidate()

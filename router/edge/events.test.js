@@ -82,11 +82,15 @@ async function answer(ev, where) {
 test('published CloudFront sample events get an answer', async () => {
   const got = {};
   for (const [name, ev] of samples()) got[name] = await answer(structuredClone(ev), name);
-  // The request samples carry a Host of d123.cf.net / d111111abcdef8…:
-  // a valid tenant; only the aws-lambda-go one has a custom origin.
-  assert.equal(got['aws-lambda-go/cloudfront-request.json'], 'forward');
+  // The request samples carry no tenant header and a Host of d123.cf.net /
+  // d111111abcdef8…, which is under none of the distribution's wildcard
+  // viewer domains: the edge never reads a tenant from such a Host, so
+  // the answer is a well-formed 400 (issue 8: no Host fallback without
+  // viewer domains), not a guess.
+  assert.equal(got['aws-lambda-go/cloudfront-request.json'], '400');
   assert.equal(got['aws-lambda-go/cloudfront-response.json'], '502', '"records" in lower case is not an origin-request event');
-  assert.equal(got['aws-sam-cli/CloudFrontABTest.json'], '502', 'no origin: a router configuration error');
+  // No tenant header either: refused (400) before its missing origin matters.
+  assert.equal(got['aws-sam-cli/CloudFrontABTest.json'], '400', 'no tenant, no origin');
   assert.equal(got['aws-sam-cli/CloudFrontModifyResponseHeader.json'], '502', 'a response event has no request');
   assert.equal(Object.keys(got).length, 14);
 });

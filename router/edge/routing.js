@@ -164,6 +164,25 @@ function lookalike(tenant, nfc, seen) {
   return null;
 }
 
+// tenantFromHostIn is the tenant a Host names under one of the tenant host
+// domains (lowercase): the first label when the rest, without port and
+// trailing dot, ASCII-lowercased, is exactly one of them; '' otherwise. The
+// same rule as TenantFromHostIn in model.go. Without domains the Host is
+// never a tenant: viewers may only reach the distribution's own name.
+function tenantFromHostIn(host, domains) {
+  if (domains.length === 0 || typeof host !== 'string' || host.length === 0 || host.charCodeAt(0) === 0x5b /* [ IPv6 */) return '';
+  let end = host.indexOf(':');
+  if (end < 0) end = host.length;
+  if (end > 0 && host.charCodeAt(end - 1) === 0x2e /* . */) end--;
+  const dot = host.indexOf('.');
+  if (dot < 0 || dot >= end) return '';
+  const rest = host.slice(dot + 1, end).replace(/[A-Z]+/g, (m) => m.toLowerCase());
+  for (let i = 0; i < domains.length; i++) {
+    if (domains[i] === rest) return host.slice(0, dot).replace(/[A-Z]+/g, (m) => m.toLowerCase());
+  }
+  return '';
+}
+
 function isRead(method) {
   return method === 'GET' || method === 'HEAD' || method === 'OPTIONS';
 }
@@ -224,6 +243,11 @@ function compile(cfg) {
     overrides.set(tenant, { cell: index.get(o.cell), rejectWrites: o.rejectWrites === true });
   }
 
+  const hostDomains = cfg.tenantHostDomains === undefined ? [] : cfg.tenantHostDomains;
+  if (!Array.isArray(hostDomains) || hostDomains.some((d) => typeof d !== 'string' || d === '' || d !== d.toLowerCase())) {
+    fail('tenantHostDomains must be an array of lowercase domain names');
+  }
+
   const retryAfter = Number.isInteger(cfg.retryAfterSeconds) && cfg.retryAfterSeconds > 0 ? cfg.retryAfterSeconds : 30;
   return {
     version: cfg.version,
@@ -231,6 +255,7 @@ function compile(cfg) {
     // 2^32 mod B, to reduce the 64-bit hash modulo B from its halves.
     two32ModB: TWO_32 % B,
     tenantHeader: cfg.tenantHeader.toLowerCase(),
+    hostDomains: hostDomains.slice(),
     retryAfter: String(retryAfter),
     cells,
     origins,
@@ -268,7 +293,8 @@ function badRequest(rt) {
     statusDescription: 'Bad Request',
     headers: plainHeaders(),
     body:
-      `400 Bad Request: no valid tenant id. Send it in the ${rt.tenantHeader} header or as the first label of the host name. ` +
+      `400 Bad Request: no valid tenant id. Send it in the ${rt.tenantHeader} header` +
+      (rt.hostDomains.length > 0 ? ` or as the first label of a host name under ${rt.hostDomains.join(', ')}. ` : '. ') +
       'A tenant id is 1-128 bytes of UTF-8 without whitespace, control or invisible formatting characters.\n',
   };
 }
@@ -363,7 +389,7 @@ function handleRequest(rt, event) {
     tenant = th[0].value;
   } else {
     const hh = headers.host;
-    if (Array.isArray(hh) && hh.length > 0) tenant = tenantFromHost(hh[0].value);
+    if (Array.isArray(hh) && hh.length > 0) tenant = tenantFromHostIn(hh[0].value, rt.hostDomains);
   }
   if (!scanTenant(tenant)) return badRequest(rt);
 
@@ -413,5 +439,6 @@ module.exports = {
   scanTenant,
   fnv1a64Hex,
   tenantFromHost,
+  tenantFromHostIn,
   isRead,
 };
