@@ -6,7 +6,11 @@
 // CLI and the audits can use it without compiling the provider SDK.
 package spec
 
-import "fmt"
+import (
+	"fmt"
+
+	"github.com/cellctl/cellctl/router"
+)
 
 // NAT gateway layouts. One NAT per AZ survives an AZ outage; one per cell
 // saves Elastic IPs, which are a scarce per-region quota (5 by default).
@@ -54,6 +58,12 @@ type Cell struct {
 	AlarmP99LatencyMs   int
 	AlarmEvalPeriods    int
 
+	// Lanes (M) and LaneShardSize (r): each tenant uses r of the cell's M
+	// lanes (router.Lanes). LaneQueues adds one SQS queue per lane.
+	Lanes         int
+	LaneShardSize int
+	LaneQueues    bool
+
 	// Releasing is set by `cellctl destroy --release-protected` only, never
 	// from configuration: it lifts the protection of the cell's stateful
 	// resources (Pulumi protect and Aurora deletion protection) so the cell
@@ -88,5 +98,11 @@ func Baseline() Cell {
 		Alarm5xxRatePercent:           1,
 		AlarmP99LatencyMs:             1000,
 		AlarmEvalPeriods:              3,
+		Lanes:                         router.DefaultLanes,
+		LaneShardSize:                 router.DefaultLaneShardSize,
 	}
 }
+
+// LanesProblem says why the cell's lanes and shard size do not go
+// together (r > M, or C(M, r) too large to compute exactly), or nil.
+func (c Cell) LanesProblem() error { return router.CheckLanes(c.Lanes, c.LaneShardSize) }
