@@ -392,7 +392,7 @@ func TestEdgeFunctionBakesInTheRoutingTableAndNoSecret(t *testing.T) {
 			r := mustRunRouter(t, f)
 			fn := r.one(t, typeFunction)
 			files := codeFiles(t, fn)
-			for _, name := range []string{"index.js", "routing.js", edge.ConfigFile} {
+			for _, name := range []string{"index.js", "routing.js", "lanes.js", edge.ConfigFile} {
 				if files[name] == "" {
 					t.Errorf("the function package has no %s (files: %v)", name, slices.Sorted(maps.Keys(files)))
 				}
@@ -404,7 +404,14 @@ func TestEdgeFunctionBakesInTheRoutingTableAndNoSecret(t *testing.T) {
 					origins[c.ID] = albDNS(c.ID)
 				}
 			}
-			want, err := edge.Config(f.Routing, origins, f.Router.TenantHeader)
+			// Every routed cell's lane layout from its config (cells:lanes,
+			// cells:laneShardSize), so the edge sends X-Cell-Lanes.
+			lanes := map[string]*router.Lanes{}
+			for _, id := range f.Routing.CellIDs() {
+				c := f.Cell(id)
+				lanes[id] = router.MustLanes(c.Lanes, c.LaneShardSize)
+			}
+			want, err := edge.Config(f.Routing, origins, f.Router.TenantHeader, edge.WithLanes(lanes))
 			if err != nil {
 				t.Fatal(err)
 			}

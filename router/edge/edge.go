@@ -29,6 +29,9 @@ var indexJS string
 //go:embed routing.js
 var routingJS string
 
+//go:embed lanes.js
+var lanesJS string
+
 const (
 	// DefaultTenantHeader carries the tenant id unless the router stack
 	// configures another header.
@@ -51,6 +54,7 @@ var reservedHeaders = map[string]string{
 	"host":              "the Host header is the fallback source of the tenant id",
 	"x-cell-id":         "the router sets X-Cell-Id itself",
 	"x-routing-version": "the router sets X-Routing-Version itself",
+	"x-cell-lanes":      "the router sets X-Cell-Lanes itself",
 	"x-origin-verify":   "X-Origin-Verify carries the origin secret",
 }
 
@@ -60,17 +64,23 @@ var reservedHeaders = map[string]string{
 // origin; origins of unknown cells are refused (a typo would otherwise
 // leave a cell unreachable). The output is byte-stable for equal input, so
 // the function is only republished when routing actually changes.
-func Config(table *router.Table, origins map[string]string, tenantHeader string) ([]byte, error) {
+func Config(table *router.Table, origins map[string]string, tenantHeader string, opts ...Option) ([]byte, error) {
 	header, err := checkInputs(table, origins, tenantHeader)
+	o := options(opts)
+	err = errors.Join(err, checkLanes(table, o.lanes))
 	if err != nil {
 		return nil, err
 	}
-	return render(table, origins, header), nil
+	return renderWith(table, origins, header, o), nil
 }
 
 // render writes config.json without checking the origins (tests use it to
 // build a config with a cell's origin missing).
 func render(table *router.Table, origins map[string]string, header string) []byte {
+	return renderWith(table, origins, header, config{})
+}
+
+func renderWith(table *router.Table, origins map[string]string, header string, o config) []byte {
 	var b bytes.Buffer
 	str := func(s string) string {
 		var sb bytes.Buffer
@@ -133,21 +143,24 @@ func render(table *router.Table, origins map[string]string, header string) []byt
 	if len(table.Overrides()) > 0 {
 		b.WriteByte('\n')
 	}
-	b.WriteString("}\n}\n")
+	b.WriteString("}")
+	writeLanes(&b, cells, o.lanes, str)
+	b.WriteString("\n}\n")
 	return b.Bytes()
 }
 
 // Package returns the files of the Lambda@Edge function package (name →
 // content): the handler, its routing module and config.json. Zip them
 // with Handler as the entry point on the nodejs20.x runtime.
-func Package(table *router.Table, origins map[string]string, tenantHeader string) (map[string]string, error) {
-	cfg, err := Config(table, origins, tenantHeader)
+func Package(table *router.Table, origins map[string]string, tenantHeader string, opts ...Option) (map[string]string, error) {
+	cfg, err := Config(table, origins, tenantHeader, opts...)
 	if err != nil {
 		return nil, err
 	}
 	return map[string]string{
 		"index.js":   indexJS,
 		"routing.js": routingJS,
+		"lanes.js":   lanesJS,
 		ConfigFile:   string(cfg),
 	}, nil
 }

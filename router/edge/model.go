@@ -1,6 +1,7 @@
 package edge
 
 import (
+	"errors"
 	"strings"
 
 	"github.com/cellctl/cellctl/router"
@@ -33,6 +34,9 @@ type Outcome struct {
 	Origin string `json:"origin,omitempty"` // domain the request is sent to
 	// RetryAfter is the Retry-After of a rejected write, in seconds.
 	RetryAfter int `json:"retry_after,omitempty"`
+	// Lanes is the X-Cell-Lanes value sent with a forwarded request ("3,17"),
+	// empty when the cell has no lane layout (then none is sent).
+	Lanes string `json:"lanes,omitempty"`
 }
 
 // Router makes the edge handler's decision in Go, for `cellctl route`-style
@@ -41,15 +45,19 @@ type Router struct {
 	table   *router.Table
 	origins map[string]string
 	header  string
+	lanes   map[string]*router.Lanes
 }
 
 // NewRouter checks its inputs as Config does.
-func NewRouter(table *router.Table, origins map[string]string, tenantHeader string) (*Router, error) {
+func NewRouter(table *router.Table, origins map[string]string, tenantHeader string, opts ...Option) (*Router, error) {
 	header, err := checkInputs(table, origins, tenantHeader)
-	if err != nil {
+	o := options(opts)
+	if err = errors.Join(err, checkLanes(table, o.lanes)); err != nil {
 		return nil, err
 	}
-	return newRouter(table, origins, header), nil
+	r := newRouter(table, origins, header)
+	r.lanes = o.lanes
+	return r, nil
 }
 
 func newRouter(table *router.Table, origins map[string]string, header string) *Router {
@@ -85,6 +93,9 @@ func (r *Router) Evaluate(req Request) Outcome {
 		return out
 	}
 	out.Kind, out.Origin = KindForward, origin
+	if l := r.lanes[route.Cell]; l != nil {
+		out.Lanes = router.FormatLanes(l.OfHash(route.Hash, nil))
+	}
 	return out
 }
 
