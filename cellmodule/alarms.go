@@ -140,5 +140,6 @@ func (b *builder) outputs() error {
 		"logGroup":             c.LogGroup.Name,
 		"taskRoleArn":          c.TaskRole.Arn,
 	}
+	b.laneOutputs()
 	return nil
 }

@@ -113,6 +113,10 @@ type Cell struct {
 
 	Queue           *sqs.Queue
 	DeadLetterQueue *sqs.Queue
+	// LaneQueues are the per-lane queues (cells:laneQueues), lane k at
+	// index k; LaneQueuePolicies their policies. Empty without lane queues.
+	LaneQueues        []*sqs.Queue
+	LaneQueuePolicies []*sqs.QueuePolicy
 
 	ExecutionRole  *iam.Role
 	TaskRole       *iam.Role
@@ -224,6 +228,9 @@ func validate(name string, args *CellArgs) error {
 	if s.Alarm5xxRatePercent <= 0 {
 		bad("alarm5xxRatePercent %g must be positive", s.Alarm5xxRatePercent)
 	}
+	if err := s.LanesProblem(); err != nil {
+		bad("lanes %d, laneShardSize %d: %v", s.Lanes, s.LaneShardSize, err)
+	}
 	if args.OriginVerifySecret == nil {
 		bad("OriginVerifySecret is nil; pass the secret config value cells:originVerifySecret")
 	}
@@ -250,7 +257,7 @@ func NewCell(ctx *pulumi.Context, name string, args *CellArgs, opts ...pulumi.Re
 	b := &builder{ctx: ctx, cell: cell, spec: s, originSecret: args.OriginVerifySecret}
 	steps := []func() error{
 		b.lookups, b.network, b.securityGroups, b.database, b.cache, b.queues,
-		b.roles, b.service, b.alarms, b.outputs,
+		b.roles, b.lanePolicies, b.service, b.alarms, b.outputs,
 	}
 	for _, step := range steps {
 		if err := step(); err != nil {
