@@ -133,6 +133,7 @@ Exit codes: 0 ok, 1 error, 2 findings (drift, quota, isolation),
 		NewCmdDestroy(f, nil),
 		NewCmdUnlock(f, nil),
 		NewCmdRoute(f, nil),
+		NewCmdLanes(f, nil),
 		NewCmdSim(f),
 	)
 	return cmd
