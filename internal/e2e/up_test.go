@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/cellctl/cellctl/internal/fleet"
 	"github.com/cellctl/cellctl/internal/sim"
 	"github.com/cellctl/cellctl/router"
 	"github.com/cellctl/cellctl/router/edge"
@@ -170,9 +171,22 @@ func checkRouterFunction(t *testing.T, dir string) {
 	for _, lb := range lbs {
 		origins[lb.Stack] = lb.Outputs["dnsName"].(string)
 	}
-	want, err := edge.Config(table, origins, "X-Tenant-Id")
+	// Each cell's lane layout, as the router stack bakes it in.
+	fl, err := fleet.Load(dir)
 	if err != nil {
 		t.Fatal(err)
+	}
+	lanes := map[string]*router.Lanes{}
+	for _, id := range table.CellIDs() {
+		c := fl.Cell(id)
+		lanes[id] = router.MustLanes(c.Lanes, c.LaneShardSize)
+	}
+	want, err := edge.Config(table, origins, "X-Tenant-Id", edge.WithLanes(lanes))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if files["lanes.js"] == "" {
+		t.Error("the published function has no lanes.js")
 	}
 	if files["config.json"] != string(want) {
 		t.Fatalf("the published function does not carry stacks/routing.json:\n got %s\nwant %s", files["config.json"], want)
