@@ -16,6 +16,8 @@ const MAX_LANES = 256;
 const MAX_SHARDS = 9007199254740991; // 2^53-1
 const SATURATED = 9007199254740992; // 2^53: "more than MAX_SHARDS"
 const TWO_32 = 4294967296;
+// Layouts with at most this many shards keep every header value ready.
+const VALUE_TABLE_MAX = 8192;
 // Lane numbers as strings, so a header costs concatenations only
 // (number-to-string conversion is the slowest step otherwise).
 const LANE_NAMES = Array.from({ length: MAX_LANES }, (_, i) => String(i));
@@ -83,26 +85,29 @@ function mix64(hi, lo) {
   W[0] = h ^ (h >>> 31);
 }
 
+// modq is v mod n for integers 0 ≤ v < 2^53, v + n ≤ 2^53: a floating
+// division, exact products and one correction step. Much faster than the
+// % operator on doubles, which runs libm's fmod bit by bit.
+function modq(v, n) {
+  const r = v - Math.floor(v / n) * n;
+  return r < 0 ? r + n : r >= n ? r - n : r;
+}
+
 // mod64 is (hi·2^32 + lo) mod n for 1 ≤ n ≤ 2^53-1, exact in doubles:
-// lo is shifted in `step` bits at a time, so x·2^step + chunk < n·2^step
-// stays below 2^53 (step = 16 for n < 2^37; layout() computes it).
+// lo is shifted in `step` bits at a time, so x·2^step + chunk stays below
+// 2^52 and every modq is exact (layout() computes step; 16 for n < 2^36).
 function mod64(hi, lo, n, step) {
-  let x = hi % n;
-  if (n <= 0xffff) {
-    // The common case (M = 8, r = 2: 28; M = 64, r = 2: 2016): every
-    // operand an exact uint32, which the JIT keeps in integer registers.
-    x = (((x << 16) | (lo >>> 16)) >>> 0) % n;
-    return (((x << 16) | (lo & 0xffff)) >>> 0) % n;
-  }
   if (step > 0) {
+    let x = modq(hi, n);
     for (let rem = 32; rem > 0; ) {
       const s = rem < step ? rem : step;
       rem -= s;
-      x = (x * (1 << s) + ((lo >>> rem) & ((1 << s) - 1))) % n;
+      x = modq(x * (1 << s) + ((lo >>> rem) & ((1 << s) - 1)), n);
     }
     return x;
   }
-  // n ≥ 2^52: one bit at a time; x·2 < 2^54 is even, hence exact.
+  // n ≥ 2^51: one bit at a time; x·2 < 2^54 is even, hence exact.
+  let x = hi % n;
   for (let i = 0; i < 32; i++) {
     x *= 2;
     if (x >= n) x -= n;
@@ -111,11 +116,11 @@ function mod64(hi, lo, n, step) {
   return x >= y ? x - y : x + (lo % n);
 }
 
-// modStep is the chunk width mod64 may use for n: 53 - bits(n), at most 16.
+// modStep is the chunk width mod64 may use for n: 52 - bits(n), at most 16.
 function modStep(n) {
   let bits = 0;
   for (let v = n; v >= 1; v /= 2) bits++;
-  return Math.max(0, Math.min(16, 53 - bits));
+  return Math.max(0, Math.min(16, 52 - bits));
 }
 
 // layout builds the lane layout of a cell with m lanes and shards of r,
@@ -135,7 +140,15 @@ function layout(m, r) {
   }
   const shards = binom[r * w + m];
   if (shards > MAX_SHARDS) return `C(${m}, ${r}) shards exceed 2^53-1`;
-  return { m, r, shards, step: modStep(shards), binom, scratch: new Int32Array(r) };
+  const l = { m, r, shards, step: modStep(shards), binom, scratch: new Int32Array(r), values: null };
+  if (shards <= VALUE_TABLE_MAX) {
+    // Few shards (M = 8, r = 2: 28; M = 64, r = 2: 2016): every header value
+    // made once at cold start, so a request costs the hash and one load.
+    const values = new Array(shards);
+    for (let n = 0; n < shards; n++) values[n] = join(unrank(l, n));
+    l.values = values;
+  }
+  return l;
 }
 
 // compileLanes checks cfg.lanes ({cell: [M, r]}) and returns, per cell
@@ -182,12 +195,16 @@ function rankOf(l, hi, lo) {
   return mod64(W[0], W[1], l.shards, l.step);
 }
 
-// lanesValue is the X-Cell-Lanes value ("3,17") for the FNV hash hi:lo.
-function lanesValue(l, hi, lo) {
-  const s = unrank(l, rankOf(l, hi, lo));
+function join(s) {
   let out = LANE_NAMES[s[0]];
   for (let i = 1; i < s.length; i++) out += ',' + LANE_NAMES[s[i]];
   return out;
+}
+
+// lanesValue is the X-Cell-Lanes value ("3,17") for the FNV hash hi:lo.
+function lanesValue(l, hi, lo) {
+  const rank = rankOf(l, hi, lo);
+  return l.values !== null ? l.values[rank] : join(unrank(l, rank));
 }
 
 // mix64Hex is mix64 of a 16-hex-digit word, as 16 hex digits (for tests).
