@@ -167,6 +167,10 @@ func TestRouteShowsLanes(t *testing.T) {
 	if err != nil || !strings.Contains(table, "LANES") || !strings.Contains(table, router.FormatLanes(rep.Routes[0].Lanes)) {
 		t.Errorf("table:\n%s (%v)", table, err)
 	}
+	md, _, err := runRoute(t, FormatMarkdown, RouteOptions{Tenants: tenants[:1]})
+	if err != nil || !strings.Contains(md, "| Lanes |") || !strings.Contains(md, " "+router.FormatLanes(rep.Routes[0].Lanes)+" |") {
+		t.Errorf("markdown:\n%s (%v)", md, err)
+	}
 	_, path := writeTables(t, func(tb *router.Table) *router.Table { return tb })
 	plain, _, err := runRoute(t, FormatTable, RouteOptions{TablePath: path, Tenants: tenants[:1]})
 	if err != nil || strings.Contains(plain, "LANES") {

@@ -260,10 +260,20 @@ func printRoutes(opts *RouteOptions, report RouteReport, source string) {
 
 func writeRoutesMarkdown(w io.Writer, report RouteReport, source string) {
 	fmt.Fprintf(w, "### Tenant routes, routing table v%d (`%s`)\n\n", report.Version, source)
-	fmt.Fprintln(w, "| Tenant | Bucket | Cell | Override | State |")
-	fmt.Fprintln(w, "|---|---:|---|---|---|")
+	lanes := hasLanes(report)
+	if lanes {
+		fmt.Fprintln(w, "| Tenant | Bucket | Cell | Override | State | Lanes |")
+		fmt.Fprintln(w, "|---|---:|---|---|---|---|")
+	} else {
+		fmt.Fprintln(w, "| Tenant | Bucket | Cell | Override | State |")
+		fmt.Fprintln(w, "|---|---:|---|---|---|")
+	}
 	for _, r := range report.Routes {
-		fmt.Fprintf(w, "| %s | %d | `%s` | %s | %s |\n", mdEscape(r.Tenant), r.Bucket, r.Cell, yesNo(r.Override), mdEscape(stateText(r.Placement)))
+		fmt.Fprintf(w, "| %s | %d | `%s` | %s | %s |", mdEscape(r.Tenant), r.Bucket, r.Cell, yesNo(r.Override), mdEscape(stateText(r.Placement)))
+		if lanes {
+			fmt.Fprintf(w, " %s |", router.FormatLanes(r.Lanes))
+		}
+		fmt.Fprintln(w)
 	}
 	for _, e := range report.Errors {
 		fmt.Fprintf(w, "\n**Invalid:** %s\n", mdEscape(e.Error))
