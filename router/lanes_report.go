@@ -37,8 +37,8 @@ type TenantLoad struct {
 }
 
 // ParseTenantLoads reads a tenant list: one tenant id a line, or CSV
-// "tenant,load" (a header row is allowed; fields may be quoted, so ids
-// with commas work). CSV is recognised by a .csv file name or a comma in
+// "tenant,load" (a first row whose second field is "load" is a header;
+// fields may be quoted, so ids with commas work). CSV is recognised by a .csv file name or a comma in
 // the first line. Blank lines are skipped. Every problem is reported with
 // its line: invalid ids, a load that is not a finite number ≥ 0, a
 // tenant listed twice.
@@ -85,10 +85,10 @@ func ParseTenantLoads(file string, data []byte) ([]TenantLoad, error) {
 				errs.Add(file, line, "", "has %d fields; a CSV tenant list has two: tenant,load", len(rec))
 				continue
 			}
-			load, err := strconv.ParseFloat(strings.TrimSpace(rec[1]), 64)
-			if err != nil && row == 0 && len(out) == 0 {
-				continue // a header row such as "tenant,load"
+			if row == 0 && strings.EqualFold(strings.TrimSpace(rec[1]), "load") {
+				continue // the header row "tenant,load"
 			}
+			load, err := strconv.ParseFloat(strings.TrimSpace(rec[1]), 64)
 			if err != nil || math.IsNaN(load) || math.IsInf(load, 0) || load < 0 {
 				errs.Add(file, line, "load", "must be a finite number ≥ 0, got %q", rec[1])
 				continue

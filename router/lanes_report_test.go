@@ -183,6 +183,11 @@ func TestParseTenantLoads(t *testing.T) {
 			t.Errorf("errors %q lack %q", msg, want)
 		}
 	}
+	// A first row that is not the header is data, and a bad load there is
+	// an error, not a silently skipped header.
+	if _, err := ParseTenantLoads("t.csv", []byte("acme,lots\nglobex,1\n")); err == nil || !strings.Contains(err.Error(), "t.csv:1: load:") {
+		t.Errorf("bad first row: %v", err)
+	}
 	if _, err := ParseTenantLoads("t.txt", []byte("\n\n")); err == nil || !strings.Contains(err.Error(), "lists no tenants") {
 		t.Errorf("empty list: %v", err)
 	}
