@@ -196,9 +196,15 @@ function rankOf(l, hi, lo) {
 }
 
 function join(s) {
-  let out = LANE_NAMES[s[0]];
-  for (let i = 1; i < s.length; i++) out += ',' + LANE_NAMES[s[i]];
-  return out;
+  if (s.length <= 4) {
+    let out = LANE_NAMES[s[0]];
+    for (let i = 1; i < s.length; i++) out += ',' + LANE_NAMES[s[i]];
+    return out;
+  }
+  // Longer shards: one flat string instead of a chain of concatenations.
+  const parts = new Array(s.length);
+  for (let i = 0; i < s.length; i++) parts[i] = LANE_NAMES[s[i]];
+  return parts.join(',');
 }
 
 // lanesValue is the X-Cell-Lanes value ("3,17") for the FNV hash hi:lo.
