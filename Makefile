@@ -56,6 +56,7 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz '^FuzzJSON$$'   -fuzztime $(FUZZTIME) ./router
 	$(GO) test -run '^$$' -fuzz '^FuzzTenant$$' -fuzztime $(FUZZTIME) ./router
 	$(GO) test -run '^$$' -fuzz '^FuzzParse$$'  -fuzztime $(FUZZTIME) ./waves
+	$(GO) test -run '^$$' -fuzz '^FuzzParseTenantLoads$$' -fuzztime $(FUZZTIME) ./router
 
 fuzz-long:
 	$(MAKE) fuzz FUZZTIME=$(LONG_FUZZTIME)
@@ -71,6 +72,7 @@ bench: build pulumi
 	$(GO) test -run '^$$' -bench . -benchmem ./router/... ./internal/plan ./internal/sim ./waves/...
 	$(GO) test -run '^$$' -bench . -benchtime 1x -timeout 60m ./internal/e2e
 	$(NODE) router/edge/bench.js
+	$(NODE) router/edge/bench_lanes.js
 
 # The main job on the embedded default: the demo fleet on cellctl's
 # simulated AWS with the local file backend (.cellctl/). Safe to rerun.

@@ -132,5 +132,6 @@ func (b *builder) outputs() error {
 		"logGroup":             c.LogGroup.Name,
 		"taskRoleArn":          c.TaskRole.Arn,
 	}
+	b.laneOutputs()
 	return nil
 }

@@ -139,6 +139,10 @@ type Cell struct {
 
 	Queue           *sqs.Queue
 	DeadLetterQueue *sqs.Queue
+	// LaneQueues are the per-lane queues (cells:laneQueues), lane k at
+	// index k; LaneQueuePolicies their policies. Empty without lane queues.
+	LaneQueues        []*sqs.Queue
+	LaneQueuePolicies []*sqs.QueuePolicy
 
 	ExecutionRole  *iam.Role
 	TaskRole       *iam.Role
@@ -241,6 +245,9 @@ func validate(name string, args *CellArgs) error {
 	if s.Alarm5xxRatePercent <= 0 {
 		bad("alarm5xxRatePercent %g must be positive", s.Alarm5xxRatePercent)
 	}
+	if err := s.LanesProblem(); err != nil {
+		bad("lanes %d, laneShardSize %d: %v", s.Lanes, s.LaneShardSize, err)
+	}
 	if args.OriginVerifySecret == nil {
 		bad("OriginVerifySecret is nil; pass the secret config value cells:originVerifySecret")
 	}
@@ -272,7 +279,7 @@ func NewCell(ctx *pulumi.Context, name string, args *CellArgs, opts ...pulumi.Re
 	b := &builder{ctx: ctx, cell: cell, spec: s, originSecret: args.OriginVerifySecret, now: now}
 	steps := []func() error{
 		b.lookups, b.network, b.securityGroups, b.database, b.cache, b.queues,
-		b.roles, b.certificate, b.service, b.dnsRecord, b.alarms, b.outputs, b.moreOutputs,
+		b.roles, b.lanePolicies, b.certificate, b.service, b.dnsRecord, b.alarms, b.outputs, b.moreOutputs,
 	}
 	for _, step := range steps {
 		if err := step(); err != nil {

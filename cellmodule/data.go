@@ -261,17 +261,18 @@ func (b *builder) queues() error {
 	if err != nil {
 		return err
 	}
+	lanes := b.laneQueueArns()
 	allow := c.Queue.Arn.ApplyT(func(queueArn string) (string, error) {
-		j, err := json.Marshal(struct {
-			RedrivePermission string   `json:"redrivePermission"`
-			SourceQueueArns   []string `json:"sourceQueueArns"`
-		}{"byQueue", []string{queueArn}})
-		return string(j), err
+		return redriveAllowPolicy(append([]string{queueArn}, lanes...))
 	}).(pulumi.StringOutput)
-	if _, err := sqs.NewRedriveAllowPolicy(ctx, b.name("dlq-redrive-allow"), &sqs.RedriveAllowPolicyArgs{
+	admitted, err := sqs.NewRedriveAllowPolicy(ctx, b.name("dlq-redrive-allow"), &sqs.RedriveAllowPolicyArgs{
 		QueueUrl:           c.DeadLetterQueue.Url,
 		RedriveAllowPolicy: allow,
-	}, b.opts()...); err != nil {
+	}, b.opts()...)
+	if err != nil {
+		return err
+	}
+	if err := b.laneQueues(redrive, admitted); err != nil {
 		return err
 	}
 	for _, q := range []struct {

@@ -254,7 +254,7 @@ func (b *builder) service() error {
 	// container definitions are encoded inside an apply.
 	containers := pulumi.All(
 		c.Database.Endpoint, c.Database.ReaderEndpoint, c.Cache.PrimaryEndpointAddress,
-		c.Queue.Url, c.LogGroup.Name,
+		c.Queue.Url, c.LogGroup.Name, b.laneQueueURLs(),
 	).ApplyT(func(v []any) (string, error) {
 		env := map[string]string{
 			"CELL_ID":            s.ID,
@@ -272,6 +272,9 @@ func (b *builder) service() error {
 			"QUEUE_URL":          v[3].(string),
 			"BUCKET":             s.FleetBucket,
 			"BUCKET_PREFIX":      StoragePrefix(s.ID),
+		}
+		if urls := v[5].(string); urls != "" {
+			env[LaneEnv] = urls
 		}
 		def := containerDefinition{
 			Name:      ContainerName,
@@ -320,6 +323,9 @@ func (b *builder) service() error {
 	// ECS accepts it, and tasks need their roles' policies in place before the
 	// first one starts, or the circuit breaker trips on a brand-new cell.
 	deps := append([]pulumi.Resource{c.ListenerRule, c.TaskRolePolicy}, b.execPolicies...)
+	for _, p := range c.LaneQueuePolicies {
+		deps = append(deps, p) // the task role's only grant on its lanes
+	}
 	name = b.name("service")
 	c.Service, err = ecs.NewService(ctx, name, &ecs.ServiceArgs{
 		Cluster:        c.EcsCluster.Arn,

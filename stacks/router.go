@@ -60,6 +60,10 @@ func routerProgram(ctx *pulumi.Context, f *fleet.Fleet) error {
 		return fmt.Errorf("%s: %w", f.Router.File, err)
 	}
 	hostDomains := edge.HostDomainsOf(f.Router.ViewerDomains)
+	lanes, err := fleetLanes(f)
+	if err != nil {
+		return err
+	}
 	r, err := component.NewRouter(ctx, fleet.RouterStack, &component.RouterArgs{
 		BucketName:   f.Router.FleetBucket,
 		Origins:      origins,
@@ -67,7 +71,7 @@ func routerProgram(ctx *pulumi.Context, f *fleet.Fleet) error {
 		PriceClass:   f.Router.PriceClass,
 		MemoryMB:     f.Router.EdgeMemoryMB,
 		Code: func(dns map[string]string) (map[string]string, error) {
-			return edge.PackageWith(table, dns, edge.Options{TenantHeader: f.Router.TenantHeader, TenantHostDomains: hostDomains})
+			return edge.PackageWith(table, dns, edge.Options{TenantHeader: f.Router.TenantHeader, TenantHostDomains: hostDomains, Lanes: lanes})
 		},
 		OriginVerifySecret:   secret,
 		Tags:                 map[string]string{"fleet": f.Project},
@@ -83,4 +87,22 @@ func routerProgram(ctx *pulumi.Context, f *fleet.Fleet) error {
 		ctx.Export(k, v)
 	}
 	return nil
+}
+
+// fleetLanes is every routed cell's lane layout (cells:lanes,
+// cells:laneShardSize), which the edge bakes in to send X-Cell-Lanes.
+func fleetLanes(f *fleet.Fleet) (map[string]*router.Lanes, error) {
+	lanes := map[string]*router.Lanes{}
+	for _, id := range f.Routing.CellIDs() {
+		c := f.Cell(id)
+		if c == nil {
+			return nil, fmt.Errorf("%s/%s routes to %s, which is not a cell of this fleet", f.StackDir, fleet.RoutingFile, id)
+		}
+		l, err := router.NewLanes(c.Lanes, c.LaneShardSize)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", c.File, err)
+		}
+		lanes[id] = l
+	}
+	return lanes, nil
 }

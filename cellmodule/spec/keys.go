@@ -13,6 +13,9 @@ const (
 	String Kind = iota
 	Int
 	Number
+	// Bool is true or false (YAML booleans, or the strings "true"/"false"
+	// that `pulumi config set` writes).
+	Bool
 )
 
 // Scope says where a key may be set.
@@ -78,6 +81,8 @@ func (k Key) Describe() string {
 		return fmt.Sprintf("an integer from %g to %g", k.Min, k.Max)
 	case Number:
 		return fmt.Sprintf("a number from %g to %g", k.Min, k.Max)
+	case Bool:
+		return "true or false"
 	}
 	if len(k.Allowed) > 0 {
 		q := make([]string, len(k.Allowed))
@@ -205,6 +210,21 @@ var Keys = func() []Key {
 	add(key("alarmP99LatencyMs", Int, Anywhere, set, get, between(1, 60000)))
 	set, get = integer(func(c *Cell) *int { return &c.AlarmEvalPeriods })
 	add(key("alarmEvalPeriods", Int, Anywhere, set, get, between(1, 60)))
+
+	// Shuffle sharding inside the cell (router/lanes.go): M lanes, r per
+	// tenant, and optionally one SQS queue per lane. The cross-key rule
+	// (1 ≤ r ≤ M, C(M, r) ≤ 2^53−1) is LanesProblem, checked by the loader.
+	set, get = integer(func(c *Cell) *int { return &c.Lanes })
+	add(key("lanes", Int, Anywhere, set, get, between(1, 256),
+		func(k *Key) {
+			k.Hint = "an integer from 1 to 256: the number M of lanes the cell's fungible resources are cut into"
+		}))
+	set, get = integer(func(c *Cell) *int { return &c.LaneShardSize })
+	add(key("laneShardSize", Int, Anywhere, set, get, between(1, 256),
+		func(k *Key) { k.Hint = "an integer from 1 to cells:lanes: the number r of lanes each tenant uses" }))
+	add(key("laneQueues", Bool, Anywhere,
+		func(c *Cell, s string, _ float64) { c.LaneQueues = s == "true" },
+		func(c *Cell) string { return fmt.Sprint(c.LaneQueues) }))
 	return keys
 }()
 

@@ -9,6 +9,7 @@ package spec
 import (
 	"fmt"
 
+	"github.com/cellctl/cellctl/router"
 	"github.com/cellctl/cellctl/waves/signal"
 )
 
@@ -75,6 +76,12 @@ type Cell struct {
 	// the alarm keys above: the cell's alarms and its gate both read that.
 	Gate signal.Thresholds
 
+	// Lanes (M) and LaneShardSize (r): each tenant uses r of the cell's M
+	// lanes (router.Lanes). LaneQueues adds one SQS queue per lane.
+	Lanes         int
+	LaneShardSize int
+	LaneQueues    bool
+
 	// Releasing is set by `cellctl destroy --release-protected` only, never
 	// from configuration: it lifts the protection of the cell's stateful
 	// resources (Pulumi protect and Aurora deletion protection) so the cell
@@ -131,5 +138,11 @@ func Baseline() Cell {
 		Alarm5xxRatePercent:           1,
 		AlarmP99LatencyMs:             1000,
 		AlarmEvalPeriods:              3,
+		Lanes:                         router.DefaultLanes,
+		LaneShardSize:                 router.DefaultLaneShardSize,
 	}
 }
+
+// LanesProblem says why the cell's lanes and shard size do not go
+// together (r > M, or C(M, r) too large to compute exactly), or nil.
+func (c Cell) LanesProblem() error { return router.CheckLanes(c.Lanes, c.LaneShardSize) }

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cellctl/cellctl/internal/fleet"
 	"github.com/cellctl/cellctl/internal/sim"
 	"github.com/cellctl/cellctl/router"
 	"github.com/cellctl/cellctl/router/edge"
@@ -188,11 +189,24 @@ func checkRouterFunction(t *testing.T, dir string) {
 	if len(origins) != 4 {
 		t.Fatalf("cell DNS records: %v", origins)
 	}
-	// The demo router's viewer domains are app.example.com and
-	// *.app.example.com: the Host names a tenant only under the wildcard.
-	want, err := edge.ConfigWith(table, origins, edge.Options{TenantHeader: "X-Tenant-Id", TenantHostDomains: []string{"app.example.com"}})
+	// Each cell's lane layout, as the router stack bakes it in.
+	fl, err := fleet.Load(dir)
 	if err != nil {
 		t.Fatal(err)
+	}
+	lanes := map[string]*router.Lanes{}
+	for _, id := range table.CellIDs() {
+		c := fl.Cell(id)
+		lanes[id] = router.MustLanes(c.Lanes, c.LaneShardSize)
+	}
+	// The demo router's viewer domains are app.example.com and
+	// *.app.example.com: the Host names a tenant only under the wildcard.
+	want, err := edge.ConfigWith(table, origins, edge.Options{TenantHeader: "X-Tenant-Id", TenantHostDomains: []string{"app.example.com"}, Lanes: lanes})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if files["lanes.js"] == "" {
+		t.Error("the published function has no lanes.js")
 	}
 	if files["config.json"] != string(want) {
 		t.Fatalf("the published function does not carry stacks/routing.json:\n got %s\nwant %s", files["config.json"], want)

@@ -124,6 +124,7 @@ func (l *loader) load() *Fleet {
 	if f.Project == "" {
 		return nil
 	}
+	l.checkBaselineLanes(f)
 
 	entries, err := fs.ReadDir(l.fsys, f.StackDir)
 	if err != nil {
@@ -432,6 +433,7 @@ func (l *loader) loadCell(f *Fleet, id, file string, data []byte) *Cell {
 		}
 	}
 	l.checkFargateSize(file, f, c)
+	l.checkLanes(f, file, c)
 	if c.CertificateArn != "" && c.Region != "" {
 		if parts := strings.Split(c.CertificateArn, ":"); len(parts) > 3 && parts[3] != c.Region {
 			key, from := f.ConfigKey("certificateArn"), ""
@@ -596,6 +598,9 @@ func (l *loader) region(file, field string, v *yaml.Node) (string, bool) {
 // setKey parses one value per its schema and stores it; it reports a
 // precise error and returns false when the value is not allowed.
 func (l *loader) setKey(c *spec.Cell, k spec.Key, file, field string, v *yaml.Node) bool {
+	if k.Kind == spec.Bool {
+		return l.setBool(c, k, file, field, v)
+	}
 	s, ok := l.scalar(file, field, k.Describe(), v)
 	if !ok {
 		return false

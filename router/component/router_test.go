@@ -393,7 +393,7 @@ func TestEdgeFunctionBakesInTheRoutingTableAndNoSecret(t *testing.T) {
 			r := mustRunRouter(t, f)
 			fn := r.one(t, typeFunction)
 			files := codeFiles(t, fn)
-			for _, name := range []string{"index.js", "routing.js", edge.ConfigFile} {
+			for _, name := range []string{"index.js", "routing.js", "lanes.js", edge.ConfigFile} {
 				if files[name] == "" {
 					t.Errorf("the function package has no %s (files: %v)", name, slices.Sorted(maps.Keys(files)))
 				}
@@ -405,8 +405,15 @@ func TestEdgeFunctionBakesInTheRoutingTableAndNoSecret(t *testing.T) {
 					origins[c.ID] = albDNS(c.ID)
 				}
 			}
-			// The Host names a tenant only under the wildcard viewer domain.
-			want, err := edge.ConfigWith(f.Routing, origins, edge.Options{TenantHeader: f.Router.TenantHeader, TenantHostDomains: []string{"app.example.com"}})
+			// The Host names a tenant only under the wildcard viewer domain;
+			// every routed cell's lane layout from its config (cells:lanes,
+			// cells:laneShardSize), so the edge sends X-Cell-Lanes.
+			lanes := map[string]*router.Lanes{}
+			for _, id := range f.Routing.CellIDs() {
+				c := f.Cell(id)
+				lanes[id] = router.MustLanes(c.Lanes, c.LaneShardSize)
+			}
+			want, err := edge.ConfigWith(f.Routing, origins, edge.Options{TenantHeader: f.Router.TenantHeader, TenantHostDomains: []string{"app.example.com"}, Lanes: lanes})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -30,6 +30,9 @@ var indexJS string
 //go:embed routing.js
 var routingJS string
 
+//go:embed lanes.js
+var lanesJS string
+
 const (
 	// DefaultTenantHeader carries the tenant id unless the router stack
 	// configures another header.
@@ -52,6 +55,7 @@ var reservedHeaders = map[string]string{
 	"host":              "the Host header is the fallback source of the tenant id under the tenant host domains",
 	"x-cell-id":         "the router sets X-Cell-Id itself",
 	"x-routing-version": "the router sets X-Routing-Version itself",
+	"x-cell-lanes":      "the router sets X-Cell-Lanes itself",
 	"x-origin-verify":   "X-Origin-Verify carries the origin secret",
 }
 
@@ -112,16 +116,22 @@ type Options struct {
 	// distribution's own wildcard viewer domains belong here: without
 	// them, viewers reach dXXXX.cloudfront.net and "dXXXX" is no tenant.
 	TenantHostDomains []string
+	// Lanes is each cell's lane layout (M lanes, shards of r), baked into
+	// config.json so the handler sends the tenant's lanes in X-Cell-Lanes
+	// with X-Cell-Id. When given, every cell of the table needs one (the
+	// router stack passes every fleet cell's cells:lanes and
+	// cells:laneShardSize); nil: no lanes header.
+	Lanes map[string]*router.Lanes
 }
 
 // ConfigWith is Config with every option.
 func ConfigWith(table *router.Table, origins map[string]string, opts Options) ([]byte, error) {
 	header, err := checkInputs(table, origins, opts.TenantHeader)
 	domains, derr := hostDomains(opts.TenantHostDomains)
-	if err = errors.Join(err, derr); err != nil {
+	if err = errors.Join(err, derr, checkLanes(table, opts.Lanes)); err != nil {
 		return nil, err
 	}
-	return renderWith(table, origins, header, domains), nil
+	return renderWith(table, origins, header, domains, opts.Lanes), nil
 }
 
 // HostDomainsOf derives the tenant host domains from a distribution's
@@ -155,10 +165,10 @@ func hostDomains(in []string) ([]string, error) {
 // render writes config.json without checking the origins (tests use it to
 // build a config with a cell's origin missing).
 func render(table *router.Table, origins map[string]string, header string) []byte {
-	return renderWith(table, origins, header, nil)
+	return renderWith(table, origins, header, nil, nil)
 }
 
-func renderWith(table *router.Table, origins map[string]string, header string, domains []string) []byte {
+func renderWith(table *router.Table, origins map[string]string, header string, domains []string, lanes map[string]*router.Lanes) []byte {
 	var b bytes.Buffer
 	str := func(s string) string {
 		var sb bytes.Buffer
@@ -229,7 +239,9 @@ func renderWith(table *router.Table, origins map[string]string, header string, d
 	if len(table.Overrides()) > 0 {
 		b.WriteByte('\n')
 	}
-	b.WriteString("}\n}\n")
+	b.WriteString("}")
+	writeLanes(&b, cells, lanes, str)
+	b.WriteString("\n}\n")
 	return b.Bytes()
 }
 
@@ -249,6 +261,7 @@ func PackageWith(table *router.Table, origins map[string]string, opts Options) (
 	return map[string]string{
 		"index.js":   indexJS,
 		"routing.js": routingJS,
+		"lanes.js":   lanesJS,
 		ConfigFile:   string(cfg),
 	}, nil
 }

@@ -127,10 +127,10 @@ func TestPackage(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(files) != 3 {
+	if len(files) != 4 {
 		t.Errorf("package files: %v", keys(files))
 	}
-	for _, f := range []string{"index.js", "routing.js"} {
+	for _, f := range []string{"index.js", "routing.js", "lanes.js"} {
 		disk, err := os.ReadFile(f)
 		if err != nil {
 			t.Fatal(err)

@@ -230,7 +230,7 @@ func TestGoldenVectors(t *testing.T) {
 			partial[k] = v
 		}
 	}
-	checkGolden(t, "golden_config_partial.json", renderWith(tb, partial, "x-tenant-id", goldenHostDomains))
+	checkGolden(t, "golden_config_partial.json", renderWith(tb, partial, "x-tenant-id", goldenHostDomains, nil))
 
 	reqs := goldenRequests(t, tb)
 	kinds := map[string]int{}

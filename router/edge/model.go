@@ -34,6 +34,9 @@ type Outcome struct {
 	Origin string `json:"origin,omitempty"` // domain the request is sent to
 	// RetryAfter is the Retry-After of a rejected write, in seconds.
 	RetryAfter int `json:"retry_after,omitempty"`
+	// Lanes is the X-Cell-Lanes value sent with a forwarded request ("3,17"),
+	// empty when the cell has no lane layout (then none is sent).
+	Lanes string `json:"lanes,omitempty"`
 }
 
 // Router makes the edge handler's decision in Go, for `cellctl route`-style
@@ -43,6 +46,7 @@ type Router struct {
 	origins map[string]string
 	header  string
 	domains []string // tenant host domains; empty: the Host is never read
+	lanes   map[string]*router.Lanes
 }
 
 // NewRouter checks its inputs as Config does.
@@ -54,11 +58,12 @@ func NewRouter(table *router.Table, origins map[string]string, tenantHeader stri
 func NewRouterWith(table *router.Table, origins map[string]string, opts Options) (*Router, error) {
 	header, err := checkInputs(table, origins, opts.TenantHeader)
 	domains, derr := hostDomains(opts.TenantHostDomains)
-	if err = errors.Join(err, derr); err != nil {
+	if err = errors.Join(err, derr, checkLanes(table, opts.Lanes)); err != nil {
 		return nil, err
 	}
 	r := newRouter(table, origins, header)
 	r.domains = domains
+	r.lanes = opts.Lanes
 	return r, nil
 }
 
@@ -95,6 +100,9 @@ func (r *Router) Evaluate(req Request) Outcome {
 		return out
 	}
 	out.Kind, out.Origin = KindForward, origin
+	if l := r.lanes[route.Cell]; l != nil {
+		out.Lanes = router.FormatLanes(l.OfHash(route.Hash, nil))
+	}
 	return out
 }
 

@@ -8,6 +8,8 @@
 // tenant-id validity; test/golden.test.js checks this file against the
 // vectors Go writes to testdata/routing.
 
+const { compileLanes, lanesValue } = require('./lanes');
+
 const CONFIG_FORMAT = 1;
 const MAX_TENANT_BYTES = 128;
 const MAX_BUCKETS = 1 << 20;
@@ -247,6 +249,9 @@ function compile(cfg) {
   if (!Array.isArray(hostDomains) || hostDomains.some((d) => typeof d !== 'string' || d === '' || d !== d.toLowerCase())) {
     fail('tenantHostDomains must be an array of lowercase domain names');
   }
+  // Shuffle-sharding lanes per cell (optional: a cell without them gets
+  // no X-Cell-Lanes).
+  const lanes = compileLanes(cfg.lanes, index, cells.length, fail);
 
   const retryAfter = Number.isInteger(cfg.retryAfterSeconds) && cfg.retryAfterSeconds > 0 ? cfg.retryAfterSeconds : 30;
   return {
@@ -261,6 +266,7 @@ function compile(cfg) {
     origins,
     bucketCell,
     overrides,
+    lanes,
   };
 }
 
@@ -270,13 +276,22 @@ function bucketOfHash(rt) {
 }
 
 // route resolves a tenant id against a compiled table:
-// {valid, bucket, cell, override, rejectWrites}.
+// {valid, bucket, cell, override, rejectWrites, lanes}; lanes is the
+// X-Cell-Lanes value in the tenant's cell, or null when it has no lanes.
 function route(rt, tenant) {
-  if (!scanTenant(tenant)) return { valid: false, bucket: -1, cell: null, override: false, rejectWrites: false };
+  if (!scanTenant(tenant)) return { valid: false, bucket: -1, cell: null, override: false, rejectWrites: false, lanes: null };
   const bucket = bucketOfHash(rt);
   const o = rt.overrides.get(tenant);
   const idx = o === undefined ? rt.bucketCell[bucket] : o.cell;
-  return { valid: true, bucket, cell: rt.cells[idx], override: o !== undefined, rejectWrites: o !== undefined && o.rejectWrites };
+  const l = rt.lanes[idx];
+  return {
+    valid: true,
+    bucket,
+    cell: rt.cells[idx],
+    override: o !== undefined,
+    rejectWrites: o !== undefined && o.rejectWrites,
+    lanes: l === null ? null : lanesValue(l, hashHi, hashLo),
+  };
 }
 
 function plainHeaders(extra) {
@@ -416,6 +431,11 @@ function handleRequest(rt, event) {
   headers.host = [{ key: 'Host', value: origin }];
   headers['x-cell-id'] = [{ key: 'X-Cell-Id', value: cell }];
   headers['x-routing-version'] = [{ key: 'X-Routing-Version', value: String(rt.version) }];
+  // The tenant's lanes in its cell; a viewer's own X-Cell-Lanes never
+  // reaches the cell.
+  const l = rt.lanes[idx];
+  if (l === null) delete headers['x-cell-lanes'];
+  else headers['x-cell-lanes'] = [{ key: 'X-Cell-Lanes', value: lanesValue(l, hashHi, hashLo) }];
   return request;
 }
 

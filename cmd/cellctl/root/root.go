@@ -67,6 +67,7 @@ Exit codes: 0 ok, 1 error, 2 findings (drift, quota, isolation),
 		stack.NewCmdUnlock(f, nil),
 		route.NewCmdRoute(f, nil),
 		route.NewCmdCapacity(f, nil),
+		route.NewCmdLanes(f, nil),
 		simulator.NewCmdSim(f),
 	)
 	return cmd
