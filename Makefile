@@ -57,6 +57,8 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz '^FuzzTenant$$' -fuzztime $(FUZZTIME) ./router
 	$(GO) test -run '^$$' -fuzz '^FuzzParse$$'  -fuzztime $(FUZZTIME) ./waves
 	$(GO) test -run '^$$' -fuzz '^FuzzParseTenantLoads$$' -fuzztime $(FUZZTIME) ./router
+	$(GO) test -run '^$$' -fuzz '^FuzzFoldLoad$$'      -fuzztime $(FUZZTIME) ./router
+	$(GO) test -run '^$$' -fuzz '^FuzzParseCapacity$$' -fuzztime $(FUZZTIME) ./router
 
 fuzz-long:
 	$(MAKE) fuzz FUZZTIME=$(LONG_FUZZTIME)
