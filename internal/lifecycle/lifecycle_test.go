@@ -461,4 +461,3 @@ func TestMigrateStartFinish(t *testing.T) {
 		t.Fatalf("two steps at once: %v", err)
 	}
 }
-
