@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/cellctl/cellctl/cmd/cellctl/cmdutil"
+	"github.com/cellctl/cellctl/cmd/cellctl/lifecycle"
 	"github.com/cellctl/cellctl/cmd/cellctl/plan"
 	"github.com/cellctl/cellctl/cmd/cellctl/route"
 	"github.com/cellctl/cellctl/cmd/cellctl/simulator"
@@ -67,6 +68,9 @@ Exit codes: 0 ok, 1 error, 2 findings (drift, quota, isolation),
 		stack.NewCmdUnlock(f, nil),
 		route.NewCmdRoute(f, nil),
 		route.NewCmdCapacity(f, nil),
+		lifecycle.NewCmdDrain(f, nil),
+		lifecycle.NewCmdUndrain(f, nil),
+		lifecycle.NewCmdMigrate(f, nil),
 		simulator.NewCmdSim(f),
 	)
 	return cmd
