@@ -222,6 +222,7 @@ func TestOperatorLifecycle(t *testing.T) {
 		!strings.Contains(msg, "someone else published a change meanwhile") && !strings.Contains(msg, "locked") {
 		t.Fatalf("the refused publish must say why: %s", refused[0])
 	}
+	t.Logf("the refused publish said: %s", refused[0].stderr)
 	cfg = readPublished(t, dir)
 	tb, err := router.Load(tablePath)
 	if err != nil {

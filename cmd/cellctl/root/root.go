@@ -9,6 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/cellctl/cellctl/cmd/cellctl/cell"
 	"github.com/cellctl/cellctl/cmd/cellctl/cmdutil"
 	"github.com/cellctl/cellctl/cmd/cellctl/lifecycle"
 	"github.com/cellctl/cellctl/cmd/cellctl/plan"
@@ -68,6 +69,7 @@ Exit codes: 0 ok, 1 error, 2 findings (drift, quota, isolation),
 		stack.NewCmdUnlock(f, nil),
 		route.NewCmdRoute(f, nil),
 		route.NewCmdCapacity(f, nil),
+		cell.NewCmdCell(f),
 		lifecycle.NewCmdDrain(f, nil),
 		lifecycle.NewCmdUndrain(f, nil),
 		lifecycle.NewCmdMigrate(f, nil),
