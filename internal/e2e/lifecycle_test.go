@@ -257,4 +257,39 @@ func TestOperatorLifecycle(t *testing.T) {
 	if _, ok := cfg.Origins["cell-d"]; !ok || cfg.Version != 6 {
 		t.Fatalf("after the undrain cell-d has no origin at version %d: %v", cfg.Version, cfg.Origins)
 	}
+
+	// Add a cell: its stack comes up, then the published table gives it
+	// buckets and an origin.
+	r = mustRun(t, dir, "cell", "add", "-o", "json")
+	var add struct {
+		Cell      string   `json:"cell"`
+		Index     int      `json:"index"`
+		Wave      string   `json:"wave"`
+		Steps     []string `json:"steps"`
+		Published []int64  `json:"published"`
+	}
+	decode(t, r, &add)
+	if add.Cell != "cell-e" || add.Index != 5 || add.Wave != "wave-2" || len(add.Published) != 1 || add.Published[0] != 7 {
+		t.Fatalf("cell add: %+v\n%s", add, r)
+	}
+	if n := countLive(t, simCloud(t, dir), "cell-e", "aws:ecs/service:Service"); n != 1 {
+		t.Fatalf("cell-e has %d ECS services", n)
+	}
+	waves, _ := os.ReadFile(filepath.Join(dir, "stacks", "waves.yaml"))
+	if !strings.Contains(string(waves), "cells: [cell-c, cell-d, cell-e]") {
+		t.Fatalf("waves.yaml:\n%s", waves)
+	}
+	cfg = readPublished(t, dir)
+	if _, ok := cfg.Origins["cell-e"]; !ok || cfg.Version != 7 {
+		t.Fatalf("the published table (version %d) has no origin for cell-e: %v", cfg.Version, cfg.Origins)
+	}
+	counts = map[string]int{}
+	for _, tenant := range golden {
+		cell, _ := cfg.route(tenant)
+		counts[cell]++
+	}
+	if counts["cell-e"] == 0 {
+		t.Fatalf("no golden tenant goes to the new cell: %v", counts)
+	}
+	t.Logf("golden tenants after cell add: %v", counts)
 }
