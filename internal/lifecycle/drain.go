@@ -73,7 +73,6 @@ func Drain(ctx context.Context, env *Env, o DrainOptions) (*Report, error) {
 				rep.Transitions = append(rep.Transitions, tr)
 			}
 		}
-		env.logf("dry run: nothing was written or published")
 		return rep, nil
 	}
 
@@ -153,7 +152,6 @@ func single(ctx context.Context, env *Env, fl *fleet.Fleet, tr *router.Transitio
 	rep := &Report{DryRun: dryRun}
 	if dryRun {
 		rep.Transitions = append(rep.Transitions, tr)
-		env.logf("dry run: nothing was written or published")
 		return rep, nil
 	}
 	eng, err := env.Engine(fl)

@@ -20,6 +20,7 @@ import (
 	"github.com/cellctl/cellctl/internal/progress"
 	"github.com/cellctl/cellctl/internal/render"
 	"github.com/cellctl/cellctl/internal/stackrun"
+	"github.com/cellctl/cellctl/router"
 )
 
 // EngineFunc connects to the engine for a fleet as loaded.
@@ -109,6 +110,11 @@ var Formats = []render.Format[*lifecycle.Report]{
 				fmt.Fprintln(io.Out)
 			}
 			route.PrintTransition(s, io.Out, tr)
+			if tr.Action == router.ActionMigrate && tr.Tenant != "" {
+				r := tr.To.Route(tr.Tenant)
+				fmt.Fprintf(io.Out, "\n%s: reads served by %s; writes answered 503 with Retry-After until `cellctl migrate %s --finish` (or --abort) is published\n",
+					tr.Tenant, r.Cell, tr.Tenant)
+			}
 		}
 		switch {
 		case rep.DryRun:
