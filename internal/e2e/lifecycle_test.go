@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -30,6 +31,14 @@ type publishedConfig struct {
 
 func readPublished(t *testing.T, dir string) publishedConfig {
 	t.Helper()
+	cfg, _ := readPublishedFiles(t, dir)
+	return cfg
+}
+
+// readPublishedFiles also returns the files of the published function
+// package (index.js, routing.js, config.json).
+func readPublishedFiles(t *testing.T, dir string) (publishedConfig, map[string]string) {
+	t.Helper()
 	cloud := simCloud(t, dir)
 	fns, err := cloud.Resources(sim.Filter{Stack: "router", Type: "aws:lambda/function:Function"})
 	if err != nil || len(fns) != 1 {
@@ -44,7 +53,70 @@ func readPublished(t *testing.T, dir string) publishedConfig {
 	if err := json.Unmarshal([]byte(files["config.json"]), &cfg); err != nil {
 		t.Fatalf("config.json of version %s: %v", version, err)
 	}
-	return cfg
+	return cfg, files
+}
+
+// edgeDriver runs the published handler under node: the route of every
+// tenant given, and the answer to a POST and a GET for one tenant.
+const edgeDriver = `
+const fs = require('node:fs');
+const { route, compile } = require('./routing.js');
+const { handler } = require('./index.js');
+const rt = compile(require('./config.json'));
+const tenants = JSON.parse(fs.readFileSync('tenants.json', 'utf8'));
+const ev = (method, tenant) => ({ Records: [{ cf: { config: { eventType: 'origin-request' }, request: {
+  clientIp: '203.0.113.9', method, uri: '/api/orders', querystring: '',
+  headers: { 'x-tenant-id': [{ key: 'X-Tenant-Id', value: tenant }], host: [{ key: 'Host', value: 'shop.example.com' }] },
+  origin: { custom: { customHeaders: { 'x-origin-verify': [{ key: 'X-Origin-Verify', value: 'sim' }] }, domainName: 'placeholder.invalid',
+    keepaliveTimeout: 5, path: '', port: 443, protocol: 'https', readTimeout: 30, sslProtocols: ['TLSv1.2'] } } } } }] });
+(async () => {
+  const routes = {};
+  for (const t of tenants.all) routes[t] = route(rt, t).cell;
+  const post = await handler(ev('POST', tenants.probe));
+  const get = await handler(ev('GET', tenants.probe));
+  const retry = post.headers && post.headers['retry-after'] ? post.headers['retry-after'][0].value : '';
+  const domain = get.origin ? get.origin.custom.domainName : '';
+  process.stdout.write(JSON.stringify({ routes, postStatus: String(post.status || ''), retryAfter: retry, getDomain: domain }));
+})().catch((e) => { console.error(e); process.exit(1); });
+`
+
+type edgeAnswers struct {
+	Routes     map[string]string `json:"routes"`
+	PostStatus string            `json:"postStatus"`
+	RetryAfter string            `json:"retryAfter"`
+	GetDomain  string            `json:"getDomain"`
+}
+
+func runEdge(t *testing.T, files map[string]string, tenants []string, probe string) edgeAnswers {
+	t.Helper()
+	dir := t.TempDir()
+	for name, content := range files {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	in, _ := json.Marshal(map[string]any{"all": tenants, "probe": probe})
+	if err := os.WriteFile(filepath.Join(dir, "tenants.json"), in, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "driver.js"), []byte(edgeDriver), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command("node", "driver.js")
+	cmd.Dir = dir
+	out, err := cmd.Output()
+	if err != nil {
+		var stderr string
+		if ee, ok := err.(*exec.ExitError); ok {
+			stderr = string(ee.Stderr)
+		}
+		t.Fatalf("node edge handler: %v\n%s", err, stderr)
+	}
+	var a edgeAnswers
+	if err := json.Unmarshal(out, &a); err != nil {
+		t.Fatalf("node output: %v\n%s", err, out)
+	}
+	return a
 }
 
 // route answers which cell the published config sends a tenant to, the
@@ -238,8 +310,27 @@ func TestOperatorLifecycle(t *testing.T) {
 
 	// The migrating tenant's writes are refused at the edge; finish moves
 	// it to the target.
-	if cell, reject := cfg.route(mover); !reject || cell == "cell-c" {
-		t.Fatalf("while migrating, %s must be served by its source with writes refused; got %s reject=%v", mover, cell, reject)
+	source, reject := cfg.route(mover)
+	if !reject || source == "cell-c" {
+		t.Fatalf("while migrating, %s must be served by its source with writes refused; got %s reject=%v", mover, source, reject)
+	}
+	// The published handler itself, under node, agrees with the table
+	// read back: same cell for every golden tenant (none on the drained
+	// cell), 503 + Retry-After for the migrating tenant's write, its read
+	// sent to the source's ALB.
+	cfg, files := readPublishedFiles(t, dir)
+	edge := runEdge(t, files, golden, mover)
+	for _, tenant := range golden {
+		want, _ := cfg.route(tenant)
+		if edge.Routes[tenant] != want || want == "cell-d" {
+			t.Fatalf("node edge handler sends %s to %q, the published table to %q", tenant, edge.Routes[tenant], want)
+		}
+	}
+	if edge.PostStatus != "503" || edge.RetryAfter == "" {
+		t.Fatalf("a write of migrating %s: status %q, Retry-After %q", mover, edge.PostStatus, edge.RetryAfter)
+	}
+	if edge.GetDomain == "" || edge.GetDomain != cfg.Origins[source] {
+		t.Fatalf("a read of migrating %s went to %q, want %s's ALB %q", mover, edge.GetDomain, source, cfg.Origins[source])
 	}
 	mustRun(t, dir, "migrate", mover, "--finish")
 	cfg = readPublished(t, dir)
