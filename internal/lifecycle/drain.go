@@ -2,10 +2,12 @@ package lifecycle
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
 	"github.com/cellctl/cellctl/internal/fleet"
+	"github.com/cellctl/cellctl/internal/stackrun"
 	"github.com/cellctl/cellctl/router"
 )
 
@@ -143,8 +145,35 @@ func Undrain(ctx context.Context, env *Env, o UndrainOptions) (*Report, error) {
 	if err != nil {
 		return nil, err
 	}
+	if !o.DryRun {
+		// The router gives an active cell an origin from its stack's ALB:
+		// a cell whose stack is gone (or never came up) would fail the
+		// publish after the table was saved.
+		eng, err := env.Engine(fl)
+		if err != nil {
+			return nil, err
+		}
+		if err := deployedCell(ctx, eng, o.Cell); err != nil {
+			return nil, err
+		}
+	}
 	return single(ctx, env, fl, tr, o.DryRun,
 		fmt.Sprintf("to continue, run `cellctl up router`; to undo, `cellctl drain %s`", o.Cell))
+}
+
+// deployedCell refuses a cell whose stack has no ALB to route to.
+func deployedCell(ctx context.Context, eng Engine, cell string) error {
+	outs, err := eng.Outputs(ctx, cell)
+	if errors.Is(err, stackrun.ErrNotDeployed) {
+		return fmt.Errorf("cannot undrain %q: its stack is not deployed, so there is no ALB to route to; run `cellctl up %s` first", cell, cell)
+	}
+	if err != nil {
+		return fmt.Errorf("cannot undrain %q: cannot read its stack outputs: %w", cell, err)
+	}
+	if dns, _ := outs["albDnsName"].(string); dns == "" {
+		return fmt.Errorf("cannot undrain %q: its stack has no albDnsName output (its last up may have failed); run `cellctl up %s` first", cell, cell)
+	}
+	return nil
 }
 
 // single saves and publishes one transition (or only reports it).

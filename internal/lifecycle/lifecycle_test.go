@@ -26,8 +26,8 @@ type fakeEngine struct {
 	deployed int64 // 0: never deployed
 	calls    []string
 	fail     map[string]error // "op stack" → error
-	// beforeUp runs before each router up (another operator's publish).
-	beforeUp func()
+	// gone: cell stacks that are not deployed.
+	gone map[string]bool
 }
 
 var _ Engine = (*fakeEngine)(nil)
@@ -68,7 +68,13 @@ func (f *fakeEngine) Outputs(_ context.Context, stack string) (map[string]any, e
 	if err := f.fail["outputs "+stack]; err != nil {
 		return nil, err
 	}
-	if stack != fleet.RouterStack || f.deployed == 0 {
+	if stack != fleet.RouterStack {
+		if f.gone[stack] {
+			return nil, stackrun.ErrNotDeployed
+		}
+		return map[string]any{"albDnsName": stack + "-alb.example"}, nil
+	}
+	if f.deployed == 0 {
 		return nil, stackrun.ErrNotDeployed
 	}
 	return map[string]any{"tableVersion": float64(f.deployed)}, nil
@@ -431,6 +437,24 @@ func TestUndrainAfterDrain(t *testing.T) {
 	}
 	if h.eng.deployed != 4 {
 		t.Fatalf("the router serves version %d, want 4", h.eng.deployed)
+	}
+}
+
+// TestUndrainRefusesACellWithoutStack: the router needs the cell's ALB.
+func TestUndrainRefusesACellWithoutStack(t *testing.T) {
+	h := newHarness(t, 1)
+	if _, err := Drain(context.Background(), h.env, DrainOptions{Cell: "cell-d", Now: true}); err != nil {
+		t.Fatal(err)
+	}
+	h.eng.gone = map[string]bool{"cell-d": true}
+	before, runs := h.tableBytes(t), len(h.eng.runs())
+	_, err := Undrain(context.Background(), h.env, UndrainOptions{Cell: "cell-d"})
+	want := "cannot undrain \"cell-d\": its stack is not deployed, so there is no ALB to route to; run `cellctl up cell-d` first"
+	if err == nil || err.Error() != want {
+		t.Fatalf("error:\n got %v\nwant %s", err, want)
+	}
+	if h.tableBytes(t) != before || len(h.eng.runs()) != runs {
+		t.Fatal("a refused undrain changed the table or ran a stack")
 	}
 }
 
