@@ -47,6 +47,13 @@ func Drain(ctx context.Context, env *Env, o DrainOptions) (*Report, error) {
 	if err != nil {
 		return nil, err
 	}
+	if !o.DryRun {
+		unlock, err := lockTable(fl)
+		if err != nil {
+			return nil, err
+		}
+		defer unlock()
+	}
 	rep := &Report{DryRun: o.DryRun}
 	pinned := router.RefusePinned
 	if o.MovePinned {
@@ -92,7 +99,7 @@ func Drain(ctx context.Context, env *Env, o DrainOptions) (*Report, error) {
 		}
 	} else if rep.DeployedVersion < t.Version() {
 		// Resumed: the saved table has not been published yet.
-		if err := publish(ctx, env, t, undo, rep); err != nil {
+		if err := publish(ctx, env, t, t.Version()-1, undo, rep); err != nil {
 			return rep, err
 		}
 	}
@@ -183,6 +190,11 @@ func single(ctx context.Context, env *Env, fl *fleet.Fleet, tr *router.Transitio
 		rep.Transitions = append(rep.Transitions, tr)
 		return rep, nil
 	}
+	unlock, err := lockTable(fl)
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
 	eng, err := env.Engine(fl)
 	if err != nil {
 		return nil, err

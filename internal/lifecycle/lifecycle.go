@@ -199,7 +199,13 @@ func (e *PublishError) Unwrap() error { return e.Err }
 // disk now, and checks that the router then serves want. Before it runs it
 // checks the deployed version again: another operator may have published
 // since the command started.
-func publish(ctx context.Context, env *Env, want *router.Table, next string, rep *Report) error {
+//
+// maxDeployed is the highest version the router may serve for this publish
+// to go ahead: the version this change started from. A router serving
+// more — even the same number as want — was published by someone else
+// meanwhile (two checkouts can each make a "version N+1"), and publishing
+// would replace their table.
+func publish(ctx context.Context, env *Env, want *router.Table, maxDeployed int64, next string, rep *Report) error {
 	fl, err := env.Load()
 	if err != nil {
 		return &PublishError{Saved: want.Version(), Next: next, Err: err}
@@ -210,8 +216,10 @@ func publish(ctx context.Context, env *Env, want *router.Table, next string, rep
 	}
 	if v, _, err := DeployedVersion(ctx, eng); err != nil {
 		return &PublishError{Saved: want.Version(), Next: next, Err: err}
-	} else if err := router.CheckDeployed(want, v); err != nil {
-		return err
+	} else if v > maxDeployed {
+		return fmt.Errorf("the deployed router now serves routing table version %d, which this command did not publish: someone else published a change meanwhile. "+
+			"stacks/%s holds this command's unpublished version %d (the table it replaced is in %s); "+
+			"update this checkout to the published table (git pull) and run the command again", v, fleet.RoutingFile, want.Version(), router.PreviousFile)
 	}
 	env.logf("publishing the router with routing table version %d (cellctl up router)", want.Version())
 	ar, err := apply.Up(ctx, &apply.Env{
@@ -251,5 +259,5 @@ func change(ctx context.Context, env *Env, fl *fleet.Fleet, tr *router.Transitio
 		return err
 	}
 	rep.Transitions = append(rep.Transitions, tr)
-	return publish(ctx, env, tr.To, next, rep)
+	return publish(ctx, env, tr.To, tr.FromVersion, next, rep)
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -401,12 +402,65 @@ func TestPublishRace(t *testing.T) {
 		t.Fatalf("undrain of an active cell: %v", err)
 	}
 	_, err = Drain(context.Background(), h.env, DrainOptions{Cell: "cell-d", Now: true})
-	want := "the deployed router serves routing table version 5, newer than version 2 here: someone else published a change meanwhile; update this checkout (git pull) and run the command again"
+	want := "the deployed router now serves routing table version 5, which this command did not publish: someone else published a change meanwhile. " +
+		"stacks/routing.json holds this command's unpublished version 2 (the table it replaced is in .cellctl/routing.previous.json); " +
+		"update this checkout to the published table (git pull) and run the command again"
 	if err == nil || err.Error() != want {
 		t.Fatalf("error:\n got %v\nwant %s", err, want)
 	}
 	if runs := h.eng.runs(); len(runs) != 0 {
 		t.Fatalf("the refused publish ran %v", runs)
+	}
+}
+
+// TestPublishRaceSameVersion: another checkout published its own
+// "version 2" meanwhile; equal numbers are not the same table, so this
+// command's version 2 is not published over it.
+func TestPublishRaceSameVersion(t *testing.T) {
+	h := newHarness(t, 1)
+	calls := 0
+	inner := h.eng
+	h.env.Engine = func(*fleet.Fleet) (Engine, error) {
+		if calls++; calls == 2 {
+			inner.deployed = 2
+		}
+		return inner, nil
+	}
+	_, err := Migrate(context.Background(), h.env, MigrateOptions{Tenant: "initech", To: "cell-d"})
+	if err == nil || !strings.HasPrefix(err.Error(), "the deployed router now serves routing table version 2, which this command did not publish") {
+		t.Fatalf("error: %v", err)
+	}
+	if runs := h.eng.runs(); len(runs) != 0 {
+		t.Fatalf("the refused publish ran %v", runs)
+	}
+}
+
+// TestOneChangeAtATime: while another command holds the checkout's
+// routing lock, a change is refused before it reads the router or writes.
+func TestOneChangeAtATime(t *testing.T) {
+	h := newHarness(t, 1)
+	fl, err := fleet.Load(h.dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	unlock, err := lockTable(fl)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// flock locks are per open file: a second open in this process
+	// conflicts like another process would.
+	before := h.tableBytes(t)
+	_, err = Drain(context.Background(), h.env, DrainOptions{Cell: "cell-d", Now: true})
+	want := fmt.Sprintf("another cellctl command (pid %d) is changing stacks/routing.json in this checkout; run this one again when it is done", os.Getpid())
+	if err == nil || err.Error() != want {
+		t.Fatalf("error:\n got %v\nwant %s", err, want)
+	}
+	if h.tableBytes(t) != before || len(h.eng.calls) != 0 {
+		t.Fatalf("a refused change touched something: %v", h.eng.calls)
+	}
+	unlock()
+	if _, err := Drain(context.Background(), h.env, DrainOptions{Cell: "cell-d", Now: true}); err != nil {
+		t.Fatalf("after the lock is released: %v", err)
 	}
 }
 
