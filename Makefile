@@ -55,6 +55,10 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz '^FuzzParse$$'  -fuzztime $(FUZZTIME) ./router
 	$(GO) test -run '^$$' -fuzz '^FuzzJSON$$'   -fuzztime $(FUZZTIME) ./router
 	$(GO) test -run '^$$' -fuzz '^FuzzTenant$$' -fuzztime $(FUZZTIME) ./router
+	$(GO) test -run '^$$' -fuzz '^FuzzParse$$'  -fuzztime $(FUZZTIME) ./waves
+	$(GO) test -run '^$$' -fuzz '^FuzzParseTenantLoads$$' -fuzztime $(FUZZTIME) ./router
+	$(GO) test -run '^$$' -fuzz '^FuzzFoldLoad$$'      -fuzztime $(FUZZTIME) ./router
+	$(GO) test -run '^$$' -fuzz '^FuzzParseCapacity$$' -fuzztime $(FUZZTIME) ./router
 
 fuzz-long:
 	$(MAKE) fuzz FUZZTIME=$(LONG_FUZZTIME)
@@ -67,9 +71,10 @@ lint:
 # Benchmarks: routing, loaders, plan, and the engine on the simulated cloud
 # (BenchmarkFleetUp takes a few minutes). Numbers are in docs/BENCHMARKS.md.
 bench: build pulumi
-	$(GO) test -run '^$$' -bench . -benchmem ./router/... ./internal/plan ./internal/sim
+	$(GO) test -run '^$$' -bench . -benchmem ./router/... ./internal/plan ./internal/sim ./waves/...
 	$(GO) test -run '^$$' -bench . -benchtime 1x -timeout 60m ./internal/e2e
 	$(NODE) router/edge/bench.js
+	$(NODE) router/edge/bench_lanes.js
 
 # The main job on the embedded default: the demo fleet on cellctl's
 # simulated AWS with the local file backend (.cellctl/). Safe to rerun.

@@ -2,101 +2,93 @@ package cellmodule
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/pulumi/pulumi-aws/sdk/v6/go/aws/cloudwatch"
 	"github.com/pulumi/pulumi/sdk/v3/go/pulumi"
+
+	"github.com/cellctl/cellctl/waves/signal"
 )
 
-const (
-	albNamespace = "AWS/ApplicationELB"
-	alarmPeriod  = 60
-)
+const alarmPeriod = 60
 
-// alarms creates the three alarms the wave gates read. None has actions:
-// the gates poll their state.
+// alarms creates the alarms the wave gates read, one per signal that has
+// one (waves/signal). Their metrics, comparison and threshold come from the
+// signal definitions and the cell's thresholds — the same ones the gate
+// evaluator compares readings with — so an alarm fires exactly when the gate
+// would fail. None has actions: the gates poll their state.
 func (b *builder) alarms() error {
 	ctx, s, c := b.ctx, b.spec, b.cell
-	names := AlarmNames(s.ID)
-	b.alarmNamesMap = names
-	lbDims := pulumi.StringMap{"LoadBalancer": c.LoadBalancer.ArnSuffix}
-	metric := func(id, metricName string) cloudwatch.MetricAlarmMetricQueryArgs {
-		return cloudwatch.MetricAlarmMetricQueryArgs{
-			Id: pulumi.String(id),
-			Metric: cloudwatch.MetricAlarmMetricQueryMetricArgs{
-				Namespace:  pulumi.String(albNamespace),
-				MetricName: pulumi.String(metricName),
-				Dimensions: lbDims,
-				Period:     pulumi.Int(alarmPeriod),
-				Stat:       pulumi.String("Sum"),
-			},
-			ReturnData: pulumi.Bool(false),
+	b.alarmNamesMap = AlarmNames(s.ID)
+	thresholds := s.Thresholds()
+	dims := func(d signal.Dimensions) pulumi.StringMap {
+		if d == signal.ByTargetGroup {
+			return pulumi.StringMap{"TargetGroup": c.TargetGroup.ArnSuffix, "LoadBalancer": c.LoadBalancer.ArnSuffix}
+		}
+		return pulumi.StringMap{"LoadBalancer": c.LoadBalancer.ArnSuffix}
+	}
+	for _, sig := range signal.AlarmSignals() {
+		th := thresholds.Get(sig.Name)
+		name := b.name(sig.AlarmSuffix)
+		args := &cloudwatch.MetricAlarmArgs{
+			Name:               pulumi.String(sig.AlarmName(s.ID)),
+			AlarmDescription:   pulumi.String(fmt.Sprintf("cell %s: fires when %s %s fails (the wave gate's promote_if)", s.ID, sig.Name, sig.Format(th))),
+			ComparisonOperator: pulumi.String(th.AlarmComparison()),
+			Threshold:          pulumi.Float64(sig.AlarmThreshold(th)),
+			EvaluationPeriods:  pulumi.Int(s.AlarmEvalPeriods),
+			DatapointsToAlarm:  pulumi.Int(s.AlarmEvalPeriods),
+			TreatMissingData:   pulumi.String("notBreaching"),
+			Tags:               b.tags(name),
+		}
+		if sig.AlarmExpression != "" {
+			// A ratio of several metrics: metric math over their ids.
+			queries := cloudwatch.MetricAlarmMetricQueryArray{}
+			for _, m := range sig.Metrics {
+				queries = append(queries, cloudwatch.MetricAlarmMetricQueryArgs{
+					Id: pulumi.String(m.ID),
+					Metric: cloudwatch.MetricAlarmMetricQueryMetricArgs{
+						Namespace:  pulumi.String(signal.Namespace),
+						MetricName: pulumi.String(m.Name),
+						Dimensions: dims(m.Dimensions),
+						Period:     pulumi.Int(alarmPeriod),
+						Stat:       pulumi.String(m.Stat),
+					},
+					ReturnData: pulumi.Bool(false),
+				})
+			}
+			queries = append(queries, cloudwatch.MetricAlarmMetricQueryArgs{
+				Id:         pulumi.String("value"),
+				Expression: pulumi.String(sig.AlarmExpression),
+				Label:      pulumi.String(string(sig.Name)),
+				ReturnData: pulumi.Bool(true),
+			})
+			args.MetricQueries = queries
+		} else {
+			m := sig.Metrics[0]
+			args.Namespace = pulumi.String(signal.Namespace)
+			args.MetricName = pulumi.String(m.Name)
+			args.Dimensions = dims(m.Dimensions)
+			args.Period = pulumi.Int(alarmPeriod)
+			if strings.HasPrefix(m.Stat, "p") {
+				args.ExtendedStatistic = pulumi.String(m.Stat)
+			} else {
+				args.Statistic = pulumi.String(m.Stat)
+			}
+		}
+		alarm, err := cloudwatch.NewMetricAlarm(ctx, name, args, b.opts()...)
+		if err != nil {
+			return err
+		}
+		switch sig.Name {
+		case signal.ErrorRate5xx:
+			c.Alarms.FiveXXRate = alarm
+		case signal.P99LatencyMs:
+			c.Alarms.P99Latency = alarm
+		case signal.UnhealthyTasks:
+			c.Alarms.UnhealthyTasks = alarm
 		}
 	}
-	var err error
-	name := b.name("5xx-rate")
-	c.Alarms.FiveXXRate, err = cloudwatch.NewMetricAlarm(ctx, name, &cloudwatch.MetricAlarmArgs{
-		Name:             pulumi.String(names["5xx"]),
-		AlarmDescription: pulumi.String(fmt.Sprintf("cell %s: 5xx responses above %g%% of requests", s.ID, s.Alarm5xxRatePercent)),
-		MetricQueries: cloudwatch.MetricAlarmMetricQueryArray{
-			metric("target5xx", "HTTPCode_Target_5XX_Count"),
-			metric("elb5xx", "HTTPCode_ELB_5XX_Count"),
-			metric("requests", "RequestCount"),
-			cloudwatch.MetricAlarmMetricQueryArgs{
-				Id:         pulumi.String("rate"),
-				Expression: pulumi.String("100 * (FILL(target5xx, 0) + FILL(elb5xx, 0)) / requests"),
-				Label:      pulumi.String("5xx rate (%)"),
-				ReturnData: pulumi.Bool(true),
-			},
-		},
-		ComparisonOperator: pulumi.String("GreaterThanThreshold"),
-		Threshold:          pulumi.Float64(s.Alarm5xxRatePercent),
-		EvaluationPeriods:  pulumi.Int(s.AlarmEvalPeriods),
-		DatapointsToAlarm:  pulumi.Int(s.AlarmEvalPeriods),
-		TreatMissingData:   pulumi.String("notBreaching"),
-		Tags:               b.tags(name),
-	}, b.opts()...)
-	if err != nil {
-		return err
-	}
-	name = b.name("p99-latency")
-	c.Alarms.P99Latency, err = cloudwatch.NewMetricAlarm(ctx, name, &cloudwatch.MetricAlarmArgs{
-		Name:               pulumi.String(names["p99"]),
-		AlarmDescription:   pulumi.String(fmt.Sprintf("cell %s: p99 target response time above %d ms", s.ID, s.AlarmP99LatencyMs)),
-		Namespace:          pulumi.String(albNamespace),
-		MetricName:         pulumi.String("TargetResponseTime"),
-		Dimensions:         lbDims,
-		ExtendedStatistic:  pulumi.String("p99"),
-		Period:             pulumi.Int(alarmPeriod),
-		ComparisonOperator: pulumi.String("GreaterThanThreshold"),
-		Threshold:          pulumi.Float64(float64(s.AlarmP99LatencyMs) / 1000),
-		EvaluationPeriods:  pulumi.Int(s.AlarmEvalPeriods),
-		DatapointsToAlarm:  pulumi.Int(s.AlarmEvalPeriods),
-		TreatMissingData:   pulumi.String("notBreaching"),
-		Tags:               b.tags(name),
-	}, b.opts()...)
-	if err != nil {
-		return err
-	}
-	name = b.name("unhealthy-tasks")
-	c.Alarms.UnhealthyTasks, err = cloudwatch.NewMetricAlarm(ctx, name, &cloudwatch.MetricAlarmArgs{
-		Name:             pulumi.String(names["unhealthy"]),
-		AlarmDescription: pulumi.String(fmt.Sprintf("cell %s: a task fails its ALB health check", s.ID)),
-		Namespace:        pulumi.String(albNamespace),
-		MetricName:       pulumi.String("UnHealthyHostCount"),
-		Dimensions: pulumi.StringMap{
-			"TargetGroup":  c.TargetGroup.ArnSuffix,
-			"LoadBalancer": c.LoadBalancer.ArnSuffix,
-		},
-		Statistic:          pulumi.String("Maximum"),
-		Period:             pulumi.Int(alarmPeriod),
-		ComparisonOperator: pulumi.String("GreaterThanThreshold"),
-		Threshold:          pulumi.Float64(0),
-		EvaluationPeriods:  pulumi.Int(s.AlarmEvalPeriods),
-		DatapointsToAlarm:  pulumi.Int(s.AlarmEvalPeriods),
-		TreatMissingData:   pulumi.String("notBreaching"),
-		Tags:               b.tags(name),
-	}, b.opts()...)
-	return err
+	return nil
 }
 
 // outputs assembles what the stack exports; NewCell registers it last.
@@ -140,5 +132,6 @@ func (b *builder) outputs() error {
 		"logGroup":             c.LogGroup.Name,
 		"taskRoleArn":          c.TaskRole.Arn,
 	}
+	b.laneOutputs()
 	return nil
 }

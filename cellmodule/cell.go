@@ -8,7 +8,9 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 
+	"github.com/pulumi/pulumi-aws/sdk/v6/go/aws/acm"
 	"github.com/pulumi/pulumi-aws/sdk/v6/go/aws/cloudwatch"
 	"github.com/pulumi/pulumi-aws/sdk/v6/go/aws/ec2"
 	"github.com/pulumi/pulumi-aws/sdk/v6/go/aws/ecs"
@@ -16,11 +18,13 @@ import (
 	"github.com/pulumi/pulumi-aws/sdk/v6/go/aws/iam"
 	"github.com/pulumi/pulumi-aws/sdk/v6/go/aws/lb"
 	"github.com/pulumi/pulumi-aws/sdk/v6/go/aws/rds"
+	"github.com/pulumi/pulumi-aws/sdk/v6/go/aws/route53"
 	"github.com/pulumi/pulumi-aws/sdk/v6/go/aws/sqs"
 	"github.com/pulumi/pulumi/sdk/v3/go/pulumi"
 
 	"github.com/cellctl/cellctl/cellmodule/spec"
 	"github.com/cellctl/cellctl/internal/cellid"
+	"github.com/cellctl/cellctl/waves/signal"
 )
 
 // TypeToken is the component's Pulumi type.
@@ -50,11 +54,15 @@ const (
 	TLSPolicy = "ELBSecurityPolicy-TLS13-1-2-2021-06"
 	// DatabaseName is the database Aurora creates in every cell.
 	DatabaseName = "app"
-	// DatabaseMasterUser is the master user whose password AWS manages.
+	// DatabaseMasterUser is the master user whose password AWS manages. The
+	// app never sees it: it is for the one-time grant and for operators.
 	DatabaseMasterUser = "cellctl"
-	postgresPort       = 5432
-	cachePort          = 6379
-	httpsPort          = 443
+	// DatabaseAppUser is the database user the app connects as, with IAM
+	// authentication (rds-db:connect); see DatabaseBootstrapSQL.
+	DatabaseAppUser = "cellctl_app"
+	postgresPort    = 5432
+	cachePort       = 6379
+	httpsPort       = 443
 )
 
 // CellArgs are the inputs of one cell.
@@ -65,6 +73,9 @@ type CellArgs struct {
 	// (a Pulumi secret from stack config cells:originVerifySecret). Never plaintext:
 	// NewCell marks it secret even if the caller forgot to.
 	OriginVerifySecret pulumi.StringInput
+	// Now is the clock of the final snapshot name of a release (nil:
+	// time.Now); tests pin it.
+	Now func() time.Time
 }
 
 // Network holds the cell's VPC and everything routing-related in it.
@@ -110,9 +121,28 @@ type Cell struct {
 
 	Cache     *elasticache.ReplicationGroup
 	CacheUser *elasticache.User
+	// CacheDefaultUser is the mandatory "default" user: switched off, with
+	// a generated password (a Pulumi secret) because a VALKEY user group
+	// only takes users that authenticate.
+	CacheDefaultUser *elasticache.User
+
+	// DNSName is <cell id>.<fleetDomain>, an alias of the ALB and the origin
+	// CloudFront connects to.
+	DNSName   string
+	DNSRecord *route53.Record
+	// Certificate and CertificateValidation exist when the cell requests
+	// its own certificate (no cells:certificateArn).
+	Certificate           *acm.Certificate
+	CertificateValidation *acm.CertificateValidation
+	// CertificateArn is the listener's certificate.
+	CertificateArn pulumi.StringOutput
 
 	Queue           *sqs.Queue
 	DeadLetterQueue *sqs.Queue
+	// LaneQueues are the per-lane queues (cells:laneQueues), lane k at
+	// index k; LaneQueuePolicies their policies. Empty without lane queues.
+	LaneQueues        []*sqs.Queue
+	LaneQueuePolicies []*sqs.QueuePolicy
 
 	ExecutionRole  *iam.Role
 	TaskRole       *iam.Role
@@ -134,14 +164,9 @@ type Cell struct {
 }
 
 // AlarmNames returns the CloudWatch alarm names of a cell, keyed as in the
-// alarmNames stack output. The wave gates can compute them without state.
-func AlarmNames(cellID string) map[string]string {
-	return map[string]string{
-		"5xx":       "cellctl-" + cellID + "-5xx-rate",
-		"p99":       "cellctl-" + cellID + "-p99-latency",
-		"unhealthy": "cellctl-" + cellID + "-unhealthy-tasks",
-	}
-}
+// alarmNames stack output. The wave gates can compute them without state;
+// the names are defined once, in waves/signal.
+func AlarmNames(cellID string) map[string]string { return signal.AlarmNames(cellID) }
 
 // StoragePrefix is the key prefix a cell owns in the fleet bucket.
 func StoragePrefix(cellID string) string { return "cells/" + cellID + "/" }
@@ -176,7 +201,7 @@ func validate(name string, args *CellArgs) error {
 	}
 	for field, v := range map[string]string{
 		"region": s.Region, "image": s.Image, "fleetBucket": s.FleetBucket,
-		"certificateArn": s.CertificateArn, "healthCheckPath": s.HealthCheckPath,
+		"fleetDomain": s.FleetDomain, "hostedZoneId": s.HostedZoneID, "healthCheckPath": s.HealthCheckPath,
 		"auroraInstanceClass": s.AuroraInstanceClass, "cacheNodeType": s.CacheNodeType,
 		"cacheEngineVersion": s.CacheEngineVersion,
 	} {
@@ -189,6 +214,10 @@ func validate(name string, args *CellArgs) error {
 	}
 	if _, err := parameterGroupFamily(s.AuroraEngineVersion); err != nil {
 		errs = append(errs, err)
+	}
+	if s.FleetDomain != "" && len(s.DNSName()) > 64 {
+		// The cell's name is its certificate's first domain name: ACM allows 64.
+		bad("%s is %d characters; the cell's DNS name (its certificate's domain) is at most 64", s.DNSName(), len(s.DNSName()))
 	}
 	if s.CacheEngine != "valkey" && s.CacheEngine != "redis" {
 		bad("cacheEngine %q: allowed are \"valkey\" and \"redis\"", s.CacheEngine)
@@ -216,6 +245,9 @@ func validate(name string, args *CellArgs) error {
 	if s.Alarm5xxRatePercent <= 0 {
 		bad("alarm5xxRatePercent %g must be positive", s.Alarm5xxRatePercent)
 	}
+	if err := s.LanesProblem(); err != nil {
+		bad("lanes %d, laneShardSize %d: %v", s.Lanes, s.LaneShardSize, err)
+	}
 	if args.OriginVerifySecret == nil {
 		bad("OriginVerifySecret is nil; pass the secret config value cells:originVerifySecret")
 	}
@@ -239,10 +271,15 @@ func NewCell(ctx *pulumi.Context, name string, args *CellArgs, opts ...pulumi.Re
 	if err := ctx.RegisterComponentResource(TypeToken, name, cell, opts...); err != nil {
 		return nil, err
 	}
-	b := &builder{ctx: ctx, cell: cell, spec: s, originSecret: args.OriginVerifySecret}
+	now := args.Now
+	if now == nil {
+		now = time.Now
+	}
+	cell.DNSName = s.DNSName()
+	b := &builder{ctx: ctx, cell: cell, spec: s, originSecret: args.OriginVerifySecret, now: now}
 	steps := []func() error{
 		b.lookups, b.network, b.securityGroups, b.database, b.cache, b.queues,
-		b.roles, b.service, b.alarms, b.outputs,
+		b.roles, b.lanePolicies, b.certificate, b.service, b.dnsRecord, b.alarms, b.outputs, b.moreOutputs,
 	}
 	for _, step := range steps {
 		if err := step(); err != nil {
@@ -261,6 +298,7 @@ type builder struct {
 	cell         *Cell
 	spec         spec.Cell
 	originSecret pulumi.StringInput
+	now          func() time.Time
 
 	partition     string
 	account       string

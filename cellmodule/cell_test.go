@@ -1,6 +1,7 @@
 package cellmodule
 
 import (
+	"fmt"
 	"net/netip"
 	"reflect"
 	"sort"
@@ -32,6 +33,8 @@ var allowedTypes = map[string]bool{
 	"aws:ecs/taskDefinition:TaskDefinition": true, "aws:ecs/service:Service": true,
 	"aws:lb/loadBalancer:LoadBalancer": true, "aws:lb/targetGroup:TargetGroup": true,
 	"aws:lb/listener:Listener": true, "aws:lb/listenerRule:ListenerRule": true,
+	"aws:acm/certificate:Certificate": true, "aws:acm/certificateValidation:CertificateValidation": true,
+	"aws:route53/record:Record": true,
 }
 
 // untaggable are the allowed types AWS (and the provider) cannot tag.
@@ -41,6 +44,8 @@ var untaggable = map[string]bool{
 	"aws:sqs/redriveAllowPolicy:RedriveAllowPolicy":       true,
 	"aws:iam/rolePolicy:RolePolicy":                       true,
 	"aws:iam/rolePolicyAttachment:RolePolicyAttachment":   true,
+	"aws:route53/record:Record":                           true,
+	"aws:acm/certificateValidation:CertificateValidation": true,
 }
 
 var allowedInvokes = map[string]bool{
@@ -468,10 +473,24 @@ func TestElastiCache(t *testing.T) {
 			!strings.HasPrefix(str(app["accessString"]), "on ") {
 			t.Errorf("app user %v, want IAM auth with userId == userName", app)
 		}
+		// A VALKEY user group only takes users that authenticate: the
+		// switched-off default user has a generated password, a secret.
 		def := in(r.one(t, "cache-default-user"))
-		if def["userName"] != "default" || !strings.HasPrefix(str(def["accessString"]), "off ") || def["passwords"] != nil ||
-			get(def, "authenticationMode", "passwords") != nil {
-			t.Errorf("default user %v, want a disabled user without password", def)
+		pw, _ := get(def, "authenticationMode", "passwords").([]any)
+		if def["userName"] != "default" || str(def["accessString"]) != "off -@all" ||
+			get(def, "authenticationMode", "type") != "password" || len(pw) != 1 {
+			t.Errorf("default user %v, want a switched-off user with one password", def)
+		}
+		if sv, ok := pw[0].(secretValue); !ok || sv.V != DefaultCacheUserPassword(testSecret, s.ID) || len(str(sv.V)) != 64 {
+			t.Errorf("default user password %v: want the derived 64-character password as a Pulumi secret", pw[0])
+		}
+		if DefaultCacheUserPassword(testSecret, "cell-a") == DefaultCacheUserPassword(testSecret, "cell-g") {
+			t.Error("two cells derive the same default-user password")
+		}
+		for k, v := range r.outputs {
+			if strings.Contains(fmt.Sprint(v.Value), DefaultCacheUserPassword(testSecret, s.ID)) {
+				t.Errorf("output %s carries the default user's password", k)
+			}
 		}
 		g := in(group)
 		if g["userGroupId"] != s.ID+"-users" || !sameSet(strs(g["userIds"]), []string{s.ID + "-app", s.ID + "-default"}) {
@@ -589,6 +608,10 @@ func TestIAM(t *testing.T) {
 				"sqs:DeleteMessage", "sqs:ChangeMessageVisibility", "sqs:GetQueueAttributes"}, Resource: []string{queueArn}},
 			"CellCacheIAMAuth": {Sid: "CellCacheIAMAuth", Effect: "Allow", Action: []string{"elasticache:Connect"},
 				Resource: []string{rgArn, userArn}},
+			// rds-db:connect on this cluster's resource id and the app user only.
+			"CellDatabaseIAMAuth": {Sid: "CellDatabaseIAMAuth", Effect: "Allow", Action: []string{"rds-db:connect"},
+				Resource: []string{"arn:aws:rds-db:" + s.Region + ":" + testAccount + ":dbuser:" +
+					str(out(r.one(t, "db"))["clusterResourceId"]) + "/" + DatabaseAppUser}},
 		}
 		if !reflect.DeepEqual(got, want) {
 			t.Errorf("task role policy\n got %+v\nwant %+v", got, want)
@@ -605,12 +628,11 @@ func TestIAM(t *testing.T) {
 			att["role"] != out(r.one(t, "execution-role"))["name"] {
 			t.Errorf("execution role attachment %v", att)
 		}
-		secretArn := str(r.outputs["dbSecretArn"].Value)
-		execDoc := policyOf(t, in(r.one(t, "execution-db-secret"))["policy"])
-		wantExec := []PolicyStatement{{Sid: "DatabaseCredentials", Effect: "Allow",
-			Action: []string{"secretsmanager:GetSecretValue"}, Resource: []string{secretArn}}}
-		if secretArn == "" || !reflect.DeepEqual(execDoc.Statement, wantExec) {
-			t.Errorf("execution role secret policy %+v, want %+v", execDoc.Statement, wantExec)
+		// The master secret stays out of the task: no role may read it.
+		for _, res := range r.rec.ByType("aws:iam/rolePolicy:RolePolicy") {
+			if strings.Contains(str(in(res)["policy"]), "secretsmanager") {
+				t.Errorf("%s grants Secrets Manager access: %s", res.Name, in(res)["policy"])
+			}
 		}
 	})
 }
@@ -631,7 +653,7 @@ func TestLoadBalancerOnlyServesItsOwnCell(t *testing.T) {
 		}
 		l := in(r.one(t, "https"))
 		if l["port"] != float64(443) || l["protocol"] != "HTTPS" || !strings.Contains(str(l["sslPolicy"]), "TLS13") ||
-			l["certificateArn"] != s.CertificateArn || l["loadBalancerArn"] != out(r.one(t, "alb"))["arn"] {
+			l["certificateArn"] != r.listenerCertificate(t) || l["loadBalancerArn"] != out(r.one(t, "alb"))["arn"] {
 			t.Errorf("listener %v", l)
 		}
 		acts, _ := l["defaultActions"].([]any)
@@ -805,11 +827,13 @@ func TestTaskDefinition(t *testing.T) {
 				t.Errorf("env %s looks like a credential; credentials come from secrets", k)
 			}
 		}
-		secrets, _ := c["secrets"].([]any)
-		secretArn := str(r.outputs["dbSecretArn"].Value)
-		if len(secrets) != 1 || get(secrets, 0, "name") != "DB_CREDENTIALS" || get(secrets, 0, "valueFrom") != secretArn ||
-			!strings.HasPrefix(secretArn, "arn:aws:secretsmanager:") {
-			t.Errorf("secrets %v, want DB_CREDENTIALS from %s", secrets, secretArn)
+		// The app logs in to the database as its own IAM-authenticated user:
+		// no master secret in the task (it would also go stale on rotation).
+		if secrets, _ := c["secrets"].([]any); len(secrets) != 0 {
+			t.Errorf("secrets %v, want none", secrets)
+		}
+		if env["DB_USER"] != DatabaseAppUser || env["DB_AUTH"] != "iam" {
+			t.Errorf("DB_USER=%q DB_AUTH=%q, want %s with iam", env["DB_USER"], env["DB_AUTH"], DatabaseAppUser)
 		}
 		lc := c["logConfiguration"]
 		if get(lc, "logDriver") != "awslogs" || get(lc, "options", "awslogs-group") != "/cellctl/"+s.ID+"/service" ||

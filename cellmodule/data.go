@@ -1,11 +1,15 @@
 package cellmodule
 
 import (
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/pulumi/pulumi-aws/sdk/v6/go/aws/elasticache"
 	"github.com/pulumi/pulumi-aws/sdk/v6/go/aws/rds"
@@ -13,19 +17,29 @@ import (
 	"github.com/pulumi/pulumi/sdk/v3/go/pulumi"
 )
 
-// parameterGroupFamily maps an Aurora PostgreSQL engine version ("16.4") to
-// its parameter group family ("aurora-postgresql16").
+// parameterGroupFamily maps an Aurora PostgreSQL engine version ("16" or
+// "16.4") to its parameter group family ("aurora-postgresql16").
 func parameterGroupFamily(engineVersion string) (string, error) {
 	major, _, _ := strings.Cut(engineVersion, ".")
 	if n, err := strconv.Atoi(major); err != nil || n < 10 {
-		return "", fmt.Errorf("auroraEngineVersion %q: allowed is an Aurora PostgreSQL version such as \"16.4\"", engineVersion)
+		return "", fmt.Errorf("auroraEngineVersion %q: allowed is an Aurora PostgreSQL major such as \"16\" or an exact minor such as \"16.4\"", engineVersion)
 	}
 	return "aurora-postgresql" + major, nil
 }
 
 // FinalSnapshotID is the identifier of the snapshot Aurora takes when the
-// cell's cluster is deleted.
-func FinalSnapshotID(cellID string) string { return cellID + "-final" }
+// cell's cluster is deleted. Snapshot identifiers are unique per account
+// and region and outlive the cluster, so every release (the update `cellctl
+// destroy --release-protected` runs right before the delete) names its
+// own: "<id>-final-<UTC time>". A cell recreated and destroyed again never
+// collides with its earlier snapshot (DBClusterSnapshotAlreadyExists).
+// Outside a release the value is never used (the cluster is protected).
+func FinalSnapshotID(cellID string, releasing bool, at time.Time) string {
+	if !releasing {
+		return cellID + "-final"
+	}
+	return cellID + "-final-" + strings.ToLower(at.UTC().Format("20060102t150405z"))
+}
 
 func (b *builder) isolatedSubnetIDs() pulumi.StringArray {
 	ids := pulumi.StringArray{}
@@ -82,7 +96,7 @@ func (b *builder) database() error {
 		StorageEncrypted:                 pulumi.Bool(true),
 		DeletionProtection:               pulumi.Bool(!b.spec.Releasing),
 		SkipFinalSnapshot:                pulumi.Bool(false),
-		FinalSnapshotIdentifier:          pulumi.String(FinalSnapshotID(s.ID)),
+		FinalSnapshotIdentifier:          pulumi.String(FinalSnapshotID(s.ID, s.Releasing, b.now())),
 		BackupRetentionPeriod:            pulumi.Int(s.AuroraBackupRetentionDays),
 		CopyTagsToSnapshot:               pulumi.Bool(true),
 		IamDatabaseAuthenticationEnabled: pulumi.Bool(true),
@@ -94,13 +108,18 @@ func (b *builder) database() error {
 	for i := 1; i <= s.AuroraInstances; i++ {
 		name := b.name(fmt.Sprintf("db-%d", i))
 		inst, err := rds.NewClusterInstance(ctx, name, &rds.ClusterInstanceArgs{
-			ClusterIdentifier:  c.Database.ID(),
-			Engine:             pulumi.String("aurora-postgresql"),
-			InstanceClass:      pulumi.String(s.AuroraInstanceClass),
-			DbSubnetGroupName:  subnets.Name,
-			PubliclyAccessible: pulumi.Bool(false),
-			CopyTagsToSnapshot: pulumi.Bool(true),
-			Tags:               b.tags(name),
+			ClusterIdentifier: c.Database.ID(),
+			Engine:            pulumi.String("aurora-postgresql"),
+			InstanceClass:     pulumi.String(s.AuroraInstanceClass),
+			// A major pin ("16") lets AWS patch minors in the maintenance
+			// window; the provider keeps reporting "16", so no diff follows.
+			// An exact minor ("16.4") would be patched away from and the next
+			// up would try to downgrade, so automatic upgrades go off.
+			AutoMinorVersionUpgrade: pulumi.Bool(!s.PinsMinor()),
+			DbSubnetGroupName:       subnets.Name,
+			PubliclyAccessible:      pulumi.Bool(false),
+			CopyTagsToSnapshot:      pulumi.Bool(true),
+			Tags:                    b.tags(name),
 		}, b.opts()...)
 		if err != nil {
 			return err
@@ -119,6 +138,14 @@ func (b *builder) database() error {
 // CacheUserName is the ElastiCache user the app authenticates as with IAM.
 // For IAM authentication the user id must equal the user name.
 func CacheUserName(cellID string) string { return cellID + "-app" }
+
+// DefaultCacheUserPassword derives the password of a cell's switched-off
+// "default" cache user: 64 hex characters (ElastiCache allows 16 to 128).
+func DefaultCacheUserPassword(originSecret, cellID string) string {
+	mac := hmac.New(sha256.New, []byte(originSecret))
+	mac.Write([]byte("cellctl/elasticache-default-user/" + cellID))
+	return hex.EncodeToString(mac.Sum(nil))
+}
 
 // cache creates the ElastiCache replication group with RBAC: the app user
 // authenticates with IAM, the mandatory "default" user is switched off.
@@ -146,20 +173,31 @@ func (b *builder) cache() error {
 	if err != nil {
 		return err
 	}
-	// Every user group must contain a user named "default". Ours cannot log
-	// in ("off") and may run nothing, so it needs no password.
+	// Every user group must contain a user named "default", and a VALKEY
+	// group only takes users that authenticate (password or IAM). Ours is
+	// switched off ("off -@all": it can neither log in nor run anything)
+	// and gets a password nobody needs to know: derived from the fleet's
+	// origin-verify secret and the cell id (HMAC-SHA256), a Pulumi secret
+	// in state, never an output. Rotating that secret rotates it too.
 	name = b.name("cache-default-user")
-	defaultUser, err := elasticache.NewUser(ctx, name, &elasticache.UserArgs{
-		UserId:             pulumi.String(s.ID + "-default"),
-		UserName:           pulumi.String("default"),
-		Engine:             pulumi.String(s.CacheEngine),
-		AccessString:       pulumi.String("off -@all"),
-		AuthenticationMode: elasticache.UserAuthenticationModeArgs{Type: pulumi.String("no-password-required")},
-		Tags:               b.tags(name),
+	password := pulumi.ToSecret(b.originSecret.ToStringOutput().ApplyT(func(secret string) string {
+		return DefaultCacheUserPassword(secret, s.ID)
+	})).(pulumi.StringOutput)
+	c.CacheDefaultUser, err = elasticache.NewUser(ctx, name, &elasticache.UserArgs{
+		UserId:       pulumi.String(s.ID + "-default"),
+		UserName:     pulumi.String("default"),
+		Engine:       pulumi.String(s.CacheEngine),
+		AccessString: pulumi.String("off -@all"),
+		AuthenticationMode: elasticache.UserAuthenticationModeArgs{
+			Type:      pulumi.String("password"),
+			Passwords: pulumi.StringArray{password},
+		},
+		Tags: b.tags(name),
 	}, b.opts()...)
 	if err != nil {
 		return err
 	}
+	defaultUser := c.CacheDefaultUser
 	name = b.name("cache-users")
 	group, err := elasticache.NewUserGroup(ctx, name, &elasticache.UserGroupArgs{
 		UserGroupId: pulumi.String(s.ID + "-users"),
@@ -223,17 +261,18 @@ func (b *builder) queues() error {
 	if err != nil {
 		return err
 	}
+	lanes := b.laneQueueArns()
 	allow := c.Queue.Arn.ApplyT(func(queueArn string) (string, error) {
-		j, err := json.Marshal(struct {
-			RedrivePermission string   `json:"redrivePermission"`
-			SourceQueueArns   []string `json:"sourceQueueArns"`
-		}{"byQueue", []string{queueArn}})
-		return string(j), err
+		return redriveAllowPolicy(append([]string{queueArn}, lanes...))
 	}).(pulumi.StringOutput)
-	if _, err := sqs.NewRedriveAllowPolicy(ctx, b.name("dlq-redrive-allow"), &sqs.RedriveAllowPolicyArgs{
+	admitted, err := sqs.NewRedriveAllowPolicy(ctx, b.name("dlq-redrive-allow"), &sqs.RedriveAllowPolicyArgs{
 		QueueUrl:           c.DeadLetterQueue.Url,
 		RedriveAllowPolicy: allow,
-	}, b.opts()...); err != nil {
+	}, b.opts()...)
+	if err != nil {
+		return err
+	}
+	if err := b.laneQueues(redrive, admitted); err != nil {
 		return err
 	}
 	for _, q := range []struct {

@@ -20,6 +20,10 @@ const (
 	testSecretKey = "cells:originVerifySecret"
 	testBucket    = "cellctl-fleet-example"
 	testAccount   = "123456789012"
+	testDomain    = "cells.example.com"
+	testZone      = "Z0123456789ABCDEFGHIJ"
+	// testCertificate is cell-g's existing certificate (cell-a requests one).
+	testCertificate = "arn:aws:acm:eu-west-1:123456789012:certificate/0f1e2d3c-abcd-4ef0-9876-0123456789ab"
 )
 
 func testSpec(id string, index int, region, nat string) spec.Cell {
@@ -27,7 +31,8 @@ func testSpec(id string, index int, region, nat string) spec.Cell {
 	c.ID, c.Index, c.Region, c.NATMode = id, index, region, nat
 	c.Image = "registry.example.com/app:1.2.3"
 	c.FleetBucket = testBucket
-	c.CertificateArn = "arn:aws:acm:" + region + ":" + testAccount + ":certificate/0f1e2d3c-abcd-4ef0-9876-0123456789ab"
+	c.FleetDomain = testDomain
+	c.HostedZoneID = testZone
 	return c
 }
 
@@ -50,6 +55,7 @@ func testCells() []spec.Cell {
 	g.AlarmP99LatencyMs = 750
 	g.AlarmEvalPeriods = 5
 	g.LogRetentionDays = 90
+	g.CertificateArn = testCertificate
 	return []spec.Cell{a, g}
 }
 
@@ -289,4 +295,14 @@ func containsString(v any, needle string) bool {
 		}
 	}
 	return false
+}
+
+// listenerCertificate is the certificate the cell's listener must use: the
+// configured one, or the one the cell requested once it is validated.
+func (r *cellRun) listenerCertificate(t *testing.T) string {
+	t.Helper()
+	if r.spec.CertificateArn != "" {
+		return r.spec.CertificateArn
+	}
+	return str(out(r.one(t, "cert-validated"))["certificateArn"])
 }

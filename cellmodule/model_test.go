@@ -81,6 +81,21 @@ func (m *testModel) NewResource(typ, name string, inputs resource.PropertyMap, _
 		set("arn", m.arn("ecs", "cluster/"+physical))
 	case "aws:ecs/taskDefinition:TaskDefinition":
 		set("arn", m.arn("ecs", "task-definition/"+str("family")+":1"))
+	case "aws:acm/certificate:Certificate":
+		id = m.arn("acm", "certificate/"+name)
+		set("arn", id)
+		set("domainValidationOptions", []any{map[string]any{
+			"domainName": str("domainName"), "resourceRecordName": "_abc." + str("domainName") + ".",
+			"resourceRecordType": "CNAME", "resourceRecordValue": "_def.acm-validations.aws.",
+		}})
+	case "aws:route53/record:Record":
+		set("fqdn", strings.TrimSuffix(str("name"), "."))
+	}
+	switch typ {
+	case "aws:rds/cluster:Cluster":
+		set("clusterResourceId", "cluster-ABCDEFGHIJKLMNOPQRSTUVWXYZ")
+	case "aws:lb/loadBalancer:LoadBalancer":
+		set("zoneId", "Z35SXDOTRQ7X7K")
 	}
 	out["id"] = resource.NewPropertyValue(id)
 	return id, out, nil

@@ -309,7 +309,7 @@ func (b *builder) securityGroups() error {
 		func() error {
 			return ingress("service-in-alb", sg.Service, port, vpc.SecurityGroupIngressRuleArgs{
 				ReferencedSecurityGroupId: sg.ALB.ID(),
-				Description:               pulumi.String("from the cell's ALB"),
+				Description:               pulumi.String("from the ALB of this cell"),
 			})
 		},
 		func() error {

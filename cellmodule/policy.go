@@ -1,6 +1,9 @@
 package cellmodule
 
-import "encoding/json"
+import (
+	"encoding/json"
+	"fmt"
+)
 
 // PolicyDocument is an IAM or resource policy. Policies are built from these
 // types and encoded with encoding/json, never assembled as strings.
@@ -69,6 +72,13 @@ type taskRolePolicyInput struct {
 	QueueArn      string
 	CacheGroupArn string // the replication group
 	CacheUserArn  string
+	DBUserArn     string // arn:<partition>:rds-db:<region>:<account>:dbuser:<cluster resource id>/<user>
+}
+
+// DBUserARN is the resource rds-db:connect names: one database user of one
+// cluster (by its resource id, which a recreated cluster does not reuse).
+func DBUserARN(partition, region, account, clusterResourceID, user string) string {
+	return fmt.Sprintf("arn:%s:rds-db:%s:%s:dbuser:%s/%s", partition, region, account, clusterResourceID, user)
 }
 
 // taskRolePolicy grants the app exactly its own prefix, its own queue and its
@@ -101,20 +111,16 @@ func taskRolePolicy(in taskRolePolicyInput) PolicyDocument {
 			Resource: []string{in.QueueArn},
 		},
 		PolicyStatement{
+			Sid:      "CellDatabaseIAMAuth",
+			Effect:   "Allow",
+			Action:   []string{"rds-db:connect"},
+			Resource: []string{in.DBUserArn},
+		},
+		PolicyStatement{
 			Sid:      "CellCacheIAMAuth",
 			Effect:   "Allow",
 			Action:   []string{"elasticache:Connect"},
 			Resource: []string{in.CacheGroupArn, in.CacheUserArn},
 		},
 	)
-}
-
-// readSecretPolicy lets the ECS agent inject one Secrets Manager secret.
-func readSecretPolicy(secretArn string) PolicyDocument {
-	return policy(PolicyStatement{
-		Sid:      "DatabaseCredentials",
-		Effect:   "Allow",
-		Action:   []string{"secretsmanager:GetSecretValue"},
-		Resource: []string{secretArn},
-	})
 }

@@ -42,17 +42,9 @@ func (b *builder) roles() error {
 	if err != nil {
 		return err
 	}
-	secretDoc := c.DatabaseSecretArn.ApplyT(func(arn string) (string, error) {
-		return readSecretPolicy(arn).JSON()
-	}).(pulumi.StringOutput)
-	readSecret, err := iam.NewRolePolicy(ctx, b.name("execution-db-secret"), &iam.RolePolicyArgs{
-		Role:   c.ExecutionRole.Name,
-		Policy: secretDoc,
-	}, b.opts()...)
-	if err != nil {
-		return err
-	}
-	b.execPolicies = []pulumi.Resource{managed, readSecret}
+	// The task gets no database secret: the app logs in as its own user
+	// with IAM tokens (rds-db:connect on the task role).
+	b.execPolicies = []pulumi.Resource{managed}
 
 	taskTrust, err := assumeRolePolicy(b.account).JSON()
 	if err != nil {
@@ -67,13 +59,14 @@ func (b *builder) roles() error {
 	if err != nil {
 		return err
 	}
-	taskDoc := pulumi.All(c.Queue.Arn, c.Cache.Arn, c.CacheUser.Arn).ApplyT(func(v []any) (string, error) {
+	taskDoc := pulumi.All(c.Queue.Arn, c.Cache.Arn, c.CacheUser.Arn, c.Database.ClusterResourceId).ApplyT(func(v []any) (string, error) {
 		return taskRolePolicy(taskRolePolicyInput{
 			BucketArn:     b.bucketArn,
 			Prefix:        StoragePrefix(s.ID),
 			QueueArn:      v[0].(string),
 			CacheGroupArn: v[1].(string),
 			CacheUserArn:  v[2].(string),
+			DBUserArn:     DBUserARN(b.partition, s.Region, b.account, v[3].(string), DatabaseAppUser),
 		}).JSON()
 	}).(pulumi.StringOutput)
 	c.TaskRolePolicy, err = iam.NewRolePolicy(ctx, b.name("task-policy"), &iam.RolePolicyArgs{
@@ -213,7 +206,7 @@ func (b *builder) service() error {
 		Port:            pulumi.Int(httpsPort),
 		Protocol:        pulumi.String("HTTPS"),
 		SslPolicy:       pulumi.String(TLSPolicy),
-		CertificateArn:  pulumi.String(s.CertificateArn),
+		CertificateArn:  c.CertificateArn,
 		DefaultActions: lb.ListenerDefaultActionArray{lb.ListenerDefaultActionArgs{
 			Type: pulumi.String("fixed-response"),
 			FixedResponse: lb.ListenerDefaultActionFixedResponseArgs{
@@ -261,7 +254,7 @@ func (b *builder) service() error {
 	// container definitions are encoded inside an apply.
 	containers := pulumi.All(
 		c.Database.Endpoint, c.Database.ReaderEndpoint, c.Cache.PrimaryEndpointAddress,
-		c.Queue.Url, c.DatabaseSecretArn, c.LogGroup.Name,
+		c.Queue.Url, c.LogGroup.Name, b.laneQueueURLs(),
 	).ApplyT(func(v []any) (string, error) {
 		env := map[string]string{
 			"CELL_ID":            s.ID,
@@ -271,12 +264,17 @@ func (b *builder) service() error {
 			"DB_READER_ENDPOINT": v[1].(string),
 			"DB_PORT":            strconv.Itoa(postgresPort),
 			"DB_NAME":            DatabaseName,
+			"DB_USER":            DatabaseAppUser,
+			"DB_AUTH":            "iam",
 			"CACHE_ENDPOINT":     v[2].(string),
 			"CACHE_PORT":         strconv.Itoa(cachePort),
 			"CACHE_USER":         CacheUserName(s.ID),
 			"QUEUE_URL":          v[3].(string),
 			"BUCKET":             s.FleetBucket,
 			"BUCKET_PREFIX":      StoragePrefix(s.ID),
+		}
+		if urls := v[5].(string); urls != "" {
+			env[LaneEnv] = urls
 		}
 		def := containerDefinition{
 			Name:      ContainerName,
@@ -286,11 +284,11 @@ func (b *builder) service() error {
 				Name: "http", ContainerPort: s.ContainerPort, HostPort: s.ContainerPort, Protocol: "tcp",
 			}},
 			Environment: sortedEnv(env),
-			// By ARN: ECS fetches the value at task start; it never passes
-			// through Pulumi.
-			Secrets: []secretRef{{Name: "DB_CREDENTIALS", ValueFrom: v[4].(string)}},
+			// No secrets: the database takes IAM tokens (DB_AUTH=iam), the
+			// cache IAM auth; the master secret stays with the operators.
+			Secrets: []secretRef{},
 			LogConfiguration: logConfiguration{LogDriver: "awslogs", Options: map[string]string{
-				"awslogs-group":         v[5].(string),
+				"awslogs-group":         v[4].(string),
 				"awslogs-region":        s.Region,
 				"awslogs-stream-prefix": ContainerName,
 			}},
@@ -325,6 +323,9 @@ func (b *builder) service() error {
 	// ECS accepts it, and tasks need their roles' policies in place before the
 	// first one starts, or the circuit breaker trips on a brand-new cell.
 	deps := append([]pulumi.Resource{c.ListenerRule, c.TaskRolePolicy}, b.execPolicies...)
+	for _, p := range c.LaneQueuePolicies {
+		deps = append(deps, p) // the task role's only grant on its lanes
+	}
 	name = b.name("service")
 	c.Service, err = ecs.NewService(ctx, name, &ecs.ServiceArgs{
 		Cluster:        c.EcsCluster.Arn,

@@ -13,9 +13,10 @@ import (
 // parseJSON reads strict JSON (RFC 8259: no comments, no trailing commas,
 // one document) into a yaml.Node tree with line numbers, so the loader can
 // use the diag helpers and point at lines. Strings decode as encoding/json
-// decodes them (invalid UTF-8 and lone surrogates become U+FFFD, which
-// every field's validation then refuses); FuzzJSON checks it agrees with
-// encoding/json. It is hand-written because encoding/json's token API
+// decodes them (a lone surrogate escape becomes U+FFFD, which every
+// field's validation then refuses), except that invalid UTF-8 is an error
+// naming the byte and its offset (RFC 8259 §8.1: JSON text is UTF-8);
+// FuzzJSON checks it agrees with encoding/json on every valid UTF-8 input. It is hand-written because encoding/json's token API
 // made loading a table with many overrides several times slower.
 func parseJSON(file string, data []byte) (*yaml.Node, error) {
 	p := &jsonParser{data: data, line: 1}
@@ -248,7 +249,12 @@ func (p *jsonParser) str() (string, error) {
 			return "", p.errorf("unexpected %s in a string; write it as an escape such as \\n", p.found())
 		case c >= 0x80:
 			r, size := utf8.DecodeRune(p.data[p.pos:])
-			b = utf8.AppendRune(b, r) // invalid UTF-8 becomes U+FFFD, as in encoding/json
+			if r == utf8.RuneError && size <= 1 {
+				// encoding/json would turn it into U+FFFD, and the message
+				// would then show a character the file does not contain.
+				return "", p.errorf("invalid UTF-8: byte %#02x at byte offset %d of the file; JSON text must be UTF-8", c, p.pos)
+			}
+			b = append(b, p.data[p.pos:p.pos+size]...)
 			p.pos += size
 		case c != '\\':
 			b = append(b, c)

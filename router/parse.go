@@ -1,19 +1,30 @@
 package router
 
 import (
+	"errors"
 	"fmt"
-	"os"
+	"io/fs"
 	"strconv"
 
 	"github.com/cellctl/cellctl/internal/diag"
+	"github.com/cellctl/cellctl/internal/safefile"
 	"gopkg.in/yaml.v3"
 )
 
+// MaxFileBytes caps routing.json: room for MaxOverrides overrides of the
+// longest form (a migrating override with a 128-byte tenant id is about
+// 190 bytes on its line), and a bound on what parsing can cost.
+const MaxFileBytes = 192 << 20
+
 // Load reads and validates a routing table file (stacks/routing.json).
 func Load(path string) (*Table, error) {
-	data, err := os.ReadFile(path)
+	data, err := safefile.Read(path, MaxFileBytes)
 	if err != nil {
-		return nil, &diag.Error{File: path, Msg: err.Error()}
+		var pe *fs.PathError
+		if errors.As(err, &pe) {
+			err = pe.Err
+		}
+		return nil, &diag.Error{File: path, Msg: "cannot read: " + err.Error()}
 	}
 	return Parse(path, data)
 }
@@ -317,5 +328,5 @@ func kindName(n *yaml.Node) string {
 	case "!!bool":
 		return n.Value
 	}
-	return fmt.Sprintf("the string %q", n.Value)
+	return "the string " + diag.Echo(n.Value)
 }

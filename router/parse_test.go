@@ -82,6 +82,14 @@ var badTables = map[string][]string{
 		`cells.json:7: cells.cell-c.weight: must be an integer from 1 to 1000 (the cell's relative capacity); got 1001`,
 		`cells.json:8: cells.cell-d.buckets: a drained cell must own no buckets, but owns 768-1023; move them to other cells first (cellctl drain) or use state "draining" while it still serves them`,
 	},
+	"lookalike_tenants.json": {
+		`lookalike_tenants.json:10: overrides[1].tenant: tenant "cafe\u0301" is the same text as "caf\u00e9" (overrides[0] at line 9) in another Unicode normalization form; clients cannot tell them apart, so one table must not route them separately: keep one override and write tenant ids in NFC`,
+		`lookalike_tenants.json:12: overrides[3].tenant: tenant "\u212aelvin" is the same text as "Kelvin" (overrides[2] at line 11) in another Unicode normalization form; clients cannot tell them apart, so one table must not route them separately: keep one override and write tenant ids in NFC`,
+		`lookalike_tenants.json:14: overrides[5].tenant: tenant "\u00c5ngstro\u0308m" is the same text as "\u212bngstr\u00f6m" (overrides[4] at line 13) in another Unicode normalization form; clients cannot tell them apart, so one table must not route them separately: keep one override and write tenant ids in NFC`,
+	},
+	"invalid_utf8.json": {
+		`invalid_utf8.json:7: malformed JSON at column 19: invalid UTF-8: byte 0xff at byte offset 141 of the file; JSON text must be UTF-8`,
+	},
 	"overrides.json": {
 		`overrides.json:10: overrides[0].cell: unknown cell "cell-x"; known cells: "cell-a", "cell-b" or "cell-c"`,
 		`overrides.json:11: overrides[1].tenant: tenant "acme" already has an override (overrides[0] at line 10); one override per tenant`,

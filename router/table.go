@@ -23,7 +23,11 @@ const (
 	MaxBuckets     = 1 << 20
 	MaxCells       = 4096
 	MaxWeight      = 1000
-	MaxOverrides   = 10_000_000
+	// MaxOverrides: a million overrides is a 60 MB config.json, a 460 MiB
+	// peak and seconds of cold start in the edge function (measured,
+	// docs/BENCHMARKS.md); edge.CheckFits refuses far fewer for small
+	// function memories.
+	MaxOverrides = 1_000_000
 	// MaxVersion keeps versions exact in JavaScript (2^53-1), which reads
 	// them from the edge config.
 	MaxVersion = 1<<53 - 1

@@ -3,6 +3,8 @@ package router
 import (
 	"fmt"
 	"unicode/utf8"
+
+	"github.com/cellctl/cellctl/internal/diag"
 )
 
 // Tenant ids.
@@ -20,6 +22,11 @@ import (
 // vectors in testdata/routing check both sides at every range boundary.
 // Ids are case-sensitive; the edge lowercases only a tenant taken from the
 // Host header, because host names are case-insensitive.
+//
+// Ids are not Unicode-normalised anywhere: an id is its bytes. A table must
+// not hold two overrides that are the same text in different normalization
+// forms ("café" in NFC and NFD): the loader and the edge's compile both
+// refuse it (lookalike in validate.go), since clients cannot tell them apart.
 
 // MaxTenantBytes is the longest tenant id, in UTF-8 bytes.
 const MaxTenantBytes = 128
@@ -72,16 +79,16 @@ func ValidTenant(tenant string) error {
 	case len(tenant) == 0:
 		return fmt.Errorf("tenant id is empty; allowed: %s", TenantRule)
 	case len(tenant) > MaxTenantBytes:
-		return fmt.Errorf("tenant id %q is %d bytes long; allowed: %s", tenant, len(tenant), TenantRule)
+		return fmt.Errorf("tenant id %s is %d bytes long; allowed: %s", diag.Echo(tenant), len(tenant), TenantRule)
 	}
 	i, r, invalid := firstBadRune(tenant)
 	switch {
 	case i < 0:
 		return nil
 	case invalid:
-		return fmt.Errorf("tenant id %q is not valid UTF-8 (byte %d); allowed: %s", tenant, i, TenantRule)
+		return fmt.Errorf("tenant id %s is not valid UTF-8 (byte %#02x at byte offset %d); allowed: %s", diag.Echo(tenant), tenant[i], i, TenantRule)
 	}
-	return fmt.Errorf("tenant id %q contains %s at byte %d; allowed: %s", tenant, runeName(r), i, TenantRule)
+	return fmt.Errorf("tenant id %s contains %s at byte %d; allowed: %s", diag.Echo(tenant), runeName(r), i, TenantRule)
 }
 
 // firstBadRune returns the byte offset and rune of the first forbidden

@@ -59,9 +59,9 @@ func TestValidTenant(t *testing.T) {
 		"a\ufffd":                     "contains U+FFFD (replacement character) at byte 1",
 		"a\u2028":                     "contains U+2028 (line separator) at byte 1",
 		"\u3000":                      "contains U+3000 (ideographic space) at byte 0",
-		"ab\xff":                      "not valid UTF-8 (byte 2)",
-		"\xed\xa0\x80":                "not valid UTF-8 (byte 0)", // an encoded surrogate
-		"\xc0\xaf":                    "not valid UTF-8 (byte 0)", // overlong "/"
+		"ab\xff":                      "not valid UTF-8 (byte 0xff at byte offset 2)",
+		"\xed\xa0\x80":                "not valid UTF-8 (byte 0xed at byte offset 0)", // an encoded surrogate
+		"\xc0\xaf":                    "not valid UTF-8 (byte 0xc0 at byte offset 0)", // overlong "/"
 		"caf\u00e9\u0301\u202e" + "x": "contains U+202E at byte 7",
 	}
 	for s, want := range bad {
@@ -88,10 +88,15 @@ func refValid(s string) bool {
 }
 
 func FuzzTenant(f *testing.F) {
-	for _, s := range []string{"", "a", "acme", "a b", "東京", "\xff", "\u200b", strings.Repeat("é", 64)} {
+	for _, s := range []string{"", "a", "acme", "a b", "東京", "\xff", "\u200b", strings.Repeat("é", 64),
+		"cafe\u0301", "\u212aelvin", "acme\xfe", strings.Repeat("t", 131<<10), strings.Repeat("\xff", 4096)} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
+		// Whatever the id, the message stays a line, not a copy of it.
+		if err := ValidTenant(s); err != nil && len(err.Error()) > 600 {
+			t.Fatalf("%d-byte message for a %d-byte id", len(err.Error()), len(s))
+		}
 		h, ok := hashTenant(s)
 		if ok != refValid(s) {
 			t.Fatalf("hashTenant(%q) valid=%v, reference says %v", s, ok, !ok)

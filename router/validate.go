@@ -5,6 +5,8 @@ import (
 	"sort"
 	"strconv"
 
+	"golang.org/x/text/unicode/norm"
+
 	"github.com/cellctl/cellctl/internal/cellid"
 	"github.com/cellctl/cellctl/internal/diag"
 )
@@ -124,10 +126,10 @@ func validate(s *Spec, p *positions) error {
 		cp := p.cellAt(i)
 		field := diag.Join("cells", c.ID)
 		if !ValidCellID(c.ID) {
-			errs.Add(f, cp.line, field, "%q is not a valid cell id; cell ids are %s", c.ID, cellIDRule)
+			errs.Add(f, cp.line, field, "%s is not a valid cell id; cell ids are %s", diag.Echo(c.ID), cellIDRule)
 		}
 		if first, dup := cellIdx[c.ID]; dup {
-			errs.Add(f, cp.line, field, "cell %q is listed more than once (cells[%d] and cells[%d]); each cell appears once", c.ID, first, i)
+			errs.Add(f, cp.line, field, "cell %s is listed more than once (cells[%d] and cells[%d]); each cell appears once", diag.Echo(c.ID), first, i)
 			continue
 		}
 		cellIdx[c.ID] = i
@@ -136,7 +138,7 @@ func validate(s *Spec, p *positions) error {
 		case c.State == "":
 			errs.Add(f, or(cp.line), field+".state", "required: %s", diag.Quote(cellStates))
 		case c.State != CellActive && c.State != CellDraining && c.State != CellDrained:
-			errs.Add(f, or(cp.state, cp.line), field+".state", "must be %s; got %q", diag.Quote(cellStates), c.State)
+			errs.Add(f, or(cp.state, cp.line), field+".state", "must be %s; got %s", diag.Quote(cellStates), diag.Echo(string(c.State)))
 		}
 		if !p.isBad(field+".weight") && (c.Weight < 1 || c.Weight > MaxWeight) {
 			errs.Add(f, or(cp.weight, cp.line), field+".weight", "must be an integer from 1 to %d (the cell's relative capacity); got %d", MaxWeight, c.Weight)
@@ -247,6 +249,7 @@ func bucketsAre(rs Ranges) string {
 func validateOverrides(s *Spec, p *positions, cellIdx map[string]int, errs *diag.List) {
 	f := p.file
 	seen := make(map[string]int, len(s.Overrides))
+	nfc := map[string]int{} // NFC form of each non-ASCII tenant → its override
 	known := make([]string, 0, len(cellIdx))
 	for id := range cellIdx {
 		known = append(known, id)
@@ -257,11 +260,11 @@ func validateOverrides(s *Spec, p *positions, cellIdx map[string]int, errs *diag
 		ci, ok := cellIdx[id]
 		switch {
 		case !ok && len(known) == 0:
-			errs.Add(f, line, field, "unknown cell %q; the table has no cells", id)
+			errs.Add(f, line, field, "unknown cell %s; the table has no cells", diag.Echo(id))
 		case !ok:
-			errs.Add(f, line, field, "unknown cell %q; known cells: %s", id, diag.Quote(known))
+			errs.Add(f, line, field, "unknown cell %s; known cells: %s", diag.Echo(id), diag.Quote(known))
 		case s.Cells[ci].State == CellDrained:
-			errs.Add(f, line, field, "cell %q is drained; %s must be an active or draining cell", id, role)
+			errs.Add(f, line, field, "cell %s is drained; %s must be an active or draining cell", diag.Echo(id), role)
 		}
 	}
 
@@ -275,10 +278,15 @@ func validateOverrides(s *Spec, p *positions, cellIdx map[string]int, errs *diag
 			if err := ValidTenant(o.Tenant); err != nil {
 				errs.Add(f, or(op.tenant, op.line), field("tenant"), "%v", err)
 			} else if first, dup := seen[o.Tenant]; dup {
-				errs.Add(f, or(op.tenant, op.line), field("tenant"), "tenant %q already has an override (overrides[%d]%s); one override per tenant",
-					o.Tenant, first, atLine(p.overrideAt(first).line))
+				errs.Add(f, or(op.tenant, op.line), field("tenant"), "tenant %s already has an override (overrides[%d]%s); one override per tenant",
+					diag.Echo(o.Tenant), first, atLine(p.overrideAt(first).line))
 			} else {
 				seen[o.Tenant] = i
+				if j, dup := lookalike(o.Tenant, i, seen, nfc); dup {
+					errs.Add(f, or(op.tenant, op.line), field("tenant"), "tenant %s is the same text as %s (overrides[%d]%s) in another Unicode normalization form; "+
+						"clients cannot tell them apart, so one table must not route them separately: keep one override and write tenant ids in NFC",
+						diag.EchoASCII(o.Tenant), diag.EchoASCII(s.Overrides[j].Tenant), j, atLine(p.overrideAt(j).line))
+				}
 			}
 		}
 		if !bad("cell") {
@@ -294,7 +302,7 @@ func validateOverrides(s *Spec, p *positions, cellIdx map[string]int, errs *diag
 		case o.State == "":
 			errs.Add(f, op.line, field("state"), "required: %s", quotedOverrideStates)
 		case o.State != OverrideActive && !migrating:
-			errs.Add(f, or(op.state, op.line), field("state"), "must be %s; got %q", quotedOverrideStates, o.State)
+			errs.Add(f, or(op.state, op.line), field("state"), "must be %s; got %s", quotedOverrideStates, diag.Echo(string(o.State)))
 		}
 		if !bad("target") {
 			switch {
@@ -303,7 +311,7 @@ func validateOverrides(s *Spec, p *positions, cellIdx map[string]int, errs *diag
 			case !migrating && o.Target != "" && o.State == OverrideActive:
 				errs.Add(f, or(op.target, op.line), field("target"), "only allowed when state is %q; remove it for a pinned tenant", OverrideMigrating)
 			case migrating && o.Target == o.Cell:
-				errs.Add(f, or(op.target, op.line), field("target"), "must differ from cell (%q): a migration moves the tenant to another cell", o.Cell)
+				errs.Add(f, or(op.target, op.line), field("target"), "must differ from cell (%s): a migration moves the tenant to another cell", diag.Echo(o.Cell))
 			case migrating:
 				checkCell(or(op.target, op.line), field("target"), o.Target, "a migration target")
 			}
@@ -313,12 +321,44 @@ func validateOverrides(s *Spec, p *positions, cellIdx map[string]int, errs *diag
 			case migrating && o.WriteMode == "":
 				errs.Add(f, op.line, field("write_mode"), "required when state is %q: %s", OverrideMigrating, quotedWriteModes)
 			case o.WriteMode != "" && o.WriteMode != WriteRejectWith503 && o.WriteMode != WriteAllow:
-				errs.Add(f, or(op.writeMode, op.line), field("write_mode"), "must be %s; got %q", quotedWriteModes, o.WriteMode)
+				errs.Add(f, or(op.writeMode, op.line), field("write_mode"), "must be %s; got %s", quotedWriteModes, diag.Echo(string(o.WriteMode)))
 			case !migrating && o.WriteMode != "" && o.State == OverrideActive:
 				errs.Add(f, or(op.writeMode, op.line), field("write_mode"), "only allowed when state is %q; remove it for a pinned tenant", OverrideMigrating)
 			}
 		}
 	}
+}
+
+// lookalike reports the earlier override whose tenant id is canonically
+// equivalent to tenant (equal in NFC) without being byte-equal: "café" as
+// U+00E9 and as "e" + U+0301, or "K" and the Kelvin sign U+212A. Tenant ids
+// stay byte strings (the hash is over their bytes, and the edge does not
+// normalise), so such pairs are refused rather than merged. ASCII ids are
+// their own NFC form and cost one map lookup only once a non-ASCII id was
+// seen. The edge handler's compile() applies the same rule (routing.js).
+func lookalike(tenant string, i int, seen, nfc map[string]int) (int, bool) {
+	ascii := true
+	for k := 0; k < len(tenant); k++ {
+		if tenant[k] >= 0x80 {
+			ascii = false
+			break
+		}
+	}
+	if ascii {
+		j, ok := nfc[tenant]
+		return j, ok && len(nfc) > 0
+	}
+	key := norm.NFC.String(tenant)
+	if j, ok := nfc[key]; ok {
+		return j, true
+	}
+	nfc[key] = i
+	if key != tenant {
+		if j, ok := seen[key]; ok {
+			return j, true
+		}
+	}
+	return 0, false
 }
 
 // atLine renders " at line N" when the line is known.

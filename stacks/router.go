@@ -13,7 +13,7 @@ import (
 
 // routerProgram builds the global stack: the fleet bucket, the edge
 // function with stacks/routing.json baked in, and CloudFront with one
-// origin per routable cell — each cell's ALB DNS name read from that cell's
+// origin per routable cell — each cell's DNS name read from that cell's
 // stack outputs, which is why `cellctl up` updates the router last.
 func routerProgram(ctx *pulumi.Context, f *fleet.Fleet) error {
 	if f.Routing == nil {
@@ -42,25 +42,43 @@ func routerProgram(ctx *pulumi.Context, f *fleet.Fleet) error {
 		// GetStringOutput would fail on a missing output with an error that
 		// does not say what to do; a cell that was never deployed (or whose
 		// last up failed) has none yet.
-		dns := ref.GetOutput(pulumi.String("albDnsName")).ApplyT(func(v any) (string, error) {
+		// The cell's own name (<id>.<fleetDomain>), not its ALB's: CloudFront
+		// validates the origin certificate against it.
+		dns := ref.GetOutput(pulumi.String("dnsName")).ApplyT(func(v any) (string, error) {
 			s, _ := v.(string)
 			if s == "" {
-				return "", fmt.Errorf("cell %s has no ALB DNS name (albDnsName) in its stack outputs: run `cellctl up %s` first", c.ID, c.ID)
+				return "", fmt.Errorf("cell %s has no DNS name (dnsName) in its stack outputs: run `cellctl up %s` first", c.ID, c.ID)
 			}
 			return s, nil
 		}).(pulumi.StringOutput)
 		origins = append(origins, component.Origin{Cell: c.ID, DNSName: dns})
+	}
+	provider, err := component.EdgeProviderArgs(fleet.AWSKeys(), func(key string) (string, bool) {
+		return ctx.GetConfig("aws:" + key)
+	})
+	if err != nil {
+		return fmt.Errorf("%s: %w", f.Router.File, err)
+	}
+	hostDomains := edge.HostDomainsOf(f.Router.ViewerDomains)
+	lanes, err := fleetLanes(f)
+	if err != nil {
+		return err
 	}
 	r, err := component.NewRouter(ctx, fleet.RouterStack, &component.RouterArgs{
 		BucketName:   f.Router.FleetBucket,
 		Origins:      origins,
 		TableVersion: table.Version(),
 		PriceClass:   f.Router.PriceClass,
+		MemoryMB:     f.Router.EdgeMemoryMB,
 		Code: func(dns map[string]string) (map[string]string, error) {
-			return edge.Package(table, dns, f.Router.TenantHeader)
+			return edge.PackageWith(table, dns, edge.Options{TenantHeader: f.Router.TenantHeader, TenantHostDomains: hostDomains, Lanes: lanes})
 		},
-		OriginVerifySecret: secret,
-		Tags:               map[string]string{"fleet": f.Project},
+		OriginVerifySecret:   secret,
+		Tags:                 map[string]string{"fleet": f.Project},
+		EdgeProvider:         provider,
+		ViewerDomains:        f.Router.ViewerDomains,
+		ViewerHostedZoneID:   f.Router.ViewerHostedZoneID,
+		ViewerCertificateArn: f.Router.ViewerCertificateArn,
 	})
 	if err != nil {
 		return err
@@ -69,4 +87,22 @@ func routerProgram(ctx *pulumi.Context, f *fleet.Fleet) error {
 		ctx.Export(k, v)
 	}
 	return nil
+}
+
+// fleetLanes is every routed cell's lane layout (cells:lanes,
+// cells:laneShardSize), which the edge bakes in to send X-Cell-Lanes.
+func fleetLanes(f *fleet.Fleet) (map[string]*router.Lanes, error) {
+	lanes := map[string]*router.Lanes{}
+	for _, id := range f.Routing.CellIDs() {
+		c := f.Cell(id)
+		if c == nil {
+			return nil, fmt.Errorf("%s/%s routes to %s, which is not a cell of this fleet", f.StackDir, fleet.RoutingFile, id)
+		}
+		l, err := router.NewLanes(c.Lanes, c.LaneShardSize)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", c.File, err)
+		}
+		lanes[id] = l
+	}
+	return lanes, nil
 }

@@ -1,7 +1,30 @@
 // Package waves is the rollout plan of a fleet: which cells change together,
-// in which order, how long each wave bakes, and which health gates must stay
-// green before the next wave starts. It parses and validates
-// stacks/waves.yaml; the executor that drives a rollout builds on this model.
+// in which order, how long each wave bakes, and the health gate a wave must
+// pass before the next one starts. It parses and validates stacks/waves.yaml;
+// the executor that drives a rollout builds on this model, the gate
+// evaluator (waves/gate) checks it, and the signals it names are defined once
+// in waves/signal.
+//
+// Two shapes of waves.yaml are accepted, and may be mixed:
+//
+//	defaults: {bake: 10m, gates: [5xx-rate, p99-latency, unhealthy-tasks]}
+//	waves:
+//	  - {name: canary, cells: [cell-a], bake: 30m, parallel: 1}
+//
+// and the shape operators write for Argo Rollouts or CodeDeploy:
+//
+//	waves:
+//	  - {name: canary, cells: [cell-a], bake: 30m}
+//	  - {name: wave-2, cells: [cell-c, cell-d], max_parallel: 1}
+//	gate:
+//	  promote_if: {error_rate_5xx: "< 0.5%", p99_latency_ms: "< 400"}
+//	  min_requests: 100
+//	  poll: 30s
+//	  on_breach: halt_and_rollback_wave
+//	  on_inconclusive: halt
+//
+// A wave's own `gate:` overrides the fleet gate field by field (and
+// promote_if signal by signal).
 package waves
 
 import (
@@ -14,20 +37,8 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/cellctl/cellctl/internal/diag"
+	"github.com/cellctl/cellctl/waves/signal"
 )
-
-// Gate names a health signal a wave must keep green while it bakes. Each
-// gate reads one of the cell's CloudWatch alarms.
-type Gate string
-
-const (
-	Gate5xxRate       Gate = "5xx-rate"
-	GateP99Latency    Gate = "p99-latency"
-	GateUnhealthyTask Gate = "unhealthy-tasks"
-)
-
-// AllGates is every gate, the default when waves.yaml names none.
-var AllGates = []Gate{Gate5xxRate, GateP99Latency, GateUnhealthyTask}
 
 // DefaultBake is how long a wave bakes when waves.yaml says nothing.
 const DefaultBake = 10 * time.Minute
@@ -35,9 +46,103 @@ const DefaultBake = 10 * time.Minute
 // MaxBake bounds a bake so a typo ("300h") cannot stall a rollout for weeks.
 const MaxBake = 24 * time.Hour
 
+// Gate defaults and bounds.
+const (
+	DefaultPoll        = 30 * time.Second
+	MinPoll            = time.Second
+	MaxPoll            = time.Hour
+	DefaultMinRequests = 100
+	MaxMinRequests     = 1_000_000_000
+)
+
+// BreachPolicy is what a rollout does when a wave's gate breaches.
+type BreachPolicy string
+
+const (
+	// HaltAndRollbackWave redeploys the breached wave's cells with the
+	// configuration they ran before the wave, then halts.
+	HaltAndRollbackWave BreachPolicy = "halt_and_rollback_wave"
+	// Halt stops the rollout and leaves the wave as it is, for a human.
+	Halt BreachPolicy = "halt"
+)
+
+// InconclusivePolicy is what a rollout does when a wave saw too little
+// traffic to judge.
+type InconclusivePolicy string
+
+const (
+	InconclusiveHalt    InconclusivePolicy = "halt"
+	InconclusivePromote InconclusivePolicy = "promote"
+)
+
+var (
+	breachPolicies       = []string{string(HaltAndRollbackWave), string(Halt)}
+	inconclusivePolicies = []string{string(InconclusiveHalt), string(InconclusivePromote)}
+)
+
+// Gate is what a wave must pass while it bakes.
+type Gate struct {
+	// PromoteIf holds the thresholds waves.yaml sets; unset signals keep the
+	// cell's own thresholds (see spec.Cell.Thresholds). The fleet loader
+	// hands these to each cell's spec so its alarms use the same values.
+	PromoteIf signal.Thresholds
+	// PromoteIfLines is the waves.yaml line of each PromoteIf entry.
+	PromoteIfLines map[signal.Name]int
+	// Signals are the signals the gate checks, in signal.All order.
+	Signals []signal.Name
+	// MinRequests is the least traffic a bake must see to be judged: fewer
+	// requests is inconclusive, never a pass.
+	MinRequests    int
+	Poll           time.Duration
+	OnBreach       BreachPolicy
+	OnInconclusive InconclusivePolicy
+}
+
+// DefaultGate is the gate of a fleet whose waves.yaml has none.
+func DefaultGate() Gate {
+	return Gate{
+		PromoteIfLines: map[signal.Name]int{},
+		Signals:        allSignals(),
+		MinRequests:    DefaultMinRequests,
+		Poll:           DefaultPoll,
+		OnBreach:       HaltAndRollbackWave,
+		OnInconclusive: InconclusiveHalt,
+	}
+}
+
+func allSignals() []signal.Name {
+	out := make([]signal.Name, len(signal.All))
+	for i, s := range signal.All {
+		out[i] = s.Name
+	}
+	return out
+}
+
+func (g Gate) clone() Gate {
+	c := g
+	c.PromoteIfLines = map[signal.Name]int{}
+	for k, v := range g.PromoteIfLines {
+		c.PromoteIfLines[k] = v
+	}
+	c.Signals = append([]signal.Name(nil), g.Signals...)
+	return c
+}
+
+// Checks reports whether the gate checks a signal.
+func (g Gate) Checks(n signal.Name) bool {
+	for _, s := range g.Signals {
+		if s == n {
+			return true
+		}
+	}
+	return false
+}
+
 // Plan is the ordered list of waves.
 type Plan struct {
-	File  string
+	File string
+	// Gate is the fleet gate (waves.yaml's top-level gate over the defaults).
+	Gate  Gate
 	Waves []Wave
 }
 
@@ -47,11 +152,14 @@ type Wave struct {
 	// Cells in the order they were listed.
 	Cells []string
 	Bake  time.Duration
-	Gates []Gate
 	// Parallel bounds how many cells of the wave change at once (0: all).
+	// waves.yaml spells it max_parallel (or parallel).
 	Parallel int
+	// Gate is the fleet gate with this wave's overrides applied.
+	Gate Gate
+	// Line is where the wave starts in waves.yaml.
+	Line int
 
-	line      int
 	cellLines []int
 }
 
@@ -63,12 +171,12 @@ func Parse(file string, data []byte) (*Plan, error) {
 	var errs diag.List
 	root, err := diag.ParseYAML(file, data)
 	if err != nil {
-		return nil, err
+		return nil, hintUnquoted(data, err)
 	}
 	plan := &Plan{File: file}
 	defBake := DefaultBake
-	defGates := AllGates
-	var wavesNode *yaml.Node
+	base := DefaultGate()
+	var wavesNode, gateNode *yaml.Node
 	for _, p := range diag.Pairs(file, "", root, &errs) {
 		switch p.Key.Value {
 		case "defaults":
@@ -80,18 +188,24 @@ func Parse(file string, data []byte) (*Plan, error) {
 					}
 				case "gates":
 					if g, ok := parseGates(file, "defaults.gates", d.Value, &errs); ok {
-						defGates = g
+						base.Signals = g
 					}
 				default:
 					errs.Add(file, d.Key.Line, "defaults."+d.Key.Value, "unknown key (allowed: bake, gates)")
 				}
 			}
+		case "gate":
+			gateNode = p.Value
 		case "waves":
 			wavesNode = p.Value
 		default:
-			errs.Add(file, p.Key.Line, p.Key.Value, "unknown key (allowed: defaults, waves)")
+			errs.Add(file, p.Key.Line, p.Key.Value, "unknown key (allowed: defaults, gate, waves)")
 		}
 	}
+	if gateNode != nil {
+		base = parseGate(file, "gate", gateNode, base, &errs)
+	}
+	plan.Gate = base
 	if wavesNode == nil {
 		errs.Add(file, root.Line, "waves", "missing: list the waves in rollout order, e.g. waves: [{name: canary, cells: [cell-a]}]")
 		return nil, errs.Err()
@@ -106,8 +220,10 @@ func Parse(file string, data []byte) (*Plan, error) {
 	names := map[string]int{}
 	for i, wn := range wavesNode.Content {
 		field := fmt.Sprintf("waves[%d]", i)
-		w := Wave{Bake: defBake, Gates: defGates, line: wn.Line}
+		w := Wave{Bake: defBake, Gate: base.clone(), Line: wn.Line}
 		var sawName, sawCells bool
+		var parallelKey string
+		var gatesNode, waveGateNode *yaml.Node
 		for _, p := range diag.Pairs(file, field, wn, &errs) {
 			kf := field + "." + p.Key.Value
 			switch p.Key.Value {
@@ -145,10 +261,15 @@ func Parse(file string, data []byte) (*Plan, error) {
 					w.Bake = b
 				}
 			case "gates":
-				if g, ok := parseGates(file, kf, p.Value, &errs); ok {
-					w.Gates = g
+				gatesNode = p.Value
+			case "gate":
+				waveGateNode = p.Value
+			case "parallel", "max_parallel":
+				if parallelKey != "" {
+					errs.Add(file, p.Key.Line, kf, "set together with %s.%s: they are the same setting, keep max_parallel", field, parallelKey)
+					continue
 				}
-			case "parallel":
+				parallelKey = p.Key.Value
 				var n int
 				if p.Value.Kind != yaml.ScalarNode || p.Value.ShortTag() != "!!int" || p.Value.Decode(&n) != nil || n < 0 {
 					errs.Add(file, p.Value.Line, kf, "must be a whole number ≥ 0 (0 means every cell of the wave at once), got %s", diag.KindName(p.Value))
@@ -156,8 +277,16 @@ func Parse(file string, data []byte) (*Plan, error) {
 				}
 				w.Parallel = n
 			default:
-				errs.Add(file, p.Key.Line, kf, "unknown key (allowed: name, cells, bake, gates, parallel)")
+				errs.Add(file, p.Key.Line, kf, "unknown key (allowed: name, cells, bake, gate, gates, max_parallel, parallel)")
 			}
+		}
+		if gatesNode != nil {
+			if g, ok := parseGates(file, field+".gates", gatesNode, &errs); ok {
+				w.Gate.Signals = g
+			}
+		}
+		if waveGateNode != nil {
+			w.Gate = parseGate(file, field+".gate", waveGateNode, w.Gate, &errs)
 		}
 		if wn.Kind == yaml.MappingNode {
 			if !sawName {
@@ -175,7 +304,88 @@ func Parse(file string, data []byte) (*Plan, error) {
 	return plan, nil
 }
 
-func parseBake(file, field string, n *yaml.Node, errs *diag.List) (time.Duration, bool) {
+var unquotedCondition = regexp.MustCompile(`:\s*>=?\s*[0-9]`)
+
+// hintUnquoted explains the one YAML error a gate invites: an unquoted
+// ">= 2" starts a folded block scalar, and yaml.v3's message says nothing
+// about why.
+func hintUnquoted(data []byte, err error) error {
+	e, ok := err.(*diag.Error)
+	if !ok || e.Line < 1 {
+		return err
+	}
+	lines := strings.Split(string(data), "\n")
+	if e.Line > len(lines) || !unquotedCondition.MatchString(lines[e.Line-1]) {
+		return err
+	}
+	h := *e
+	h.Msg += `: a condition starting with ">" must be quoted, e.g. healthy_tasks: ">= 2"`
+	return &h
+}
+
+// parseGate reads a gate mapping over base: what it sets replaces base's.
+func parseGate(file, field string, n *yaml.Node, base Gate, errs *diag.List) Gate {
+	g := base.clone()
+	for _, p := range diag.Pairs(file, field, n, errs) {
+		kf := field + "." + p.Key.Value
+		switch p.Key.Value {
+		case "promote_if":
+			for _, e := range diag.Pairs(file, kf, p.Value, errs) {
+				ef := kf + "." + e.Key.Value
+				sig, ok := signal.Lookup(signal.Name(e.Key.Value))
+				if !ok {
+					errs.Add(file, e.Key.Line, ef, "unknown signal (allowed: %s)", strings.Join(signal.Names(), ", "))
+					continue
+				}
+				if e.Value.Kind != yaml.ScalarNode || e.Value.ShortTag() == "!!null" {
+					errs.Add(file, e.Value.Line, ef, "must be %s, got %s", sig.Describe, diag.KindName(e.Value))
+					continue
+				}
+				th, err := sig.Parse(e.Value.Value)
+				if err != nil {
+					errs.Add(file, e.Value.Line, ef, "%v", err)
+					continue
+				}
+				g.PromoteIf.Set(sig.Name, th)
+				g.PromoteIfLines[sig.Name] = e.Value.Line
+			}
+		case "min_requests":
+			var v int
+			if p.Value.Kind != yaml.ScalarNode || p.Value.ShortTag() != "!!int" || p.Value.Decode(&v) != nil || v < 0 || v > MaxMinRequests {
+				errs.Add(file, p.Value.Line, kf, "must be a whole number of requests ≥ 0 (fewer requests in a bake is inconclusive), got %s", diag.KindName(p.Value))
+				continue
+			}
+			g.MinRequests = v
+		case "poll":
+			d, ok := parseDuration(file, kf, p.Value, errs)
+			if !ok {
+				continue
+			}
+			if d < MinPoll || d > MaxPoll {
+				errs.Add(file, p.Value.Line, kf, "must be between 1s and 1h, got %s", p.Value.Value)
+				continue
+			}
+			g.Poll = d
+		case "on_breach":
+			if p.Value.Kind != yaml.ScalarNode || !contains(breachPolicies, p.Value.Value) {
+				errs.Add(file, p.Value.Line, kf, "must be %s, got %s", diag.Quote(breachPolicies), diag.KindName(p.Value))
+				continue
+			}
+			g.OnBreach = BreachPolicy(p.Value.Value)
+		case "on_inconclusive":
+			if p.Value.Kind != yaml.ScalarNode || !contains(inconclusivePolicies, p.Value.Value) {
+				errs.Add(file, p.Value.Line, kf, "must be %s, got %s", diag.Quote(inconclusivePolicies), diag.KindName(p.Value))
+				continue
+			}
+			g.OnInconclusive = InconclusivePolicy(p.Value.Value)
+		default:
+			errs.Add(file, p.Key.Line, kf, "unknown key (allowed: promote_if, min_requests, poll, on_breach, on_inconclusive)")
+		}
+	}
+	return g
+}
+
+func parseDuration(file, field string, n *yaml.Node, errs *diag.List) (time.Duration, bool) {
 	if n.Kind != yaml.ScalarNode || n.ShortTag() != "!!str" {
 		errs.Add(file, n.Line, field, "must be a duration such as \"30s\", \"10m\" or \"1h30m\", got %s", diag.KindName(n))
 		return 0, false
@@ -185,6 +395,14 @@ func parseBake(file, field string, n *yaml.Node, errs *diag.List) (time.Duration
 		errs.Add(file, n.Line, field, "cannot parse duration %q: use a number with a unit (s, m, h), e.g. \"10m\"", n.Value)
 		return 0, false
 	}
+	return d, true
+}
+
+func parseBake(file, field string, n *yaml.Node, errs *diag.List) (time.Duration, bool) {
+	d, ok := parseDuration(file, field, n, errs)
+	if !ok {
+		return 0, false
+	}
 	if d < 0 || d > MaxBake {
 		errs.Add(file, n.Line, field, "must be between 0s and %s, got %s", "24h", n.Value)
 		return 0, false
@@ -192,35 +410,41 @@ func parseBake(file, field string, n *yaml.Node, errs *diag.List) (time.Duration
 	return d, true
 }
 
-func parseGates(file, field string, n *yaml.Node, errs *diag.List) ([]Gate, bool) {
-	allowed := make([]string, len(AllGates))
-	for i, g := range AllGates {
-		allowed[i] = string(g)
-	}
+// parseGates reads the older list form, `gates: [5xx-rate, p99-latency]`:
+// which signals a wave checks.
+func parseGates(file, field string, n *yaml.Node, errs *diag.List) ([]signal.Name, bool) {
+	allowed := signal.LegacyNames()
 	if n.Kind != yaml.SequenceNode {
 		errs.Add(file, n.Line, field, "must be a list of gates (%s), got %s", diag.Quote(allowed), diag.KindName(n))
 		return nil, false
 	}
 	ok := true
-	seen := map[Gate]bool{}
-	gates := []Gate{}
+	seen := map[string]bool{}
+	chosen := map[signal.Name]bool{}
 	for i, gn := range n.Content {
-		g := Gate(gn.Value)
 		valid := gn.Kind == yaml.ScalarNode && contains(allowed, gn.Value)
 		if !valid {
 			errs.Add(file, gn.Line, fmt.Sprintf("%s[%d]", field, i), "unknown gate %q (allowed: %s)", gn.Value, diag.Quote(allowed))
 			ok = false
 			continue
 		}
-		if seen[g] {
+		if seen[gn.Value] {
 			errs.Add(file, gn.Line, fmt.Sprintf("%s[%d]", field, i), "gate %q listed twice", gn.Value)
 			ok = false
 			continue
 		}
-		seen[g] = true
-		gates = append(gates, g)
+		seen[gn.Value] = true
+		for _, s := range signal.ByLegacy(gn.Value) {
+			chosen[s] = true
+		}
 	}
-	return gates, ok
+	out := []signal.Name{}
+	for _, s := range signal.All {
+		if chosen[s.Name] {
+			out = append(out, s.Name)
+		}
+	}
+	return out, ok
 }
 
 func contains(list []string, s string) bool {
@@ -254,10 +478,7 @@ func (p *Plan) Validate(cells []string) error {
 	for i, w := range p.Waves {
 		for j, c := range w.Cells {
 			field := fmt.Sprintf("waves[%d].cells[%d]", i, j)
-			line := 0
-			if j < len(w.cellLines) {
-				line = w.cellLines[j]
-			}
+			line := w.CellLine(j)
 			if !known[c] {
 				errs.Add(p.File, line, field, "unknown cell %q (cells of this fleet: %s)", c, knownList)
 				continue
@@ -281,6 +502,14 @@ func (p *Plan) Validate(cells []string) error {
 	return errs.Err()
 }
 
+// CellLine is the waves.yaml line of the wave's j-th cell (0 when unknown).
+func (w *Wave) CellLine(j int) int {
+	if j < len(w.cellLines) {
+		return w.cellLines[j]
+	}
+	return 0
+}
+
 // WaveOf returns the index of the wave holding cell, or -1.
 func (p *Plan) WaveOf(cell string) int {
 	for i, w := range p.Waves {
@@ -288,6 +517,16 @@ func (p *Plan) WaveOf(cell string) int {
 			if c == cell {
 				return i
 			}
+		}
+	}
+	return -1
+}
+
+// Index returns the index of the wave with that name, or -1.
+func (p *Plan) Index(name string) int {
+	for i, w := range p.Waves {
+		if w.Name == name {
+			return i
 		}
 	}
 	return -1

@@ -4,6 +4,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/cellctl/cellctl/waves/signal"
 )
 
 func TestParseAppliesDefaults(t *testing.T) {
@@ -23,10 +25,11 @@ waves:
 		t.Fatal(err)
 	}
 	c, r := p.Waves[0], p.Waves[1]
-	if c.Bake != 30*time.Minute || len(c.Gates) != 1 || c.Gates[0] != Gate5xxRate || c.Parallel != 1 {
+	if c.Bake != 30*time.Minute || len(c.Gate.Signals) != 1 || c.Gate.Signals[0] != signal.ErrorRate5xx || c.Parallel != 1 {
 		t.Errorf("canary = %+v", c)
 	}
-	if r.Bake != 5*time.Minute || len(r.Gates) != 2 || r.Gates[0] != GateP99Latency || strings.Join(r.Cells, ",") != "cell-b,cell-c" {
+	// unhealthy-tasks selects both task-health signals.
+	if r.Bake != 5*time.Minute || len(r.Gate.Signals) != 3 || r.Gate.Signals[0] != signal.P99LatencyMs || strings.Join(r.Cells, ",") != "cell-b,cell-c" {
 		t.Errorf("rest = %+v", r)
 	}
 	if p.WaveOf("cell-c") != 1 || p.WaveOf("cell-z") != -1 {
@@ -42,7 +45,8 @@ func TestDefaultsWithoutADefaultsBlock(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if w := p.Waves[0]; w.Bake != DefaultBake || len(w.Gates) != len(AllGates) {
+	if w := p.Waves[0]; w.Bake != DefaultBake || len(w.Gate.Signals) != len(signal.All) || w.Gate.MinRequests != DefaultMinRequests ||
+		w.Gate.Poll != DefaultPoll || w.Gate.OnBreach != HaltAndRollbackWave || w.Gate.OnInconclusive != InconclusiveHalt {
 		t.Fatalf("wave = %+v", w)
 	}
 }

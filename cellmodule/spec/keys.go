@@ -13,6 +13,9 @@ const (
 	String Kind = iota
 	Int
 	Number
+	// Bool is true or false (YAML booleans, or the strings "true"/"false"
+	// that `pulumi config set` writes).
+	Bool
 )
 
 // Scope says where a key may be set.
@@ -37,8 +40,35 @@ type Key struct {
 	Allowed []string       // the exact values allowed, as written (nil: any in range / matching Pattern)
 	Pattern *regexp.Regexp // for String: required shape (nil: any non-empty)
 	Hint    string         // what is allowed, in words, for error messages
-	Set     func(c *Cell, s string, n float64)
-	Get     func(c *Cell) string
+	// MaxLen caps a String value in bytes (0: DefaultMaxLen); MaxLenWhy
+	// says whose limit it is, for the error message.
+	MaxLen    int
+	MaxLenWhy string
+	Set       func(c *Cell, s string, n float64)
+	Get       func(c *Cell) string
+}
+
+// MaxValueBytes caps any configuration value the loader reads, before any
+// other check: a 50 MB value must not be matched, copied or echoed.
+const MaxValueBytes = 4096
+
+// DefaultMaxLen caps a String key without a limit of its own.
+const DefaultMaxLen = 256
+
+// MaxBytes is the longest value the key accepts.
+func (k Key) MaxBytes() int {
+	if k.MaxLen > 0 {
+		return k.MaxLen
+	}
+	return DefaultMaxLen
+}
+
+// LimitReason says whose limit MaxBytes is.
+func (k Key) LimitReason() string {
+	if k.MaxLenWhy != "" {
+		return k.MaxLenWhy
+	}
+	return "cellctl's limit for this setting"
 }
 
 // Describe says in words what the key accepts.
@@ -51,6 +81,8 @@ func (k Key) Describe() string {
 		return fmt.Sprintf("an integer from %g to %g", k.Min, k.Max)
 	case Number:
 		return fmt.Sprintf("a number from %g to %g", k.Min, k.Max)
+	case Bool:
+		return "true or false"
 	}
 	if len(k.Allowed) > 0 {
 		q := make([]string, len(k.Allowed))
@@ -70,6 +102,11 @@ var (
 	classPattern   = regexp.MustCompile(`^db\.[a-z0-9]+\.[a-z0-9]+$`)
 	nodePattern    = regexp.MustCompile(`^cache\.[a-z0-9]+\.[a-z0-9]+$`)
 	pathPattern    = regexp.MustCompile(`^/[A-Za-z0-9._~/-]*$`)
+	// A public DNS domain: lowercase labels of letters, digits and inner
+	// hyphens, at least two of them.
+	domainPattern = regexp.MustCompile(`^([a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z]([a-z0-9-]{0,61}[a-z0-9])?$`)
+	// Route 53 hosted zone ids: "Z" and upper-case letters and digits.
+	zonePattern = regexp.MustCompile(`^Z[A-Z0-9]{1,31}$`)
 )
 
 func str(f func(c *Cell) *string) (func(*Cell, string, float64), func(*Cell) string) {
@@ -93,6 +130,7 @@ func oneOf(v ...string) func(*Key)        { return func(k *Key) { k.Allowed = v 
 func shaped(p *regexp.Regexp, hint string) func(*Key) {
 	return func(k *Key) { k.Pattern, k.Hint = p, hint }
 }
+func capped(n int, why string) func(*Key) { return func(k *Key) { k.MaxLen, k.MaxLenWhy = n, why } }
 
 // Keys is every cells:<key> a cell understands, in documentation order.
 var Keys = func() []Key {
@@ -103,16 +141,24 @@ var Keys = func() []Key {
 	add(key("index", Int, CellOnly, set, get, between(0, 255),
 		func(k *Key) { k.Hint = "an integer from 0 to 255, unique in the fleet (the N of the VPC 10.N.0.0/16)" }))
 	set, get = str(func(c *Cell) *string { return &c.Image })
-	add(key("image", String, Anywhere, set, get, shaped(imagePattern, "a container image reference such as registry.example.com/app:1.2.3")))
+	add(key("image", String, Anywhere, set, get, shaped(imagePattern, "a container image reference such as registry.example.com/app:1.2.3"),
+		// ECS RegisterTaskDefinition, ContainerDefinition.image: "Up to 255 letters …".
+		capped(255, "ECS's limit for a container image reference")))
 	set, get = str(func(c *Cell) *string { return &c.FleetBucket })
 	add(key("fleetBucket", String, Anywhere, set, get, shaped(bucketPattern, "an S3 bucket name: 3–63 lowercase letters, digits, dots or hyphens")))
+	set, get = str(func(c *Cell) *string { return &c.FleetDomain })
+	add(key("fleetDomain", String, Anywhere, set, get, shaped(domainPattern, "a DNS domain such as \"cells.example.com\"; each cell is <cell id>.<fleetDomain>")))
+	set, get = str(func(c *Cell) *string { return &c.HostedZoneID })
+	add(key("hostedZoneId", String, Anywhere, set, get, shaped(zonePattern, "the Route 53 hosted zone id of fleetDomain, such as \"Z0123456789ABCDEFGHIJ\"")))
 	set, get = str(func(c *Cell) *string { return &c.CertificateArn })
-	add(key("certificateArn", String, Anywhere, set, get, shaped(certPattern, "an ACM certificate ARN (arn:aws:acm:<region>:<account>:certificate/<id>) in the cell's region")))
+	add(key("certificateArn", String, Anywhere, set, get, shaped(certPattern, "an existing ACM certificate ARN (arn:aws:acm:<region>:<account>:certificate/<id>) in the cell's region covering <cell id>.<fleetDomain>; leave unset to let the cell request a DNS-validated one"),
+		// ACM DescribeCertificate, CertificateArn: length 20-2048.
+		capped(2048, "ACM's limit for a certificate ARN")))
 	set, get = str(func(c *Cell) *string { return &c.NATMode })
 	add(key("natMode", String, Anywhere, set, get, oneOf(NATPerAZ, NATSingle)))
 
 	set, get = str(func(c *Cell) *string { return &c.AuroraEngineVersion })
-	add(key("auroraEngineVersion", String, Anywhere, set, get, shaped(versionPattern, "an Aurora PostgreSQL engine version such as \"16.4\"")))
+	add(key("auroraEngineVersion", String, Anywhere, set, get, shaped(versionPattern, "an Aurora PostgreSQL major such as \"16\" (AWS applies minor upgrades) or an exact minor such as \"16.4\" (automatic minor upgrades off)")))
 	set, get = str(func(c *Cell) *string { return &c.AuroraInstanceClass })
 	add(key("auroraInstanceClass", String, Anywhere, set, get, shaped(classPattern, "an RDS instance class such as \"db.r6g.large\"")))
 	set, get = integer(func(c *Cell) *int { return &c.AuroraInstances })
@@ -147,7 +193,9 @@ var Keys = func() []Key {
 	set, get = integer(func(c *Cell) *int { return &c.ContainerPort })
 	add(key("containerPort", Int, Anywhere, set, get, between(1, 65535)))
 	set, get = str(func(c *Cell) *string { return &c.HealthCheckPath })
-	add(key("healthCheckPath", String, Anywhere, set, get, shaped(pathPattern, "an absolute URL path such as \"/healthz\"")))
+	add(key("healthCheckPath", String, Anywhere, set, get, shaped(pathPattern, "an absolute URL path such as \"/healthz\""),
+		// ELBv2 CreateTargetGroup, HealthCheckPath: length 1-1024.
+		capped(1024, "Elastic Load Balancing's limit for a health check path")))
 	set, get = integer(func(c *Cell) *int { return &c.LogRetentionDays })
 	add(key("logRetentionDays", Int, Anywhere, set, get, func(k *Key) {
 		k.Allowed = []string{"1", "3", "5", "7", "14", "30", "60", "90", "120", "150", "180", "365", "400", "545", "731", "1096", "1827", "2192", "2557", "2922", "3288", "3653"}
@@ -162,6 +210,21 @@ var Keys = func() []Key {
 	add(key("alarmP99LatencyMs", Int, Anywhere, set, get, between(1, 60000)))
 	set, get = integer(func(c *Cell) *int { return &c.AlarmEvalPeriods })
 	add(key("alarmEvalPeriods", Int, Anywhere, set, get, between(1, 60)))
+
+	// Shuffle sharding inside the cell (router/lanes.go): M lanes, r per
+	// tenant, and optionally one SQS queue per lane. The cross-key rule
+	// (1 ≤ r ≤ M, C(M, r) ≤ 2^53−1) is LanesProblem, checked by the loader.
+	set, get = integer(func(c *Cell) *int { return &c.Lanes })
+	add(key("lanes", Int, Anywhere, set, get, between(1, 256),
+		func(k *Key) {
+			k.Hint = "an integer from 1 to 256: the number M of lanes the cell's fungible resources are cut into"
+		}))
+	set, get = integer(func(c *Cell) *int { return &c.LaneShardSize })
+	add(key("laneShardSize", Int, Anywhere, set, get, between(1, 256),
+		func(k *Key) { k.Hint = "an integer from 1 to cells:lanes: the number r of lanes each tenant uses" }))
+	add(key("laneQueues", Bool, Anywhere,
+		func(c *Cell, s string, _ float64) { c.LaneQueues = s == "true" },
+		func(c *Cell) string { return fmt.Sprint(c.LaneQueues) }))
 	return keys
 }()
 

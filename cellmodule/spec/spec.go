@@ -6,7 +6,12 @@
 // CLI and the audits can use it without compiling the provider SDK.
 package spec
 
-import "fmt"
+import (
+	"fmt"
+
+	"github.com/cellctl/cellctl/router"
+	"github.com/cellctl/cellctl/waves/signal"
+)
 
 // NAT gateway layouts. One NAT per AZ survives an AZ outage; one per cell
 // saves Elastic IPs, which are a scarce per-region quota (5 by default).
@@ -26,10 +31,23 @@ type Cell struct {
 
 	Image       string // container image the service runs
 	FleetBucket string // shared bucket the router stack owns; this cell owns cells/<id>/
-	// CertificateArn is the ACM certificate of the ALB's HTTPS listener, in the cell's region.
+	// FleetDomain is the DNS domain every cell gets a name under
+	// (<cell id>.<FleetDomain>): CloudFront connects to that name over
+	// HTTPS, so the ALB's certificate can match it.
+	FleetDomain string
+	// HostedZoneID is the Route 53 public hosted zone of FleetDomain (or of
+	// a parent domain); the cell creates its alias record and the DNS
+	// validation record of its certificate there.
+	HostedZoneID string
+	// CertificateArn is an existing ACM certificate for the ALB's HTTPS
+	// listener, in the cell's region, covering <cell id>.<FleetDomain>.
+	// Empty (the default): the cell requests its own DNS-validated one.
 	CertificateArn string
 	NATMode        string
 
+	// AuroraEngineVersion is a major ("16": AWS applies minor upgrades in
+	// the maintenance window) or an exact minor ("16.4": automatic minor
+	// upgrades are turned off, so the pin holds).
 	AuroraEngineVersion       string
 	AuroraInstanceClass       string
 	AuroraInstances           int
@@ -53,12 +71,44 @@ type Cell struct {
 	Alarm5xxRatePercent float64
 	AlarmP99LatencyMs   int
 	AlarmEvalPeriods    int
+	// Gate holds the thresholds the cell's wave gate sets in waves.yaml
+	// (promote_if); the fleet loader fills it. Thresholds() merges it over
+	// the alarm keys above: the cell's alarms and its gate both read that.
+	Gate signal.Thresholds
+
+	// Lanes (M) and LaneShardSize (r): each tenant uses r of the cell's M
+	// lanes (router.Lanes). LaneQueues adds one SQS queue per lane.
+	Lanes         int
+	LaneShardSize int
+	LaneQueues    bool
 
 	// Releasing is set by `cellctl destroy --release-protected` only, never
 	// from configuration: it lifts the protection of the cell's stateful
 	// resources (Pulumi protect and Aurora deletion protection) so the cell
 	// can be destroyed. Aurora still takes its final snapshot.
 	Releasing bool
+}
+
+// Thresholds is the health threshold of every signal for this cell: the
+// wave gate's promote_if where it sets one, otherwise the alarm keys
+// (alarm5xxRatePercent, alarmP99LatencyMs) and the built-in defaults. The
+// cell template builds its CloudWatch alarms from it and the gate
+// evaluator compares readings with it, so the two never disagree.
+func (c Cell) Thresholds() signal.Thresholds {
+	return signal.FromAlarmKeys(c.Alarm5xxRatePercent, c.AlarmP99LatencyMs).Merge(c.Gate)
+}
+
+// DNSName is the cell's own DNS name, the CloudFront origin of the cell.
+func (c Cell) DNSName() string { return c.ID + "." + c.FleetDomain }
+
+// PinsMinor reports whether AuroraEngineVersion pins an exact minor.
+func (c Cell) PinsMinor() bool {
+	for i := 0; i < len(c.AuroraEngineVersion); i++ {
+		if c.AuroraEngineVersion[i] == '.' {
+			return true
+		}
+	}
+	return false
 }
 
 // CIDR is the cell's VPC range.
@@ -69,7 +119,7 @@ func (c Cell) CIDR() string { return fmt.Sprintf("10.%d.0.0/16", c.Index) }
 func Baseline() Cell {
 	return Cell{
 		NATMode:                       NATPerAZ,
-		AuroraEngineVersion:           "16.4",
+		AuroraEngineVersion:           "16",
 		AuroraInstanceClass:           "db.r6g.large",
 		AuroraInstances:               2,
 		AuroraBackupRetentionDays:     7,
@@ -88,5 +138,11 @@ func Baseline() Cell {
 		Alarm5xxRatePercent:           1,
 		AlarmP99LatencyMs:             1000,
 		AlarmEvalPeriods:              3,
+		Lanes:                         router.DefaultLanes,
+		LaneShardSize:                 router.DefaultLaneShardSize,
 	}
 }
+
+// LanesProblem says why the cell's lanes and shard size do not go
+// together (r > M, or C(M, r) too large to compute exactly), or nil.
+func (c Cell) LanesProblem() error { return router.CheckLanes(c.Lanes, c.LaneShardSize) }

@@ -123,8 +123,8 @@ func TestUpRendersThenRunsCellsThenRouter(t *testing.T) {
 			t.Fatalf("%s started without an expected count", ev.Stack)
 		}
 	}
-	if n := rep.Plan.Stacks()[0].Expected; n != 72 {
-		t.Fatalf("cell-a renders 72 resources with a single NAT, got %d", n)
+	if n := rep.Plan.Stacks()[0].Expected; n != 75 {
+		t.Fatalf("cell-a renders 75 resources with a single NAT, got %d", n)
 	}
 }
 
@@ -143,7 +143,7 @@ func TestUpDryRunNeverConnects(t *testing.T) {
 	}
 	var b strings.Builder
 	rep.Plan.Describe(&b)
-	if !strings.Contains(b.String(), "up cell-c (72 resources)") {
+	if !strings.Contains(b.String(), "up cell-c (75 resources)") {
 		t.Fatalf("plan:\n%s", b.String())
 	}
 }
@@ -321,7 +321,7 @@ func TestDestroyDryRun(t *testing.T) {
 	var b strings.Builder
 	rep.Plan.Describe(&b)
 	want := "plan: destroy 2 stacks\n  in order (stop at the first failure):\n" +
-		"    up cell-d (releasing the protection of its stateful resources; 76 resources)\n" +
+		"    up cell-d (releasing the protection of its stateful resources; 79 resources)\n" +
 		"    destroy cell-d (lifting the protection failed)\n"
 	if b.String() != want {
 		t.Fatalf("got:\n%s\nwant:\n%s", b.String(), want)

@@ -50,7 +50,7 @@ func Destroy(ctx context.Context, env *Env, o DestroyOptions) (*Report, error) {
 	}
 	if len(protected) > 0 && !o.ReleaseProtected {
 		return nil, fmt.Errorf("refusing to destroy %s: its stateful resources are protected:\n  %s\n"+
-			"to delete them (and their data; Aurora writes a final snapshot %s-final), rerun with --release-protected",
+			"to delete them (and their data; Aurora writes a final snapshot %s-final-<UTC time>), rerun with --release-protected",
 			c.ID, strings.Join(protected, "\n  "), c.ID)
 	}
 	var expected map[string]int

@@ -349,6 +349,7 @@ func init() {
 		refs: []Reference{
 			{Property: "loadBalancerArn", Target: tLB, Code: "LoadBalancerNotFound", Message: "One or more load balancers not found: %s"},
 			refTargetGroup("defaultActions.targetGroupArn"),
+			{Property: "certificateArn", Target: tCertificate, Code: "CertificateNotFound", Message: "Certificate '%s' not found"},
 		},
 		unique: []uniqueRule{{key: func(_ Env, out resourceMap) (string, string) {
 			p, _ := number(out, "port")

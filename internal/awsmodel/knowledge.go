@@ -236,13 +236,13 @@ var quotaDefs = []QuotaDef{
 		ErrorCode: "SecurityGroupLimitExceeded", ErrorMessage: "The maximum number of security groups has been reached.", use: countRegion},
 	{Quota: awsfacts.RulesPerSecurityGroup, Scope: "security-group", Type: "aws:vpc/securityGroupIngressRule:SecurityGroupIngressRule",
 		ErrorCode: "RulesPerSecurityGroupLimitExceeded", ErrorMessage: "The maximum number of rules per security group has been reached.",
-		use: func(_ Env, out resource.PropertyMap, _ Cloud) (string, float64) {
-			return str(out, "securityGroupId") + "/ingress", 1
+		use: func(env Env, out resource.PropertyMap, _ Cloud) (string, float64) {
+			return str(out, "securityGroupId") + "/ingress", sgRuleWeight(env, out)
 		}},
 	{Quota: egress(awsfacts.RulesPerSecurityGroup), Scope: "security-group", Type: "aws:vpc/securityGroupEgressRule:SecurityGroupEgressRule",
 		ErrorCode: "RulesPerSecurityGroupLimitExceeded", ErrorMessage: "The maximum number of rules per security group has been reached.",
-		use: func(_ Env, out resource.PropertyMap, _ Cloud) (string, float64) {
-			return str(out, "securityGroupId") + "/egress", 1
+		use: func(env Env, out resource.PropertyMap, _ Cloud) (string, float64) {
+			return str(out, "securityGroupId") + "/egress", sgRuleWeight(env, out)
 		}},
 	{Quota: awsfacts.GatewayEndpointsPerRegion, Scope: "region", Type: "aws:ec2/vpcEndpoint:VpcEndpoint",
 		ErrorCode: "VpcEndpointLimitExceeded", ErrorMessage: "The maximum number of VPC endpoints has been reached.",
@@ -325,4 +325,15 @@ func loadBalancerOfListener(arn string) string {
 		return ""
 	}
 	return arn[:i] + ":loadbalancer/" + strings.Join(parts[:3], "/")
+}
+
+// sgRuleWeight is how much of the rules-per-group quota one rule uses: a
+// rule that references a managed prefix list counts as the list's maximum
+// entries (the CloudFront origin-facing list weighs 55 of the 60), every
+// other rule as one. (Amazon VPC User Guide, Security group quotas.)
+func sgRuleWeight(env Env, out resource.PropertyMap) float64 {
+	if id := str(out, "prefixListId"); id != "" {
+		return PrefixListWeight(env, id)
+	}
+	return 1
 }

@@ -97,6 +97,9 @@ func (m *Mock) NewResource(typ, name string, inputs resource.PropertyMap, provid
 	if arn := str(outs, "arn"); arn != "" {
 		m.live[arn] = rec
 	}
+	if typ == tRecord {
+		m.live[RecordLookupKey(str(outs, "fqdn"), str(outs, "type"))] = rec
+	}
 	m.mu.Unlock()
 	return id, outs, nil
 }

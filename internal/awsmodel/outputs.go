@@ -46,6 +46,13 @@ func Outputs(req Request) (string, resource.PropertyMap, error) {
 	if spec == nil {
 		return genericID(req.Type, req.Name, r), out, nil
 	}
+	op := OpCreate
+	if req.Old != nil {
+		op = OpUpdate
+	}
+	if err := CheckRules(req.Type, req.Name, req.Inputs, env, req.Cloud, op); err != nil {
+		return "", nil, err
+	}
 	c := &calc{spec: spec, env: env, typ: req.Type, name: req.Name, in: req.Inputs, out: out,
 		old: req.Old, r: r, cloud: req.Cloud, now: now, update: req.Old != nil}
 	if spec.compute != nil {
@@ -195,7 +202,47 @@ func InputsFromState(typ string, oldInputs, state resource.PropertyMap, extra []
 		}
 		take(key)
 	}
+	if fix := readBack[typ]; fix != nil {
+		fix(oldInputs, in)
+	}
 	return in
+}
+
+// readBack corrects inputs rebuilt from live state where pulumi-aws does
+// not read a value back from AWS as it is, so a refresh of an unchanged
+// resource shows no diff.
+var readBack = map[string]func(old, in resource.PropertyMap){
+	// ElastiCache never returns passwords (the provider keeps the
+	// configured ones) and reports a computed passwordCount the program
+	// never sets: without this, every refresh "updates" every user.
+	tCacheUser: func(old, in resource.PropertyMap) {
+		live := object(in, "authenticationMode")
+		if live == nil {
+			return
+		}
+		mode := live.Copy()
+		oldMode := object(old, "authenticationMode")
+		if _, set := oldMode["passwordCount"]; !set {
+			delete(mode, "passwordCount")
+		}
+		if pw, ok := oldMode["passwords"]; ok {
+			mode["passwords"] = pw
+		}
+		v := resource.NewObjectProperty(mode)
+		if in["authenticationMode"].IsSecret() {
+			v = resource.MakeSecret(v)
+		}
+		in["authenticationMode"] = v
+	},
+	// A major-only engine version ("16") stays as configured while AWS
+	// patches minors (the provider's compareActualEngineVersion): AWS's own
+	// patching is not drift.
+	tCluster: func(old, in resource.PropertyMap) {
+		configured, live := str(old, "engineVersion"), str(in, "engineVersion")
+		if configured != "" && live != configured && strings.HasPrefix(live, configured+".") {
+			in["engineVersion"] = resource.NewStringProperty(configured)
+		}
+	},
 }
 
 // DeleteCheck returns the error AWS gives when it refuses to delete the

@@ -250,6 +250,8 @@ func init() {
 			{Property: "orderedCacheBehaviors.originRequestPolicyId", Target: tOriginRequestPolicy, Code: "NoSuchOriginRequestPolicy", Message: "The origin request policy does not exist: %s", Skip: managedPolicy},
 			{Property: "defaultCacheBehavior.lambdaFunctionAssociations.lambdaArn", Target: tFunction, Code: "InvalidLambdaFunctionAssociation", Message: "The function does not exist: %s"},
 			{Property: "orderedCacheBehaviors.lambdaFunctionAssociations.lambdaArn", Target: tFunction, Code: "InvalidLambdaFunctionAssociation", Message: "The function does not exist: %s"},
+			{Property: "viewerCertificate.acmCertificateArn", Target: tCertificate, Code: "InvalidViewerCertificate",
+				Message: "The specified SSL certificate doesn't exist, isn't in us-east-1 region, isn't valid, or doesn't include a valid certificate chain: %s"},
 		},
 		outDefaults: map[string]any{
 			"inProgressValidationBatches": 0, "continuousDeploymentPolicyId": "", "staging": false, "retainOnDelete": false,
@@ -260,24 +262,7 @@ func init() {
 			"trustedSigners":   []resource.PropertyMap{{"enabled": pv(false), "items": pv([]string{})}},
 		},
 		compute: func(c *calc) error {
-			for _, b := range append(objects(c.in, "defaultCacheBehavior"), objects(c.in, "orderedCacheBehaviors")...) {
-				for _, a := range objects(b, "lambdaFunctionAssociations") {
-					arn := str(a, "lambdaArn")
-					if arn == "" {
-						continue
-					}
-					parts := strings.Split(arn, ":")
-					if len(parts) < 8 || parts[7] == "$LATEST" {
-						return c.apiErr(OpCreate, "InvalidLambdaFunctionAssociation", "The function ARN must reference a specific function version. (The ARN must end with the version number.) ARN: %s", arn)
-					}
-					if parts[3] != "us-east-1" {
-						return c.apiErr(OpCreate, "InvalidLambdaFunctionAssociation", "The function must be in region 'us-east-1'. ARN: %s", arn)
-					}
-					if _, fn, ok := c.lookup(strings.Join(parts[:7], ":")); ok && len(object(object(fn, "environment"), "variables")) > 0 {
-						return c.apiErr(OpCreate, "InvalidLambdaFunctionAssociation", "The function cannot have environment variables. Function: %s", arn)
-					}
-				}
-			}
+			// Lambda@Edge association rules: see the lambda.edge-function rule.
 			c.id = "E" + c.r.Chars("distribution-id", 13, upperAlnum)
 			c.set("arn", c.env.ARN("cloudfront", "", c.env.Account, "distribution/"+c.id))
 			c.set("domainName", "d"+c.r.Chars("domain", 13, lowerAlnum)+".cloudfront.net")

@@ -80,6 +80,10 @@ func samples() map[string]resource.PropertyMap {
 			"restrictions":      obj("geoRestriction", map[string]any{"restrictionType": "none"}),
 			"viewerCertificate": obj("cloudfrontDefaultCertificate", true),
 		},
+		tCertificate: {"domainName": pv("cell-a.cells.example.com"), "validationMethod": pv("DNS")},
+		tCertValid:   {"certificateArn": pv("arn:aws:acm:us-east-1:123456789012:certificate/0d9c5f3e-2b1a-4c7d-9e8f-1a2b3c4d5e6f")},
+		tRecord: {"zoneId": pv("Z0123456789ABCDEFGHIJ"), "name": pv("cell-a.cells.example.com"), "type": pv("A"),
+			"aliases": arr(obj("name", "cell-a-alb-1.us-east-1.elb.amazonaws.com", "zoneId", "Z35SXDOTRQ7X7K", "evaluateTargetHealth", true))},
 		tCachePolicy: {"parametersInCacheKeyAndForwardedToOrigin": obj(
 			"cookiesConfig", map[string]any{"cookieBehavior": "none"}, "headersConfig", map[string]any{"headerBehavior": "none"},
 			"queryStringsConfig", map[string]any{"queryStringBehavior": "none"})},

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/pulumi/pulumi-aws/sdk/v6/go/aws/acm"
 	"github.com/pulumi/pulumi-aws/sdk/v6/go/aws/cloudfront"
 	"github.com/pulumi/pulumi-aws/sdk/v6/go/aws/cloudwatch"
 	"github.com/pulumi/pulumi-aws/sdk/v6/go/aws/ec2"
@@ -14,6 +15,7 @@ import (
 	"github.com/pulumi/pulumi-aws/sdk/v6/go/aws/lambda"
 	"github.com/pulumi/pulumi-aws/sdk/v6/go/aws/lb"
 	"github.com/pulumi/pulumi-aws/sdk/v6/go/aws/rds"
+	"github.com/pulumi/pulumi-aws/sdk/v6/go/aws/route53"
 	"github.com/pulumi/pulumi-aws/sdk/v6/go/aws/s3"
 	"github.com/pulumi/pulumi-aws/sdk/v6/go/aws/sqs"
 	"github.com/pulumi/pulumi-aws/sdk/v6/go/aws/vpc"
@@ -72,6 +74,9 @@ var sdkTypes = map[string][2]elementTyper{
 	"aws:cloudfront/distribution:Distribution":                                                   {cloudfront.DistributionArgs{}, cloudfront.DistributionState{}},
 	"aws:cloudfront/cachePolicy:CachePolicy":                                                     {cloudfront.CachePolicyArgs{}, cloudfront.CachePolicyState{}},
 	"aws:cloudfront/originRequestPolicy:OriginRequestPolicy":                                     {cloudfront.OriginRequestPolicyArgs{}, cloudfront.OriginRequestPolicyState{}},
+	"aws:acm/certificate:Certificate":                                                            {acm.CertificateArgs{}, acm.CertificateState{}},
+	"aws:acm/certificateValidation:CertificateValidation":                                        {acm.CertificateValidationArgs{}, acm.CertificateValidationState{}},
+	"aws:route53/record:Record":                                                                  {route53.RecordArgs{}, route53.RecordState{}},
 }
 
 // Kind is the JSON-ish shape of an SDK property.

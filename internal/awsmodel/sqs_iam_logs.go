@@ -75,6 +75,10 @@ func init() {
 		validate: func(v *validator) {
 			fifo, _ := boolean(v.in, "fifoQueue")
 			if v.known("name") {
+				// Queue names: up to 80 characters, alphanumerics, hyphens and
+				// underscores; FIFO names end in ".fifo" — SQS API Reference,
+				// CreateQueue, QueueName
+				// (https://docs.aws.amazon.com/AWSSimpleQueueService/latest/APIReference/API_CreateQueue.html).
 				n := v.s("name")
 				base := strings.TrimSuffix(n, ".fifo")
 				if len(n) > 80 {
@@ -103,6 +107,12 @@ func init() {
 			}
 			v.jsonDoc("policy")
 			v.jsonDoc("redriveAllowPolicy")
+			if v.known("redriveAllowPolicy") && v.s("redriveAllowPolicy") != "" {
+				var p map[string]any
+				if json.Unmarshal([]byte(v.s("redriveAllowPolicy")), &p) == nil {
+					validRedriveSources(v, p)
+				}
+			}
 			if v.known("redrivePolicy") && v.s("redrivePolicy") != "" {
 				var rp map[string]any
 				if err := json.Unmarshal([]byte(v.s("redrivePolicy")), &rp); err != nil {
@@ -137,6 +147,7 @@ func init() {
 				var p map[string]any
 				if json.Unmarshal([]byte(v.s("redriveAllowPolicy")), &p) == nil {
 					v.enumValue("redriveAllowPolicy", fmt.Sprint(p["redrivePermission"]), "allowAll", "denyAll", "byQueue")
+					validRedriveSources(v, p)
 				}
 			}
 		},
@@ -281,4 +292,28 @@ func init() {
 			v.name("name", 255, nil, "")
 		},
 	})
+}
+
+// MaxRedriveSourceQueues is how many source queue ARNs a redrive allow
+// policy may list: "You can specify up to 10 source queue ARNs. To allow
+// more than 10 source queues to specify dead-letter queues, set the
+// redrivePermission parameter to allowAll" — SQS API Reference,
+// SetQueueAttributes, RedriveAllowPolicy
+// (https://docs.aws.amazon.com/AWSSimpleQueueService/latest/APIReference/API_SetQueueAttributes.html).
+const MaxRedriveSourceQueues = 10
+
+// validRedriveSources applies the sourceQueueArns rules of the same
+// document: only with byQueue, required by it, at most 10.
+func validRedriveSources(v *validator, p map[string]any) {
+	perm := fmt.Sprint(p["redrivePermission"])
+	raw, has := p["sourceQueueArns"]
+	sources, _ := raw.([]any)
+	switch {
+	case has && perm != "byQueue":
+		v.fail("redriveAllowPolicy", "Value %s for parameter RedriveAllowPolicy is invalid. Reason: sourceQueueArns can be specified only when redrivePermission is byQueue.", v.s("redriveAllowPolicy"))
+	case perm == "byQueue" && len(sources) == 0:
+		v.fail("redriveAllowPolicy", "Value %s for parameter RedriveAllowPolicy is invalid. Reason: redrivePermission byQueue requires sourceQueueArns.", v.s("redriveAllowPolicy"))
+	case len(sources) > MaxRedriveSourceQueues:
+		v.fail("redriveAllowPolicy", "Value for parameter RedriveAllowPolicy is invalid. Reason: sourceQueueArns lists %d queues; at most %d are allowed (use allowAll for more).", len(sources), MaxRedriveSourceQueues)
+	}
 }

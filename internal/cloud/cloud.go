@@ -18,7 +18,6 @@ package cloud
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"path/filepath"
 	"sync"
@@ -142,18 +141,6 @@ func New(kind, fleetDir string) (*Bundle, error) {
 	return nil, fmt.Errorf("--cloud %q is not supported (allowed: aws, sim)", kind)
 }
 
-// ErrNoSimAPI is returned for AWS access on sim while the simulator does
-// not serve AWS's HTTP APIs: a client must fail, never fall back to real
-// AWS with the default chain.
-var ErrNoSimAPI = errors.New("the simulated cloud does not serve AWS's APIs (CloudWatch, Service Quotas) yet; this command needs --cloud aws")
-
-// StartSimAPI is the hook where the simulator's loopback AWS API server
-// (CloudWatch, Service Quotas, describe calls) is started for the
-// simulated cloud in dir: it returns the server's base endpoint
-// ("http://127.0.0.1:PORT") and how to stop it. Until the simulator serves
-// those APIs it is nil, and AWS access on sim fails with ErrNoSimAPI.
-var StartSimAPI func(ctx context.Context, dir string) (endpoint string, stop func(), err error)
-
 func newSim(dir string) *Bundle {
 	b := &Bundle{Kind: Sim, Offline: true}
 	b.Attach = func(ctx context.Context, stack string) (*Attachment, error) {
@@ -188,10 +175,7 @@ func newSim(dir string) *Bundle {
 		return found, nil
 	}
 	b.start = func(ctx context.Context) (AWSAccess, func(), error) {
-		if StartSimAPI == nil {
-			return AWSAccess{}, nil, ErrNoSimAPI
-		}
-		endpoint, stop, err := StartSimAPI(ctx, dir)
+		endpoint, stop, err := sim.StartAPI(ctx, dir)
 		if err != nil {
 			return AWSAccess{}, nil, fmt.Errorf("starting the simulator's AWS API: %w", err)
 		}

@@ -2,7 +2,7 @@ package cloud
 
 import (
 	"context"
-	"errors"
+	"net/http"
 	"strings"
 	"testing"
 )
@@ -21,42 +21,35 @@ func TestAWSUsesTheDefaultChain(t *testing.T) {
 	}
 }
 
-func TestSimWithoutAnAPIRefusesAWSAccess(t *testing.T) {
+// On sim, AWS access is the simulator's own loopback API with its fake
+// keys — started once per bundle, stopped with it — never AWS's default
+// chain.
+func TestSimAWSAccessPointsAtTheSimulator(t *testing.T) {
 	b, err := New(Sim, t.TempDir())
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := b.AWS(context.Background()); !errors.Is(err, ErrNoSimAPI) {
-		t.Fatalf("sim without its AWS API must fail, never fall back to real AWS: %v", err)
-	}
-}
-
-func TestSimAWSAccessPointsAtTheSimulator(t *testing.T) {
-	dir := t.TempDir()
-	stopped := 0
-	StartSimAPI = func(_ context.Context, d string) (string, func(), error) {
-		if d != SimDir(dir) {
-			t.Errorf("started for %s, want %s", d, SimDir(dir))
-		}
-		return "http://127.0.0.1:4599", func() { stopped++ }, nil
-	}
-	t.Cleanup(func() { StartSimAPI = nil })
-	b, err := New(Sim, dir)
+	first, err := b.AWS(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}
-	for range 2 { // started once
-		a, err := b.AWS(context.Background())
-		if err != nil {
-			t.Fatal(err)
-		}
-		if a.DefaultChain() || a.Endpoint != "http://127.0.0.1:4599" || a.AccessKeyID != SimAccessKeyID || a.SecretAccessKey != SimSecretAccessKey {
-			t.Fatalf("access = %+v", a)
-		}
+	if first.DefaultChain() || !strings.HasPrefix(first.Endpoint, "http://127.0.0.1:") ||
+		first.AccessKeyID != SimAccessKeyID || first.SecretAccessKey != SimSecretAccessKey {
+		t.Fatalf("access = %+v", first)
+	}
+	again, err := b.AWS(context.Background())
+	if err != nil || again != first {
+		t.Fatalf("started twice: %+v then %+v (%v)", first, again, err)
+	}
+	if resp, err := http.Get(first.Endpoint); err != nil {
+		t.Fatalf("the simulator's API is not listening: %v", err)
+	} else {
+		resp.Body.Close()
 	}
 	b.Close()
-	if stopped != 1 {
-		t.Fatalf("the API server stops with the bundle: stopped %d times", stopped)
+	if resp, err := http.Get(first.Endpoint); err == nil {
+		resp.Body.Close()
+		t.Fatal("the API server must stop with the bundle")
 	}
 }
 

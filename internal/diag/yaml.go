@@ -56,15 +56,23 @@ func KindName(n *yaml.Node) string {
 		case "!!null":
 			return "null"
 		case "!!int":
-			return "an integer (" + n.Value + ")"
+			return "an integer (" + echoRaw(n.Value) + ")"
 		case "!!float":
-			return "a number (" + n.Value + ")"
+			return "a number (" + echoRaw(n.Value) + ")"
 		case "!!bool":
 			return "a boolean (" + n.Value + ")"
 		}
-		return fmt.Sprintf("the string %q", n.Value)
+		return "the string " + Echo(n.Value)
 	}
 	return "nothing"
+}
+
+// echoRaw is Echo without the quotes, for numbers as written.
+func echoRaw(s string) string {
+	if len(s) <= MaxEcho {
+		return s
+	}
+	return Echo(s)
 }
 
 // Pair is one key/value entry of a YAML mapping.

@@ -6,7 +6,9 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/cellctl/cellctl/internal/fleet"
 	"github.com/cellctl/cellctl/internal/sim"
 	"github.com/cellctl/cellctl/router"
 	"github.com/cellctl/cellctl/router/edge"
@@ -73,6 +75,16 @@ func TestFleetLifecycle(t *testing.T) {
 	}
 
 	checkRouterFunction(t, dir)
+
+	// A refresh of a healthy cell settles: AWS's answers read back as the
+	// program's inputs (ElastiCache users included), so nothing updates.
+	for i := 0; i < 2; i++ {
+		var refreshed opResult
+		decode(t, mustRun(t, dir, "up", "cell-a", "--refresh", "-o", "json"), &refreshed)
+		if s := refreshed.stack(t, "cell-a"); s.Result != "succeeded" || s.Changes.Update+s.Changes.Replace+s.Changes.Create+s.Changes.Delete != 0 {
+			t.Errorf("up --refresh #%d of a healthy cell-a changed something: %+v", i+1, s)
+		}
+	}
 
 	// A config change in one cell shows in that cell's preview only.
 	stackFile := filepath.Join(dir, "stacks", "Pulumi.cell-b.yaml")
@@ -162,17 +174,39 @@ func checkRouterFunction(t *testing.T, dir string) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// Each cell's origin is its own name (<id>.<fleetDomain>), the alias
+	// record the cell created for its ALB.
 	origins := map[string]string{}
-	lbs, err := cloud.Resources(sim.Filter{Type: "aws:lb/loadBalancer:LoadBalancer"})
+	records, err := cloud.Resources(sim.Filter{Type: "aws:route53/record:Record"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, lb := range lbs {
-		origins[lb.Stack] = lb.Outputs["dnsName"].(string)
+	for _, rec := range records {
+		if rec.Stack != "router" && rec.Outputs["type"] == "A" {
+			origins[rec.Stack] = rec.Outputs["fqdn"].(string)
+		}
 	}
-	want, err := edge.Config(table, origins, "X-Tenant-Id")
+	if len(origins) != 4 {
+		t.Fatalf("cell DNS records: %v", origins)
+	}
+	// Each cell's lane layout, as the router stack bakes it in.
+	fl, err := fleet.Load(dir)
 	if err != nil {
 		t.Fatal(err)
+	}
+	lanes := map[string]*router.Lanes{}
+	for _, id := range table.CellIDs() {
+		c := fl.Cell(id)
+		lanes[id] = router.MustLanes(c.Lanes, c.LaneShardSize)
+	}
+	// The demo router's viewer domains are app.example.com and
+	// *.app.example.com: the Host names a tenant only under the wildcard.
+	want, err := edge.ConfigWith(table, origins, edge.Options{TenantHeader: "X-Tenant-Id", TenantHostDomains: []string{"app.example.com"}, Lanes: lanes})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if files["lanes.js"] == "" {
+		t.Error("the published function has no lanes.js")
 	}
 	if files["config.json"] != string(want) {
 		t.Fatalf("the published function does not carry stacks/routing.json:\n got %s\nwant %s", files["config.json"], want)
@@ -234,5 +268,21 @@ func TestDestroyDrainedCell(t *testing.T) {
 	decode(t, mustRun(t, dir, "status", "cell-d", "-o", "json"), &status)
 	if status.Stacks[0].Resources != 0 {
 		t.Fatalf("status still counts %d resources", status.Stacks[0].Resources)
+	}
+
+	// The final snapshot outlives the cell, under a name of this release:
+	// recreating the cell and destroying it again does not collide with it
+	// (DBClusterSnapshotAlreadyExists).
+	snaps, err := cloud.Snapshots()
+	if err != nil || len(snaps) != 1 || !strings.HasPrefix(snaps[0].Identifier, "cell-d-final-") || snaps[0].Region != "us-west-2" {
+		t.Fatalf("final snapshots after the destroy: %+v %v", snaps, err)
+	}
+	time.Sleep(1100 * time.Millisecond) // a release is named to the second
+	mustRun(t, dir, "up", "cell-d")
+	if r := cellctl(t, dir, "destroy", "cell-d", "--yes", "--release-protected"); r.code != 0 {
+		t.Fatalf("second destroy of the recreated cell: %s", r)
+	}
+	if snaps, _ := cloud.Snapshots(); len(snaps) != 2 || snaps[0].Identifier == snaps[1].Identifier {
+		t.Fatalf("final snapshots after the second destroy: %+v", snaps)
 	}
 }

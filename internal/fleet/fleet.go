@@ -5,9 +5,12 @@
 package fleet
 
 import (
+	"fmt"
 	"sort"
 
 	"github.com/cellctl/cellctl/cellmodule/spec"
+	"github.com/cellctl/cellctl/internal/cellid"
+	"github.com/cellctl/cellctl/internal/diag"
 	"github.com/cellctl/cellctl/router"
 	"github.com/cellctl/cellctl/waves"
 )
@@ -77,7 +80,21 @@ type Router struct {
 	PriceClass string
 	// FleetBucket is the shared bucket the router stack owns.
 	FleetBucket string
-	Lines       map[string]int
+	// EdgeMemoryMB is the edge function's memory (cells:edgeMemoryMb);
+	// the routing table must fit it (edge.CheckFits).
+	EdgeMemoryMB int
+	// ViewerDomains are the tenant-facing domain names of the distribution
+	// (CloudFront aliases). Without any, viewers only reach the
+	// distribution's own *.cloudfront.net name and the edge never reads
+	// the tenant from the Host.
+	ViewerDomains []string
+	// ViewerHostedZoneID is the Route 53 zone the viewer domains' alias
+	// records go in.
+	ViewerHostedZoneID string
+	// ViewerCertificateArn is an existing us-east-1 certificate covering
+	// the viewer domains; empty: the router requests a DNS-validated one.
+	ViewerCertificateArn string
+	Lines                map[string]int
 
 	HasOriginVerifySecret bool
 }
@@ -117,3 +134,17 @@ func (f *Fleet) StackNames() []string {
 
 // ConfigKey qualifies a key with the project namespace ("cells:index").
 func (f *Fleet) ConfigKey(key string) string { return f.Project + ":" + key }
+
+// ValidStackName says why name cannot be one of the fleet's stacks, or nil:
+// stacks are "router" and cell ids (the rule cell stack files follow). Commands
+// that take a stack name check it before it reaches a backend path.
+func ValidStackName(name string) error {
+	if name == RouterStack || cellid.Valid(name) {
+		return nil
+	}
+	return fmt.Errorf("%s is not a valid stack name: stacks are %q and cell ids (%s)", diag.Echo(name), RouterStack, cellid.Rule)
+}
+
+// AWSKeys lists the aws:<key> provider settings a fleet may set (the
+// router passes each one it finds to its explicit us-east-1 provider).
+func AWSKeys() []string { return append([]string(nil), awsKeys...) }

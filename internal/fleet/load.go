@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io/fs"
 	"math"
-	"os"
 	"path/filepath"
 	"regexp"
 	"sort"
@@ -17,7 +16,9 @@ import (
 	"github.com/cellctl/cellctl/cellmodule/spec"
 	"github.com/cellctl/cellctl/internal/cellid"
 	"github.com/cellctl/cellctl/internal/diag"
+	"github.com/cellctl/cellctl/internal/safefile"
 	"github.com/cellctl/cellctl/router"
+	"github.com/cellctl/cellctl/router/edge"
 	"github.com/cellctl/cellctl/waves"
 )
 
@@ -29,7 +30,17 @@ var (
 	regionPattern  = regexp.MustCompile(`^[a-z]{2}(-gov|-iso[a-z]?)?-[a-z]+-\d$`)
 	headerPattern  = regexp.MustCompile(`^[A-Za-z0-9-]{1,64}$`)
 	projectPattern = regexp.MustCompile(`^[A-Za-z0-9_.-]{1,100}$`)
+	// Integers are written as plain decimal digits: YAML also reads 1_0,
+	// 0x10, 0o10 and 010 as integers, and Pulumi and YAML 1.1 readers
+	// disagree on what some of them mean.
+	decimalInt    = regexp.MustCompile(`^-?(0|[1-9][0-9]*)$`)
+	decimalNumber = regexp.MustCompile(`^-?(0|[1-9][0-9]*)(\.[0-9]+)?$`)
 )
+
+// MaxConfigFileBytes caps every YAML file of the fleet (Pulumi.yaml, stack
+// files, waves.yaml). The demo's largest is under 2 KiB; a stack file with
+// every key and a secret is under 4 KiB.
+const MaxConfigFileBytes = 1 << 20
 
 var priceClasses = []string{"PriceClass_100", "PriceClass_200", "PriceClass_All"}
 
@@ -40,9 +51,11 @@ var awsKeys = []string{"region", "profile", "allowedAccountIds", "forbiddenAccou
 	"skipMetadataApiCheck", "skipRegionValidation", "skipRequestingAccountId", "defaultTags", "endpoints"}
 
 // Load reads and validates the fleet repository at dir. All problems of all
-// files are returned together; no partial fleet is ever returned.
+// files are returned together; no partial fleet is ever returned. Only
+// regular files are read, each within its size limit, so no input can
+// hang or exhaust the loader.
 func Load(dir string) (*Fleet, error) {
-	return LoadFS(os.DirFS(dir), dir)
+	return LoadFS(safefile.DirFS(dir), dir)
 }
 
 // LoadFS loads a fleet from fsys; dir is only recorded as Fleet.Dir and
@@ -66,17 +79,31 @@ type loader struct {
 func rel(parts ...string) string { return filepath.ToSlash(filepath.Join(parts...)) }
 
 func (l *loader) read(name string) ([]byte, bool) {
-	data, err := fs.ReadFile(l.fsys, name)
+	data, err := safefile.ReadFS(l.fsys, name, MaxConfigFileBytes)
 	if err != nil {
-		switch {
-		case errors.Is(err, fs.ErrNotExist):
+		if errors.Is(err, fs.ErrNotExist) {
 			l.errs.Add(name, 0, "", "file not found in %s", l.dir)
-		default:
-			l.errs.Add(name, 0, "", "cannot read: %v", unwrapPath(err))
+		} else {
+			l.readError(name, err, "a fleet configuration file")
 		}
 		return nil, false
 	}
 	return data, true
+}
+
+// readError reports a file that exists but cannot be read; what names the
+// kind of file for the size limit.
+func (l *loader) readError(name string, err error, what string) {
+	var big *safefile.TooLargeError
+	var odd *safefile.NotRegularError
+	switch {
+	case errors.As(err, &big):
+		l.errs.Add(name, 0, "", "the file is %s; at most %s is allowed for %s", safefile.Bytes(big.Size), safefile.Bytes(big.Limit), what)
+	case errors.As(err, &odd):
+		l.errs.Add(name, 0, "", "cannot read: %s", strings.TrimPrefix(odd.Error(), odd.Path+" is "))
+	default:
+		l.errs.Add(name, 0, "", "cannot read: %v", unwrapPath(err))
+	}
 }
 
 func unwrapPath(err error) error {
@@ -97,6 +124,7 @@ func (l *loader) load() *Fleet {
 	if f.Project == "" {
 		return nil
 	}
+	l.checkBaselineLanes(f)
 
 	entries, err := fs.ReadDir(l.fsys, f.StackDir)
 	if err != nil {
@@ -119,6 +147,20 @@ func (l *loader) load() *Fleet {
 			continue
 		}
 		seen[stack] = file
+		isCell := cellid.Valid(stack)
+		if isCell {
+			// Declared before it is read: an unreadable stack file is one
+			// problem, not also "unknown cell" in waves.yaml and routing.json.
+			declared = append(declared, stack)
+		}
+		if stack != RouterStack && !strings.HasPrefix(stack, "cell-") {
+			l.errs.Add(file, 0, "", "unknown stack %s: stack files are Pulumi.cell-<id>.yaml for cells and Pulumi.router.yaml for the router", diag.Echo(stack))
+			continue
+		}
+		if strings.HasPrefix(stack, "cell-") && !isCell {
+			l.errs.Add(file, 0, "", "invalid cell id %s: use %s (AWS caps the names derived from it)", diag.Echo(stack), cellid.Rule)
+			continue
+		}
 		data, ok := l.read(file)
 		if !ok {
 			continue
@@ -126,12 +168,7 @@ func (l *loader) load() *Fleet {
 		switch {
 		case stack == RouterStack:
 			f.Router = l.loadRouter(f, file, data)
-		case strings.HasPrefix(stack, "cell-"):
-			if !cellid.Valid(stack) {
-				l.errs.Add(file, 0, "", "invalid cell id %q: use %s (AWS caps the names derived from it)", stack, cellid.Rule)
-				continue
-			}
-			declared = append(declared, stack)
+		default:
 			c := l.loadCell(f, stack, file, data)
 			if c == nil {
 				continue
@@ -144,8 +181,6 @@ func (l *loader) load() *Fleet {
 			}
 			indexes[c.Index] = c
 			f.Cells = append(f.Cells, c)
-		default:
-			l.errs.Add(file, 0, "", "unknown stack %q: stack files are Pulumi.cell-<id>.yaml for cells and Pulumi.router.yaml for the router", stack)
 		}
 	}
 	sort.Slice(f.Cells, func(i, j int) bool { return f.Cells[i].ID < f.Cells[j].ID })
@@ -162,6 +197,7 @@ func (l *loader) load() *Fleet {
 		if plan != nil {
 			f.Waves = plan
 			l.errs.Merge(wavesFile, plan.Validate(declared))
+			l.applyGates(f)
 		}
 	}
 	return f
@@ -171,7 +207,7 @@ func (l *loader) load() *Fleet {
 // it may only route to cells the fleet declares.
 func (l *loader) loadRouting(f *Fleet, declared []string) {
 	file := rel(f.StackDir, RoutingFile)
-	data, err := fs.ReadFile(l.fsys, file)
+	data, err := safefile.ReadFS(l.fsys, file, router.MaxFileBytes)
 	if errors.Is(err, fs.ErrNotExist) {
 		if f.Router != nil {
 			l.errs.Add(file, 0, "", "file not found: the router stack needs the routing table (tenant buckets → cells)")
@@ -179,13 +215,20 @@ func (l *loader) loadRouting(f *Fleet, declared []string) {
 		return
 	}
 	if err != nil {
-		l.errs.Add(file, 0, "", "cannot read: %v", unwrapPath(err))
+		l.readError(file, err, fmt.Sprintf("a routing table (%d overrides at most)", router.MaxOverrides))
 		return
 	}
 	t, err := router.Parse(file, data)
 	if err != nil {
 		l.errs.Merge(file, err)
 		return
+	}
+	if f.Router != nil {
+		// A table the function cannot load would fail every tenant's
+		// request at the edge: refuse it here, so at plan.
+		if err := edge.CheckFits(t, f.Router.EdgeMemoryMB); err != nil {
+			l.errs.Add(file, 0, "overrides", "%v", err)
+		}
 	}
 	for _, id := range t.CellIDs() {
 		if !contains(declared, id) {
@@ -382,13 +425,15 @@ func (l *loader) loadCell(f *Fleet, id, file string, data []byte) *Cell {
 	}
 	for _, req := range []struct{ key, value string }{
 		{"aws:region", c.Region}, {f.ConfigKey("image"), c.Image},
-		{f.ConfigKey("fleetBucket"), c.FleetBucket}, {f.ConfigKey("certificateArn"), c.CertificateArn},
+		{f.ConfigKey("fleetBucket"), c.FleetBucket}, {f.ConfigKey("fleetDomain"), c.FleetDomain},
+		{f.ConfigKey("hostedZoneId"), c.HostedZoneID},
 	} {
 		if req.value == "" {
 			missing(req.key, fmt.Sprintf("set it in this stack file or as the fleet baseline in %s", ProjectFile))
 		}
 	}
 	l.checkFargateSize(file, f, c)
+	l.checkLanes(f, file, c)
 	if c.CertificateArn != "" && c.Region != "" {
 		if parts := strings.Split(c.CertificateArn, ":"); len(parts) > 3 && parts[3] != c.Region {
 			key, from := f.ConfigKey("certificateArn"), ""
@@ -410,7 +455,7 @@ func (l *loader) loadCell(f *Fleet, id, file string, data []byte) *Cell {
 func (l *loader) loadRouter(f *Fleet, file string, data []byte) *Router {
 	before := l.errs.Len()
 	r := &Router{File: file, Region: f.Baseline.Region, TenantHeader: DefaultTenantHeader,
-		PriceClass: DefaultPriceClass, FleetBucket: f.Baseline.FleetBucket, Lines: map[string]int{}}
+		PriceClass: DefaultPriceClass, FleetBucket: f.Baseline.FleetBucket, EdgeMemoryMB: edge.DefaultMemoryMB, Lines: map[string]int{}}
 	parsed := l.stackConfig(f, file, data, func(ns, key, full string, k, v *yaml.Node) {
 		r.Lines[full] = k.Line
 		switch {
@@ -424,7 +469,9 @@ func (l *loader) loadRouter(f *Fleet, file string, data []byte) *Router {
 		case ns == f.Project && key == "tenantHeader":
 			if s, ok := l.plainString(file, full, v); ok {
 				if !headerPattern.MatchString(s) {
-					l.errs.Add(file, v.Line, full, "must be an HTTP header name of letters, digits and hyphens, got %q", s)
+					l.errs.Add(file, v.Line, full, "must be an HTTP header name of 1-64 letters, digits and hyphens, got %s", diag.Echo(s))
+				} else if err := edge.CheckTenantHeader(s); err != nil {
+					l.errs.Add(file, v.Line, full, "%v", err)
 				} else {
 					r.TenantHeader = s
 				}
@@ -432,9 +479,33 @@ func (l *loader) loadRouter(f *Fleet, file string, data []byte) *Router {
 		case ns == f.Project && key == "priceClass":
 			if s, ok := l.plainString(file, full, v); ok {
 				if !contains(priceClasses, s) {
-					l.errs.Add(file, v.Line, full, "must be one of %s, got %q", diag.Quote(priceClasses), s)
+					l.errs.Add(file, v.Line, full, "must be one of %s, got %s", diag.Quote(priceClasses), diag.Echo(s))
 				} else {
 					r.PriceClass = s
+				}
+			}
+		case ns == f.Project && key == "edgeMemoryMb":
+			k := spec.Key{Name: key, Kind: spec.Int, Min: edge.MinMemoryMB, Max: edge.MaxMemoryMB,
+				Hint: fmt.Sprintf("the edge function's memory in MB, an integer from %d to %d (Lambda's range for origin-request functions)", edge.MinMemoryMB, edge.MaxMemoryMB)}
+			var tmp spec.Cell
+			k.Set = func(_ *spec.Cell, _ string, n float64) { r.EdgeMemoryMB = int(n) }
+			l.setKey(&tmp, k, file, full, v)
+		case ns == f.Project && key == "viewerDomains":
+			r.ViewerDomains = l.viewerDomains(file, full, v)
+		case ns == f.Project && key == "viewerHostedZoneId":
+			if s, ok := l.plainString(file, full, v); ok {
+				if !viewerZonePattern.MatchString(s) {
+					l.errs.Add(file, v.Line, full, "must be a Route 53 hosted zone id such as \"Z0123456789ABCDEFGHIJ\", got %q", s)
+				} else {
+					r.ViewerHostedZoneID = s
+				}
+			}
+		case ns == f.Project && key == "viewerCertificateArn":
+			if s, ok := l.plainString(file, full, v); ok {
+				if !viewerCertPattern.MatchString(s) {
+					l.errs.Add(file, v.Line, full, "must be an ACM certificate ARN in us-east-1 (CloudFront reads viewer certificates only there), got %q", s)
+				} else {
+					r.ViewerCertificateArn = s
 				}
 			}
 		case ns == f.Project && key == "fleetBucket":
@@ -445,7 +516,7 @@ func (l *loader) loadRouter(f *Fleet, file string, data []byte) *Router {
 			}
 		default:
 			l.errs.Add(file, k.Line, full, "unknown key for the router stack (allowed: aws:region, %s)",
-				strings.Join(prefixed(f.Project, []string{"tenantHeader", "priceClass", "fleetBucket", OriginVerifyKey}), ", "))
+				strings.Join(prefixed(f.Project, routerKeys), ", "))
 		}
 	})
 	if !parsed {
@@ -456,6 +527,17 @@ func (l *loader) loadRouter(f *Fleet, file string, data []byte) *Router {
 	}
 	if r.FleetBucket == "" {
 		l.errs.Add(file, 0, f.ConfigKey("fleetBucket"), "missing: the router stack owns the fleet bucket; set it in %s", ProjectFile)
+	}
+	if len(r.ViewerDomains) > 0 && r.ViewerHostedZoneID == "" {
+		l.errs.Add(file, r.Lines[f.ConfigKey("viewerDomains")], f.ConfigKey("viewerHostedZoneId"),
+			"missing: viewer domains need the Route 53 hosted zone their alias records go in")
+	}
+	if len(r.ViewerDomains) == 0 {
+		for _, k := range []string{"viewerHostedZoneId", "viewerCertificateArn"} {
+			if line, set := r.Lines[f.ConfigKey(k)]; set {
+				l.errs.Add(file, line, f.ConfigKey(k), "set without %s: it only applies to viewer domains", f.ConfigKey("viewerDomains"))
+			}
+		}
 	}
 	if l.errs.Len() > before {
 		return nil
@@ -494,6 +576,10 @@ func (l *loader) scalar(file, field, what string, v *yaml.Node) (string, bool) {
 		l.errs.Add(file, v.Line, field, "must be %s, got %s", what, diag.KindName(v))
 		return "", false
 	}
+	if len(v.Value) > spec.MaxValueBytes {
+		l.errs.Add(file, v.Line, field, "is %d bytes long; at most %d bytes are allowed for any value", len(v.Value), spec.MaxValueBytes)
+		return "", false
+	}
 	return v.Value, true
 }
 
@@ -503,7 +589,7 @@ func (l *loader) region(file, field string, v *yaml.Node) (string, bool) {
 		return "", false
 	}
 	if !regionPattern.MatchString(s) {
-		l.errs.Add(file, v.Line, field, "must be an AWS region such as \"us-east-1\", got %q", s)
+		l.errs.Add(file, v.Line, field, "must be an AWS region such as \"us-east-1\", got %s", diag.Echo(s))
 		return "", false
 	}
 	return s, true
@@ -512,16 +598,36 @@ func (l *loader) region(file, field string, v *yaml.Node) (string, bool) {
 // setKey parses one value per its schema and stores it; it reports a
 // precise error and returns false when the value is not allowed.
 func (l *loader) setKey(c *spec.Cell, k spec.Key, file, field string, v *yaml.Node) bool {
+	if k.Kind == spec.Bool {
+		return l.setBool(c, k, file, field, v)
+	}
 	s, ok := l.scalar(file, field, k.Describe(), v)
 	if !ok {
 		return false
 	}
 	switch k.Kind {
 	case spec.Int, spec.Number:
+		plain := decimalInt
+		if k.Kind == spec.Number {
+			plain = decimalNumber
+		}
+		if !plain.MatchString(s) {
+			tag := v.ShortTag()
+			if (tag != "!!int" && tag != "!!float") || decimalNumber.MatchString(s) {
+				// Not a number at all, or a plain fraction for an integer key.
+				l.errs.Add(file, v.Line, field, "must be %s, got %s", k.Describe(), diag.KindName(v))
+				return false
+			}
+			how := "plain decimal digits such as 10"
+			if k.Kind == spec.Number {
+				how = "a plain decimal number such as 2.5"
+			}
+			l.errs.Add(file, v.Line, field, "must be %s, written as %s (no underscores, + signs, leading zeros, exponents or 0x/0o prefixes), got %s", k.Describe(), how, diag.Echo(s))
+			return false
+		}
 		n, err := strconv.ParseFloat(s, 64)
-		isInt := err == nil && n == math.Trunc(n) && !strings.ContainsAny(s, ".eE")
-		if err != nil || math.IsNaN(n) || math.IsInf(n, 0) || (k.Kind == spec.Int && !isInt) {
-			l.errs.Add(file, v.Line, field, "must be %s, got %s", k.Describe(), diag.KindName(v))
+		if err != nil || math.IsNaN(n) || math.IsInf(n, 0) {
+			l.errs.Add(file, v.Line, field, "must be %s, got %s", k.Describe(), diag.Echo(s))
 			return false
 		}
 		if n < k.Min || n > k.Max || (len(k.Allowed) > 0 && !contains(k.Allowed, strconv.FormatInt(int64(n), 10))) {
@@ -530,12 +636,16 @@ func (l *loader) setKey(c *spec.Cell, k spec.Key, file, field string, v *yaml.No
 		}
 		k.Set(c, s, n)
 	default:
+		if max := k.MaxBytes(); len(s) > max {
+			l.errs.Add(file, v.Line, field, "is %d bytes long; at most %d bytes are allowed (%s)", len(s), max, k.LimitReason())
+			return false
+		}
 		if len(k.Allowed) > 0 && !contains(k.Allowed, s) {
-			l.errs.Add(file, v.Line, field, "must be %s, got %q", k.Describe(), s)
+			l.errs.Add(file, v.Line, field, "must be %s, got %s", k.Describe(), diag.Echo(s))
 			return false
 		}
 		if k.Pattern != nil && !k.Pattern.MatchString(s) {
-			l.errs.Add(file, v.Line, field, "must be %s, got %q", k.Describe(), s)
+			l.errs.Add(file, v.Line, field, "must be %s, got %s", k.Describe(), diag.Echo(s))
 			return false
 		}
 		k.Set(c, s, 0)
@@ -592,6 +702,47 @@ func prefixed(ns string, keys []string) []string {
 	out := make([]string, len(keys))
 	for i, k := range keys {
 		out[i] = ns + ":" + k
+	}
+	return out
+}
+
+// routerKeys are the cells:<key>s of the router stack.
+var routerKeys = []string{"tenantHeader", "priceClass", "fleetBucket", "edgeMemoryMb", "viewerDomains", "viewerHostedZoneId", "viewerCertificateArn", OriginVerifyKey}
+
+var (
+	// A viewer domain: a DNS name, optionally with a leading "*." (tenants
+	// as the first label, e.g. "*.app.example.com").
+	viewerDomainPattern = regexp.MustCompile(`^(\*\.)?([a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z]([a-z0-9-]{0,61}[a-z0-9])?$`)
+	viewerZonePattern   = regexp.MustCompile(`^Z[A-Z0-9]{1,31}$`)
+	viewerCertPattern   = regexp.MustCompile(`^arn:aws[a-z-]*:acm:us-east-1:\d{12}:certificate/[A-Za-z0-9-]+$`)
+)
+
+// viewerDomains reads the router's tenant-facing domain names: a YAML list
+// of DNS names, each at most once, at most 100 (CloudFront's alias quota).
+func (l *loader) viewerDomains(file, field string, v *yaml.Node) []string {
+	if v.Kind != yaml.SequenceNode {
+		l.errs.Add(file, v.Line, field, "must be a list of DNS names such as [app.example.com, \"*.app.example.com\"]")
+		return nil
+	}
+	var out []string
+	seen := map[string]bool{}
+	for _, item := range v.Content {
+		s, ok := l.plainString(file, field, item)
+		if !ok {
+			continue
+		}
+		switch {
+		case !viewerDomainPattern.MatchString(s):
+			l.errs.Add(file, item.Line, field, "%q is not a DNS name (lowercase labels; a wildcard only as the leftmost label, \"*.app.example.com\")", s)
+		case seen[s]:
+			l.errs.Add(file, item.Line, field, "%q is listed twice", s)
+		default:
+			seen[s] = true
+			out = append(out, s)
+		}
+	}
+	if len(out) > 100 {
+		l.errs.Add(file, v.Line, field, "%d domains: a CloudFront distribution has at most 100 alternate domain names", len(out))
 	}
 	return out
 }

@@ -120,7 +120,7 @@ func TestLoadRealDirectory(t *testing.T) {
 	if d.Region != "us-west-2" || d.NATMode != "per-az" || d.CIDR() != "10.4.0.0/16" {
 		t.Fatalf("cell-d = %+v", d.Cell)
 	}
-	if want := []string{"aws:region", "cells:certificateArn", "cells:natMode"}; strings.Join(d.Overrides, ",") != strings.Join(want, ",") {
+	if want := []string{"aws:region", "cells:natMode"}; strings.Join(d.Overrides, ",") != strings.Join(want, ",") {
 		t.Fatalf("cell-d overrides = %v, want %v", d.Overrides, want)
 	}
 }

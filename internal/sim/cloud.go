@@ -44,6 +44,9 @@ func (c *Cloud) Dir() string { return c.s.dir }
 func (c *Cloud) Resources(f Filter) ([]Resource, error) {
 	var out []Resource
 	err := c.s.view(func(st *state, _ *control) error {
+		if err := st.anyCorrupt(f.Stack); err != nil {
+			return err
+		}
 		for _, r := range st.Resources {
 			if !matchStack(f.Stack, r.Stack) || !matchType(f.Type, r.Type) || !matchName(f.Name, r.Name) || (f.Region != "" && f.Region != r.Region) {
 				continue
@@ -69,7 +72,7 @@ func (r *record) public() Resource {
 	res := Resource{
 		Stack: r.Stack, URN: r.URN, Type: r.Type, Name: r.Name, ID: r.ID, Region: r.Region,
 		Inputs: redact(r.Inputs).(map[string]any), Outputs: redact(r.Outputs).(map[string]any),
-		Edited: append([]string(nil), r.Edited...), Created: r.Created, Updated: r.Updated,
+		Edited: append([]string(nil), r.Edited...), Created: r.Created, Updated: r.Updated, Abandoned: r.Abandoned,
 	}
 	if r.Type == typeAlarm {
 		res.AlarmState = r.alarm().State
@@ -183,8 +186,8 @@ func (st *state) remove(r *record) {
 	st.touch(r.Stack)
 }
 
-// Reset empties the cloud: resources, counters, faults, latency rules and
-// quota overrides. The secret key stays.
+// Reset empties the cloud: resources, counters, faults, latency rules,
+// quota overrides and health profiles. The secret key stays.
 func (c *Cloud) Reset() error {
 	unlock, err := c.s.lock(true)
 	if err != nil {
@@ -193,7 +196,8 @@ func (c *Cloud) Reset() error {
 	defer unlock()
 	c.s.invalidate()
 	var errs []error
-	for _, f := range []string{cloudFile, controlFile} {
+	healthCache.Delete(c.s)
+	for _, f := range []string{cloudFile, controlFile, healthFile} {
 		if err := os.Remove(filepath.Join(c.s.dir, f)); err != nil && !errors.Is(err, os.ErrNotExist) {
 			errs = append(errs, err)
 		}
@@ -407,6 +411,9 @@ func (r *record) toAlarm() Alarm {
 
 // Alarms lists the metric alarms of a stack or cell ("" for all).
 func (c *Cloud) Alarms(stack string) ([]Alarm, error) {
+	if err := c.AdvanceHealth(); err != nil { // health.go: evaluate alarms up to now
+		return nil, err
+	}
 	var out []Alarm
 	err := c.s.view(func(st *state, _ *control) error {
 		for _, r := range st.Resources {

@@ -15,7 +15,7 @@ import (
 // harness drives a Provider the way the engine does (Check, then
 // Create/Update/…), against a cloud in a temp dir.
 type harness struct {
-	t     *testing.T
+	t     testing.TB
 	p     *Provider
 	cloud *Cloud
 	ctx   context.Context
@@ -31,7 +31,7 @@ func newHarness(t *testing.T, stack, region string, opts ...func(*Options)) *har
 	return harnessOn(t, o, region)
 }
 
-func harnessOn(t *testing.T, o Options, region string) *harness {
+func harnessOn(t testing.TB, o Options, region string) *harness {
 	t.Helper()
 	cloud, err := Open(o.Dir)
 	if err != nil {
@@ -210,4 +210,16 @@ func newArchive(files map[string]string) (resource.PropertyValue, error) {
 		return resource.PropertyValue{}, err
 	}
 	return resource.NewArchiveProperty(a), nil
+}
+
+// diffInputs diffs the recorded inputs with inputs read back by a refresh,
+// as the engine does after Read.
+func (h *harness) diffInputs(r *res, read resource.PropertyMap) plugin.DiffResult {
+	h.t.Helper()
+	d, err := h.p.Diff(h.ctx, plugin.DiffRequest{URN: h.urn(r.typ, r.name), Name: r.name, Type: tokens.Type(r.typ), ID: resource.ID(r.id),
+		OldInputs: read, OldOutputs: r.out, NewInputs: r.inputs})
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	return d
 }

@@ -70,6 +70,9 @@ func (c *Cloud) create(t target, inputs resource.PropertyMap) (string, resource.
 	var id string
 	var outs resource.PropertyMap
 	err := c.s.update(func(st *state, ctl *control) error {
+		if err := st.stackErr(t.stack); err != nil {
+			return err
+		}
 		if st.Account == "" {
 			st.Account = t.env.Account
 			st.touchMeta()
@@ -100,12 +103,39 @@ func (c *Cloud) create(t target, inputs resource.PropertyMap) (string, resource.
 			return err
 		}
 		st.Resources = append(st.Resources, rec)
+		if t.typ == typeCertValidation {
+			return c.issueCertificate(st, v, outs, t.env.Region)
+		}
 		if t.typ == typeFunction {
 			return c.writeFunctionCode(t.env.Region, id, outs)
 		}
 		return nil
 	})
 	return id, outs, err
+}
+
+const typeCertValidation = "aws:acm/certificateValidation:CertificateValidation"
+
+// issueCertificate marks the validated certificate ISSUED, as ACM does once
+// it finds the validation record, with a 13-month validity.
+func (c *Cloud) issueCertificate(st *state, v *view, validation resource.PropertyMap, region string) error {
+	rec := v.lookupTyped("aws:acm/certificate:Certificate", pvString(validation["certificateArn"]), region)
+	if rec == nil {
+		return nil
+	}
+	outs := v.outputs(rec).Copy()
+	now := c.now().UTC()
+	outs["status"] = resource.NewStringProperty("ISSUED")
+	outs["notBefore"] = resource.NewStringProperty(now.Format(time.RFC3339))
+	outs["notAfter"] = resource.NewStringProperty(now.AddDate(0, 13, 0).Format(time.RFC3339))
+	outs["renewalEligibility"] = resource.NewStringProperty("ELIGIBLE")
+	enc, err := c.s.codec.encodeMap(outs)
+	if err != nil {
+		return err
+	}
+	rec.Outputs, rec.decoded, rec.uniqOK = enc, nil, false
+	st.touch(rec.Stack)
+	return nil
 }
 
 const typeFunction = "aws:lambda/function:Function"
@@ -140,6 +170,9 @@ func notFound(t target, op int, id string) error {
 func (c *Cloud) update(t target, id string, inputs resource.PropertyMap) (resource.PropertyMap, error) {
 	var outs resource.PropertyMap
 	err := c.s.update(func(st *state, ctl *control) error {
+		if err := st.stackErr(t.stack); err != nil {
+			return err
+		}
 		rec := st.byID(t.typ, id)
 		if rec == nil {
 			return notFound(t, awsmodel.OpUpdate, id)
@@ -191,15 +224,29 @@ func (c *Cloud) delete(ctx context.Context, t target, id string, wait time.Durat
 	deadline := time.Now().Add(wait)
 	for {
 		err := c.s.update(func(st *state, _ *control) error {
+			if err := st.stackErr(t.stack); err != nil {
+				return err // "already gone" would drop it from the stack's state
+			}
 			rec := st.byID(t.typ, id)
 			if rec == nil {
 				return nil
 			}
 			v := newView(st, c.s.codec)
+			if skip, ok := v.outputs(rec)["skipDestroy"]; ok && skip.IsBool() && skip.BoolValue() {
+				// pulumi-aws only forgets a resource with skipDestroy (a
+				// Lambda@Edge function CloudFront still replicates): it stays
+				// in the cloud for the operator to delete later.
+				rec.Abandoned = true
+				st.touch(rec.Stack)
+				return nil
+			}
 			if err := awsmodel.DeleteCheck(t.typ, t.name, v.outputs(rec)); err != nil {
 				return err
 			}
 			if err := v.checkDependents(t, rec); err != nil {
+				return err
+			}
+			if err := st.takeFinalSnapshot(t, rec, v.outputs(rec), c.now()); err != nil {
 				return err
 			}
 			st.remove(rec)
@@ -222,11 +269,14 @@ func (c *Cloud) delete(ctx context.Context, t target, id string, wait time.Durat
 
 // read returns the live outputs and out-of-band edited keys, or nil when
 // the resource is gone.
-func (c *Cloud) read(typ, id string) (resource.PropertyMap, []string, string, error) {
+func (c *Cloud) read(stack, typ, id string) (resource.PropertyMap, []string, string, error) {
 	var outs resource.PropertyMap
 	var edited []string
 	var region string
 	err := c.s.view(func(st *state, _ *control) error {
+		if err := st.stackErr(stack); err != nil {
+			return err // "gone" would make refresh delete it from state
+		}
 		rec := st.byID(typ, id)
 		if rec == nil {
 			return nil
@@ -580,4 +630,53 @@ func sortedKeys(m map[string]bool) []string {
 	}
 	sort.Strings(out)
 	return out
+}
+
+// Snapshot is a DB cluster snapshot a delete left behind.
+type Snapshot struct {
+	Identifier string    `json:"identifier"`
+	Region     string    `json:"region"`
+	Cluster    string    `json:"cluster"`
+	Stack      string    `json:"stack"`
+	Created    time.Time `json:"created"`
+}
+
+// takeFinalSnapshot records the final snapshot of a deleted Aurora cluster.
+// Snapshot identifiers are unique per account and region and outlive the
+// cluster: a second delete naming the same one fails, as in AWS.
+func (st *state) takeFinalSnapshot(t target, rec *record, outs resource.PropertyMap, now time.Time) error {
+	if rec.Type != "aws:rds/cluster:Cluster" {
+		return nil
+	}
+	if skip, ok := outs["skipFinalSnapshot"]; ok && skip.IsBool() && skip.BoolValue() {
+		return nil
+	}
+	id := pvString(outs["finalSnapshotIdentifier"])
+	if id == "" {
+		return nil
+	}
+	key := rec.Region + "/" + id
+	if _, exists := st.Snapshots[key]; exists {
+		return awsmodel.NewAPIError(t.typ, awsmodel.OpDelete, t.name, "DBClusterSnapshotAlreadyExistsFault",
+			fmt.Sprintf("Cannot create the cluster snapshot because one with the identifier %s already exists.", id))
+	}
+	if st.Snapshots == nil {
+		st.Snapshots = map[string]Snapshot{}
+	}
+	st.Snapshots[key] = Snapshot{Identifier: id, Region: rec.Region, Cluster: rec.ID, Stack: rec.Stack, Created: now}
+	st.touchMeta()
+	return nil
+}
+
+// Snapshots lists the DB cluster snapshots in the cloud, oldest first.
+func (c *Cloud) Snapshots() ([]Snapshot, error) {
+	var out []Snapshot
+	err := c.s.view(func(st *state, _ *control) error {
+		for _, sn := range st.Snapshots {
+			out = append(out, sn)
+		}
+		return nil
+	})
+	slices.SortFunc(out, func(a, b Snapshot) int { return a.Created.Compare(b.Created) })
+	return out, err
 }

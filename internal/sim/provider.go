@@ -341,7 +341,7 @@ func (p *Provider) Read(ctx context.Context, req plugin.ReadRequest) (plugin.Rea
 	if err := p.cloud.injectFault(OpRead, t); err != nil {
 		return plugin.ReadResponse{}, err
 	}
-	outs, edited, _, err := p.cloud.read(t.typ, string(req.ID))
+	outs, edited, _, err := p.cloud.read(t.stack, t.typ, string(req.ID))
 	if err != nil {
 		return plugin.ReadResponse{}, err
 	}

@@ -8,6 +8,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -15,6 +16,7 @@ import (
 	"github.com/pulumi/pulumi/sdk/v3/go/common/resource"
 
 	"github.com/cellctl/cellctl/internal/awsmodel"
+	"github.com/cellctl/cellctl/internal/safefile"
 )
 
 // DefaultDir is where the simulated cloud lives unless told otherwise.
@@ -47,9 +49,58 @@ type state struct {
 	Account   string
 	Counters  map[string]int
 	Resources []*record
+	// Snapshots are the DB cluster snapshots deletes left behind, by
+	// "<region>/<identifier>" (they outlive their cluster, as in AWS).
+	Snapshots map[string]Snapshot
 
 	dirtyMeta   bool
 	dirtyStacks map[string]bool
+
+	// corrupt holds, per stack, why its shard could not be read. Only that
+	// stack's calls fail (as an AWS outage of one account's data would
+	// not fail another's); its file is never overwritten.
+	corrupt map[string]error
+}
+
+// CorruptError says a stack's simulated resources cannot be read.
+type CorruptError struct {
+	Stack string
+	Path  string
+	Err   error
+}
+
+func (e *CorruptError) Error() string {
+	return fmt.Sprintf("the simulated cloud's resources of stack %s cannot be read: %s is corrupt (%v); other stacks are unaffected. "+
+		"Restore the file, or remove it and run `cellctl sim reset` to start this rehearsal cloud afresh", e.Stack, e.Path, e.Err)
+}
+
+func (e *CorruptError) Unwrap() error { return e.Err }
+
+// stackErr is the error of every call that touches stack's resources while
+// its shard is unreadable, or nil.
+func (st *state) stackErr(stack string) error {
+	if err, bad := st.corrupt[stack]; bad {
+		return err
+	}
+	return nil
+}
+
+// anyCorrupt is the first unreadable shard whose stack matches the pattern
+// (see matchStack; "" matches all), or nil: listing or looking resources
+// up by id while a shard is unreadable fails rather than answer as if the
+// stack's resources did not exist.
+func (st *state) anyCorrupt(pattern string) error {
+	var first *CorruptError
+	for stack, err := range st.corrupt {
+		ce := err.(*CorruptError)
+		if matchStack(pattern, stack) && (first == nil || ce.Stack < first.Stack) {
+			first = ce
+		}
+	}
+	if first == nil {
+		return nil
+	}
+	return first
 }
 
 // metaFile is cloud.json.
@@ -57,6 +108,8 @@ type metaFile struct {
 	Format   int            `json:"format"`
 	Account  string         `json:"account,omitempty"`
 	Counters map[string]int `json:"counters,omitempty"`
+	// Snapshots are the final DB cluster snapshots, by region/identifier.
+	Snapshots map[string]Snapshot `json:"snapshots,omitempty"`
 }
 
 // shardFile is resources/<stack>.json.
@@ -79,10 +132,13 @@ type record struct {
 	Inputs  map[string]any `json:"inputs"`
 	Outputs map[string]any `json:"outputs"`
 	// Edited lists top-level properties changed out of band (drift).
-	Edited  []string    `json:"edited,omitempty"`
-	Alarm   *alarmState `json:"alarm,omitempty"`
-	Created time.Time   `json:"created"`
-	Updated time.Time   `json:"updated"`
+	Edited []string `json:"edited,omitempty"`
+	// Abandoned marks a resource Pulumi forgot without deleting it
+	// (skipDestroy): it lives on in the cloud.
+	Abandoned bool        `json:"abandoned,omitempty"`
+	Alarm     *alarmState `json:"alarm,omitempty"`
+	Created   time.Time   `json:"created"`
+	Updated   time.Time   `json:"updated"`
 
 	// decoded caches Outputs decoded, for records this process keeps;
 	// unique caches the exclusive names they hold.
@@ -203,9 +259,12 @@ func (s *store) loadState() (*state, error) {
 		}
 		s.meta, s.metaKey = &m, key
 	}
-	st := &state{Account: s.meta.Account, Counters: map[string]int{}, dirtyStacks: map[string]bool{}}
+	st := &state{Account: s.meta.Account, Counters: map[string]int{}, Snapshots: map[string]Snapshot{}, dirtyStacks: map[string]bool{}}
 	for k, v := range s.meta.Counters {
 		st.Counters[k] = v
+	}
+	for k, v := range s.meta.Snapshots {
+		st.Snapshots[k] = v
 	}
 	entries, err := os.ReadDir(filepath.Join(s.dir, resourcesDir))
 	if err != nil && !errors.Is(err, os.ErrNotExist) {
@@ -229,11 +288,22 @@ func (s *store) loadState() (*state, error) {
 		sh, cached := s.shards[name]
 		if !cached || sh.key != key {
 			var f shardFile
-			if err := readJSON(path, &f); err != nil {
-				return nil, err
+			err := readJSON(path, &f)
+			if err == nil && f.Format > formatV1 {
+				err = fmt.Errorf("written by a newer cellctl (format %d)", f.Format)
 			}
-			if f.Format > formatV1 {
-				return nil, fmt.Errorf("%s was written by a newer cellctl (format %d)", path, f.Format)
+			if err != nil {
+				var ce *corruptJSON
+				if errors.As(err, &ce) {
+					err = ce.err
+				}
+				stack := shardStack(name)
+				if st.corrupt == nil {
+					st.corrupt = map[string]error{}
+				}
+				st.corrupt[stack] = &CorruptError{Stack: stack, Path: path, Err: err}
+				delete(s.shards, name)
+				continue
 			}
 			sh = shard{key: key, recs: f.Resources}
 			s.shards[name] = sh
@@ -256,10 +326,30 @@ func shardName(stack string) string {
 	return url.PathEscape(stack) + ".json"
 }
 
+// shardStack is the stack a shard file belongs to (see shardName).
+func shardStack(name string) string {
+	stack, err := url.PathUnescape(strings.TrimSuffix(name, ".json"))
+	if err != nil {
+		return strings.TrimSuffix(name, ".json")
+	}
+	if stack == "_" {
+		return ""
+	}
+	return stack
+}
+
 // saveState writes what changed: cloud.json and the touched stacks' shards.
+// A stack whose shard could not be read is never written: that would
+// replace every resource the file held with the few this call knows.
 func (s *store) saveState(st *state) error {
+	for stack := range st.dirtyStacks {
+		if err := st.stackErr(stack); err != nil {
+			s.invalidate()
+			return err
+		}
+	}
 	if st.dirtyMeta {
-		m := &metaFile{Format: formatV1, Account: st.Account, Counters: st.Counters}
+		m := &metaFile{Format: formatV1, Account: st.Account, Counters: st.Counters, Snapshots: st.Snapshots}
 		path := filepath.Join(s.dir, cloudFile)
 		if err := writeJSON(path, m); err != nil {
 			s.invalidate()
@@ -383,13 +473,30 @@ func (s *store) view(fn func(st *state, ctl *control) error) error {
 	return fn(st, ctl)
 }
 
+// maxStoreFile caps every file of the sim dir: a shard of the demo's
+// largest cell is about 300 KiB.
+const maxStoreFile = 256 << 20
+
+type corruptJSON struct {
+	path string
+	err  error
+}
+
+func (e *corruptJSON) Error() string { return fmt.Sprintf("%s is corrupt: %v", e.path, e.err) }
+func (e *corruptJSON) Unwrap() error { return e.err }
+
 func readJSON(path string, v any) error {
-	b, err := os.ReadFile(path)
+	b, err := safefile.Read(path, maxStoreFile)
 	if err != nil {
+		var nr *safefile.NotRegularError
+		var big *safefile.TooLargeError
+		if errors.As(err, &nr) || errors.As(err, &big) {
+			return &corruptJSON{path: path, err: err}
+		}
 		return err
 	}
 	if err := json.Unmarshal(b, v); err != nil {
-		return fmt.Errorf("%s is corrupt: %w", path, err)
+		return &corruptJSON{path: path, err: err}
 	}
 	return nil
 }

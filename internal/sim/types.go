@@ -127,8 +127,11 @@ type Resource struct {
 	Outputs    map[string]any `json:"outputs"`
 	Edited     []string       `json:"edited,omitempty"`
 	AlarmState string         `json:"alarmState,omitempty"`
-	Created    time.Time      `json:"created"`
-	Updated    time.Time      `json:"updated"`
+	// Abandoned: deleted from Pulumi's state with skipDestroy, still in
+	// the cloud (a Lambda@Edge function until its replicas are gone).
+	Abandoned bool      `json:"abandoned,omitempty"`
+	Created   time.Time `json:"created"`
+	Updated   time.Time `json:"updated"`
 }
 
 // Filter selects resources; empty fields match everything.

@@ -73,6 +73,8 @@ func refers(r *record, ref string) bool {
 		return ref == r.ID+":"+strconv.Itoa(int(rev)) || ref == sval(r.Outputs["arnWithoutRevision"])
 	case "aws:iam/role:Role":
 		return sval(r.Outputs["name"]) == ref
+	case "aws:route53/record:Record":
+		return awsmodel.RecordLookupKey(sval(r.Outputs["fqdn"]), sval(r.Outputs["type"])) == ref
 	}
 	return false
 }

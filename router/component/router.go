@@ -11,11 +11,14 @@ import (
 	"errors"
 	"fmt"
 	"sort"
+	"strings"
 
 	"github.com/pulumi/pulumi-aws/sdk/v6/go/aws"
+	"github.com/pulumi/pulumi-aws/sdk/v6/go/aws/acm"
 	"github.com/pulumi/pulumi-aws/sdk/v6/go/aws/cloudfront"
 	"github.com/pulumi/pulumi-aws/sdk/v6/go/aws/iam"
 	"github.com/pulumi/pulumi-aws/sdk/v6/go/aws/lambda"
+	"github.com/pulumi/pulumi-aws/sdk/v6/go/aws/route53"
 	"github.com/pulumi/pulumi-aws/sdk/v6/go/aws/s3"
 	"github.com/pulumi/pulumi/sdk/v3/go/pulumi"
 
@@ -39,12 +42,14 @@ const (
 // Origin is one cell CloudFront may send requests to.
 type Origin struct {
 	Cell string
-	// DNSName is the cell's ALB DNS name (a StackReference output).
+	// DNSName is the cell's own DNS name, <cell id>.<fleetDomain> (its
+	// dnsName stack output): the name the cell's ALB certificate covers,
+	// so CloudFront's HTTPS connection to it validates.
 	DNSName pulumi.StringInput
 }
 
 // CodeFunc builds the edge function's files from the cells' origin domain
-// names (cell id → ALB DNS name). The routing table is baked in by it.
+// names (cell id → DNS name). The routing table is baked in by it.
 type CodeFunc func(origins map[string]string) (map[string]string, error)
 
 // RouterArgs are the router's inputs.
@@ -64,6 +69,21 @@ type RouterArgs struct {
 	OriginVerifySecret pulumi.StringInput
 	// Tags for every taggable child.
 	Tags map[string]string
+	// MemoryMB of the edge function (0: 128); the fleet loader checks the
+	// routing table fits it.
+	MemoryMB int
+	// EdgeProvider holds the stack's aws:* settings for the explicit
+	// us-east-1 provider (see EdgeProviderArgs); nil: region only.
+	EdgeProvider *aws.ProviderArgs
+	// ViewerDomains are the tenant-facing names (CloudFront aliases).
+	// Empty: viewers reach only the distribution's *.cloudfront.net name.
+	ViewerDomains []string
+	// ViewerHostedZoneID is the Route 53 zone of the viewer domains' alias
+	// records (and of the certificate's validation records).
+	ViewerHostedZoneID string
+	// ViewerCertificateArn is an existing us-east-1 certificate covering
+	// every viewer domain; empty: the router requests a DNS-validated one.
+	ViewerCertificateArn string
 }
 
 // Router is the global stack's component.
@@ -76,7 +96,12 @@ type Router struct {
 	EdgeRole     *iam.Role
 	Function     *lambda.Function
 	Distribution *cloudfront.Distribution
-	Outputs      pulumi.Map
+	// ViewerCertificate and its validation exist when the router requests
+	// the viewer certificate itself; ViewerRecords are the alias records.
+	ViewerCertificate           *acm.Certificate
+	ViewerCertificateValidation *acm.CertificateValidation
+	ViewerRecords               []*route53.Record
+	Outputs                     pulumi.Map
 }
 
 // NewRouter builds the router.
@@ -86,6 +111,9 @@ func NewRouter(ctx *pulumi.Context, name string, args *RouterArgs, opts ...pulum
 	}
 	if args.BucketName == "" || args.Code == nil || args.OriginVerifySecret == nil {
 		return nil, errors.New("router: BucketName, Code and OriginVerifySecret are required")
+	}
+	if len(args.ViewerDomains) > 0 && args.ViewerHostedZoneID == "" {
+		return nil, errors.New("router: viewer domains need ViewerHostedZoneID, the Route 53 zone of their alias records")
 	}
 	if len(args.Origins) == 0 {
 		return nil, errors.New("router: no routable cell: CloudFront needs at least one origin (an active or draining cell in the routing table)")
@@ -107,7 +135,14 @@ func NewRouter(ctx *pulumi.Context, name string, args *RouterArgs, opts ...pulum
 	if err := r.edgeFunction(ctx, name, args, tags, parent); err != nil {
 		return nil, err
 	}
-	if err := r.distribution(ctx, name, args, secret, tags, parent); err != nil {
+	viewerCert, err := r.viewerCertificate(ctx, name, args, tags, parent)
+	if err != nil {
+		return nil, err
+	}
+	if err := r.distribution(ctx, name, args, secret, viewerCert, tags, parent); err != nil {
+		return nil, err
+	}
+	if err := r.viewerRecords(ctx, name, args, parent); err != nil {
 		return nil, err
 	}
 	r.Outputs = pulumi.Map{
@@ -118,6 +153,7 @@ func NewRouter(ctx *pulumi.Context, name string, args *RouterArgs, opts ...pulum
 		"functionArn":        r.Function.QualifiedArn,
 		"bucket":             r.Bucket.Bucket,
 		"origins":            pulumi.ToStringArray(originCells(args.Origins)),
+		"viewerDomains":      pulumi.ToStringArray(append([]string{}, args.ViewerDomains...)),
 	}
 	if err := ctx.RegisterResourceOutputs(r, r.Outputs); err != nil {
 		return nil, err
@@ -204,7 +240,12 @@ func (r *Router) bucket(ctx *pulumi.Context, name string, args *RouterArgs, tags
 // baked in. Lambda@Edge must live in us-east-1, whatever the stack's region.
 func (r *Router) edgeFunction(ctx *pulumi.Context, name string, args *RouterArgs, tags pulumi.StringMap, parent pulumi.ResourceOption) error {
 	var err error
-	r.EdgeProvider, err = aws.NewProvider(ctx, name+"-"+EdgeRegion, &aws.ProviderArgs{Region: pulumi.String(EdgeRegion)}, parent)
+	pargs := aws.ProviderArgs{}
+	if args.EdgeProvider != nil {
+		pargs = *args.EdgeProvider
+	}
+	pargs.Region = pulumi.String(EdgeRegion)
+	r.EdgeProvider, err = aws.NewProvider(ctx, name+"-"+EdgeRegion, &pargs, parent)
 	if err != nil {
 		return err
 	}
@@ -243,7 +284,7 @@ func (r *Router) edgeFunction(ctx *pulumi.Context, name string, args *RouterArgs
 		for i, v := range vals {
 			s, _ := v.(string)
 			if s == "" {
-				return nil, fmt.Errorf("cell %s has no ALB DNS name in its stack outputs: run `cellctl up %s` first", args.Origins[i].Cell, args.Origins[i].Cell)
+				return nil, fmt.Errorf("cell %s has no DNS name (dnsName) in its stack outputs: run `cellctl up %s` first", args.Origins[i].Cell, args.Origins[i].Cell)
 			}
 			origins[args.Origins[i].Cell] = s
 		}
@@ -272,15 +313,114 @@ func (r *Router) edgeFunction(ctx *pulumi.Context, name string, args *RouterArgs
 		// at most 5 s for viewer triggers and 30 s for origin triggers.
 		Publish:    pulumi.Bool(true),
 		Timeout:    pulumi.Int(5),
-		MemorySize: pulumi.Int(128),
+		MemorySize: pulumi.Int(max(args.MemoryMB, 128)),
 		Tags:       tags,
+		// CloudFront keeps replicas of every version it ran for hours after
+		// the distribution stops using it, and Lambda refuses to delete a
+		// replicated function. Replacing or destroying the function
+		// therefore leaves it in AWS (Pulumi forgets it); the old versions
+		// are deleted later by hand (docs/ARCHITECTURE.md, "Old edge
+		// function versions").
+		SkipDestroy: pulumi.Bool(true),
 	}, parent, pulumi.Provider(r.EdgeProvider), pulumi.DependsOn([]pulumi.Resource{basic}))
 	return err
 }
 
+// viewerCertificate returns the ARN of the certificate the distribution
+// shows viewers: the configured one, or one the router requests in
+// us-east-1 (CloudFront reads only there) and validates through DNS. ""
+// without viewer domains.
+func (r *Router) viewerCertificate(ctx *pulumi.Context, name string, args *RouterArgs, tags pulumi.StringMap, parent pulumi.ResourceOption) (pulumi.StringOutput, error) {
+	if len(args.ViewerDomains) == 0 {
+		return pulumi.String("").ToStringOutput(), nil
+	}
+	if args.ViewerCertificateArn != "" {
+		return pulumi.String(args.ViewerCertificateArn).ToStringOutput(), nil
+	}
+	var err error
+	r.ViewerCertificate, err = acm.NewCertificate(ctx, name+"-viewer-cert", &acm.CertificateArgs{
+		DomainName:              pulumi.String(args.ViewerDomains[0]),
+		SubjectAlternativeNames: pulumi.ToStringArray(args.ViewerDomains[1:]),
+		ValidationMethod:        pulumi.String("DNS"),
+		KeyAlgorithm:            pulumi.String("RSA_2048"),
+		Tags:                    tags,
+	}, parent, pulumi.Provider(r.EdgeProvider))
+	if err != nil {
+		return pulumi.StringOutput{}, err
+	}
+	// A wildcard and its base name share one validation record.
+	var fqdns pulumi.StringArray
+	seen := map[string]bool{}
+	for _, d := range args.ViewerDomains {
+		base := strings.TrimPrefix(d, "*.")
+		if seen[base] {
+			continue
+		}
+		seen[base] = true
+		opt := r.ViewerCertificate.DomainValidationOptions.ApplyT(func(opts []acm.CertificateDomainValidationOption) (acm.CertificateDomainValidationOption, error) {
+			for _, o := range opts {
+				if o.DomainName != nil && strings.TrimPrefix(*o.DomainName, "*.") == base {
+					return o, nil
+				}
+			}
+			return acm.CertificateDomainValidationOption{}, fmt.Errorf("the viewer certificate reports no DNS validation record for %s", base)
+		}).(acm.CertificateDomainValidationOptionOutput)
+		rec, err := route53.NewRecord(ctx, name+"-viewer-validation-"+recordSuffix(base), &route53.RecordArgs{
+			ZoneId:         pulumi.String(args.ViewerHostedZoneID),
+			Name:           opt.ResourceRecordName().Elem(),
+			Type:           opt.ResourceRecordType().Elem(),
+			Records:        pulumi.StringArray{opt.ResourceRecordValue().Elem()},
+			Ttl:            pulumi.Int(300),
+			AllowOverwrite: pulumi.Bool(true),
+		}, parent)
+		if err != nil {
+			return pulumi.StringOutput{}, err
+		}
+		fqdns = append(fqdns, rec.Fqdn)
+	}
+	r.ViewerCertificateValidation, err = acm.NewCertificateValidation(ctx, name+"-viewer-cert-validated", &acm.CertificateValidationArgs{
+		CertificateArn:        r.ViewerCertificate.Arn,
+		ValidationRecordFqdns: fqdns,
+	}, parent, pulumi.Provider(r.EdgeProvider))
+	if err != nil {
+		return pulumi.StringOutput{}, err
+	}
+	return r.ViewerCertificateValidation.CertificateArn, nil
+}
+
+// recordSuffix turns a domain into a logical-name suffix ("*.app.example.com"
+// → "wildcard-app-example-com").
+func recordSuffix(domain string) string {
+	return strings.ReplaceAll(strings.ReplaceAll(domain, "*", "wildcard"), ".", "-")
+}
+
+// viewerRecords points every viewer domain at the distribution (A and AAAA:
+// the distribution serves IPv6).
+func (r *Router) viewerRecords(ctx *pulumi.Context, name string, args *RouterArgs, parent pulumi.ResourceOption) error {
+	for _, d := range args.ViewerDomains {
+		for _, typ := range []string{"A", "AAAA"} {
+			rec, err := route53.NewRecord(ctx, name+"-viewer-"+recordSuffix(d)+"-"+strings.ToLower(typ), &route53.RecordArgs{
+				ZoneId: pulumi.String(args.ViewerHostedZoneID),
+				Name:   pulumi.String(d),
+				Type:   pulumi.String(typ),
+				Aliases: route53.RecordAliasArray{route53.RecordAliasArgs{
+					Name:                 r.Distribution.DomainName,
+					ZoneId:               r.Distribution.HostedZoneId,
+					EvaluateTargetHealth: pulumi.Bool(false),
+				}},
+			}, parent)
+			if err != nil {
+				return err
+			}
+			r.ViewerRecords = append(r.ViewerRecords, rec)
+		}
+	}
+	return nil
+}
+
 // distribution is the CloudFront front door: one HTTPS-only origin per
 // routable cell, the edge function on origin requests, no caching.
-func (r *Router) distribution(ctx *pulumi.Context, name string, args *RouterArgs, secret pulumi.StringOutput, tags pulumi.StringMap, parent pulumi.ResourceOption) error {
+func (r *Router) distribution(ctx *pulumi.Context, name string, args *RouterArgs, secret, viewerCert pulumi.StringOutput, tags pulumi.StringMap, parent pulumi.ResourceOption) error {
 	origins := cloudfront.DistributionOriginArray{}
 	for _, o := range args.Origins {
 		origins = append(origins, &cloudfront.DistributionOriginArgs{
@@ -333,12 +473,22 @@ func (r *Router) distribution(ctx *pulumi.Context, name string, args *RouterArgs
 		Restrictions: &cloudfront.DistributionRestrictionsArgs{
 			GeoRestriction: &cloudfront.DistributionRestrictionsGeoRestrictionArgs{RestrictionType: pulumi.String("none")},
 		},
-		ViewerCertificate: &cloudfront.DistributionViewerCertificateArgs{
-			CloudfrontDefaultCertificate: pulumi.Bool(true),
-		},
-		Tags: tags,
+		Aliases:           pulumi.ToStringArray(append([]string{}, args.ViewerDomains...)),
+		ViewerCertificate: viewerCertificateArgs(args, viewerCert),
+		Tags:              tags,
 	}, parent)
 	return err
+}
+
+func viewerCertificateArgs(args *RouterArgs, arn pulumi.StringOutput) *cloudfront.DistributionViewerCertificateArgs {
+	if len(args.ViewerDomains) == 0 {
+		return &cloudfront.DistributionViewerCertificateArgs{CloudfrontDefaultCertificate: pulumi.Bool(true)}
+	}
+	return &cloudfront.DistributionViewerCertificateArgs{
+		AcmCertificateArn:      arn,
+		SslSupportMethod:       pulumi.String("sni-only"),
+		MinimumProtocolVersion: pulumi.String("TLSv1.2_2021"),
+	}
 }
 
 func policyJSON(doc map[string]any) (string, error) {

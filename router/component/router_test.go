@@ -55,8 +55,9 @@ func demoFleet(t *testing.T) *fleet.Fleet {
 	return f
 }
 
-// albDNS is the ALB DNS name cell's stack exports in these tests.
-func albDNS(cell string) string { return cell + "-alb-1234567890.eu-west-1.elb.amazonaws.com" }
+// albDNS is the DNS name (<id>.<fleetDomain>) a cell's stack exports as
+// dnsName in these tests.
+func albDNS(cell string) string { return cell + ".cells.example.com" }
 
 type routerRun struct {
 	rec     *mocks.Recorder
@@ -64,14 +65,14 @@ type routerRun struct {
 }
 
 // runRouterProgram renders the router stack of f. Every cell of the fleet
-// has deployed (its stack exports albDnsName) except those in undeployed.
+// has deployed (its stack exports dnsName) except those in undeployed.
 func runRouterProgram(t *testing.T, f *fleet.Fleet, undeployed ...string) (*routerRun, error) {
 	t.Helper()
 	model := awsmodel.NewMock(awsmodel.Env{Partition: "aws", Account: "123456789012", Region: f.Router.Region})
 	for _, c := range f.Cells {
 		outs := resource.PropertyMap{"cidr": resource.NewStringProperty(c.CIDR())}
 		if !slices.Contains(undeployed, c.ID) {
-			outs["albDnsName"] = resource.NewStringProperty(albDNS(c.ID))
+			outs["dnsName"] = resource.NewStringProperty(albDNS(c.ID))
 		}
 		model.SetStackOutputs(c.ID, outs)
 	}
@@ -392,7 +393,7 @@ func TestEdgeFunctionBakesInTheRoutingTableAndNoSecret(t *testing.T) {
 			r := mustRunRouter(t, f)
 			fn := r.one(t, typeFunction)
 			files := codeFiles(t, fn)
-			for _, name := range []string{"index.js", "routing.js", edge.ConfigFile} {
+			for _, name := range []string{"index.js", "routing.js", "lanes.js", edge.ConfigFile} {
 				if files[name] == "" {
 					t.Errorf("the function package has no %s (files: %v)", name, slices.Sorted(maps.Keys(files)))
 				}
@@ -404,12 +405,20 @@ func TestEdgeFunctionBakesInTheRoutingTableAndNoSecret(t *testing.T) {
 					origins[c.ID] = albDNS(c.ID)
 				}
 			}
-			want, err := edge.Config(f.Routing, origins, f.Router.TenantHeader)
+			// The Host names a tenant only under the wildcard viewer domain;
+			// every routed cell's lane layout from its config (cells:lanes,
+			// cells:laneShardSize), so the edge sends X-Cell-Lanes.
+			lanes := map[string]*router.Lanes{}
+			for _, id := range f.Routing.CellIDs() {
+				c := f.Cell(id)
+				lanes[id] = router.MustLanes(c.Lanes, c.LaneShardSize)
+			}
+			want, err := edge.ConfigWith(f.Routing, origins, edge.Options{TenantHeader: f.Router.TenantHeader, TenantHostDomains: []string{"app.example.com"}, Lanes: lanes})
 			if err != nil {
 				t.Fatal(err)
 			}
 			if files[edge.ConfigFile] != string(want) {
-				t.Errorf("config.json differs from edge.Config(routing table v%d, the cells' ALB DNS names, %q):\n got: %s\nwant: %s",
+				t.Errorf("config.json differs from edge.ConfigWith(routing table v%d, the cells' DNS names, %q, app.example.com):\n got: %s\nwant: %s",
 					f.Routing.Version(), f.Router.TenantHeader, files[edge.ConfigFile], want)
 			}
 			var cfg struct {
@@ -458,7 +467,7 @@ func TestDistributionHasOneHTTPSOriginPerRoutableCell(t *testing.T) {
 				id := str(get(o, "originId"))
 				ids = append(ids, id)
 				if got := str(get(o, "domainName")); got != albDNS(id) {
-					t.Errorf("origin %s points at %q, want the cell's ALB %q (its albDnsName stack output)", id, got, albDNS(id))
+					t.Errorf("origin %s points at %q, want the cell's ALB %q (its dnsName stack output)", id, got, albDNS(id))
 				}
 				if got := str(get(o, "customOriginConfig", "originProtocolPolicy")); got != "https-only" {
 					t.Errorf("origin %s: originProtocolPolicy = %q, want https-only: tenant traffic must not cross the internet in clear", id, got)

@@ -19,8 +19,11 @@ function config() {
     overrides[`pinned-${i}`] = i % 10 === 0 ? { cell: cells[i % 8], rejectWrites: true } : { cell: cells[i % 8] };
   }
   const origins = {};
-  for (const c of cells) origins[c] = `${c}-1234567890.us-east-1.elb.amazonaws.com`;
-  return { format: 1, version: 7, buckets: 1024, tenantHeader: 'x-tenant-id', retryAfterSeconds: 30, cells, origins, bucketRuns, overrides };
+  for (const c of cells) origins[c] = `${c}.cells.example.com`;
+  return {
+    format: 1, version: 7, buckets: 1024, tenantHeader: 'x-tenant-id', retryAfterSeconds: 30,
+    tenantHostDomains: ['app.example.com'], cells, origins, bucketRuns, overrides,
+  };
 }
 
 function events(count) {

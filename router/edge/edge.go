@@ -3,8 +3,9 @@
 // bakes in the routing table, so routing needs no call to any control
 // plane at request time.
 //
-// The handler reads the tenant from a header (default X-Tenant-Id) or the
-// first label of the Host, routes it like router.(*Table).Route, rewrites
+// The handler reads the tenant from a header (default X-Tenant-Id) or, only
+// under the configured tenant host domains, the first label of the Host;
+// it routes it like router.(*Table).Route, rewrites
 // the request to the cell's origin and sets X-Cell-Id. Router is the same
 // decision in Go: the golden vectors in testdata/routing hold the two to
 // the same answers.
@@ -29,6 +30,9 @@ var indexJS string
 //go:embed routing.js
 var routingJS string
 
+//go:embed lanes.js
+var lanesJS string
+
 const (
 	// DefaultTenantHeader carries the tenant id unless the router stack
 	// configures another header.
@@ -48,10 +52,47 @@ const (
 // Headers the handler owns or CloudFront reserves: none of them can carry
 // the tenant id.
 var reservedHeaders = map[string]string{
-	"host":              "the Host header is the fallback source of the tenant id",
+	"host":              "the Host header is the fallback source of the tenant id under the tenant host domains",
 	"x-cell-id":         "the router sets X-Cell-Id itself",
 	"x-routing-version": "the router sets X-Routing-Version itself",
+	"x-cell-lanes":      "the router sets X-Cell-Lanes itself",
 	"x-origin-verify":   "X-Origin-Verify carries the origin secret",
+}
+
+// Headers CloudFront never shows an edge function (nor lets it add), so a
+// tenant id sent in one would never reach the router. From "Restrictions on
+// all edge functions › Disallowed headers", CloudFront Developer Guide.
+var disallowedHeaders = []string{"connection", "expect", "keep-alive", "proxy-authenticate", "proxy-authorization",
+	"proxy-connection", "trailer", "upgrade", "x-cache", "x-forwarded-proto", "x-real-ip",
+	"x-amzn-auth", "x-amzn-cf-billing", "x-amzn-cf-id", "x-amzn-cf-xff", "x-amzn-errortype", "x-amzn-fle-profile",
+	"x-amzn-header-count", "x-amzn-header-order", "x-amzn-lambda-integration-tag", "x-amzn-requestid"}
+
+var disallowedPrefixes = []string{"x-accel-", "x-amz-cf-", "x-edge-"}
+
+// CheckTenantHeader says why name cannot carry the tenant id, or nil: it
+// must be an HTTP header name (RFC 9110 token), one CloudFront exposes to
+// Lambda@Edge, and not one the router itself reads or sets. The fleet
+// loader calls it so a bad cells:tenantHeader is reported at its line, not
+// deep inside the router program.
+func CheckTenantHeader(name string) error {
+	h := strings.ToLower(name)
+	if !validHeaderName(h) {
+		return fmt.Errorf("must be an HTTP header name (letters, digits and !#$%%&'*+-.^_`|~), e.g. %q", DefaultTenantHeader)
+	}
+	if why, ok := reservedHeaders[h]; ok {
+		return fmt.Errorf("cannot carry the tenant id: %s", why)
+	}
+	disallowed := false
+	for _, d := range disallowedHeaders {
+		disallowed = disallowed || h == d
+	}
+	for _, p := range disallowedPrefixes {
+		disallowed = disallowed || strings.HasPrefix(h, p)
+	}
+	if disallowed {
+		return fmt.Errorf("cannot carry the tenant id: CloudFront does not pass %s to Lambda@Edge (a disallowed header); use a custom header such as %q", name, DefaultTenantHeader)
+	}
+	return nil
 }
 
 // Config renders config.json for the handler: the table's buckets as
@@ -61,16 +102,73 @@ var reservedHeaders = map[string]string{
 // leave a cell unreachable). The output is byte-stable for equal input, so
 // the function is only republished when routing actually changes.
 func Config(table *router.Table, origins map[string]string, tenantHeader string) ([]byte, error) {
-	header, err := checkInputs(table, origins, tenantHeader)
-	if err != nil {
+	return ConfigWith(table, origins, Options{TenantHeader: tenantHeader})
+}
+
+// Options are the edge function's settings beyond the table and origins.
+type Options struct {
+	// TenantHeader carries the tenant id (default X-Tenant-Id).
+	TenantHeader string
+	// TenantHostDomains are the domains under which a request's Host names
+	// its tenant as the first label ("app.example.com": Host
+	// acme.app.example.com is tenant "acme"). Empty: the Host is never
+	// read, a request without the tenant header is a 400. Only the
+	// distribution's own wildcard viewer domains belong here: without
+	// them, viewers reach dXXXX.cloudfront.net and "dXXXX" is no tenant.
+	TenantHostDomains []string
+	// Lanes is each cell's lane layout (M lanes, shards of r), baked into
+	// config.json so the handler sends the tenant's lanes in X-Cell-Lanes
+	// with X-Cell-Id. When given, every cell of the table needs one (the
+	// router stack passes every fleet cell's cells:lanes and
+	// cells:laneShardSize); nil: no lanes header.
+	Lanes map[string]*router.Lanes
+}
+
+// ConfigWith is Config with every option.
+func ConfigWith(table *router.Table, origins map[string]string, opts Options) ([]byte, error) {
+	header, err := checkInputs(table, origins, opts.TenantHeader)
+	domains, derr := hostDomains(opts.TenantHostDomains)
+	if err = errors.Join(err, derr, checkLanes(table, opts.Lanes)); err != nil {
 		return nil, err
 	}
-	return render(table, origins, header), nil
+	return renderWith(table, origins, header, domains, opts.Lanes), nil
+}
+
+// HostDomainsOf derives the tenant host domains from a distribution's
+// viewer domains: "*.app.example.com" → "app.example.com"; names without a
+// wildcard carry no tenant.
+func HostDomainsOf(viewerDomains []string) []string {
+	var out []string
+	for _, d := range viewerDomains {
+		if rest, ok := strings.CutPrefix(d, "*."); ok {
+			out = append(out, asciiLower(rest))
+		}
+	}
+	return out
+}
+
+func hostDomains(in []string) ([]string, error) {
+	var out []string
+	var errs []error
+	for _, d := range in {
+		d = asciiLower(strings.TrimSuffix(d, "."))
+		if !validDNSName(d) || !strings.Contains(d, ".") {
+			errs = append(errs, fmt.Errorf("tenant host domain %q: must be a DNS name such as \"app.example.com\"", d))
+			continue
+		}
+		out = append(out, d)
+	}
+	sort.Strings(out)
+	return out, errors.Join(errs...)
 }
 
 // render writes config.json without checking the origins (tests use it to
 // build a config with a cell's origin missing).
 func render(table *router.Table, origins map[string]string, header string) []byte {
+	return renderWith(table, origins, header, nil, nil)
+}
+
+func renderWith(table *router.Table, origins map[string]string, header string, domains []string, lanes map[string]*router.Lanes) []byte {
 	var b bytes.Buffer
 	str := func(s string) string {
 		var sb bytes.Buffer
@@ -88,6 +186,14 @@ func render(table *router.Table, origins map[string]string, header string) []byt
 	b.WriteString("{\n")
 	fmt.Fprintf(&b, "\"format\": %d,\n\"version\": %d,\n\"buckets\": %d,\n", ConfigFormat, table.Version(), table.Buckets())
 	fmt.Fprintf(&b, "\"tenantHeader\": %s,\n\"retryAfterSeconds\": %d,\n", str(header), RetryAfterSeconds)
+	b.WriteString("\"tenantHostDomains\": [")
+	for i, d := range domains {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		b.WriteString(str(d))
+	}
+	b.WriteString("],\n")
 	b.WriteString("\"cells\": [")
 	for i, c := range cells {
 		if i > 0 {
@@ -133,7 +239,9 @@ func render(table *router.Table, origins map[string]string, header string) []byt
 	if len(table.Overrides()) > 0 {
 		b.WriteByte('\n')
 	}
-	b.WriteString("}\n}\n")
+	b.WriteString("}")
+	writeLanes(&b, cells, lanes, str)
+	b.WriteString("\n}\n")
 	return b.Bytes()
 }
 
@@ -141,13 +249,19 @@ func render(table *router.Table, origins map[string]string, header string) []byt
 // content): the handler, its routing module and config.json. Zip them
 // with Handler as the entry point on the nodejs20.x runtime.
 func Package(table *router.Table, origins map[string]string, tenantHeader string) (map[string]string, error) {
-	cfg, err := Config(table, origins, tenantHeader)
+	return PackageWith(table, origins, Options{TenantHeader: tenantHeader})
+}
+
+// PackageWith is Package with every option.
+func PackageWith(table *router.Table, origins map[string]string, opts Options) (map[string]string, error) {
+	cfg, err := ConfigWith(table, origins, opts)
 	if err != nil {
 		return nil, err
 	}
 	return map[string]string{
 		"index.js":   indexJS,
 		"routing.js": routingJS,
+		"lanes.js":   lanesJS,
 		ConfigFile:   string(cfg),
 	}, nil
 }
@@ -163,12 +277,10 @@ func checkInputs(table *router.Table, origins map[string]string, tenantHeader st
 	if header == "" {
 		header = DefaultTenantHeader
 	}
-	header = strings.ToLower(header)
-	if !validHeaderName(header) {
-		errs = append(errs, fmt.Errorf("tenant header %q: must be an HTTP header name (letters, digits and !#$%%&'*+-.^_`|~), e.g. %q", tenantHeader, DefaultTenantHeader))
-	} else if why, ok := reservedHeaders[header]; ok {
-		errs = append(errs, fmt.Errorf("tenant header %q: cannot carry the tenant id: %s", tenantHeader, why))
+	if err := CheckTenantHeader(header); err != nil {
+		errs = append(errs, fmt.Errorf("tenant header %q: %w", tenantHeader, err))
 	}
+	header = strings.ToLower(header)
 
 	needed := map[string]string{}
 	for _, c := range table.Cells() {
@@ -202,7 +314,7 @@ func checkInputs(table *router.Table, origins map[string]string, tenantHeader st
 			continue
 		}
 		if !validDNSName(origins[id]) {
-			errs = append(errs, fmt.Errorf("origins: %s: %q must be a DNS name like \"cell-a-123.us-east-1.elb.amazonaws.com\" (no scheme, port or path)", id, origins[id]))
+			errs = append(errs, fmt.Errorf("origins: %s: %q must be a DNS name like \"cell-a.cells.example.com\" (no scheme, port or path)", id, origins[id]))
 		}
 	}
 	return header, errors.Join(errs...)

@@ -38,6 +38,7 @@ type configJSON struct {
 	Origins           map[string]string          `json:"origins"`
 	BucketRuns        []int                      `json:"bucketRuns"`
 	Overrides         map[string]json.RawMessage `json:"overrides"`
+	TenantHostDomains []string                   `json:"tenantHostDomains"`
 }
 
 func TestConfigEncodesTheTable(t *testing.T) {
@@ -89,7 +90,7 @@ func TestConfigRefusesBadInputs(t *testing.T) {
 		`tenant header "X Tenant": must be an HTTP header name (letters, digits and !#$%&'*+-.^_` + "`" + `|~), e.g. "X-Tenant-Id"`,
 		`origins: cell "cell-b" serves 256 buckets in routing table version 1 but has no origin; pass its ALB DNS name`,
 		`origins: cell "cell-d" serves 256 buckets in routing table version 1 but has no origin; pass its ALB DNS name`,
-		`origins: cell-c: "https://cell-c.example.com/" must be a DNS name like "cell-a-123.us-east-1.elb.amazonaws.com" (no scheme, port or path)`,
+		`origins: cell-c: "https://cell-c.example.com/" must be a DNS name like "cell-a.cells.example.com" (no scheme, port or path)`,
 		`origins: "cell-x" is not a cell of routing table version 1 (cells: cell-a, cell-b, cell-c, cell-d)`,
 	}
 	if err == nil || err.Error() != strings.Join(want, "\n") {
@@ -126,10 +127,10 @@ func TestPackage(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(files) != 3 {
+	if len(files) != 4 {
 		t.Errorf("package files: %v", keys(files))
 	}
-	for _, f := range []string{"index.js", "routing.js"} {
+	for _, f := range []string{"index.js", "routing.js", "lanes.js"} {
 		disk, err := os.ReadFile(f)
 		if err != nil {
 			t.Fatal(err)
@@ -148,7 +149,7 @@ func TestPackage(t *testing.T) {
 }
 
 func TestRouterEvaluate(t *testing.T) {
-	r, err := NewRouter(demoTable(t), demoOrigins, "X-Customer")
+	r, err := NewRouterWith(demoTable(t), demoOrigins, Options{TenantHeader: "X-Customer", TenantHostDomains: []string{"Example.com."}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -163,10 +164,45 @@ func TestRouterEvaluate(t *testing.T) {
 		{Request{"HEAD", [][2]string{{"Host", "globex.example.com"}}},
 			Outcome{Kind: KindForward, Tenant: "globex", Source: "host", Bucket: 558, Cell: "cell-a", Origin: demoOrigins["cell-a"]}},
 		{Request{"GET", nil}, Outcome{Kind: KindBadRequest, Status: 400, Bucket: -1}},
+		// The distribution's own name is no tenant.
+		{Request{"GET", [][2]string{{"Host", "d111111abcdef8.cloudfront.net"}}}, Outcome{Kind: KindBadRequest, Status: 400, Source: "host", Bucket: -1}},
 	}
 	for _, c := range cases {
 		if got := r.Evaluate(c.req); got != c.want {
 			t.Errorf("Evaluate(%v) = %+v\nwant %+v", c.req, got, c.want)
+		}
+	}
+}
+
+// TestNoViewerDomainsNoHostFallback: without viewer domains, viewers reach
+// only dXXXX.cloudfront.net; reading "dXXXX" as a tenant would send every
+// header-less request to one arbitrary cell. Such requests are a 400.
+func TestNoViewerDomainsNoHostFallback(t *testing.T) {
+	r, err := NewRouter(demoTable(t), demoOrigins, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, host := range []string{"d111111abcdef8.cloudfront.net", "globex.example.com", "globex"} {
+		got := r.Evaluate(Request{"GET", [][2]string{{"Host", host}}})
+		if got.Kind != KindBadRequest || got.Status != 400 || got.Tenant != "" {
+			t.Errorf("Host %s without tenant host domains: %+v, want a 400", host, got)
+		}
+	}
+	if got := r.Evaluate(Request{"GET", [][2]string{{"X-Tenant-Id", "globex"}, {"Host", "d111111abcdef8.cloudfront.net"}}}); got.Kind != KindForward {
+		t.Errorf("the tenant header must still route: %+v", got)
+	}
+	if _, err := ConfigWith(demoTable(t), demoOrigins, Options{TenantHostDomains: []string{"not a domain"}}); err == nil {
+		t.Error("a malformed tenant host domain was accepted")
+	}
+	if got := HostDomainsOf([]string{"app.example.com", "*.app.example.com", "*.Other.example"}); strings.Join(got, ",") != "app.example.com,other.example" {
+		t.Errorf("HostDomainsOf = %v", got)
+	}
+	for host, want := range map[string]string{
+		"acme.app.example.com": "acme", "ACME.App.Example.com.:443": "acme", "a.b.app.example.com": "", "app.example.com": "",
+		"acme.app.example.com.evil.test": "", "[::1]": "",
+	} {
+		if got := TenantFromHostIn(host, []string{"app.example.com"}); got != want {
+			t.Errorf("TenantFromHostIn(%q) = %q, want %q", host, got, want)
 		}
 	}
 }

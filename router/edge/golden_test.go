@@ -30,6 +30,11 @@ var goldenOrigins = map[string]string{
 // to a cell it has no origin for).
 const missingOriginCell = "cell-e"
 
+// goldenHostDomains are the tenant host domains of the "full" and
+// "partial" golden configs (a distribution with viewer domain
+// "*.example.com").
+var goldenHostDomains = []string{"example.com"}
+
 // GoldenRequest is one vector of golden_requests.json.
 type GoldenRequest struct {
 	Name    string  `json:"name"`
@@ -68,6 +73,7 @@ func goldenTenants(t *testing.T) []string {
 
 func goldenRequests(t *testing.T, tb *router.Table) []GoldenRequest {
 	full := newRouter(tb, goldenOrigins, DefaultTenantHeader)
+	full.domains = goldenHostDomains
 	partialOrigins := map[string]string{}
 	for k, v := range goldenOrigins {
 		if k != missingOriginCell {
@@ -75,12 +81,18 @@ func goldenRequests(t *testing.T, tb *router.Table) []GoldenRequest {
 		}
 	}
 	partial := newRouter(tb, partialOrigins, DefaultTenantHeader)
+	partial.domains = goldenHostDomains
+	// noHost is a distribution without viewer domains: the Host is never a tenant.
+	noHost := newRouter(tb, goldenOrigins, DefaultTenantHeader)
 
 	var out []GoldenRequest
 	add := func(name, config, method string, headers ...[2]string) {
 		r := full
-		if config == "partial" {
+		switch config {
+		case "partial":
 			r = partial
+		case "nohost":
+			r = noHost
 		}
 		req := Request{Method: method, Headers: headers}
 		if req.Headers == nil {
@@ -129,6 +141,15 @@ func goldenRequests(t *testing.T, tb *router.Table) []GoldenRequest {
 		add("host fallback", "full", "GET", h("Host", hv))
 		add("host fallback", "full", "POST", h("host", hv))
 	}
+	// Under a domain that is not a tenant host domain, or with none at all
+	// (viewers reach only dXXXX.cloudfront.net), the Host names no tenant.
+	for _, hv := range []string{"d111111abcdef8.cloudfront.net", "acme.other.example", "acme.sub.example.com", "example.com"} {
+		add("host outside the tenant host domains", "full", "GET", h("Host", hv))
+	}
+	for _, hv := range []string{"d111111abcdef8.cloudfront.net", "acme.example.com", "acme"} {
+		add("no tenant host domains: no Host fallback", "nohost", "GET", h("Host", hv))
+	}
+	add("no tenant host domains: the header still routes", "nohost", "GET", h("X-Tenant-Id", "acme"), h("Host", "d111111abcdef8.cloudfront.net"))
 	// Migrating tenants found through the Host.
 	for _, m := range []string{"GET", "DELETE"} {
 		add("host fallback, migrating", "full", m, h("Host", "GLOBEX.example.com"))
@@ -193,18 +214,23 @@ func checkGolden(t *testing.T, name string, got []byte) {
 // JavaScript handler is tested against (node --test router/edge/test/).
 func TestGoldenVectors(t *testing.T) {
 	tb := goldenTable(t)
-	cfg, err := Config(tb, goldenOrigins, DefaultTenantHeader)
+	cfg, err := ConfigWith(tb, goldenOrigins, Options{TenantHeader: DefaultTenantHeader, TenantHostDomains: goldenHostDomains})
 	if err != nil {
 		t.Fatal(err)
 	}
 	checkGolden(t, "golden_config.json", cfg)
+	nohost, err := Config(tb, goldenOrigins, DefaultTenantHeader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkGolden(t, "golden_config_nohost.json", nohost)
 	partial := map[string]string{}
 	for k, v := range goldenOrigins {
 		if k != missingOriginCell {
 			partial[k] = v
 		}
 	}
-	checkGolden(t, "golden_config_partial.json", render(tb, partial, "x-tenant-id"))
+	checkGolden(t, "golden_config_partial.json", renderWith(tb, partial, "x-tenant-id", goldenHostDomains, nil))
 
 	reqs := goldenRequests(t, tb)
 	kinds := map[string]int{}

@@ -15,7 +15,7 @@ const config = readGolden('golden_config.json');
 test('index.js serves the config.json baked next to it', async () => {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'cell-router-'));
   try {
-    for (const f of ['index.js', 'routing.js']) fs.copyFileSync(path.join(__dirname, f), path.join(dir, f));
+    for (const f of ['index.js', 'routing.js', 'lanes.js']) fs.copyFileSync(path.join(__dirname, f), path.join(dir, f));
     fs.writeFileSync(path.join(dir, 'config.json'), JSON.stringify(config));
     const { handler } = require(path.join(dir, 'index.js'));
     const res = await handler(event('GET', [['X-Tenant-Id', 'acme']]));

@@ -1,6 +1,7 @@
 package edge
 
 import (
+	"errors"
 	"strings"
 
 	"github.com/cellctl/cellctl/router"
@@ -33,6 +34,9 @@ type Outcome struct {
 	Origin string `json:"origin,omitempty"` // domain the request is sent to
 	// RetryAfter is the Retry-After of a rejected write, in seconds.
 	RetryAfter int `json:"retry_after,omitempty"`
+	// Lanes is the X-Cell-Lanes value sent with a forwarded request ("3,17"),
+	// empty when the cell has no lane layout (then none is sent).
+	Lanes string `json:"lanes,omitempty"`
 }
 
 // Router makes the edge handler's decision in Go, for `cellctl route`-style
@@ -41,15 +45,26 @@ type Router struct {
 	table   *router.Table
 	origins map[string]string
 	header  string
+	domains []string // tenant host domains; empty: the Host is never read
+	lanes   map[string]*router.Lanes
 }
 
 // NewRouter checks its inputs as Config does.
 func NewRouter(table *router.Table, origins map[string]string, tenantHeader string) (*Router, error) {
-	header, err := checkInputs(table, origins, tenantHeader)
-	if err != nil {
+	return NewRouterWith(table, origins, Options{TenantHeader: tenantHeader})
+}
+
+// NewRouterWith is NewRouter with every option, as ConfigWith.
+func NewRouterWith(table *router.Table, origins map[string]string, opts Options) (*Router, error) {
+	header, err := checkInputs(table, origins, opts.TenantHeader)
+	domains, derr := hostDomains(opts.TenantHostDomains)
+	if err = errors.Join(err, derr, checkLanes(table, opts.Lanes)); err != nil {
 		return nil, err
 	}
-	return newRouter(table, origins, header), nil
+	r := newRouter(table, origins, header)
+	r.domains = domains
+	r.lanes = opts.Lanes
+	return r, nil
 }
 
 func newRouter(table *router.Table, origins map[string]string, header string) *Router {
@@ -65,8 +80,8 @@ func (r *Router) Evaluate(req Request) Outcome {
 	var tenant, source string
 	if v, ok := header(req.Headers, r.header); ok {
 		tenant, source = v, "header"
-	} else if host, ok := header(req.Headers, "host"); ok {
-		tenant, source = TenantFromHost(host), "host"
+	} else if host, ok := header(req.Headers, "host"); ok && len(r.domains) > 0 {
+		tenant, source = TenantFromHostIn(host, r.domains), "host"
 	}
 	route := r.table.Route(tenant)
 	out := Outcome{Tenant: tenant, Source: source, Bucket: route.Bucket}
@@ -85,6 +100,9 @@ func (r *Router) Evaluate(req Request) Outcome {
 		return out
 	}
 	out.Kind, out.Origin = KindForward, origin
+	if l := r.lanes[route.Cell]; l != nil {
+		out.Lanes = router.FormatLanes(l.OfHash(route.Hash, nil))
+	}
 	return out
 }
 
@@ -131,4 +149,30 @@ func TenantFromHost(host string) string {
 // migrating tenant may still do. Every other method counts as a write.
 func IsRead(method string) bool {
 	return method == "GET" || method == "HEAD" || method == "OPTIONS"
+}
+
+// TenantFromHostIn is the tenant a Host header names under one of the
+// tenant host domains: the first label when the rest (without port and
+// trailing dot, ASCII-lowercased) is exactly one of domains, else "".
+// "acme.app.example.com" under app.example.com is "acme";
+// "d111.cloudfront.net" or "a.b.app.example.com" name no tenant.
+func TenantFromHostIn(host string, domains []string) string {
+	if len(domains) == 0 || host == "" || host[0] == '[' {
+		return ""
+	}
+	if i := strings.IndexByte(host, ':'); i >= 0 {
+		host = host[:i]
+	}
+	host = strings.TrimSuffix(host, ".")
+	dot := strings.IndexByte(host, '.')
+	if dot < 0 {
+		return ""
+	}
+	rest := asciiLower(host[dot+1:])
+	for _, d := range domains {
+		if rest == d {
+			return asciiLower(host[:dot])
+		}
+	}
+	return ""
 }

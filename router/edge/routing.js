@@ -8,6 +8,8 @@
 // tenant-id validity; test/golden.test.js checks this file against the
 // vectors Go writes to testdata/routing.
 
+const { compileLanes, lanesValue } = require('./lanes');
+
 const CONFIG_FORMAT = 1;
 const MAX_TENANT_BYTES = 128;
 const MAX_BUCKETS = 1 << 20;
@@ -142,6 +144,47 @@ function tenantFromHost(host) {
   return upper ? label.replace(/[A-Z]+/g, (m) => m.toLowerCase()) : label;
 }
 
+// lookalike returns an earlier override tenant that is canonically
+// equivalent to tenant (equal in NFC, not equal as strings), or null — the
+// rule of lookalike in router/validate.go: tenant ids are compared as they
+// are (the hash is over their bytes; nothing is normalised), and a table
+// that routes "café" in NFC and in NFD separately is refused. Go refuses
+// such a table at plan; this is the same check at cold start.
+function lookalike(tenant, nfc, seen) {
+  let ascii = true;
+  for (let i = 0; i < tenant.length; i++) {
+    if (tenant.charCodeAt(i) >= 0x80) {
+      ascii = false;
+      break;
+    }
+  }
+  if (ascii) return nfc.size > 0 && nfc.has(tenant) ? nfc.get(tenant) : null;
+  const key = tenant.normalize('NFC');
+  if (nfc.has(key)) return nfc.get(key);
+  nfc.set(key, tenant);
+  if (key !== tenant && seen.has(key)) return key;
+  return null;
+}
+
+// tenantFromHostIn is the tenant a Host names under one of the tenant host
+// domains (lowercase): the first label when the rest, without port and
+// trailing dot, ASCII-lowercased, is exactly one of them; '' otherwise. The
+// same rule as TenantFromHostIn in model.go. Without domains the Host is
+// never a tenant: viewers may only reach the distribution's own name.
+function tenantFromHostIn(host, domains) {
+  if (domains.length === 0 || typeof host !== 'string' || host.length === 0 || host.charCodeAt(0) === 0x5b /* [ IPv6 */) return '';
+  let end = host.indexOf(':');
+  if (end < 0) end = host.length;
+  if (end > 0 && host.charCodeAt(end - 1) === 0x2e /* . */) end--;
+  const dot = host.indexOf('.');
+  if (dot < 0 || dot >= end) return '';
+  const rest = host.slice(dot + 1, end).replace(/[A-Z]+/g, (m) => m.toLowerCase());
+  for (let i = 0; i < domains.length; i++) {
+    if (domains[i] === rest) return host.slice(0, dot).replace(/[A-Z]+/g, (m) => m.toLowerCase());
+  }
+  return '';
+}
+
 function isRead(method) {
   return method === 'GET' || method === 'HEAD' || method === 'OPTIONS';
 }
@@ -192,10 +235,23 @@ function compile(cfg) {
   // A Map, not the parsed object: tenant ids like "constructor" must not
   // find Object.prototype members.
   const overrides = new Map();
+  const nfc = new Map();
   for (const [tenant, o] of Object.entries(cfg.overrides || {})) {
     if (!o || !index.has(o.cell)) fail(`override of ${JSON.stringify(tenant)} names unknown cell ${JSON.stringify(o && o.cell)}`);
+    const twin = lookalike(tenant, nfc, overrides);
+    if (twin !== null) {
+      fail(`overrides ${JSON.stringify(tenant)} and ${JSON.stringify(twin)} are the same text in different Unicode normalization forms; one table must not route them separately`);
+    }
     overrides.set(tenant, { cell: index.get(o.cell), rejectWrites: o.rejectWrites === true });
   }
+
+  const hostDomains = cfg.tenantHostDomains === undefined ? [] : cfg.tenantHostDomains;
+  if (!Array.isArray(hostDomains) || hostDomains.some((d) => typeof d !== 'string' || d === '' || d !== d.toLowerCase())) {
+    fail('tenantHostDomains must be an array of lowercase domain names');
+  }
+  // Shuffle-sharding lanes per cell (optional: a cell without them gets
+  // no X-Cell-Lanes).
+  const lanes = compileLanes(cfg.lanes, index, cells.length, fail);
 
   const retryAfter = Number.isInteger(cfg.retryAfterSeconds) && cfg.retryAfterSeconds > 0 ? cfg.retryAfterSeconds : 30;
   return {
@@ -204,11 +260,13 @@ function compile(cfg) {
     // 2^32 mod B, to reduce the 64-bit hash modulo B from its halves.
     two32ModB: TWO_32 % B,
     tenantHeader: cfg.tenantHeader.toLowerCase(),
+    hostDomains: hostDomains.slice(),
     retryAfter: String(retryAfter),
     cells,
     origins,
     bucketCell,
     overrides,
+    lanes,
   };
 }
 
@@ -218,13 +276,22 @@ function bucketOfHash(rt) {
 }
 
 // route resolves a tenant id against a compiled table:
-// {valid, bucket, cell, override, rejectWrites}.
+// {valid, bucket, cell, override, rejectWrites, lanes}; lanes is the
+// X-Cell-Lanes value in the tenant's cell, or null when it has no lanes.
 function route(rt, tenant) {
-  if (!scanTenant(tenant)) return { valid: false, bucket: -1, cell: null, override: false, rejectWrites: false };
+  if (!scanTenant(tenant)) return { valid: false, bucket: -1, cell: null, override: false, rejectWrites: false, lanes: null };
   const bucket = bucketOfHash(rt);
   const o = rt.overrides.get(tenant);
   const idx = o === undefined ? rt.bucketCell[bucket] : o.cell;
-  return { valid: true, bucket, cell: rt.cells[idx], override: o !== undefined, rejectWrites: o !== undefined && o.rejectWrites };
+  const l = rt.lanes[idx];
+  return {
+    valid: true,
+    bucket,
+    cell: rt.cells[idx],
+    override: o !== undefined,
+    rejectWrites: o !== undefined && o.rejectWrites,
+    lanes: l === null ? null : lanesValue(l, hashHi, hashLo),
+  };
 }
 
 function plainHeaders(extra) {
@@ -241,7 +308,8 @@ function badRequest(rt) {
     statusDescription: 'Bad Request',
     headers: plainHeaders(),
     body:
-      `400 Bad Request: no valid tenant id. Send it in the ${rt.tenantHeader} header or as the first label of the host name. ` +
+      `400 Bad Request: no valid tenant id. Send it in the ${rt.tenantHeader} header` +
+      (rt.hostDomains.length > 0 ? ` or as the first label of a host name under ${rt.hostDomains.join(', ')}. ` : '. ') +
       'A tenant id is 1-128 bytes of UTF-8 without whitespace, control or invisible formatting characters.\n',
   };
 }
@@ -259,12 +327,74 @@ function badGateway(msg) {
   return { status: '502', statusDescription: 'Bad Gateway', headers: plainHeaders(), body: `502 Bad Gateway: ${msg}\n` };
 }
 
+// ---- guards: the handler answers every event, never throws -------------
+//
+// CloudFront turns an exception into a 5xx for the tenant with no word of
+// why; a malformed event (none has been seen from CloudFront, but a test
+// harness, a replay tool or a future event version can send one) gets a
+// 502 that says what is wrong instead. These checks only read the event.
+
+function isObject(v) {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
+}
+
+// requestOf returns event.Records[0].cf.request, or null when any step of
+// that path is missing or of the wrong type.
+function requestOf(event) {
+  if (!isObject(event)) return null;
+  const records = event.Records;
+  if (!Array.isArray(records) || records.length === 0 || !isObject(records[0])) return null;
+  const cf = records[0].cf;
+  if (!isObject(cf) || !isObject(cf.request)) return null;
+  const r = cf.request;
+  // Returned to CloudFront as they came: they must have CloudFront's types.
+  for (const k of REQUEST_STRINGS) if (r[k] !== undefined && typeof r[k] !== 'string') return null;
+  return r;
+}
+
+const REQUEST_STRINGS = ['method', 'uri', 'querystring', 'clientIp'];
+
+// wellFormedHeaders checks CloudFront's header shape: an object of
+// lowercase name → non-empty array of {key?, value: string}. The request is
+// returned to CloudFront as it came (plus the router's headers), so a
+// malformed entry would fail CloudFront's validation of the result anyway.
+function wellFormedHeaders(headers) {
+  if (!isObject(headers)) return false;
+  for (const name in headers) {
+    if (!Object.prototype.hasOwnProperty.call(headers, name)) continue;
+    const list = headers[name];
+    if (!Array.isArray(list) || list.length === 0) return false;
+    for (let i = 0; i < list.length; i++) {
+      const h = list[i];
+      if (!isObject(h) || typeof h.value !== 'string' || (h.key !== undefined && typeof h.key !== 'string')) return false;
+    }
+  }
+  return true;
+}
+
+function unreadableEvent() {
+  return badGateway('the cell router received an event that is not a CloudFront origin-request event (Records[0].cf.request with headers as arrays of {key, value}); this is an edge configuration error.');
+}
+
+// guarded wraps the routing decision so that nothing escapes as an
+// exception, whatever the event holds (getters that throw, proxies…).
+function guarded(rt, event) {
+  try {
+    return handleRequest(rt, event);
+  } catch (err) {
+    console.error('cell router: unexpected error, answering 502:', err && err.stack ? err.stack : err);
+    return badGateway('the cell router failed on this request; this is a router bug, see the function logs.');
+  }
+}
+
 // handleRequest is the whole routing decision for one origin-request event.
 // It returns the request to forward (rewritten to the tenant's cell) or a
 // generated response.
 function handleRequest(rt, event) {
-  const request = event.Records[0].cf.request;
+  const request = requestOf(event);
+  if (request === null) return unreadableEvent();
   const headers = request.headers;
+  if (!wellFormedHeaders(headers)) return unreadableEvent();
 
   // Array checks, not truthiness: a header name like "constructor" must not
   // find Object.prototype members of the headers object.
@@ -274,7 +404,7 @@ function handleRequest(rt, event) {
     tenant = th[0].value;
   } else {
     const hh = headers.host;
-    if (Array.isArray(hh) && hh.length > 0) tenant = tenantFromHost(hh[0].value);
+    if (Array.isArray(hh) && hh.length > 0) tenant = tenantFromHostIn(hh[0].value, rt.hostDomains);
   }
   if (!scanTenant(tenant)) return badRequest(rt);
 
@@ -292,8 +422,8 @@ function handleRequest(rt, event) {
   if (origin === '') {
     return badGateway(`routing table version ${rt.version} sends this tenant to ${cell}, which has no origin in this edge function; this is a router configuration error.`);
   }
-  const custom = request.origin && request.origin.custom;
-  if (!custom) return badGateway('the cell router needs a custom origin on this cache behavior; this is a router configuration error.');
+  const custom = isObject(request.origin) ? request.origin.custom : undefined;
+  if (!isObject(custom)) return badGateway('the cell router needs a custom origin on this cache behavior; this is a router configuration error.');
 
   // Only the domain changes: port, protocol, path, timeouts and the
   // customHeaders CloudFront attached (X-Origin-Verify) stay as they came.
@@ -301,13 +431,18 @@ function handleRequest(rt, event) {
   headers.host = [{ key: 'Host', value: origin }];
   headers['x-cell-id'] = [{ key: 'X-Cell-Id', value: cell }];
   headers['x-routing-version'] = [{ key: 'X-Routing-Version', value: String(rt.version) }];
+  // The tenant's lanes in its cell; a viewer's own X-Cell-Lanes never
+  // reaches the cell.
+  const l = rt.lanes[idx];
+  if (l === null) delete headers['x-cell-lanes'];
+  else headers['x-cell-lanes'] = [{ key: 'X-Cell-Lanes', value: lanesValue(l, hashHi, hashLo) }];
   return request;
 }
 
 // createHandler compiles a config and returns the Lambda@Edge handler.
 function createHandler(cfg) {
   const rt = compile(cfg);
-  const handler = async (event) => handleRequest(rt, event);
+  const handler = async (event) => guarded(rt, event);
   handler.routingTable = rt;
   return handler;
 }
@@ -319,9 +454,11 @@ module.exports = {
   compile,
   createHandler,
   handleRequest,
+  lookalike,
   route,
   scanTenant,
   fnv1a64Hex,
   tenantFromHost,
+  tenantFromHostIn,
   isRead,
 };

@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/cellctl/cellctl/cmd/cellctl/cmdutil"
+	"github.com/cellctl/cellctl/internal/awsmodel"
 	"github.com/cellctl/cellctl/internal/fleet"
 	"github.com/cellctl/cellctl/internal/iostreams"
 	"github.com/cellctl/cellctl/internal/outcome"
@@ -26,6 +27,9 @@ type PlanOptions struct {
 
 	Stacks    []string
 	Resources bool
+	// Strict also runs every AWS rule of internal/awsmodel over every
+	// resource (quotas, rules AWS enforces late, unmodelled types).
+	Strict bool
 }
 
 // Rendered is what `cellctl plan` shows: the offline render of the
@@ -35,10 +39,22 @@ type Rendered struct {
 	Report *offline.Report
 	// Resources lists every resource of each stack in the table.
 	Resources bool
+	// Strict: every AWS rule ran over every resource; Violations is what
+	// they found.
+	Strict     bool
+	Violations []awsmodel.Violation
 }
 
 var (
-	planJSON  = render.JSONFormat(func(r *Rendered) any { return r.Report })
+	planJSON = render.JSONFormat(func(r *Rendered) any {
+		if !r.Strict {
+			return r.Report
+		}
+		return struct {
+			*offline.Report
+			Rules []awsmodel.Violation `json:"rules"`
+		}{r.Report, append([]awsmodel.Violation{}, r.Violations...)}
+	})
 	planTable = render.Format[*Rendered]{Name: render.FormatTable, Render: printPlan}
 )
 
@@ -53,10 +69,17 @@ Pulumi program under mocks: no pulumi CLI, no cloud, no credentials. Reports
 each stack's resources and checks that no cell references another cell and
 that no two cells share address space.
 
-Exits 2 when the isolation audit finds a violation.`,
+With --strict, also runs every AWS rule cellctl knows (name and charset
+limits, tags, quotas such as security group rules, engine versions,
+Lambda@Edge limits, certificates for HTTPS origins and aliases) over every
+resource, each finding citing its AWS document.
+
+Exits 2 when the isolation audit (or, with --strict, an AWS rule) finds a
+violation.`,
 		Example: `  cellctl plan
   cellctl plan cell-a -o json
-  cellctl plan --resources cell-b`,
+  cellctl plan --resources cell-b
+  cellctl plan --strict`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Stacks = args
 			opts.Parallel = f.Global.Parallel
@@ -71,6 +94,7 @@ Exits 2 when the isolation audit finds a violation.`,
 		},
 	}
 	cmd.Flags().BoolVar(&opts.Resources, "resources", false, "list every resource of each stack")
+	cmd.Flags().BoolVar(&opts.Strict, "strict", false, "also check every resource against every AWS rule cellctl knows")
 	return cmd
 }
 
@@ -83,11 +107,18 @@ func planRun(ctx context.Context, opts *PlanOptions) error {
 	if err != nil {
 		return err
 	}
-	if err := opts.View.Render(opts.IO, &Rendered{Fleet: fl, Report: report, Resources: opts.Resources}); err != nil {
+	shown := &Rendered{Fleet: fl, Report: report, Resources: opts.Resources, Strict: opts.Strict}
+	if opts.Strict {
+		shown.Violations = report.Rules()
+	}
+	if err := opts.View.Render(opts.IO, shown); err != nil {
 		return err
 	}
 	if !report.Isolation.OK {
 		return outcome.Findings(fmt.Errorf("isolation audit: %d violation(s)", len(report.Isolation.Violations)))
+	}
+	if len(shown.Violations) > 0 {
+		return outcome.Findings(fmt.Errorf("AWS rules: %d violation(s)", len(shown.Violations)))
 	}
 	return nil
 }
@@ -121,11 +152,14 @@ func printPlan(io *iostreams.IOStreams, r *Rendered) error {
 	fmt.Fprintf(out, "\n%d stacks, %d resources\n", len(report.Stacks), total)
 	if report.Isolation.OK {
 		fmt.Fprintf(out, "isolation: %s (no cell references another cell; no overlapping CIDRs)\n", s.Good("ok"))
-		return nil
+	} else {
+		fmt.Fprintf(out, "isolation: %s\n", s.Bad(fmt.Sprintf("%d violation(s)", len(report.Isolation.Violations))))
+		for _, v := range report.Isolation.Violations {
+			fmt.Fprintf(out, "  - [%s] %s\n", v.Rule, v.String())
+		}
 	}
-	fmt.Fprintf(out, "isolation: %s\n", s.Bad(fmt.Sprintf("%d violation(s)", len(report.Isolation.Violations))))
-	for _, v := range report.Isolation.Violations {
-		fmt.Fprintf(out, "  - [%s] %s\n", v.Rule, v.String())
+	if r.Strict {
+		printRules(io, r.Violations)
 	}
 	return nil
 }
@@ -142,4 +176,16 @@ func shape(fl *fleet.Fleet, st *offline.Stack) string {
 		return fmt.Sprintf("table v%d, %d buckets, %d overrides", fl.Routing.Version(), fl.Routing.Buckets(), len(fl.Routing.Overrides()))
 	}
 	return fmt.Sprintf("%d types", len(st.Counts()))
+}
+
+func printRules(io *iostreams.IOStreams, violations []awsmodel.Violation) {
+	s, out := render.Out(io), io.Out
+	if len(violations) == 0 {
+		fmt.Fprintf(out, "aws rules: %s (%d rules over every resource)\n", s.Good("ok"), len(awsmodel.Rules()))
+		return
+	}
+	fmt.Fprintf(out, "aws rules: %s\n", s.Bad(fmt.Sprintf("%d violation(s)", len(violations))))
+	for _, v := range violations {
+		fmt.Fprintf(out, "  - %s\n", v.String())
+	}
 }

@@ -51,6 +51,9 @@ type Placement struct {
 	State     string `json:"state"`               // "active", or "migrating" while the tenant moves
 	Target    string `json:"target,omitempty"`    // where a migrating tenant is going
 	WriteMode string `json:"writeMode,omitempty"` // what the edge does with a migrating tenant's writes
+	// Lanes are the tenant's lanes in Cell (X-Cell-Lanes), from the fleet's
+	// cells:lanes and cells:laneShardSize; absent with --table.
+	Lanes []int `json:"lanes,omitempty"`
 }
 
 // TenantRoute is one tenant's route.
@@ -136,11 +139,20 @@ func routeRun(opts *RouteOptions) error {
 		return routeDiffRun(opts, table, source)
 	}
 	report := RouteReport{Version: table.Version(), Routes: []TenantRoute{}}
+	var lanesOf func(cell, tenant string) []int
+	if opts.TablePath == "" {
+		if fl, err := opts.Fleet(); err == nil {
+			lanesOf = fleetLaneOf(fl)
+		}
+	}
 	for _, tenant := range opts.Tenants {
 		p, terr := place(table, tenant)
 		if terr != nil {
 			report.Errors = append(report.Errors, *terr)
 			continue
+		}
+		if lanesOf != nil {
+			p.Lanes = lanesOf(p.Cell, tenant)
 		}
 		report.Routes = append(report.Routes, TenantRoute{Tenant: tenant, Placement: p})
 	}
@@ -273,24 +285,43 @@ func printRoutes(io *iostreams.IOStreams, shown *RoutesShown) error {
 	}
 	s := render.Out(io)
 	rows := make([][]string, 0, len(report.Routes))
+	lanes := hasLanes(report)
 	for _, r := range report.Routes {
 		state := stateText(r.Placement)
 		if r.State == string(router.OverrideMigrating) {
 			state = s.Warn(state)
 		}
-		rows = append(rows, []string{r.Tenant, strconv.Itoa(r.Bucket), r.Cell, yesNo(r.Override), state})
+		row := []string{r.Tenant, strconv.Itoa(r.Bucket), r.Cell, yesNo(r.Override), state}
+		if lanes {
+			row = append(row, router.FormatLanes(r.Lanes))
+		}
+		rows = append(rows, row)
 	}
-	fmt.Fprint(io.Out, s.Table([]string{"TENANT", "BUCKET", "CELL", "OVERRIDE", "STATE"}, rows))
+	headers := []string{"TENANT", "BUCKET", "CELL", "OVERRIDE", "STATE"}
+	if lanes {
+		headers = append(headers, "LANES")
+	}
+	fmt.Fprint(io.Out, s.Table(headers, rows))
 	fmt.Fprintf(io.Out, "\nrouting table version %d (%s)\n", report.Version, source)
 	return nil
 }
 
 func writeRoutesMarkdown(w io.Writer, report RouteReport, source string) {
 	fmt.Fprintf(w, "### Tenant routes, routing table v%d (`%s`)\n\n", report.Version, source)
-	fmt.Fprintln(w, "| Tenant | Bucket | Cell | Override | State |")
-	fmt.Fprintln(w, "|---|---:|---|---|---|")
+	lanes := hasLanes(report)
+	if lanes {
+		fmt.Fprintln(w, "| Tenant | Bucket | Cell | Override | State | Lanes |")
+		fmt.Fprintln(w, "|---|---:|---|---|---|---|")
+	} else {
+		fmt.Fprintln(w, "| Tenant | Bucket | Cell | Override | State |")
+		fmt.Fprintln(w, "|---|---:|---|---|---|")
+	}
 	for _, r := range report.Routes {
-		fmt.Fprintf(w, "| %s | %d | `%s` | %s | %s |\n", mdEscape(r.Tenant), r.Bucket, r.Cell, yesNo(r.Override), mdEscape(stateText(r.Placement)))
+		fmt.Fprintf(w, "| %s | %d | `%s` | %s | %s |", mdEscape(r.Tenant), r.Bucket, r.Cell, yesNo(r.Override), mdEscape(stateText(r.Placement)))
+		if lanes {
+			fmt.Fprintf(w, " %s |", router.FormatLanes(r.Lanes))
+		}
+		fmt.Fprintln(w)
 	}
 	for _, e := range report.Errors {
 		fmt.Fprintf(w, "\n**Invalid:** %s\n", mdEscape(e.Error))
@@ -516,4 +547,14 @@ func writeDiffMarkdown(w io.Writer, d RouteDiff, oldSource, source string) {
 // mdEscape keeps a value inside one markdown table cell.
 func mdEscape(s string) string {
 	return strings.NewReplacer("|", "\\|", "\n", " ").Replace(s)
+}
+
+// hasLanes reports whether the routes carry lanes (not with --table).
+func hasLanes(report RouteReport) bool {
+	for _, r := range report.Routes {
+		if len(r.Lanes) > 0 {
+			return true
+		}
+	}
+	return false
 }

@@ -159,8 +159,10 @@ func TestRouteJSONShape(t *testing.T) {
 	if err := json.Compact(&compact, []byte(stdout)); err != nil {
 		t.Fatalf("stdout is not JSON: %v\n%s", err, stdout)
 	}
-	want := fmt.Sprintf(`{"version":%d,"routes":[{"tenant":"acme","bucket":%d,"cell":"cell-b","override":true,"state":"active"}]}`,
-		fl.Routing.Version(), router.BucketOf("acme", fl.Routing.Buckets()))
+	c := fl.Cell("cell-b")
+	lanes, _ := router.MustLanes(c.Lanes, c.LaneShardSize).Of("acme", nil)
+	want := fmt.Sprintf(`{"version":%d,"routes":[{"tenant":"acme","bucket":%d,"cell":"cell-b","override":true,"state":"active","lanes":[%s]}]}`,
+		fl.Routing.Version(), router.BucketOf("acme", fl.Routing.Buckets()), router.FormatLanes(lanes))
 	if compact.String() != want {
 		t.Errorf("cellctl route acme -o json =\n%s\nwant\n%s", compact.String(), want)
 	}

@@ -32,6 +32,15 @@ func (o *SimOptions) cloud() (*sim.Cloud, error) {
 	return sim.Open(cmdutil.SimDir(fl))
 }
 
+// stackNames lists the fleet's stacks, for checking a fault's --cell.
+func (o *SimOptions) stackNames() []string {
+	fl, err := o.Fleet()
+	if err != nil {
+		return nil
+	}
+	return fl.StackNames()
+}
+
 // print writes v as JSON with -o json, else the table rows.
 func (o *SimOptions) print(v any, headers []string, rows [][]string) error {
 	if o.Global.Output == cmdutil.FormatJSON {
@@ -61,6 +70,7 @@ func NewCmdSim(f *cmdutil.Factory) *cobra.Command {
 	}
 	cmd.AddCommand(newCmdSimResources(opts), newCmdSimFault(opts), newCmdSimLatency(opts), newCmdSimAlarm(opts),
 		newCmdSimQuota(opts), newCmdSimEdit(opts), newCmdSimReset(opts), newCmdSimCode(opts))
+	cmd.AddCommand(newCmdSimHealth(opts)) // sim_health.go
 	return cmd
 }
 
@@ -101,12 +111,12 @@ func newCmdSimFault(o *SimOptions) *cobra.Command {
 		Example: `  cellctl sim fault add --cell cell-c --type rds/cluster --op create
   cellctl sim fault add --cell cell-b --name 'cell-b-alb*' --always`,
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := sim.CheckFault(fl, o.stackNames()); err != nil {
+				return err
+			}
 			c, err := o.cloud()
 			if err != nil {
 				return err
-			}
-			if fl.Times == 0 && !fl.Always {
-				fl.Times = 1
 			}
 			added, err := c.AddFault(fl)
 			if err != nil {
@@ -119,7 +129,7 @@ func newCmdSimFault(o *SimOptions) *cobra.Command {
 	add.Flags().StringVar(&fl.Op, "op", "", "operation: create, update, delete, read (default: all)")
 	add.Flags().StringVar(&fl.Type, "type", "", "resource type (default: all)")
 	add.Flags().StringVar(&fl.Name, "name", "", "logical name or glob (default: all)")
-	add.Flags().IntVar(&fl.Times, "times", 0, "how many operations fail (default 1)")
+	add.Flags().IntVar(&fl.Times, "times", 1, "how many operations fail")
 	add.Flags().BoolVar(&fl.Always, "always", false, "fail every matching operation until cleared")
 	add.Flags().StringVar(&fl.Code, "code", "", "AWS error code to report (default InjectedFault)")
 	add.Flags().StringVar(&fl.Message, "message", "", "text added to the error")

@@ -52,6 +52,9 @@ Equivalent to ` + "`pulumi cancel`" + `.`,
 }
 
 func unlockRun(ctx context.Context, opts *UnlockOptions) error {
+	if err := fleet.ValidStackName(opts.Stack); err != nil {
+		return err
+	}
 	fl, err := opts.Fleet()
 	if err != nil {
 		return err

@@ -1,0 +1,254 @@
+package rollout
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/url"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/aws/smithy-go"
+	"gocloud.dev/blob"
+	"gocloud.dev/blob/fileblob"
+	_ "gocloud.dev/blob/s3blob" // s3:// backends, as Pulumi's own
+	"gocloud.dev/gcerrors"
+)
+
+// Keys inside the backend bucket, beside Pulumi's own .pulumi/.
+const (
+	RecordPrefix = ".cellctl/rollouts/"
+	LockKey      = ".cellctl/locks/rollout.json"
+)
+
+// ErrNotFound is returned by Get for an unknown rollout id.
+var ErrNotFound = errors.New("no such rollout")
+
+// errExists is a create-if-absent that found the object present.
+var errExists = errors.New("already exists")
+
+// errConflict is S3's 409 ConditionalRequestConflict: another conditional
+// write to the key was in flight. AWS says to retry.
+// https://docs.aws.amazon.com/AmazonS3/latest/userguide/conditional-writes.html
+var errConflict = errors.New("a concurrent conditional write")
+
+// Store reads and writes rollout records and the rollout lock in a Pulumi
+// backend.
+type Store struct {
+	bucket *blob.Bucket
+	// dir is the bucket's directory for a file:// backend: the lock is
+	// created there with a hard link, which the filesystem makes atomic
+	// across processes (fileblob's IfNotExist only guards one process).
+	dir string
+	// Now is the clock (tests set it).
+	Now func() time.Time
+}
+
+// Open opens the store of a Pulumi backend URL: file://<dir> (a relative
+// dir is taken from the working directory, ~ is the home directory) or
+// s3://<bucket>[/<prefix>][?region=…&endpoint=…], as `pulumi login` takes
+// them.
+func Open(ctx context.Context, backend string) (*Store, error) {
+	u, err := url.Parse(backend)
+	if err != nil {
+		return nil, fmt.Errorf("backend %q: %w", backend, err)
+	}
+	switch u.Scheme {
+	case "file":
+		path := strings.TrimPrefix(backend, "file://")
+		if i := strings.IndexByte(path, '?'); i >= 0 {
+			path = path[:i]
+		}
+		if path == "~" || strings.HasPrefix(path, "~/") {
+			home, err := os.UserHomeDir()
+			if err != nil {
+				return nil, fmt.Errorf("backend %q: %w", backend, err)
+			}
+			path = filepath.Join(home, strings.TrimPrefix(path, "~"))
+		}
+		if path == "" {
+			return nil, fmt.Errorf("backend %q: file:// needs a directory", backend)
+		}
+		abs, err := filepath.Abs(filepath.FromSlash(path))
+		if err != nil {
+			return nil, fmt.Errorf("backend %q: %w", backend, err)
+		}
+		if err := os.MkdirAll(abs, 0o755); err != nil {
+			return nil, fmt.Errorf("backend %q: %w", backend, err)
+		}
+		b, err := fileblob.OpenBucket(abs, &fileblob.Options{Metadata: fileblob.MetadataDontWrite})
+		if err != nil {
+			return nil, fmt.Errorf("backend %q: %w", backend, err)
+		}
+		return &Store{bucket: b, dir: abs}, nil
+	case "s3":
+		prefix := strings.Trim(u.Path, "/")
+		u.Path = ""
+		b, err := blob.OpenBucket(ctx, u.String())
+		if err != nil {
+			return nil, fmt.Errorf("backend %q: %w", backend, err)
+		}
+		if prefix != "" {
+			b = blob.PrefixedBucket(b, prefix+"/")
+		}
+		return &Store{bucket: b}, nil
+	}
+	return nil, fmt.Errorf("backend %q: rollout records need a file:// or s3:// backend (the Pulumi Cloud backend has no bucket cellctl can write to)", backend)
+}
+
+// NewStore wraps an open bucket (memblob in tests). Its create-if-absent is
+// the bucket's IfNotExist write.
+func NewStore(b *blob.Bucket) *Store { return &Store{bucket: b} }
+
+// Close releases the bucket.
+func (s *Store) Close() error { return s.bucket.Close() }
+
+func (s *Store) now() time.Time {
+	if s.Now != nil {
+		return s.Now().UTC()
+	}
+	return time.Now().UTC()
+}
+
+func recordKey(id string) string { return RecordPrefix + id + ".json" }
+
+// Put writes a record atomically (a whole object replaces the old one:
+// fileblob renames a temporary file, S3 PUT replaces an object whole), with
+// its Revision bumped and Updated set. Only the lock holder writes records.
+func (s *Store) Put(ctx context.Context, r *Record) error {
+	if !ValidID(r.ID) {
+		return fmt.Errorf("rollout id %q is not one cellctl made", r.ID)
+	}
+	r.Revision++
+	r.Updated = s.now()
+	if r.Created.IsZero() {
+		r.Created = r.Updated
+	}
+	data, err := json.MarshalIndent(r, "", "  ")
+	if err != nil {
+		r.Revision--
+		return err
+	}
+	if err := s.bucket.WriteAll(ctx, recordKey(r.ID), append(data, '\n'), &blob.WriterOptions{ContentType: "application/json"}); err != nil {
+		r.Revision--
+		return fmt.Errorf("writing rollout %s: %w", r.ID, err)
+	}
+	return nil
+}
+
+// Get reads one record.
+func (s *Store) Get(ctx context.Context, id string) (*Record, error) {
+	if !ValidID(id) {
+		return nil, fmt.Errorf("%w %q: rollout ids look like 20261201T093000Z-1a2b3c (`cellctl rollout list`)", ErrNotFound, id)
+	}
+	data, err := s.bucket.ReadAll(ctx, recordKey(id))
+	if gcerrors.Code(err) == gcerrors.NotFound {
+		return nil, fmt.Errorf("%w %q (`cellctl rollout list` shows them)", ErrNotFound, id)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("reading rollout %s: %w", id, err)
+	}
+	var r Record
+	if err := json.Unmarshal(data, &r); err != nil {
+		return nil, fmt.Errorf("rollout %s: the record is not valid JSON: %w", id, err)
+	}
+	return &r, nil
+}
+
+// List reads every record, newest first.
+func (s *Store) List(ctx context.Context) ([]*Record, error) {
+	var out []*Record
+	it := s.bucket.List(&blob.ListOptions{Prefix: RecordPrefix})
+	for {
+		obj, err := it.Next(ctx)
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return nil, fmt.Errorf("listing rollouts: %w", err)
+		}
+		id, ok := strings.CutSuffix(strings.TrimPrefix(obj.Key, RecordPrefix), ".json")
+		if !ok || !ValidID(id) {
+			continue
+		}
+		r, err := s.Get(ctx, id)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, r)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].ID > out[j].ID })
+	return out, nil
+}
+
+// Latest returns the newest record, nil when there is none.
+func (s *Store) Latest(ctx context.Context) (*Record, error) {
+	all, err := s.List(ctx)
+	if err != nil || len(all) == 0 {
+		return nil, err
+	}
+	return all[0], nil
+}
+
+// createExclusive writes key only if it does not exist yet, atomically:
+// of two writers, exactly one succeeds and the other gets errExists.
+func (s *Store) createExclusive(ctx context.Context, key string, data []byte) error {
+	if s.dir != "" {
+		path := filepath.Join(s.dir, filepath.FromSlash(key))
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			return err
+		}
+		tmp, err := os.CreateTemp(filepath.Dir(path), ".tmp-lock-*")
+		if err != nil {
+			return err
+		}
+		defer os.Remove(tmp.Name())
+		if _, err := tmp.Write(data); err != nil {
+			tmp.Close()
+			return err
+		}
+		if err := tmp.Close(); err != nil {
+			return err
+		}
+		// link(2) fails with EEXIST when path exists: the filesystem
+		// decides the race, and the file appears complete or not at all.
+		if err := os.Link(tmp.Name(), path); err != nil {
+			if errors.Is(err, os.ErrExist) {
+				return errExists
+			}
+			return err
+		}
+		return nil
+	}
+	err := s.bucket.WriteAll(ctx, key, data, &blob.WriterOptions{IfNotExist: true, ContentType: "application/json"})
+	var api smithy.APIError
+	switch {
+	case gcerrors.Code(err) == gcerrors.FailedPrecondition:
+		return errExists
+	case errors.As(err, &api) && api.ErrorCode() == "ConditionalRequestConflict":
+		return errConflict
+	}
+	return err
+}
+
+// readBytes reads an object; found is false when it does not exist.
+func (s *Store) readBytes(ctx context.Context, key string) ([]byte, bool, error) {
+	data, err := s.bucket.ReadAll(ctx, key)
+	if gcerrors.Code(err) == gcerrors.NotFound {
+		return nil, false, nil
+	}
+	return data, err == nil, err
+}
+
+func (s *Store) delete(ctx context.Context, key string) error {
+	err := s.bucket.Delete(ctx, key)
+	if gcerrors.Code(err) == gcerrors.NotFound {
+		return nil
+	}
+	return err
+}

@@ -1,0 +1,636 @@
+package sim
+
+import (
+	"fmt"
+	"math"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+	"unicode"
+
+	"github.com/pulumi/pulumi/sdk/v3/go/common/resource"
+)
+
+// The simulated cloud's CloudWatch metrics, computed from the health
+// model: the Application Load Balancer metrics a cell's ALB and target
+// group publish, at one-minute resolution, by the dimensions AWS
+// publishes them under.
+
+const albNamespace = "AWS/ApplicationELB"
+
+// metricPoint is one aggregated datapoint.
+type metricPoint struct {
+	t time.Time
+	v float64
+}
+
+// perMinute is a metric's value in one minute, and whether AWS would
+// publish a datapoint at all (ALB request metrics have none for a minute
+// without requests).
+func perMinute(metric string, s HealthSample) (float64, bool) {
+	served := s.Requests > 0 && s.Healthy > 0
+	switch metric {
+	case "RequestCount":
+		return s.Requests, s.Requests > 0
+	case "HTTPCode_Target_5XX_Count":
+		return s.Target5xx, served
+	case "HTTPCode_ELB_5XX_Count", "HTTPCode_ELB_503_Count":
+		return s.ELB5xx, s.ELB5xx > 0
+	case "TargetResponseTime":
+		return s.P99, served
+	case "HealthyHostCount":
+		return float64(s.Healthy), true
+	case "UnHealthyHostCount":
+		return float64(max(0, s.Desired-s.Healthy)), true
+	}
+	return 0, false
+}
+
+// knownMetric reports whether the simulator publishes the metric, and
+// whether it is a per-target-group metric (published only with both
+// TargetGroup and LoadBalancer dimensions).
+func knownMetric(metric string) (known, perTG bool) {
+	switch metric {
+	case "RequestCount", "HTTPCode_Target_5XX_Count", "HTTPCode_ELB_5XX_Count", "HTTPCode_ELB_503_Count", "TargetResponseTime":
+		return true, false
+	case "HealthyHostCount", "UnHealthyHostCount":
+		return true, true
+	}
+	return false, false
+}
+
+// cellFor finds the cell whose metric the dimensions name, or nil when
+// CloudWatch would have no such metric (unknown namespace, metric,
+// dimension set or load balancer): CloudWatch answers that with an empty
+// series, not an error.
+func cellFor(cells []*cellHealth, namespace, metric string, dims map[string]string) *cellHealth {
+	known, perTG := knownMetric(metric)
+	if namespace != albNamespace || !known {
+		return nil
+	}
+	for k := range dims {
+		if k != "LoadBalancer" && k != "TargetGroup" {
+			return nil
+		}
+	}
+	lb, hasLB := dims["LoadBalancer"]
+	tg, hasTG := dims["TargetGroup"]
+	if !hasLB || (perTG && !hasTG) {
+		return nil
+	}
+	for _, ch := range cells {
+		if ch.lbSuffix == lb && (!hasTG || ch.tgSuffix == tg) {
+			return ch
+		}
+	}
+	return nil
+}
+
+// validStat reports whether the simulator computes a statistic: the five
+// basic ones and percentiles pNN / pNN.NN.
+func validStat(stat string) bool {
+	switch stat {
+	case "SampleCount", "Average", "Sum", "Minimum", "Maximum":
+		return true
+	}
+	_, ok := percentile(stat)
+	return ok
+}
+
+func percentile(stat string) (float64, bool) {
+	if !strings.HasPrefix(stat, "p") {
+		return 0, false
+	}
+	p, err := strconv.ParseFloat(stat[1:], 64)
+	if err != nil || p <= 0 || p > 100 {
+		return 0, false
+	}
+	return p, true
+}
+
+// aggregate folds one period's per-minute values. A percentile over
+// minutes takes the nearest-rank percentile of the per-minute values (for
+// TargetResponseTime each minute already holds its p99): an
+// approximation of CloudWatch, which keeps every request's latency.
+func aggregate(stat string, vs []float64) float64 {
+	switch stat {
+	case "Sum":
+		t := 0.0
+		for _, v := range vs {
+			t += v
+		}
+		return t
+	case "SampleCount":
+		return float64(len(vs))
+	case "Average":
+		t := 0.0
+		for _, v := range vs {
+			t += v
+		}
+		return t / float64(len(vs))
+	case "Minimum":
+		m := math.Inf(1)
+		for _, v := range vs {
+			m = math.Min(m, v)
+		}
+		return m
+	case "Maximum":
+		m := math.Inf(-1)
+		for _, v := range vs {
+			m = math.Max(m, v)
+		}
+		return m
+	}
+	p, _ := percentile(stat)
+	s := append([]float64(nil), vs...)
+	sort.Float64s(s)
+	i := int(math.Ceil(p/100*float64(len(s)))) - 1
+	return s[max(0, i)]
+}
+
+// points aggregates a cell's metric into periods whose start lies in
+// [start, end); start is rounded down to the period, as CloudWatch does.
+func points(samples []HealthSample, metric, stat string, period time.Duration, start, end time.Time) []metricPoint {
+	start = start.Truncate(period)
+	buckets := map[time.Time][]float64{}
+	for _, s := range samples {
+		if s.Time.Before(start) || !s.Time.Before(end) {
+			continue
+		}
+		if v, ok := perMinute(metric, s); ok {
+			b := s.Time.Truncate(period)
+			buckets[b] = append(buckets[b], v)
+		}
+	}
+	out := make([]metricPoint, 0, len(buckets))
+	for t, vs := range buckets {
+		out = append(out, metricPoint{t: t, v: aggregate(stat, vs)})
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].t.Before(out[j].t) })
+	return out
+}
+
+// ---- alarm evaluation ----------------------------------------------------
+
+func alarmKey(r *record) string { return r.Stack + "/" + r.Name }
+
+// alarmDef is the part of an aws:cloudwatch/metricAlarm the evaluator reads.
+type alarmDef struct {
+	comparison   string
+	threshold    float64
+	evalPeriods  int
+	toAlarm      int
+	treatMissing string
+	period       time.Duration
+	// a single metric …
+	namespace, metric, stat string
+	dims                    map[string]string
+	// … or metric queries.
+	queries []alarmQuery
+}
+
+type alarmQuery struct {
+	id, expression          string
+	namespace, metric, stat string
+	dims                    map[string]string
+	period                  time.Duration
+	returnData              bool
+}
+
+func plain(v resource.PropertyValue) any {
+	for v.IsSecret() {
+		v = v.SecretValue().Element
+	}
+	return v.Mappable()
+}
+
+func strMap(v any) map[string]string {
+	out := map[string]string{}
+	if m, ok := v.(map[string]any); ok {
+		for k, x := range m {
+			if s, ok := x.(string); ok {
+				out[k] = s
+			}
+		}
+	}
+	return out
+}
+
+func str(v any) string { s, _ := v.(string); return s }
+
+func num(v any) float64 { f, _ := v.(float64); return f }
+
+func parseAlarm(outs resource.PropertyMap) alarmDef {
+	get := func(k string) any { return plain(outs[resource.PropertyKey(k)]) }
+	d := alarmDef{
+		comparison: str(get("comparisonOperator")), threshold: num(get("threshold")),
+		evalPeriods: int(num(get("evaluationPeriods"))), toAlarm: int(num(get("datapointsToAlarm"))),
+		treatMissing: str(get("treatMissingData")), period: time.Duration(num(get("period"))) * time.Second,
+		namespace: str(get("namespace")), metric: str(get("metricName")), dims: strMap(get("dimensions")),
+		stat: str(get("statistic")),
+	}
+	if es := str(get("extendedStatistic")); es != "" {
+		d.stat = es
+	}
+	if qs, ok := get("metricQueries").([]any); ok {
+		for _, x := range qs {
+			q, _ := x.(map[string]any)
+			aq := alarmQuery{id: str(q["id"]), expression: str(q["expression"]), returnData: q["returnData"] == true}
+			if m, ok := q["metric"].(map[string]any); ok {
+				aq.namespace, aq.metric, aq.stat, aq.dims = str(m["namespace"]), str(m["metricName"]), str(m["stat"]), strMap(m["dimensions"])
+				aq.period = time.Duration(num(m["period"])) * time.Second
+				if d.period == 0 {
+					d.period = aq.period
+				}
+			}
+			d.queries = append(d.queries, aq)
+		}
+	}
+	if d.evalPeriods < 1 {
+		d.evalPeriods = 1
+	}
+	if d.toAlarm < 1 || d.toAlarm > d.evalPeriods {
+		d.toAlarm = d.evalPeriods
+	}
+	if d.treatMissing == "" {
+		d.treatMissing = "missing"
+	}
+	if d.period <= 0 {
+		d.period = time.Minute
+	}
+	return d
+}
+
+func breaches(comparison string, v, threshold float64) (bool, error) {
+	switch comparison {
+	case "GreaterThanThreshold":
+		return v > threshold, nil
+	case "GreaterThanOrEqualToThreshold":
+		return v >= threshold, nil
+	case "LessThanThreshold":
+		return v < threshold, nil
+	case "LessThanOrEqualToThreshold":
+		return v <= threshold, nil
+	}
+	return false, fmt.Errorf("the simulator does not evaluate comparison %q", comparison)
+}
+
+var comparisonWords = map[string]string{
+	"GreaterThanThreshold": "greater than", "GreaterThanOrEqualToThreshold": "greater than or equal to",
+	"LessThanThreshold": "less than", "LessThanOrEqualToThreshold": "less than or equal to",
+}
+
+// datapoints computes an alarm's values for its last evalPeriods periods
+// (the newest includes the current minute), oldest first; a missing
+// datapoint is NaN.
+func (d alarmDef) datapoints(cells []*cellHealth, ch *cellHealth, samples []HealthSample, now time.Time) ([]float64, []time.Time, error) {
+	newest := now.Truncate(d.period)
+	start := newest.Add(-time.Duration(d.evalPeriods-1) * d.period)
+	end := newest.Add(d.period)
+	var times []time.Time
+	for t := start; t.Before(end); t = t.Add(d.period) {
+		times = append(times, t)
+	}
+	series := func(namespace, metric, stat string, dims map[string]string, period time.Duration) (map[time.Time]float64, error) {
+		out := map[time.Time]float64{}
+		if !validStat(stat) {
+			return nil, fmt.Errorf("the simulator does not compute statistic %q", stat)
+		}
+		if period != d.period {
+			return nil, fmt.Errorf("metric periods differ (%s and %s)", period, d.period)
+		}
+		if got := cellFor(cells, namespace, metric, dims); got == nil || got.stack != ch.stack {
+			return out, nil // another cell's or no metric: no data
+		}
+		for _, p := range points(samples, metric, stat, period, start, end) {
+			out[p.t] = p.v
+		}
+		return out, nil
+	}
+	vals := make([]float64, len(times))
+	if len(d.queries) == 0 {
+		s, err := series(d.namespace, d.metric, d.stat, d.dims, d.period)
+		if err != nil {
+			return nil, nil, err
+		}
+		for i, t := range times {
+			v, ok := s[t]
+			vals[i] = v
+			if !ok {
+				vals[i] = math.NaN()
+			}
+		}
+		return vals, times, nil
+	}
+	env := map[string]map[time.Time]float64{}
+	var ret *alarmQuery
+	for i := range d.queries {
+		q := &d.queries[i]
+		if q.returnData {
+			ret = q
+		}
+		if q.expression != "" {
+			continue
+		}
+		s, err := series(q.namespace, q.metric, q.stat, q.dims, q.period)
+		if err != nil {
+			return nil, nil, err
+		}
+		env[q.id] = s
+	}
+	if ret == nil {
+		return nil, nil, fmt.Errorf("no metric query returns data")
+	}
+	if ret.expression == "" {
+		for i, t := range times {
+			v, ok := env[ret.id][t]
+			vals[i] = v
+			if !ok {
+				vals[i] = math.NaN()
+			}
+		}
+		return vals, times, nil
+	}
+	expr, err := parseExpr(ret.expression)
+	if err != nil {
+		return nil, nil, err
+	}
+	for i, t := range times {
+		v, err := expr.eval(func(id string) (float64, bool, error) {
+			s, ok := env[id]
+			if !ok {
+				return 0, false, fmt.Errorf("expression %q names unknown id %q", ret.expression, id)
+			}
+			x, ok := s[t]
+			return x, ok, nil
+		})
+		if err != nil {
+			return nil, nil, err
+		}
+		vals[i] = v
+	}
+	return vals, times, nil
+}
+
+// evaluateAlarms sets the state of a cell's metric alarms from their
+// datapoints, as CloudWatch does ("Evaluating an alarm", CloudWatch user
+// guide: M out of N datapoints breaching → ALARM; missing data treated per
+// TreatMissingData). States set by hand are left alone.
+func (v *view) evaluateAlarms(h *healthState, ch *cellHealth, now time.Time) {
+	cells := v.healthCells()
+	samples := h.samples(ch, now)
+	for _, r := range v.st.Resources {
+		if r.Type != typeAlarm || r.Stack != ch.stack {
+			continue
+		}
+		key := alarmKey(r)
+		if r.Alarm != nil {
+			if at, ok := h.Evaluated[key]; !ok || !at.Equal(r.Alarm.Updated) {
+				continue // set by hand
+			}
+		}
+		d := parseAlarm(v.outputs(r))
+		state, reason := d.evaluate(cells, ch, samples, now, r.alarm().State)
+		if cur := r.alarm(); cur.State == state && r.Alarm != nil {
+			continue
+		}
+		r.Alarm = &alarmState{State: state, Reason: reason, Updated: now}
+		h.Evaluated[key] = now
+		h.dirty = true
+		v.st.touch(r.Stack)
+	}
+}
+
+func (d alarmDef) evaluate(cells []*cellHealth, ch *cellHealth, samples []HealthSample, now time.Time, current string) (string, string) {
+	vals, _, err := d.datapoints(cells, ch, samples, now)
+	if err != nil {
+		return AlarmInsufficientData, "Simulator: " + err.Error()
+	}
+	var present []string
+	breaching, missing := 0, 0
+	for _, x := range vals {
+		if math.IsNaN(x) {
+			missing++
+			continue
+		}
+		present = append(present, strconv.FormatFloat(math.Round(x*1e4)/1e4, 'f', -1, 64))
+		if b, err := breaches(d.comparison, x, d.threshold); err != nil {
+			return AlarmInsufficientData, "Simulator: " + err.Error()
+		} else if b {
+			breaching++
+		}
+	}
+	hot := breaching // breaching datapoints actually present
+	switch d.treatMissing {
+	case "breaching":
+		breaching += missing
+	case "ignore":
+		if missing == len(vals) {
+			return current, "No datapoints; missing data is ignored"
+		}
+	case "missing":
+		if missing == len(vals) {
+			return AlarmInsufficientData, fmt.Sprintf("Insufficient Data: %d datapoints were unknown.", missing)
+		}
+	}
+	cmp := comparisonWords[d.comparison]
+	th := strconv.FormatFloat(d.threshold, 'f', -1, 64)
+	if breaching >= d.toAlarm {
+		return AlarmAlarm, fmt.Sprintf("Threshold Crossed: %d out of the last %d datapoints [%s] were %s the threshold (%s) (minimum %d datapoints for OK -> ALARM transition).",
+			breaching, len(vals), strings.Join(present, ", "), cmp, th, d.toAlarm)
+	}
+	return AlarmOK, fmt.Sprintf("Threshold Crossed: %d of %d datapoints [%s] were not %s the threshold (%s); %d missing, treated as %s.",
+		len(present)-hot, len(present), strings.Join(present, ", "), cmp, th, missing, d.treatMissing)
+}
+
+// ---- metric math -----------------------------------------------------------
+
+// expr is a parsed metric math expression: numbers, query ids, + - * /,
+// parentheses and FILL(x, value) — what the cell template's alarms use.
+// Any other function is refused with an error, never guessed.
+type expr interface {
+	eval(lookup func(id string) (float64, bool, error)) (float64, error)
+}
+
+type numExpr float64
+type idExpr string
+type negExpr struct{ x expr }
+type binExpr struct {
+	op   byte
+	l, r expr
+}
+type fillExpr struct {
+	x   expr
+	def float64
+}
+
+func (n numExpr) eval(func(string) (float64, bool, error)) (float64, error) { return float64(n), nil }
+
+func (i idExpr) eval(lookup func(string) (float64, bool, error)) (float64, error) {
+	v, ok, err := lookup(string(i))
+	if err != nil {
+		return 0, err
+	}
+	if !ok {
+		return math.NaN(), nil
+	}
+	return v, nil
+}
+
+func (n negExpr) eval(l func(string) (float64, bool, error)) (float64, error) {
+	v, err := n.x.eval(l)
+	return -v, err
+}
+
+func (b binExpr) eval(lookup func(string) (float64, bool, error)) (float64, error) {
+	l, err := b.l.eval(lookup)
+	if err != nil {
+		return 0, err
+	}
+	r, err := b.r.eval(lookup)
+	if err != nil {
+		return 0, err
+	}
+	switch b.op {
+	case '+':
+		return l + r, nil
+	case '-':
+		return l - r, nil
+	case '*':
+		return l * r, nil
+	}
+	if r == 0 {
+		return math.NaN(), nil // no datapoint, as CloudWatch drops a division by zero
+	}
+	return l / r, nil
+}
+
+func (f fillExpr) eval(lookup func(string) (float64, bool, error)) (float64, error) {
+	v, err := f.x.eval(lookup)
+	if err == nil && math.IsNaN(v) {
+		return f.def, nil
+	}
+	return v, err
+}
+
+type exprParser struct {
+	src  string
+	toks []string
+	i    int
+}
+
+func parseExpr(src string) (expr, error) {
+	p := &exprParser{src: src}
+	for i := 0; i < len(src); {
+		c := rune(src[i])
+		switch {
+		case unicode.IsSpace(c):
+			i++
+		case strings.ContainsRune("+-*/(),", c):
+			p.toks = append(p.toks, string(c))
+			i++
+		case unicode.IsDigit(c) || c == '.':
+			j := i
+			for j < len(src) && (unicode.IsDigit(rune(src[j])) || src[j] == '.') {
+				j++
+			}
+			p.toks = append(p.toks, src[i:j])
+			i = j
+		case unicode.IsLetter(c) || c == '_':
+			j := i
+			for j < len(src) && (unicode.IsLetter(rune(src[j])) || unicode.IsDigit(rune(src[j])) || src[j] == '_') {
+				j++
+			}
+			p.toks = append(p.toks, src[i:j])
+			i = j
+		default:
+			return nil, fmt.Errorf("the simulator cannot evaluate expression %q (unexpected %q)", src, c)
+		}
+	}
+	e, err := p.sum()
+	if err == nil && p.i != len(p.toks) {
+		err = fmt.Errorf("unexpected %q", p.toks[p.i])
+	}
+	if err != nil {
+		return nil, fmt.Errorf("the simulator cannot evaluate expression %q: %v", src, err)
+	}
+	return e, nil
+}
+
+func (p *exprParser) peek() string {
+	if p.i < len(p.toks) {
+		return p.toks[p.i]
+	}
+	return ""
+}
+
+func (p *exprParser) next() string { t := p.peek(); p.i++; return t }
+
+func (p *exprParser) sum() (expr, error) {
+	l, err := p.product()
+	for err == nil && (p.peek() == "+" || p.peek() == "-") {
+		op := p.next()[0]
+		var r expr
+		if r, err = p.product(); err == nil {
+			l = binExpr{op: op, l: l, r: r}
+		}
+	}
+	return l, err
+}
+
+func (p *exprParser) product() (expr, error) {
+	l, err := p.unary()
+	for err == nil && (p.peek() == "*" || p.peek() == "/") {
+		op := p.next()[0]
+		var r expr
+		if r, err = p.unary(); err == nil {
+			l = binExpr{op: op, l: l, r: r}
+		}
+	}
+	return l, err
+}
+
+func (p *exprParser) unary() (expr, error) {
+	if p.peek() == "-" {
+		p.next()
+		x, err := p.unary()
+		return negExpr{x}, err
+	}
+	t := p.next()
+	switch {
+	case t == "":
+		return nil, fmt.Errorf("unexpected end")
+	case t == "(":
+		e, err := p.sum()
+		if err == nil && p.next() != ")" {
+			err = fmt.Errorf("missing )")
+		}
+		return e, err
+	case unicode.IsDigit(rune(t[0])) || t[0] == '.':
+		f, err := strconv.ParseFloat(t, 64)
+		return numExpr(f), err
+	case p.peek() == "(":
+		if t != "FILL" {
+			return nil, fmt.Errorf("function %s is not supported by the simulator (only FILL)", t)
+		}
+		p.next()
+		x, err := p.sum()
+		if err != nil {
+			return nil, err
+		}
+		if p.next() != "," {
+			return nil, fmt.Errorf("FILL needs two arguments")
+		}
+		d, err := p.unary()
+		if err != nil {
+			return nil, err
+		}
+		n, ok := d.(numExpr)
+		if !ok || p.next() != ")" {
+			return nil, fmt.Errorf("FILL's second argument must be a number")
+		}
+		return fillExpr{x: x, def: float64(n)}, nil
+	}
+	return idExpr(t), nil
+}

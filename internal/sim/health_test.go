@@ -1,0 +1,392 @@
+package sim
+
+import (
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/pulumi/pulumi/sdk/v3/go/common/resource"
+)
+
+// clock is a settable time for the provider and the health model.
+type clock struct{ t time.Time }
+
+func (c *clock) now() time.Time          { return c.t }
+func (c *clock) advance(d time.Duration) { c.t = c.t.Add(d) }
+func newClock() *clock                   { return &clock{t: time.Date(2026, 3, 2, 10, 0, 0, 0, time.UTC)} }
+func (c *clock) opts(o *Options)         { o.Now = c.now }
+func (c *clock) cloud(cl *Cloud) *Cloud  { return cl.WithClock(c.now) }
+
+// simCell is a cell's serving path built through the provider as the cell
+// template builds it: ALB + target group + listener, ECS service on a task
+// definition running image, and the template's three alarms.
+type simCell struct {
+	h                  *harness
+	lbSuffix, tgSuffix string
+	taskDef, svc       *res
+}
+
+func containerDefs(image string) string {
+	return fmt.Sprintf(`[{"name":"app","image":%q,"essential":true,"portMappings":[{"containerPort":8080}]}]`, image)
+}
+
+func newSimCell(t testing.TB, dir string, clk *clock, id, region, cidr, image string) *simCell {
+	t.Helper()
+	h := harnessOn(t, Options{Dir: dir, Stack: "cell-" + id, Now: clk.now, DependencyTimeout: 300 * time.Millisecond}, region)
+	_, subs := h.network("cell-"+id, cidr, 2)
+	vpc := s(subs[0].out, "vpcId")
+	tg := h.create("aws:lb/targetGroup:TargetGroup", "cell-"+id+"-tg", pm("port", 8080, "protocol", "HTTP", "vpcId", vpc, "targetType", "ip"))
+	alb := h.create("aws:lb/loadBalancer:LoadBalancer", "cell-"+id+"-alb", pm("subnets", []any{subs[0].id, subs[1].id}))
+	h.create("aws:lb/listener:Listener", "cell-"+id+"-http", pm("loadBalancerArn", alb.id, "port", 80,
+		"defaultActions", []any{map[string]any{"type": "forward", "targetGroupArn": tg.id}}))
+	cluster := h.create("aws:ecs/cluster:Cluster", "cell-"+id+"-cluster", pm())
+	td := h.create("aws:ecs/taskDefinition:TaskDefinition", "cell-"+id+"-task", pm("family", "cell-"+id, "containerDefinitions", containerDefs(image),
+		"requiresCompatibilities", []any{"FARGATE"}, "networkMode", "awsvpc", "cpu", "256", "memory", "512"))
+	svc := h.create("aws:ecs/service:Service", "cell-"+id+"-service", pm("cluster", cluster.id, "launchType", "FARGATE", "desiredCount", 2,
+		"taskDefinition", s(td.out, "arn"), "networkConfiguration", map[string]any{"subnets": []any{subs[0].id}},
+		"loadBalancers", []any{map[string]any{"targetGroupArn": tg.id, "containerName": "app", "containerPort": 8080}}))
+	c := &simCell{h: h, lbSuffix: s(alb.out, "arnSuffix"), tgSuffix: s(tg.out, "arnSuffix"), taskDef: td, svc: svc}
+	lbDims := map[string]any{"LoadBalancer": c.lbSuffix}
+	metric := func(qid, name string) map[string]any {
+		return map[string]any{"id": qid, "returnData": false, "metric": map[string]any{
+			"namespace": "AWS/ApplicationELB", "metricName": name, "dimensions": lbDims, "period": 60, "stat": "Sum"}}
+	}
+	// The cell template's alarms (cellmodule/alarms.go), thresholds 1 %
+	// and 400 ms, 2 of 2 periods.
+	h.create(tAlarm, "cell-"+id+"-5xx-rate", pm("name", "cellctl-"+id+"-5xx-rate", "comparisonOperator", "GreaterThanThreshold",
+		"threshold", 1, "evaluationPeriods", 2, "datapointsToAlarm", 2, "treatMissingData", "notBreaching",
+		"metricQueries", []any{metric("target5xx", "HTTPCode_Target_5XX_Count"), metric("elb5xx", "HTTPCode_ELB_5XX_Count"), metric("requests", "RequestCount"),
+			map[string]any{"id": "rate", "expression": "100 * (FILL(target5xx, 0) + FILL(elb5xx, 0)) / requests", "label": "5xx rate (%)", "returnData": true}}))
+	h.create(tAlarm, "cell-"+id+"-p99-latency", pm("name", "cellctl-"+id+"-p99-latency", "comparisonOperator", "GreaterThanThreshold",
+		"threshold", 0.4, "evaluationPeriods", 2, "datapointsToAlarm", 2, "treatMissingData", "notBreaching",
+		"namespace", "AWS/ApplicationELB", "metricName", "TargetResponseTime", "dimensions", lbDims, "extendedStatistic", "p99", "period", 60))
+	h.create(tAlarm, "cell-"+id+"-unhealthy-tasks", pm("name", "cellctl-"+id+"-unhealthy-tasks", "comparisonOperator", "GreaterThanThreshold",
+		"threshold", 0, "evaluationPeriods", 2, "datapointsToAlarm", 2, "treatMissingData", "notBreaching",
+		"namespace", "AWS/ApplicationELB", "metricName", "UnHealthyHostCount", "statistic", "Maximum", "period", 60,
+		"dimensions", map[string]any{"LoadBalancer": c.lbSuffix, "TargetGroup": c.tgSuffix}))
+	return c
+}
+
+// deploy rolls the cell onto image the way an update does: a new task
+// definition revision and the service pointed at it.
+func (c *simCell) deploy(t *testing.T, image string) {
+	t.Helper()
+	in := c.taskDef.inputs.Copy()
+	in["containerDefinitions"] = resource.NewStringProperty(containerDefs(image))
+	td, err := c.h.tryUpdate(c.taskDef, in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.taskDef = td
+	svcIn := c.svc.inputs.Copy()
+	svcIn["taskDefinition"] = resource.NewStringProperty(s(td.out, "arn"))
+	if c.svc, err = c.h.tryUpdate(c.svc, svcIn); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func states(t *testing.T, c *Cloud, stack string) map[string]string {
+	t.Helper()
+	st, err := c.AlarmStates(stack)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return st
+}
+
+func cellStatus(t *testing.T, c *Cloud, stack string, history int) CellHealth {
+	t.Helper()
+	rep, err := c.Health(history)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, cs := range rep.Status {
+		if cs.Stack == stack {
+			return cs
+		}
+	}
+	t.Fatalf("no health for %s in %+v", stack, rep)
+	return CellHealth{}
+}
+
+func TestHealthFollowsTheImageAndEvaluatesAlarms(t *testing.T) {
+	clk := newClock()
+	dir := t.TempDir()
+	a := newSimCell(t, dir, clk, "a", "us-east-1", "10.1.0.0/16", "registry/app:v1")
+	base, _ := Open(dir)
+	c := clk.cloud(base)
+
+	// Healthy by default: traffic, few errors, all tasks healthy, alarms OK.
+	clk.advance(5 * time.Minute)
+	now := cellStatus(t, c, "cell-a", 3)
+	if now.Image != "registry/app:v1" || now.Source != "default" || now.Now.Requests != 600 || now.Now.Target5xx != 1 || now.Now.Healthy != 2 || now.Now.Desired != 2 {
+		t.Fatalf("default health = %+v", now)
+	}
+	if len(now.History) != 3 {
+		t.Errorf("history = %d minutes, want 3", len(now.History))
+	}
+	for name, st := range states(t, c, "cell-a") {
+		if st != AlarmOK {
+			t.Errorf("healthy cell: alarm %s = %s", name, st)
+		}
+	}
+
+	// v2 is a bad build; the cell moves onto it.
+	if _, err := c.SetHealth(HealthTarget{Image: "registry/app:v2"}, HealthProfile{ErrorRate: ptr(0.03), P99: ptr(Duration(900 * time.Millisecond))}); err != nil {
+		t.Fatal(err)
+	}
+	if st := states(t, c, "cell-a")["cellctl-a-5xx-rate"]; st != AlarmOK {
+		t.Fatalf("image profile alone must not touch a cell running v1: %s", st)
+	}
+	clk.advance(30 * time.Second)
+	a.deploy(t, "registry/app:v2")
+	now = cellStatus(t, c, "cell-a", 0)
+	if now.Image != "registry/app:v2" || now.Source != "image registry/app:v2" || now.Now.Target5xx != 18 || now.Now.P99 != 0.9 {
+		t.Fatalf("after the bad deploy = %+v", now)
+	}
+	// 2 of 2 periods: the current minute breaches, the one before did not.
+	if st := states(t, c, "cell-a")["cellctl-a-5xx-rate"]; st != AlarmOK {
+		t.Errorf("one breaching datapoint of 2 needed: %s", st)
+	}
+	clk.advance(time.Minute)
+	st := states(t, c, "cell-a")
+	if st["cellctl-a-5xx-rate"] != AlarmAlarm || st["cellctl-a-p99-latency"] != AlarmAlarm || st["cellctl-a-unhealthy-tasks"] != AlarmOK {
+		t.Fatalf("two bad minutes: alarms = %v", st)
+	}
+	alarms, _ := c.Alarms("cell-a")
+	for _, al := range alarms {
+		if al.AlarmName == "cellctl-a-5xx-rate" && !strings.Contains(al.Reason, "[3, 3] were greater than the threshold (1)") {
+			t.Errorf("reason = %q", al.Reason)
+		}
+	}
+	// The history keeps what ran when: v1 minutes before the deploy.
+	hist := cellStatus(t, c, "cell-a", 10).History
+	if hist[0].Image != "registry/app:v1" || hist[len(hist)-1].Image != "registry/app:v2" {
+		t.Errorf("history images: first %s, last %s", hist[0].Image, hist[len(hist)-1].Image)
+	}
+
+	// Roll back: alarms recover once two good minutes pass.
+	a.deploy(t, "registry/app:v1")
+	clk.advance(2 * time.Minute)
+	if st := states(t, c, "cell-a"); st["cellctl-a-5xx-rate"] != AlarmOK || st["cellctl-a-p99-latency"] != AlarmOK {
+		t.Errorf("after rollback: %v", st)
+	}
+}
+
+func TestHealthCellOverridesNoTrafficAndManualAlarms(t *testing.T) {
+	clk := newClock()
+	dir := t.TempDir()
+	newSimCell(t, dir, clk, "a", "us-east-1", "10.1.0.0/16", "app:v1")
+	newSimCell(t, dir, clk, "b", "us-east-1", "10.2.0.0/16", "app:v1")
+	base, _ := Open(dir)
+	c := clk.cloud(base)
+
+	// A cell override beats the image; the other cell is untouched.
+	c.SetHealth(HealthTarget{Image: "app:v1"}, HealthProfile{ErrorRate: ptr(0.5)})
+	if _, err := c.SetHealth(HealthTarget{Cell: "b"}, HealthProfile{ErrorRate: ptr(0.0), HealthyTasks: ptr(1)}); err != nil {
+		t.Fatal(err)
+	}
+	clk.advance(3 * time.Minute)
+	b := cellStatus(t, c, "cell-b", 0)
+	if b.Source != "cell cell-b" || b.Now.Target5xx != 0 || b.Now.Healthy != 1 {
+		t.Errorf("cell-b = %+v", b)
+	}
+	if st := states(t, c, "b"); st["cellctl-b-unhealthy-tasks"] != AlarmAlarm || st["cellctl-b-5xx-rate"] != AlarmOK {
+		t.Errorf("cell-b alarms = %v", st)
+	}
+	if st := states(t, c, "a"); st["cellctl-a-5xx-rate"] != AlarmAlarm {
+		t.Errorf("cell-a alarms = %v", st)
+	}
+
+	// No traffic: no requests, no latency; the 5xx alarm treats missing
+	// data as not breaching.
+	c.ClearHealth(HealthTarget{})
+	if _, err := c.SetHealth(HealthTarget{Cell: "cell-a"}, HealthProfile{RequestsPerMinute: ptr(0.0)}); err != nil {
+		t.Fatal(err)
+	}
+	clk.advance(2 * time.Minute)
+	if a := cellStatus(t, c, "cell-a", 0); a.Now.Requests != 0 || a.Now.P99 != 0 || a.Now.Healthy != 2 {
+		t.Errorf("no traffic = %+v", a.Now)
+	}
+	if st := states(t, c, "a")["cellctl-a-5xx-rate"]; st != AlarmOK {
+		t.Errorf("no traffic: 5xx alarm %s", st)
+	}
+
+	// A state set by hand holds against evaluation until health clear.
+	if _, err := c.SetAlarm("a", "cellctl-a-5xx-rate", AlarmAlarm, "rehearsal"); err != nil {
+		t.Fatal(err)
+	}
+	clk.advance(5 * time.Minute)
+	if st := states(t, c, "a")["cellctl-a-5xx-rate"]; st != AlarmAlarm {
+		t.Fatalf("manual ALARM was overwritten: %s", st)
+	}
+	if err := c.ClearHealth(HealthTarget{Cell: "a"}); err != nil {
+		t.Fatal(err)
+	}
+	if st := states(t, c, "a")["cellctl-a-5xx-rate"]; st != AlarmOK {
+		t.Errorf("after clear: %s", st)
+	}
+}
+
+func TestHealthInputErrors(t *testing.T) {
+	c, _ := Open(t.TempDir())
+	for _, tc := range []struct {
+		t    HealthTarget
+		p    HealthProfile
+		want string
+	}{
+		{HealthTarget{}, HealthProfile{ErrorRate: ptr(0.1)}, "exactly one of an image (--image) or a cell (--cell)"},
+		{HealthTarget{Image: "x", Cell: "a"}, HealthProfile{ErrorRate: ptr(0.1)}, "exactly one"},
+		{HealthTarget{Image: "x"}, HealthProfile{}, "nothing to set"},
+		{HealthTarget{Image: "x"}, HealthProfile{ErrorRate: ptr(1.5)}, "error rate 150% must be between 0% and 100%"},
+		{HealthTarget{Cell: "a"}, HealthProfile{P99: ptr(Duration(-1))}, "p99 -1ns must be more than 0"},
+		{HealthTarget{Cell: "a"}, HealthProfile{RequestsPerMinute: ptr(-3.0)}, "requests per minute -3 must be a number ≥ 0"},
+		{HealthTarget{Cell: "a"}, HealthProfile{HealthyTasks: ptr(-1)}, "healthy tasks -1 must not be negative"},
+	} {
+		if _, err := c.SetHealth(tc.t, tc.p); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("SetHealth(%+v) error = %v, want %q", tc.t, err, tc.want)
+		}
+	}
+	if err := c.ClearHealth(HealthTarget{Image: "never-set"}); err == nil || !strings.Contains(err.Error(), `no health profile for image "never-set"`) {
+		t.Errorf("clear unknown image: %v", err)
+	}
+	for in, want := range map[string]float64{"3%": 0.03, "0.5 %": 0.005, "0.02": 0.02, "100%": 1} {
+		if got, err := ParsePercent(in); err != nil || got != want {
+			t.Errorf("ParsePercent(%q) = %v, %v", in, got, err)
+		}
+	}
+	for _, in := range []string{"3", "abc", "-1%", "101%", ""} {
+		if _, err := ParsePercent(in); err == nil {
+			t.Errorf("ParsePercent(%q) accepted", in)
+		}
+	}
+}
+
+func TestMetricMath(t *testing.T) {
+	vals := map[string]float64{"a": 3, "b": 4}
+	look := func(id string) (float64, bool, error) { v, ok := vals[id]; return v, ok, nil }
+	for src, want := range map[string]float64{
+		"100 * (FILL(a, 0) + FILL(missing, 0)) / b": 75, "a + b * 2": 11, "-(a - b)": 1, "FILL(missing, 7)": 7,
+	} {
+		e, err := parseExpr(src)
+		if err != nil {
+			t.Fatalf("%s: %v", src, err)
+		}
+		got, err := e.eval(func(id string) (float64, bool, error) {
+			if id == "missing" {
+				return 0, false, nil
+			}
+			return look(id)
+		})
+		if err != nil || got != want {
+			t.Errorf("%s = %v, %v; want %v", src, got, err, want)
+		}
+	}
+	for _, bad := range []string{"METRICS()", "a +", "(a", "FILL(a)", "a $ b"} {
+		if _, err := parseExpr(bad); err == nil || !strings.Contains(err.Error(), "the simulator cannot evaluate expression") {
+			t.Errorf("%q: error = %v", bad, err)
+		}
+	}
+}
+
+func ptr[T any](v T) *T { return &v }
+
+func TestAlarmTreatsMissingDataAsConfigured(t *testing.T) {
+	now := newClock().t
+	ch := &cellHealth{stack: "cell-a", lbSuffix: "app/a/1", tgSuffix: "targetgroup/a/2"}
+	cells := []*cellHealth{ch}
+	def := func(treat string) alarmDef {
+		return alarmDef{comparison: "GreaterThanThreshold", threshold: 1, evalPeriods: 3, toAlarm: 2, treatMissing: treat, period: time.Minute,
+			namespace: albNamespace, metric: "RequestCount", stat: "Sum", dims: map[string]string{"LoadBalancer": "app/a/1"}}
+	}
+	for treat, want := range map[string]string{"missing": AlarmInsufficientData, "breaching": AlarmAlarm, "notBreaching": AlarmOK, "ignore": "PREVIOUS"} {
+		if got, reason := def(treat).evaluate(cells, ch, nil, now, "PREVIOUS"); got != want {
+			t.Errorf("no data, treat %s: %s (%s), want %s", treat, got, reason, want)
+		}
+	}
+	// 2 of 3: one breaching minute is not enough, two are.
+	one := []HealthSample{{Time: now.Add(-2 * time.Minute), Requests: 5, Healthy: 1}, {Time: now.Add(-time.Minute), Requests: 1, Healthy: 1}, {Time: now, Requests: 1, Healthy: 1}}
+	if got, _ := def("missing").evaluate(cells, ch, one, now, AlarmOK); got != AlarmOK {
+		t.Errorf("1 of 3 breaching: %s", got)
+	}
+	one[2].Requests = 9
+	if got, reason := def("missing").evaluate(cells, ch, one, now, AlarmOK); got != AlarmAlarm || !strings.Contains(reason, "2 out of the last 3 datapoints [5, 1, 9]") {
+		t.Errorf("2 of 3 breaching: %s %s", got, reason)
+	}
+	// Another cell's load balancer is not this cell's data.
+	other := def("missing")
+	other.dims = map[string]string{"LoadBalancer": "app/b/9"}
+	if got, _ := other.evaluate(cells, ch, one, now, AlarmOK); got != AlarmInsufficientData {
+		t.Errorf("foreign dimensions: %s", got)
+	}
+	bad := def("missing")
+	bad.stat = "tm99"
+	if got, reason := bad.evaluate(cells, ch, one, now, AlarmOK); got != AlarmInsufficientData || !strings.Contains(reason, `does not compute statistic "tm99"`) {
+		t.Errorf("unsupported statistic: %s %s", got, reason)
+	}
+}
+
+// Several processes (here: separately opened clouds, each with its own
+// lock file handle) advancing the model at once leave one clean history:
+// one sample per minute, in order.
+func TestHealthHistoryIsSafeAcrossProcesses(t *testing.T) {
+	clk := newClock()
+	dir := t.TempDir()
+	newSimCell(t, dir, clk, "a", "us-east-1", "10.1.0.0/16", "app:v1")
+	var mu sync.Mutex
+	now := func() time.Time { mu.Lock(); defer mu.Unlock(); return clk.t }
+	errs := make(chan error, 8)
+	for i := 0; i < 8; i++ {
+		go func() {
+			c, err := Open(dir)
+			if err != nil {
+				errs <- err
+				return
+			}
+			c = c.WithClock(now)
+			for j := 0; j < 20; j++ {
+				if _, err := c.Health(0); err != nil {
+					errs <- err
+					return
+				}
+				mu.Lock()
+				clk.t = clk.t.Add(7 * time.Second)
+				mu.Unlock()
+			}
+			errs <- nil
+		}()
+	}
+	for i := 0; i < 8; i++ {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
+	}
+	c, _ := Open(dir)
+	hist := cellStatus(t, c.WithClock(now), "cell-a", historyMinutes).History
+	for i := 1; i < len(hist); i++ {
+		if d := hist[i].Time.Sub(hist[i-1].Time); d != time.Minute {
+			t.Fatalf("samples %d and %d are %s apart: %v, %v", i-1, i, d, hist[i-1].Time, hist[i].Time)
+		}
+	}
+	// From the load balancer's creation (no backfill before it) to the
+	// last complete minute.
+	if want := int(clk.t.Sub(newClock().t) / time.Minute); len(hist) != want {
+		t.Errorf("history = %d minutes, want %d", len(hist), want)
+	}
+}
+
+func TestResetClearsHealthProfiles(t *testing.T) {
+	c, _ := Open(t.TempDir())
+	if _, err := c.SetHealth(HealthTarget{Image: "bad:1"}, HealthProfile{ErrorRate: ptr(0.5)}); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Reset(); err != nil {
+		t.Fatal(err)
+	}
+	rep, err := c.Health(0)
+	if err != nil || len(rep.Images) != 0 {
+		t.Errorf("after reset: %+v, %v", rep.Images, err)
+	}
+}

@@ -1,0 +1,73 @@
+package edge
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/cellctl/cellctl/router"
+)
+
+func tableOf(t testing.TB, n int) *router.Table {
+	t.Helper()
+	s := router.Spec{Version: 1, Buckets: 16, Cells: []router.CellSpec{
+		{ID: "cell-a", State: router.CellActive, Weight: 1, Buckets: router.Ranges{{First: 0, Last: 7}}},
+		{ID: "cell-b", State: router.CellActive, Weight: 1, Buckets: router.Ranges{{First: 8, Last: 15}}},
+	}}
+	s.Overrides = make([]router.Override, n)
+	for i := range s.Overrides {
+		s.Overrides[i] = router.Override{Tenant: fmt.Sprintf("0c9f0000-7d1e-4b2a-9f3c-%012x", i), Cell: "cell-b", State: router.OverrideActive}
+	}
+	tb, err := router.New(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tb
+}
+
+func TestEstimateFollowsTheMeasurements(t *testing.T) {
+	if TablePeakMiB(50_000) != 41.1 || TablePeakMiB(75_000) <= 41.1 || TablePeakMiB(75_000) >= 73.4 {
+		t.Fatalf("interpolation: %v %v", TablePeakMiB(50_000), TablePeakMiB(75_000))
+	}
+	if TablePeakMiB(2_000_000) <= TablePeakMiB(1_000_000) {
+		t.Fatal("no extrapolation past the last point")
+	}
+	// 128 MB fits tens of thousands of overrides, 10240 MB the cap.
+	if n := MaxOverridesFor(DefaultMemoryMB); n < 50_000 || n > 100_000 {
+		t.Fatalf("128 MB fits %d overrides", n)
+	}
+	if n := MaxOverridesFor(MaxMemoryMB); n != router.MaxOverrides {
+		t.Fatalf("10240 MB fits %d overrides, want the cap %d", n, router.MaxOverrides)
+	}
+}
+
+// A table the function cannot load is refused with the numbers; one
+// override less fits.
+func TestCheckFitsRefusesWhatTheFunctionCannotLoad(t *testing.T) {
+	limit := MaxOverridesFor(DefaultMemoryMB)
+	if err := CheckFits(tableOf(t, limit), DefaultMemoryMB); err != nil {
+		t.Fatalf("%d overrides must fit 128 MB: %v", limit, err)
+	}
+	err := CheckFits(tableOf(t, limit+1), DefaultMemoryMB)
+	want := fmt.Sprintf("%d overrides need about 129 MB of edge function memory (50 MiB runtime + %.0f MiB measured for the table × 1.25 headroom; docs/BENCHMARKS.md), the function has 128 MB, which fits at most %d overrides: set cells:edgeMemoryMb to at least 129 in the router stack file", limit+1, TablePeakMiB(limit+1), limit)
+	if err == nil || err.Error() != want {
+		t.Fatalf("got  %v\nwant %s", err, want)
+	}
+	if err := CheckFits(tableOf(t, limit+1), 256); err != nil {
+		t.Fatalf("256 MB: %v", err)
+	}
+	if err := CheckFits(tableOf(t, 0), 0); err != nil {
+		t.Fatalf("an empty table: %v", err)
+	}
+}
+
+func TestPackageSizeIsBounded(t *testing.T) {
+	n := packageBytes(tableOf(t, 1000))
+	cfg, _ := Config(tableOf(t, 1000), map[string]string{"cell-a": "a.example.com", "cell-b": "b.example.com"}, "")
+	if n < len(cfg) || n > len(cfg)+len(indexJS)+len(routingJS)+2*253 {
+		t.Fatalf("package estimate %d for a %d-byte config", n, len(cfg))
+	}
+	if !strings.Contains(fmt.Sprint(MaxPackageBytes), "52428800") {
+		t.Fatal("Lambda@Edge origin-request package limit is 50 MB")
+	}
+}

@@ -1,0 +1,137 @@
+// Package backend is the rollout executor's Store over internal/rollout:
+// the one-rollout lock is rollout.Store's (create-if-absent in the Pulumi
+// backend, file:// or s3://, holder with a nonce, tombstoned abandon), and
+// the executor's records are JSON objects beside rollout.Store's records in
+// the same bucket, so a CI job on another machine reads and continues them.
+package backend
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"regexp"
+	"sync"
+
+	"gocloud.dev/blob"
+	"gocloud.dev/gcerrors"
+
+	"github.com/cellctl/cellctl/internal/rollout"
+	"github.com/cellctl/cellctl/waves/executor"
+)
+
+// Store adapts a rollout.Store to executor.Store.
+type Store struct {
+	s *rollout.Store
+
+	mu sync.Mutex
+	// held are the locks this process acquired, by holder nonce: only the
+	// *rollout.Lock that Acquire returned can release one.
+	held map[string]*rollout.Lock
+}
+
+// New wraps an open rollout store.
+func New(s *rollout.Store) *Store { return &Store{s: s, held: map[string]*rollout.Lock{}} }
+
+// idPattern is the shape of executor.Plan.ID; ids become object keys, so
+// nothing else is accepted.
+var idPattern = regexp.MustCompile(`^r-[0-9a-f]{12}$`)
+
+func key(id string) (string, error) {
+	if !idPattern.MatchString(id) {
+		return "", fmt.Errorf("rollout id %q is not one cellctl made (r- and 12 hex digits)", id)
+	}
+	return rollout.RecordPrefix + id + ".json", nil
+}
+
+// Load reads the record of rollout id.
+func (b *Store) Load(ctx context.Context, id string) (*executor.Record, error) {
+	k, err := key(id)
+	if err != nil {
+		return nil, err
+	}
+	data, err := b.s.Bucket().ReadAll(ctx, k)
+	if gcerrors.Code(err) == gcerrors.NotFound {
+		return nil, fmt.Errorf("rollout %s: %w", id, executor.ErrNoRecord)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("reading rollout %s: %w", id, err)
+	}
+	var r executor.Record
+	if err := json.Unmarshal(data, &r); err != nil {
+		return nil, fmt.Errorf("rollout %s: the record is not valid JSON: %w", id, err)
+	}
+	return &r, nil
+}
+
+// Save writes the record whole (fileblob renames a temporary file, an S3
+// PUT replaces the object), so a reader never sees half a record.
+func (b *Store) Save(ctx context.Context, r *executor.Record) error {
+	k, err := key(r.ID)
+	if err != nil {
+		return err
+	}
+	data, err := json.MarshalIndent(r, "", "  ")
+	if err != nil {
+		return err
+	}
+	if err := b.s.Bucket().WriteAll(ctx, k, append(data, '\n'), &blob.WriterOptions{ContentType: "application/json"}); err != nil {
+		return fmt.Errorf("writing rollout %s: %w", r.ID, err)
+	}
+	return nil
+}
+
+func toRollout(h executor.Holder) rollout.Holder {
+	return rollout.Holder{RolloutID: h.RolloutID, Host: h.Host, PID: h.PID, Started: h.Started, Nonce: h.Nonce}
+}
+
+func fromRollout(h rollout.Holder) executor.Holder {
+	return executor.Holder{RolloutID: h.RolloutID, Host: h.Host, PID: h.PID, Started: h.Started, Nonce: h.Nonce}
+}
+
+// Lock takes the fleet's rollout lock.
+func (b *Store) Lock(ctx context.Context, h executor.Holder) error {
+	if h.Nonce == "" {
+		return errors.New("rollout lock: a holder needs a nonce")
+	}
+	l, err := b.s.Acquire(ctx, toRollout(h))
+	var held *rollout.HeldError
+	if errors.As(err, &held) {
+		return &executor.LockedError{Holder: fromRollout(held.Holder)}
+	}
+	if err != nil {
+		return err
+	}
+	b.mu.Lock()
+	b.held[h.Nonce] = l
+	b.mu.Unlock()
+	return nil
+}
+
+// Unlock releases a lock this process took for h; any other is left alone.
+func (b *Store) Unlock(ctx context.Context, h executor.Holder) error {
+	b.mu.Lock()
+	l := b.held[h.Nonce]
+	delete(b.held, h.Nonce)
+	b.mu.Unlock()
+	if l == nil {
+		return nil
+	}
+	return l.Release(ctx)
+}
+
+// BreakLock removes the lock if it is still held by exactly held. The
+// check and rollout.Store.Abandon (whose tombstone per holder nonce makes
+// concurrent abandons of one holder safe) leave only the window between
+// this read and Abandon's own read of the holder.
+func (b *Store) BreakLock(ctx context.Context, held executor.Holder) error {
+	cur, err := b.s.Holder(ctx)
+	if err != nil {
+		return err
+	}
+	if cur == nil || cur.Nonce != held.Nonce {
+		return nil // gone already, or someone else's now: Lock will say whose
+	}
+	_, err = b.s.Abandon(ctx, held.RolloutID)
+	return err
+}

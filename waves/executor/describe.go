@@ -1,0 +1,116 @@
+package executor
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/hashicorp/go-multierror"
+	"golang.org/x/sync/errgroup"
+)
+
+// Description is the dry run of a plan: what each wave would change, how
+// long it bakes, what gate it must pass, how much traffic it exposes and
+// how long the rollout should take. It changes nothing.
+type Description struct {
+	ID    string            `json:"id"`
+	Waves []WaveDescription `json:"waves"`
+	// Expected is the expected wall time of the whole rollout.
+	Expected time.Duration `json:"expected"`
+}
+
+// WaveDescription is one wave of the dry run.
+type WaveDescription struct {
+	Name           string             `json:"name"`
+	Cells          []CellDescription  `json:"cells"`
+	Bake           time.Duration      `json:"bake"`
+	Poll           time.Duration      `json:"poll"`
+	MaxParallel    int                `json:"maxParallel,omitempty"`
+	Gate           string             `json:"gate,omitempty"`
+	OnBreach       BreachPolicy       `json:"onBreach"`
+	OnInconclusive InconclusivePolicy `json:"onInconclusive"`
+	// Exposure is the wave's own share; Cumulative adds every wave up to
+	// this one (nil when the plan carries no exposure).
+	Exposure   *Exposure `json:"exposure,omitempty"`
+	Cumulative *Exposure `json:"cumulative,omitempty"`
+	// Changed counts the cells that change (the others do not bake).
+	Changed int `json:"changed"`
+	// Expected is the wave's expected wall time: its update rounds
+	// (⌈changed / max_parallel⌉ × the update estimate) plus its bake; 0
+	// when nothing changes.
+	Expected time.Duration `json:"expected"`
+}
+
+// CellDescription is what one cell would get.
+type CellDescription struct {
+	Cell      string   `json:"cell"`
+	Unchanged bool     `json:"unchanged"`
+	Changes   []Change `json:"changes,omitempty"`
+	// Error says why the cell's current configuration could not be read.
+	Error string `json:"error,omitempty"`
+}
+
+// Describe builds the dry run, reading each cell's current configuration
+// through u. updateEstimate is how long one cell's update is expected to
+// take (from past runs, or a rule of thumb). A cell that cannot be read is
+// described with its error, and Describe also returns the errors: a plan
+// that cannot be checked is not a plan to approve.
+func Describe(ctx context.Context, u CurrentReader, plan Plan, updateEstimate time.Duration) (*Description, error) {
+	if err := plan.Validate(); err != nil {
+		return nil, fmt.Errorf("invalid rollout plan: %w", err)
+	}
+	d := &Description{ID: plan.ID()}
+	var cum Exposure
+	haveExposure := true
+	var errs *multierror.Error
+	for _, w := range plan.Waves {
+		wd := WaveDescription{Name: w.Name, Bake: w.Bake, Poll: w.Poll, MaxParallel: w.MaxParallel, Gate: w.Gate,
+			OnBreach: w.OnBreach, OnInconclusive: w.OnInconclusive, Exposure: w.Exposure}
+		wd.Cells = make([]CellDescription, len(w.Cells))
+		var g errgroup.Group
+		for j, c := range w.Cells {
+			g.Go(func() error {
+				cd := CellDescription{Cell: c}
+				cur, err := u.Current(ctx, c)
+				if err != nil {
+					cd.Error = err.Error()
+				} else {
+					cd.Changes = Diff(cur, plan.Desired[c])
+					cd.Unchanged = cur.Equal(plan.Desired[c])
+				}
+				wd.Cells[j] = cd
+				return nil
+			})
+		}
+		_ = g.Wait()
+		for _, cd := range wd.Cells {
+			switch {
+			case cd.Error != "":
+				errs = multierror.Append(errs, fmt.Errorf("cell %s: %s", cd.Cell, cd.Error))
+				wd.Changed++ // unknown counts as a change: never promise less work than there is
+			case !cd.Unchanged:
+				wd.Changed++
+			}
+		}
+		if wd.Changed > 0 {
+			per := wd.Changed
+			if w.MaxParallel > 0 {
+				per = w.MaxParallel
+			}
+			rounds := (wd.Changed + per - 1) / per
+			wd.Expected = time.Duration(rounds)*updateEstimate + w.Bake
+		}
+		d.Expected += wd.Expected
+		if w.Exposure == nil {
+			haveExposure = false
+		}
+		if haveExposure {
+			cum.Buckets = min(cum.Buckets+w.Exposure.Buckets, 1)
+			cum.Pinned = min(cum.Pinned+w.Exposure.Pinned, 1)
+			c := cum
+			wd.Cumulative = &c
+		}
+		d.Waves = append(d.Waves, wd)
+	}
+	return d, errs.ErrorOrNil()
+}

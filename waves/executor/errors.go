@@ -1,0 +1,84 @@
+package executor
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+)
+
+// ErrStopped says the run stopped at the operator's request (Options.Stop)
+// at a safe point; the record says where, and rerunning the same deploy
+// continues.
+var ErrStopped = errors.New("stopped at the operator's request; rerun the same deploy to continue")
+
+// HaltedError says the rollout stopped at a wave whose gate breached (or
+// was inconclusive): which cell, which signal, which reading, which
+// threshold, and whether the wave was rolled back. The deploy command maps
+// it to exit 3.
+type HaltedError struct {
+	RolloutID string
+	Wave      string
+	// Breach is the first breach seen (nil for an inconclusive halt).
+	Breach *Breach
+	// Reason explains a halt without a breach (inconclusive).
+	Reason string
+	// RolledBack: the wave's cells run their recorded configuration again.
+	RolledBack bool
+	// RollbackErr is set when some cell could not be rolled back.
+	RollbackErr error
+	// Next is the command the operator runs next.
+	Next string
+}
+
+func (e *HaltedError) Error() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "rollout %s halted at wave %s: ", e.RolloutID, e.Wave)
+	if e.Breach != nil {
+		b.WriteString(e.Breach.String())
+	} else {
+		b.WriteString(e.Reason)
+	}
+	switch {
+	case e.RollbackErr != nil:
+		fmt.Fprintf(&b, "; rolling back failed: %v", e.RollbackErr)
+	case e.RolledBack:
+		fmt.Fprintf(&b, "; wave %s rolled back to its previous configuration", e.Wave)
+	default:
+		fmt.Fprintf(&b, "; wave %s left as it is (not rolled back)", e.Wave)
+	}
+	if e.Next != "" {
+		b.WriteString("; next: " + e.Next)
+	}
+	return b.String()
+}
+
+// LockedError says another rollout holds the fleet (exit 4).
+type LockedError struct {
+	Holder Holder
+	// State is the holder's recorded state when known ("" otherwise): a
+	// paused rollout holds the fleet between its CI jobs.
+	State RolloutState
+	// Next is the holder's next wave when it is paused.
+	Next string
+}
+
+func (e *LockedError) Error() string {
+	if e.State == Interrupted {
+		return fmt.Sprintf("another rollout holds the fleet: %s stopped before it finished; rerun that deploy to continue it, or give it up with `cellctl deploy --abandon %s`",
+			e.Holder, e.Holder.RolloutID)
+	}
+	if e.State == Paused {
+		return fmt.Sprintf("another rollout holds the fleet: %s is paused before wave %s; continue it (`cellctl deploy --wave %s` with its image), or give it up with `cellctl deploy --abandon %s`",
+			e.Holder, e.Next, e.Next, e.Holder.RolloutID)
+	}
+	return fmt.Sprintf("another rollout holds the fleet: %s; if that run is dead, run `cellctl deploy --abandon %s`", e.Holder, e.Holder.RolloutID)
+}
+
+// RefusedError says the options ask for something this rollout's record
+// does not allow (--wave before earlier waves passed, an unknown wave, a
+// halted rollout rerun without --retry). Nothing was changed.
+type RefusedError struct {
+	Reason string
+}
+
+func (e *RefusedError) Error() string { return e.Reason }

@@ -1,0 +1,476 @@
+package executor
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/hashicorp/go-multierror"
+	"golang.org/x/sync/errgroup"
+)
+
+// wave drives one wave from wherever its record says it is.
+func (r *run) wave(ctx context.Context, i int) error {
+	w := r.plan.Waves[i]
+	r.mu.Lock()
+	wr := &r.rec.Waves[i]
+	state := wr.State
+	r.mu.Unlock()
+
+	switch state {
+	case WaveUnchanged:
+		r.emit(Event{Kind: WaveSkipped, Wave: w.Name, Message: fmt.Sprintf("wave %s: every cell already runs the desired configuration", w.Name)})
+		return nil
+	case WaveDone:
+		if !r.opts.Rebake {
+			r.emit(Event{Kind: WaveSkipped, Wave: w.Name, Message: fmt.Sprintf("wave %s passed earlier: not baked again (--rebake bakes it again)", w.Name)})
+			return nil
+		}
+		r.emit(Event{Kind: WaveStarted, Wave: w.Name, Message: fmt.Sprintf("wave %s: baking again (--rebake)", w.Name)})
+		r.mu.Lock()
+		wr.State, wr.BakeStart, wr.Finished = WaveBaking, r.clock.Now().UTC(), time.Time{}
+		r.mu.Unlock()
+		if err := r.save(ctx); err != nil {
+			return err
+		}
+		return r.bake(ctx, w, wr)
+	case WavePending:
+		if err := r.begin(ctx, w, wr); err != nil {
+			return err
+		}
+		r.mu.Lock()
+		unchanged := wr.State == WaveUnchanged
+		r.mu.Unlock()
+		if unchanged {
+			r.emit(Event{Kind: WavePassed, Wave: w.Name, Message: fmt.Sprintf("wave %s: every cell already runs the desired configuration; nothing to bake", w.Name)})
+			return nil
+		}
+		return r.update(ctx, w, wr)
+	case WaveUpdating:
+		if r.retried != w.Name {
+			r.emit(Event{Kind: Note, Wave: w.Name, Message: fmt.Sprintf("wave %s was mid-update when the last run stopped: applying its cells again (%s)", w.Name, strings.Join(r.pendingCells(wr), ", "))})
+		}
+		return r.update(ctx, w, wr)
+	case WaveBaking:
+		r.mu.Lock()
+		left := w.Bake - r.clock.Now().Sub(wr.BakeStart)
+		r.mu.Unlock()
+		r.emit(Event{Kind: Note, Wave: w.Name, Left: max(left, 0), Message: fmt.Sprintf("wave %s was baking when the last run stopped: continuing its bake (%s left)", w.Name, max(left, 0).Round(time.Second))})
+		return r.bake(ctx, w, wr)
+	case WaveRollingBack:
+		r.emit(Event{Kind: Note, Wave: w.Name, Message: fmt.Sprintf("wave %s was rolling back when the last run stopped: finishing the rollback", w.Name)})
+		return r.rollback(ctx, w, wr)
+	}
+	return fmt.Errorf("wave %s is %s in the record of rollout %s: cannot continue it", w.Name, state, r.rec.ID)
+}
+
+// begin records what every cell of the wave runs now — read from the cell,
+// not the repository — and which cells change. Nothing is changed until
+// that record is saved.
+func (r *run) begin(ctx context.Context, w Wave, wr *WaveRecord) error {
+	r.emit(Event{Kind: WaveStarted, Wave: w.Name, Message: fmt.Sprintf("wave %s: %s", w.Name, strings.Join(w.Cells, ", "))})
+	current := make([]CellConfig, len(w.Cells))
+	var g errgroup.Group
+	for j, c := range w.Cells {
+		g.Go(func() error {
+			cfg, err := r.ex.Updater.Current(ctx, c)
+			if err != nil {
+				return fmt.Errorf("reading what cell %s runs now (its configuration before wave %s): %w; nothing in the wave was changed", c, w.Name, err)
+			}
+			current[j] = cfg
+			return nil
+		})
+	}
+	if err := g.Wait(); err != nil {
+		return err
+	}
+	r.mu.Lock()
+	wr.Started = r.clock.Now().UTC()
+	changed := 0
+	for j := range wr.Cells {
+		cr := &wr.Cells[j]
+		before := current[j].Clone()
+		cr.Before = &before
+		cr.After = r.plan.Desired[cr.Cell].Clone()
+		if before.Equal(cr.After) {
+			cr.State = CellStateUnchanged
+		} else {
+			cr.State = CellPending
+			changed++
+		}
+	}
+	if changed == 0 {
+		wr.State, wr.Finished = WaveUnchanged, wr.Started
+	} else {
+		wr.State = WaveUpdating
+	}
+	r.mu.Unlock()
+	for _, cr := range wr.Cells {
+		if cr.State == CellStateUnchanged {
+			r.emit(Event{Kind: CellUnchanged, Wave: w.Name, Cell: cr.Cell})
+		}
+	}
+	return r.save(ctx)
+}
+
+// pendingCells are the wave's cells an update (still) has to apply.
+func (r *run) pendingCells(wr *WaveRecord) []string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var out []string
+	for _, c := range wr.Cells {
+		switch c.State {
+		case CellPending, CellStateUpdating, CellStateFailed:
+			out = append(out, c.Cell)
+		}
+	}
+	return out
+}
+
+// update applies the new configuration to the wave's changed cells, at
+// most MaxParallel at once. A failed cell does not stop its siblings (a
+// half-started wave is rolled back as a whole anyway); it breaches.
+func (r *run) update(ctx context.Context, w Wave, wr *WaveRecord) error {
+	cells := r.pendingCells(wr)
+	var (
+		g          errgroup.Group
+		nmu        sync.Mutex
+		notApplied *multierror.Error
+	)
+	first := len(cells)
+	if w.MaxParallel > 0 {
+		g.SetLimit(w.MaxParallel)
+		first = min(first, w.MaxParallel)
+	}
+	// The cells that start at once are marked updating in one save, so
+	// they start together instead of one save apart.
+	for _, c := range cells[:first] {
+		r.setCell(wr, c, CellStateUpdating, "")
+	}
+	if err := r.save(ctx); err != nil {
+		return err
+	}
+	for k, c := range cells {
+		g.Go(func() error {
+			if ctx.Err() != nil || r.stopped() {
+				// Interrupted before this cell started: it stays as it is
+				// (pending, or marked updating and never applied — a rerun
+				// applies it either way).
+				return nil
+			}
+			if k >= first {
+				r.setCell(wr, c, CellStateUpdating, "")
+				if err := r.save(ctx); err != nil {
+					return nil // saved() stops the wave below
+				}
+			}
+			r.mu.Lock()
+			cfg := wr.cell(c).After.Clone()
+			r.mu.Unlock()
+			r.emit(Event{Kind: CellUpdating, Wave: w.Name, Cell: c})
+			if _, err := r.ex.Updater.Apply(ctx, c, cfg); errors.Is(err, ErrNotApplied) {
+				// Nothing changed (the stack was locked by someone else):
+				// not a breach, the wave stops and a rerun applies it.
+				r.setCell(wr, c, CellPending, err.Error())
+				nmu.Lock()
+				notApplied = multierror.Append(notApplied, fmt.Errorf("%s: %w", c, err))
+				nmu.Unlock()
+			} else if err != nil {
+				r.setCell(wr, c, CellStateFailed, err.Error())
+				r.emit(Event{Kind: CellFailed, Wave: w.Name, Cell: c, Err: err})
+			} else {
+				r.setCell(wr, c, CellStateUpdated, "")
+				r.emit(Event{Kind: CellUpdated, Wave: w.Name, Cell: c})
+			}
+			_ = r.save(ctx)
+			return nil
+		})
+	}
+	_ = g.Wait()
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("wave %s interrupted while updating (cells not finished: %s); rerun the same deploy to continue: %w",
+			w.Name, strings.Join(r.pendingCells(wr), ", "), err)
+	}
+	if err := r.saved(); err != nil {
+		return err
+	}
+	// An update failure is a breach of that cell; the first in wave order
+	// names the halt. It is handled even when a stop was asked: a failed
+	// cell must not be left for a human to notice.
+	r.mu.Lock()
+	var breach *Breach
+	for _, cr := range wr.Cells {
+		if cr.State == CellStateFailed {
+			breach = &Breach{Cell: cr.Cell, Signal: SignalUpdate, Reading: "update failed: " + cr.Error}
+			break
+		}
+	}
+	r.mu.Unlock()
+	if breach != nil {
+		return r.breach(ctx, w, wr, *breach, nil)
+	}
+	if err := notApplied.ErrorOrNil(); err != nil {
+		return fmt.Errorf("wave %s is half-updated: some cells could not start their update; rerun the same deploy to continue it: %w", w.Name, err)
+	}
+	if r.stopped() {
+		if left := r.pendingCells(wr); len(left) > 0 {
+			return fmt.Errorf("wave %s stopped while updating (cells not updated: %s): %w", w.Name, strings.Join(left, ", "), ErrStopped)
+		}
+	}
+	r.mu.Lock()
+	wr.State, wr.BakeStart = WaveBaking, r.clock.Now().UTC()
+	r.mu.Unlock()
+	if err := r.save(ctx); err != nil {
+		return err
+	}
+	return r.bake(ctx, w, wr)
+}
+
+func (r *run) setCell(wr *WaveRecord, cell string, s CellState, errText string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	c := wr.cell(cell)
+	c.State, c.Error, c.Updated = s, errText, r.clock.Now().UTC()
+}
+
+// bakedCells are the cells a bake judges: those the wave changed.
+func (r *run) bakedCells(wr *WaveRecord) []string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var out []string
+	for _, c := range wr.Cells {
+		if c.State == CellStateUpdated {
+			out = append(out, c.Cell)
+		}
+	}
+	return out
+}
+
+// bake polls the gate every Poll until Bake has passed since the wave's
+// update finished. A breach at any poll ends the bake; at the end, an
+// inconclusive cell halts unless the wave promotes on inconclusive. The
+// window always starts at the recorded bake start, so a bake resumed after
+// a crash still judges the time nobody was watching.
+func (r *run) bake(ctx context.Context, w Wave, wr *WaveRecord) error {
+	cells := r.bakedCells(wr)
+	r.mu.Lock()
+	start := wr.BakeStart
+	r.mu.Unlock()
+	var last []Verdict
+	for {
+		left := w.Bake - r.clock.Now().Sub(start)
+		if left > 0 {
+			r.emit(Event{Kind: Baking, Wave: w.Name, Left: left, Verdicts: last})
+			// Checked first: select picks among ready cases at random.
+			if err := ctx.Err(); err != nil {
+				return fmt.Errorf("wave %s interrupted while baking (%s left); rerun the same deploy to continue the bake: %w", w.Name, left.Round(time.Second), err)
+			}
+			if r.stopped() {
+				return fmt.Errorf("wave %s stopped while baking (%s left): %w", w.Name, left.Round(time.Second), ErrStopped)
+			}
+			select {
+			case <-ctx.Done():
+				return fmt.Errorf("wave %s interrupted while baking (%s left); rerun the same deploy to continue the bake: %w", w.Name, left.Round(time.Second), ctx.Err())
+			case <-r.opts.Stop:
+				return fmt.Errorf("wave %s stopped while baking (%s left): %w", w.Name, left.Round(time.Second), ErrStopped)
+			case <-r.clock.After(min(w.Poll, left)):
+			}
+		}
+		now := r.clock.Now().UTC()
+		verdicts, gateErr := r.ex.Gate.Check(ctx, GateQuery{Wave: w.Name, Cells: cells, Start: start, End: now})
+		if gateErr != nil && ctx.Err() != nil {
+			return fmt.Errorf("wave %s interrupted while baking; rerun the same deploy to continue the bake: %w", w.Name, ctx.Err())
+		}
+		verdicts = judge(cells, verdicts, gateErr)
+		last = verdicts
+		poll := Poll{At: now, Verdicts: verdicts}
+		if gateErr != nil {
+			poll.Error = gateErr.Error()
+		}
+		r.mu.Lock()
+		wr.Polls = append(wr.Polls, poll)
+		r.mu.Unlock()
+		if err := r.save(ctx); err != nil {
+			return err
+		}
+		if b := firstBreach(verdicts); b != nil {
+			return r.breach(ctx, w, wr, *b, verdicts)
+		}
+		if r.clock.Now().Sub(start) < w.Bake {
+			continue
+		}
+		if reason := inconclusive(verdicts); reason != "" && w.OnInconclusive != InconclusivePromote {
+			r.mu.Lock()
+			wr.State, wr.Reason, wr.Finished = WaveHalted, reason, r.clock.Now().UTC()
+			r.mu.Unlock()
+			if err := r.save(ctx); err != nil {
+				return err
+			}
+			r.emit(Event{Kind: WaveBreached, Wave: w.Name, Verdicts: verdicts, Message: "inconclusive: " + reason})
+			return &HaltedError{RolloutID: r.rec.ID, Wave: w.Name, Reason: "inconclusive: " + reason,
+				Next: fmt.Sprintf("the wave's cells keep the new configuration; check their traffic, then rerun with --retry (or set on_inconclusive: promote); `cellctl rollout status %s`", r.rec.ID)}
+		}
+		r.mu.Lock()
+		wr.State, wr.Finished = WaveDone, r.clock.Now().UTC()
+		r.mu.Unlock()
+		if err := r.save(ctx); err != nil {
+			return err
+		}
+		r.emit(Event{Kind: WavePassed, Wave: w.Name, Verdicts: verdicts})
+		return nil
+	}
+}
+
+// judge makes the gate's answer total and fail-closed: a read error
+// breaches every cell, and a cell the gate said nothing about breaches.
+func judge(cells []string, got []Verdict, gateErr error) []Verdict {
+	by := map[string]Verdict{}
+	for _, v := range got {
+		by[v.Cell] = v
+	}
+	out := make([]Verdict, 0, len(cells))
+	for _, c := range cells {
+		v, ok := by[c]
+		switch {
+		case gateErr != nil:
+			v = Verdict{Cell: c, Decision: Breached, Readings: v.Readings,
+				Breach: &Breach{Cell: c, Signal: SignalGate, Reading: "unreadable: " + gateErr.Error()}}
+		case !ok:
+			v = Verdict{Cell: c, Decision: Breached, Breach: &Breach{Cell: c, Signal: SignalGate, Reading: "the gate returned no verdict for the cell"}}
+		case v.Decision == Breached && v.Breach == nil:
+			v.Breach = &Breach{Cell: c, Signal: SignalGate, Reading: "breach without details"}
+		case v.Decision != Pass && v.Decision != Breached && v.Decision != Inconclusive:
+			v = Verdict{Cell: c, Decision: Breached, Readings: v.Readings,
+				Breach: &Breach{Cell: c, Signal: SignalGate, Reading: fmt.Sprintf("unknown decision %q", v.Decision)}}
+		}
+		if v.Breach != nil && v.Breach.Cell == "" {
+			b := *v.Breach
+			b.Cell = c
+			v.Breach = &b
+		}
+		out = append(out, v)
+	}
+	return out
+}
+
+func firstBreach(vs []Verdict) *Breach {
+	for _, v := range vs {
+		if v.Decision == Breached {
+			return v.Breach
+		}
+	}
+	return nil
+}
+
+func inconclusive(vs []Verdict) string {
+	var parts []string
+	for _, v := range vs {
+		if v.Decision == Inconclusive {
+			reason := v.Reason
+			if reason == "" {
+				reason = "too little traffic to judge"
+			}
+			parts = append(parts, v.Cell+": "+reason)
+		}
+	}
+	return strings.Join(parts, "; ")
+}
+
+// breach applies the wave's on_breach policy.
+func (r *run) breach(ctx context.Context, w Wave, wr *WaveRecord, b Breach, verdicts []Verdict) error {
+	r.mu.Lock()
+	wr.Breach = &b
+	if w.OnBreach == Halt {
+		wr.State, wr.Finished = WaveHalted, r.clock.Now().UTC()
+	} else {
+		wr.State = WaveRollingBack
+	}
+	r.mu.Unlock()
+	if err := r.save(ctx); err != nil {
+		return err
+	}
+	r.emit(Event{Kind: WaveBreached, Wave: w.Name, Cell: b.Cell, Breach: &b, Verdicts: verdicts})
+	if w.OnBreach == Halt {
+		return &HaltedError{RolloutID: r.rec.ID, Wave: w.Name, Breach: &b,
+			Next: fmt.Sprintf("on_breach is halt: inspect the cells (`cellctl rollout status %s`), then rerun with --retry or ship a fix", r.rec.ID)}
+	}
+	return r.rollback(ctx, w, wr)
+}
+
+// rollback redeploys every cell the wave touched with the configuration it
+// ran before the wave, all at once: restoring a known-good configuration
+// is urgent, and max_parallel bounds the risk of a new one.
+func (r *run) rollback(ctx context.Context, w Wave, wr *WaveRecord) error {
+	r.mu.Lock()
+	var cells []string
+	for _, c := range wr.Cells {
+		switch c.State {
+		case CellStateUpdating, CellStateUpdated, CellStateFailed, CellRollingBack, CellRollbackFailed:
+			cells = append(cells, c.Cell)
+		}
+	}
+	b := wr.Breach
+	r.mu.Unlock()
+	r.emit(Event{Kind: RollingBack, Wave: w.Name, Breach: b, Message: fmt.Sprintf("rolling back wave %s: %s", w.Name, strings.Join(cells, ", "))})
+
+	var (
+		g    errgroup.Group
+		errs *multierror.Error
+		emu  sync.Mutex
+	)
+	for _, c := range cells {
+		g.Go(func() error {
+			r.setCell(wr, c, CellRollingBack, "")
+			_ = r.save(ctx)
+			r.mu.Lock()
+			before := wr.cell(c).Before
+			r.mu.Unlock()
+			var err error
+			if before == nil {
+				err = fmt.Errorf("no configuration was recorded before the wave")
+			} else {
+				_, err = r.ex.Updater.Apply(ctx, c, before.Clone())
+			}
+			if err != nil {
+				r.setCell(wr, c, CellRollbackFailed, err.Error())
+				emu.Lock()
+				errs = multierror.Append(errs, fmt.Errorf("%s: %w", c, err))
+				emu.Unlock()
+			} else {
+				r.setCell(wr, c, CellStateRolled, "")
+				r.emit(Event{Kind: CellRolledBack, Wave: w.Name, Cell: c})
+			}
+			_ = r.save(ctx)
+			return nil
+		})
+	}
+	_ = g.Wait()
+	if err := r.saved(); err != nil {
+		return err
+	}
+	if err := ctx.Err(); err != nil {
+		// The wave stays rolling-back in the record: a rerun finishes it.
+		return fmt.Errorf("wave %s interrupted while rolling back; rerun the same deploy to finish the rollback: %w", w.Name, err)
+	}
+	if err := errs.ErrorOrNil(); err != nil {
+		// The wave stays rolling-back in the record: a rerun finishes it.
+		return &HaltedError{RolloutID: r.rec.ID, Wave: w.Name, Breach: b, RollbackErr: err,
+			Next: "rerun the same deploy to retry the rollback"}
+	}
+	r.mu.Lock()
+	wr.State, wr.Finished = WaveRolledBack, r.clock.Now().UTC()
+	r.mu.Unlock()
+	if err := r.save(ctx); err != nil {
+		return err
+	}
+	r.emit(Event{Kind: RolledBack, Wave: w.Name})
+	cell := ""
+	if b != nil {
+		cell = b.Cell
+	}
+	return &HaltedError{RolloutID: r.rec.ID, Wave: w.Name, Breach: b, RolledBack: true,
+		Next: fmt.Sprintf("cell %s breached; see the readings with `cellctl rollout status %s`, ship a fix as a new rollout", cell, r.rec.ID)}
+}
