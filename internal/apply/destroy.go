@@ -35,7 +35,7 @@ func Destroy(ctx context.Context, env *Env, o DestroyOptions) (*Report, error) {
 		return nil, fmt.Errorf("unknown cell %q (cells of this fleet: %v); the router stack is not destroyed by cellctl", o.Cell, fl.CellIDs())
 	}
 	if why := RoutedTo(fl, c.ID); why != "" {
-		return nil, fmt.Errorf("refusing to destroy %s: tenants are still routed to it — %s; drain the cell and remove it from the routing table first", c.ID, why)
+		return nil, fmt.Errorf("refusing to destroy %s: tenants are still routed to it — %s; a cell is destroyed only once it is drained with no tenant pinned to it: run `cellctl drain %s` first", c.ID, why, c.ID)
 	}
 	eng, err := env.Engine()
 	if err != nil {

@@ -9,7 +9,9 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/cellctl/cellctl/cmd/cellctl/cell"
 	"github.com/cellctl/cellctl/cmd/cellctl/cmdutil"
+	"github.com/cellctl/cellctl/cmd/cellctl/lifecycle"
 	"github.com/cellctl/cellctl/cmd/cellctl/plan"
 	"github.com/cellctl/cellctl/cmd/cellctl/route"
 	"github.com/cellctl/cellctl/cmd/cellctl/simulator"
@@ -68,6 +70,10 @@ Exit codes: 0 ok, 1 error, 2 findings (drift, quota, isolation),
 		route.NewCmdRoute(f, nil),
 		route.NewCmdCapacity(f, nil),
 		route.NewCmdLanes(f, nil),
+		cell.NewCmdCell(f),
+		lifecycle.NewCmdDrain(f, nil),
+		lifecycle.NewCmdUndrain(f, nil),
+		lifecycle.NewCmdMigrate(f, nil),
 		simulator.NewCmdSim(f),
 	)
 	return cmd

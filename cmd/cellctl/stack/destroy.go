@@ -36,10 +36,11 @@ func NewCmdDestroy(f *cmdutil.Factory, runF func(*DestroyOptions) error) *cobra.
 	opts := &DestroyOptions{IO: f.IO, Fleet: f.Fleet, Engine: engineOf(f)}
 	cmd := &cobra.Command{
 		Use:   "destroy CELL",
-		Short: "Tear down one cell (refused while tenants are routed to it)",
-		Long: `Destroy every resource of one cell. cellctl refuses while stacks/routing.json
-still lists the cell as anything but drained (buckets or tenant overrides
-pointing at it): drain the cell first.
+		Short: "Tear down one cell (refused until it is drained)",
+		Long: `Destroy every resource of one cell. cellctl refuses unless stacks/routing.json
+has the cell drained — no bucket and no tenant override pointing at it:
+run cellctl drain CELL first (a cell not in the table at all, e.g. a cell
+add that stopped before routing, may be destroyed).
 
 The cell's stateful resources — Aurora cluster, cache, queues — are
 protected. A destroy stops at them and says so; --release-protected first

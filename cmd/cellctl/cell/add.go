@@ -1,0 +1,132 @@
+// Package cell holds `cellctl cell …`: commands that change the set of
+// cells of the fleet (add).
+package cell
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/spf13/cobra"
+
+	"github.com/cellctl/cellctl/cmd/cellctl/cmdutil"
+	"github.com/cellctl/cellctl/cmd/cellctl/lifecycle"
+	"github.com/cellctl/cellctl/cmd/cellctl/route"
+	"github.com/cellctl/cellctl/internal/fleet"
+	"github.com/cellctl/cellctl/internal/iostreams"
+	lc "github.com/cellctl/cellctl/internal/lifecycle"
+	"github.com/cellctl/cellctl/internal/progress"
+	"github.com/cellctl/cellctl/internal/render"
+	"github.com/cellctl/cellctl/router"
+)
+
+// NewCmdCell builds `cellctl cell`.
+func NewCmdCell(f *cmdutil.Factory) *cobra.Command {
+	cmd := &cobra.Command{Use: "cell", Short: "Add cells to the fleet"}
+	cmd.AddCommand(NewCmdAdd(f, nil))
+	return cmd
+}
+
+// AddOptions are the inputs of `cellctl cell add`.
+type AddOptions struct {
+	IO       *iostreams.IOStreams
+	Load     func() (*fleet.Fleet, error)
+	Engine   lifecycle.EngineFunc
+	Parallel int
+	View     render.View[*lc.AddReport]
+
+	ID     string
+	Index  int
+	Wave   string
+	Take   string
+	DryRun bool
+}
+
+// NewCmdAdd builds `cellctl cell add`.
+func NewCmdAdd(f *cmdutil.Factory, runF func(*AddOptions) error) *cobra.Command {
+	opts := &AddOptions{IO: f.IO, Load: lifecycle.Loader(f), Engine: lifecycle.EngineOf(f)}
+	cmd := &cobra.Command{
+		Use:   "add [ID]",
+		Short: "Create a cell, deploy it, then give it tenants and publish the router",
+		Long: `Add a cell in one command, each step saying what it did:
+
+1. pick the id (default: the next free cell-<letters>) and cells:index
+   (--index; default: one above the highest, so VPC 10.N.0.0/16 is new);
+2. write stacks/Pulumi.<id>.yaml and add the cell to a wave of
+   stacks/waves.yaml (--wave; default: the last), keeping the rest of that
+   file as it is;
+3. validate the fleet (nothing is kept when it is invalid);
+4. deploy the cell alone (its stack gets the fleet's origin-verify secret);
+5. only once it is up, give it buckets (--take auto: its share, moved from
+   the most loaded cells with the fewest moves; or a number), save
+   stacks/routing.json and publish the router.
+
+Until step 5 the cell has no traffic: a failure leaves the fleet serving as
+before and says how to continue (the same command again continues with the
+files already written) or undo.`,
+		Example: `  cellctl cell add --dry-run
+  cellctl cell add
+  cellctl cell add cell-eu1 --index 20 --wave canary --take 64`,
+		Args: cobra.MaximumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if len(args) == 1 {
+				opts.ID = args[0]
+			}
+			if !cmd.Flags().Changed("index") {
+				opts.Index = -1
+			}
+			opts.Parallel = f.Global.Parallel
+			var err error
+			if opts.View, err = render.Pick(f.Global.Output, addFormats...); err != nil {
+				return err
+			}
+			if runF != nil {
+				return runF(opts)
+			}
+			return addRun(cmd.Context(), opts)
+		},
+	}
+	cmd.Flags().IntVar(&opts.Index, "index", 0, "cells:index (VPC 10.N.0.0/16); default: one above the highest in use")
+	cmd.Flags().StringVar(&opts.Wave, "wave", "", "wave of stacks/waves.yaml to put the cell in (default: the last)")
+	cmd.Flags().StringVar(&opts.Take, "take", "auto", `buckets to give the cell once it is up: "auto" (its share) or a number`)
+	cmd.Flags().BoolVar(&opts.DryRun, "dry-run", false, "say what would be written, deployed and moved; change nothing")
+	return cmd
+}
+
+var addFormats = []render.Format[*lc.AddReport]{
+	{Name: render.FormatTable, Render: func(io *iostreams.IOStreams, rep *lc.AddReport) error {
+		for _, tr := range rep.Transitions {
+			route.PrintTransition(render.Out(io), io.Out, tr)
+		}
+		if rep.DryRun {
+			fmt.Fprintln(io.Out, "\ndry run: nothing was written, deployed or published")
+		} else if len(rep.Published) > 0 {
+			fmt.Fprintf(io.Out, "\n%s is up in wave %q and the router serves routing table version %d\n", rep.Cell, rep.Wave, rep.Published[len(rep.Published)-1])
+		}
+		return nil
+	}},
+	render.JSONFormat(func(rep *lc.AddReport) any { return rep }),
+}
+
+func addRun(ctx context.Context, opts *AddOptions) error {
+	take, err := router.ParseTake(opts.Take)
+	if err != nil {
+		return err
+	}
+	display := progress.New(opts.IO.ErrOut, opts.IO.IsStderrTTY() && opts.IO.ColorErr(), render.Err(opts.IO))
+	env := &lc.Env{
+		Load:     opts.Load,
+		Engine:   func(fl *fleet.Fleet) (lc.Engine, error) { return opts.Engine(fl, display.Handle) },
+		Parallel: opts.Parallel,
+		Log:      opts.IO.ErrOut,
+		Events:   display.Handle,
+		Stop:     cmdutil.Graceful(ctx).Done(),
+	}
+	rep, err := lc.AddCell(ctx, env, lc.AddOptions{ID: opts.ID, Index: opts.Index, Wave: opts.Wave, Take: take, DryRun: opts.DryRun})
+	display.Close()
+	if rep != nil && len(rep.Transitions) > 0 {
+		if verr := opts.View.Render(opts.IO, rep); verr != nil && err == nil {
+			err = verr
+		}
+	}
+	return err
+}

@@ -1,0 +1,143 @@
+// Package lifecycle holds the operator's levers on the routing of the
+// fleet: `cellctl drain`, `undrain` and `migrate`. Each binds flags to the
+// options of one internal/lifecycle use case and renders its report; the
+// steps are logged on stderr as they happen.
+package lifecycle
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"strings"
+
+	"github.com/cellctl/cellctl/cmd/cellctl/cmdutil"
+	"github.com/cellctl/cellctl/cmd/cellctl/route"
+	"github.com/cellctl/cellctl/internal/engine"
+	"github.com/cellctl/cellctl/internal/fleet"
+	"github.com/cellctl/cellctl/internal/iostreams"
+	"github.com/cellctl/cellctl/internal/lifecycle"
+	"github.com/cellctl/cellctl/internal/progress"
+	"github.com/cellctl/cellctl/internal/render"
+	"github.com/cellctl/cellctl/internal/stackrun"
+	"github.com/cellctl/cellctl/router"
+)
+
+// EngineFunc connects to the engine for a fleet as loaded.
+type EngineFunc func(fl *fleet.Fleet, events func(stackrun.Event)) (lifecycle.Engine, error)
+
+// EngineOf adapts the factory's engine to the lifecycle use cases.
+func EngineOf(f *cmdutil.Factory) EngineFunc {
+	return func(fl *fleet.Fleet, events func(stackrun.Event)) (lifecycle.Engine, error) {
+		e, err := f.Engine(fl, events)
+		if err != nil {
+			return nil, err
+		}
+		return outputsOf{e}, nil
+	}
+}
+
+// outputsOf gives the engine the Outputs the lifecycle reads the deployed
+// router's table version from.
+type outputsOf struct{ *engine.Engine }
+
+func (e outputsOf) Outputs(ctx context.Context, stack string) (map[string]any, error) {
+	sts, err := e.Status(ctx, []string{stack})
+	if err != nil {
+		return nil, err
+	}
+	st := sts[0]
+	switch {
+	case st.Error != "":
+		return nil, errors.New(st.Error)
+	case !st.Deployed:
+		return nil, stackrun.ErrNotDeployed
+	}
+	return st.Outputs, nil
+}
+
+// Loader loads the fleet from disk, afresh on every call (the commands
+// change the repository between their steps).
+func Loader(f *cmdutil.Factory) func() (*fleet.Fleet, error) {
+	return func() (*fleet.Fleet, error) {
+		dir, err := filepath.Abs(f.Global.Dir)
+		if err != nil {
+			return nil, err
+		}
+		fl, err := fleet.Load(dir)
+		if err != nil {
+			return nil, fmt.Errorf("invalid fleet configuration in %s:\n%w", f.Global.Dir, err)
+		}
+		return fl, nil
+	}
+}
+
+// Deps are the dependencies every lifecycle command takes.
+type Deps struct {
+	IO       *iostreams.IOStreams
+	Load     func() (*fleet.Fleet, error)
+	Engine   EngineFunc
+	Parallel int
+}
+
+func depsOf(f *cmdutil.Factory) Deps {
+	return Deps{IO: f.IO, Load: Loader(f), Engine: EngineOf(f)}
+}
+
+// env builds the use case's environment: progress on stderr, the first
+// interrupt as the stop signal. done stops the progress display.
+func (d Deps) env(ctx context.Context) (*lifecycle.Env, func()) {
+	display := progress.New(d.IO.ErrOut, d.IO.IsStderrTTY() && d.IO.ColorErr(), render.Err(d.IO))
+	return &lifecycle.Env{
+		Load: d.Load,
+		Engine: func(fl *fleet.Fleet) (lifecycle.Engine, error) {
+			return d.Engine(fl, display.Handle)
+		},
+		Parallel: d.Parallel,
+		Log:      d.IO.ErrOut,
+		Events:   display.Handle,
+		Stop:     cmdutil.Graceful(ctx).Done(),
+	}, display.Close
+}
+
+// Formats are the views of a lifecycle report: each transition's moves
+// and per-cell load before → after, or the report as JSON.
+var Formats = []render.Format[*lifecycle.Report]{
+	{Name: render.FormatTable, Render: func(io *iostreams.IOStreams, rep *lifecycle.Report) error {
+		s := render.Out(io)
+		for i, tr := range rep.Transitions {
+			if i > 0 {
+				fmt.Fprintln(io.Out)
+			}
+			route.PrintTransition(s, io.Out, tr)
+			if tr.Action == router.ActionMigrate && tr.Tenant != "" {
+				r := tr.To.Route(tr.Tenant)
+				fmt.Fprintf(io.Out, "\n%s: reads served by %s; writes answered 503 with Retry-After until `cellctl migrate %s --finish` (or --abort) is published\n",
+					tr.Tenant, r.Cell, tr.Tenant)
+			}
+		}
+		switch {
+		case rep.DryRun:
+			fmt.Fprintln(io.Out, "\ndry run: nothing was written or published")
+		case len(rep.Published) > 0:
+			vs := make([]string, len(rep.Published))
+			for i, v := range rep.Published {
+				vs[i] = fmt.Sprint(v)
+			}
+			fmt.Fprintf(io.Out, "\npublished: the router serves routing table version %s\n", strings.Join(vs, ", then "))
+		}
+		return nil
+	}},
+	render.JSONFormat(func(rep *lifecycle.Report) any { return rep }),
+}
+
+// show renders what was done, even when a later step failed.
+func show(io *iostreams.IOStreams, view render.View[*lifecycle.Report], rep *lifecycle.Report, err error) error {
+	if rep == nil || len(rep.Transitions) == 0 {
+		return err
+	}
+	if verr := view.Render(io, rep); verr != nil && err == nil {
+		err = verr
+	}
+	return err
+}

@@ -1,0 +1,304 @@
+package lifecycle
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/cellctl/cellctl/internal/apply"
+	"github.com/cellctl/cellctl/internal/cellid"
+	"github.com/cellctl/cellctl/internal/fleet"
+	"github.com/cellctl/cellctl/router"
+)
+
+// MaxIndex is the highest cells:index (VPC 10.N.0.0/16).
+const MaxIndex = 255
+
+// AddOptions select what `cell add` does.
+type AddOptions struct {
+	// ID of the new cell; "" picks the next free one (cell-a … cell-z,
+	// cell-aa …).
+	ID string
+	// Index is cells:index; negative picks the next free one.
+	Index int
+	// Wave of stacks/waves.yaml to put the cell in; "": the last.
+	Wave string
+	// Take is the buckets the cell gets once it is up: router.TakeAuto
+	// (its capacity-proportional share, moved from the most loaded
+	// cells) or a number.
+	Take   int
+	DryRun bool
+}
+
+// AddReport is what `cell add` did, step by step.
+type AddReport struct {
+	Cell      string   `json:"cell"`
+	Index     int      `json:"index"`
+	Wave      string   `json:"wave"`
+	StackFile string   `json:"stack_file"`
+	Steps     []string `json:"steps"`
+	Report
+}
+
+// AddCell creates a cell in one command: it writes the cell's stack file,
+// puts it in a wave, validates the fleet, deploys the cell, and only once
+// the cell is up (its ECS service at steady state behind its ALB) gives it
+// buckets and publishes the router. Until that last step the cell has no
+// traffic, so a failure anywhere leaves the fleet serving exactly as
+// before; the error says how to continue (run the same command again: a
+// cell whose stack file exists but which is not in the routing table is
+// continued) or undo.
+func AddCell(ctx context.Context, env *Env, o AddOptions) (*AddReport, error) {
+	fl, t, err := loadTable(env)
+	if err != nil {
+		return nil, err
+	}
+	rep := &AddReport{Report: Report{DryRun: o.DryRun}}
+	step := func(format string, args ...any) {
+		s := fmt.Sprintf(format, args...)
+		rep.Steps = append(rep.Steps, s)
+		env.logf("%s", s)
+	}
+
+	id := o.ID
+	if id == "" {
+		id = nextID(fl, t)
+	} else if err := cellid.Check(id); err != nil {
+		return nil, fmt.Errorf("cannot add %q: %w", id, err)
+	}
+	rep.Cell = id
+	if cs, ok := t.Cell(id); ok {
+		return nil, fmt.Errorf("cannot add %q: it is already in the routing table (%s, %d buckets); undrain it instead", id, cs.State, cs.Buckets.Count())
+	}
+	stackRel := filepath.Join(fl.StackDir, "Pulumi."+id+".yaml")
+	stackPath := filepath.Join(fl.Dir, stackRel)
+	rep.StackFile = stackRel
+	undo := fmt.Sprintf("%s has no traffic (it is not in stacks/%s). To continue, fix the cause and run `cellctl cell add %s` again; "+
+		"to undo, `cellctl destroy %s --release-protected`, then delete %s and remove %s from stacks/%s",
+		id, fleet.RoutingFile, id, id, stackRel, id, fleet.WavesFile)
+
+	existing := fl.Cell(id)
+	if existing != nil {
+		// A previous `cell add` stopped after writing the files.
+		if o.Index >= 0 && o.Index != existing.Index {
+			return nil, fmt.Errorf("cannot add %q with --index %d: %s exists with cells:index %d; continue without --index, or delete it first", id, o.Index, stackRel, existing.Index)
+		}
+		rep.Index = existing.Index
+		if w := fl.Waves.WaveOf(id); w >= 0 {
+			rep.Wave = fl.Waves.Waves[w].Name
+		}
+		step("%s exists and %s is not routed yet: continuing the add", stackRel, id)
+	} else {
+		idx, err := pickIndex(fl, o.Index)
+		if err != nil {
+			return nil, fmt.Errorf("cannot add %q: %w", id, err)
+		}
+		rep.Index = idx
+	}
+
+	// The transition is computed now, to refuse early (--take too big, no
+	// donor); it is computed again on the table as it is once the cell is
+	// up.
+	if _, err := router.AddCell(t, router.NewCell{ID: id}, router.AddOptions{Take: o.Take}); err != nil {
+		return nil, err
+	}
+	if !o.DryRun {
+		unlock, err := lockTable(fl)
+		if err != nil {
+			return nil, err
+		}
+		defer unlock()
+		eng, err := env.Engine(fl)
+		if err != nil {
+			return nil, err
+		}
+		if err := base(ctx, env, eng, t, &rep.Report); err != nil {
+			return nil, err
+		}
+	}
+
+	if existing == nil {
+		wavesPath := filepath.Join(fl.Dir, fl.StackDir, fleet.WavesFile)
+		wavesData, err := os.ReadFile(wavesPath)
+		if err != nil {
+			return nil, fmt.Errorf("cannot add %q: %w", id, err)
+		}
+		newWaves, wave, err := addToWave(wavesData, o.Wave, id)
+		if err != nil {
+			return nil, fmt.Errorf("cannot add %q to a wave of stacks/%s: %w", id, fleet.WavesFile, err)
+		}
+		rep.Wave = wave
+		stack := stackFile(id, rep.Index)
+		if o.DryRun {
+			step("would write %s (cells:index %d: VPC 10.%d.0.0/16) and add %s to wave %q of stacks/%s", stackRel, rep.Index, rep.Index, id, wave, fleet.WavesFile)
+		} else {
+			if err := writeNew(stackPath, stack); err != nil {
+				return nil, fmt.Errorf("cannot add %q: %w", id, err)
+			}
+			if err := router.WriteFileAtomic(wavesPath, newWaves, 0o644); err != nil {
+				os.Remove(stackPath)
+				return nil, fmt.Errorf("cannot add %q: %w", id, err)
+			}
+			step("wrote %s (cells:index %d: VPC 10.%d.0.0/16) and added %s to wave %q of stacks/%s", stackRel, rep.Index, rep.Index, id, wave, fleet.WavesFile)
+			if _, err := env.Load(); err != nil {
+				// Put the repository back as it was.
+				os.Remove(stackPath)
+				_ = router.WriteFileAtomic(wavesPath, wavesData, 0o644)
+				return nil, fmt.Errorf("the fleet is not valid with %s, nothing was kept:\n%w", id, err)
+			}
+			step("validated the fleet with %s", id)
+		}
+	}
+	if o.DryRun {
+		step("would deploy %s (cellctl up %s), then give it buckets and publish the router", id, id)
+		tr, err := router.AddCell(t, router.NewCell{ID: id}, router.AddOptions{Take: o.Take})
+		if err != nil {
+			return nil, err
+		}
+		rep.Transitions = append(rep.Transitions, tr)
+		return rep, nil
+	}
+
+	// Deploy the cell: its stack alone.
+	fl, err = env.Load()
+	if err != nil {
+		return rep, err
+	}
+	eng, err := env.Engine(fl)
+	if err != nil {
+		return rep, err
+	}
+	step("deploying %s (cellctl up %s)", id, id)
+	ar, err := apply.Up(ctx, &apply.Env{
+		Fleet: fl, Engine: func() (apply.Engine, error) { return eng, nil },
+		Parallel: env.Parallel, Log: env.Log, Events: env.Events, Stop: env.Stop,
+	}, apply.Options{Cells: []string{id}})
+	if ar != nil && ar.Result != nil {
+		rep.Stacks = append(rep.Stacks, ar.Result.Stacks...)
+		if err == nil {
+			err = ar.Result.Err()
+		}
+	}
+	if err != nil {
+		return rep, fmt.Errorf("deploying %s failed: %w\n%s", id, err, undo)
+	}
+	step("%s is up: its service reached steady state behind its ALB", id)
+
+	// Give it traffic.
+	t = fl.Routing
+	tr, err := router.AddCell(t, router.NewCell{ID: id}, router.AddOptions{Take: o.Take})
+	if err != nil {
+		return rep, fmt.Errorf("%w\n%s", err, undo)
+	}
+	next := fmt.Sprintf("%s is up and saved in stacks/%s; to continue, run `cellctl up router`; to undo, `cellctl drain %s`", id, fleet.RoutingFile, id)
+	if err := change(ctx, env, fl, tr, next, &rep.Report); err != nil {
+		if errors.As(err, new(*PublishError)) {
+			return rep, err
+		}
+		return rep, fmt.Errorf("%w\n%s", err, undo)
+	}
+	step("%s takes %d buckets (%.1f%% of tenants); the router serves table version %d", id, tr.MovedBuckets, tr.MovedShare*100, tr.ToVersion)
+	return rep, nil
+}
+
+// stackFile is a new cell's stack file: its index, everything else from
+// the fleet baseline in Pulumi.yaml. The origin-verify secret is added
+// (encrypted) by the first up, copied from the fleet's other stacks.
+func stackFile(id string, index int) []byte {
+	return []byte(fmt.Sprintf("# Added by `cellctl cell add %s`. Everything but the index comes from the\n"+
+		"# fleet baseline in Pulumi.yaml; override here only what must differ.\nconfig:\n  cells:index: %d\n", id, index))
+}
+
+// writeNew creates path with data, refusing to replace a file.
+func writeNew(path string, data []byte) error {
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	if errors.Is(err, fs.ErrExist) {
+		return fmt.Errorf("%s already exists", path)
+	}
+	if err != nil {
+		return err
+	}
+	if _, err := f.Write(data); err != nil {
+		f.Close()
+		os.Remove(path)
+		return err
+	}
+	if err := f.Sync(); err != nil {
+		f.Close()
+		os.Remove(path)
+		return err
+	}
+	return f.Close()
+}
+
+// nextID is the first of cell-a … cell-z, cell-aa, cell-ab … that neither
+// the fleet nor the routing table uses.
+func nextID(fl *fleet.Fleet, t *router.Table) string {
+	used := map[string]bool{}
+	for _, c := range fl.CellIDs() {
+		used[c] = true
+	}
+	for _, c := range t.CellIDs() {
+		used[c] = true
+	}
+	for n := 0; ; n++ {
+		id := "cell-" + letters(n)
+		if !used[id] {
+			return id
+		}
+	}
+}
+
+// letters is n in bijective base 26: a … z, aa, ab ….
+func letters(n int) string {
+	var b []byte
+	for n++; n > 0; n = (n - 1) / 26 {
+		b = append(b, byte('a'+(n-1)%26))
+	}
+	slices.Reverse(b)
+	return string(b)
+}
+
+// pickIndex checks a requested index, or picks the one after the highest
+// in use (the lowest free one when that is past MaxIndex).
+func pickIndex(fl *fleet.Fleet, want int) (int, error) {
+	used := map[int]string{}
+	high := 0
+	for _, c := range fl.Cells {
+		used[c.Index] = c.ID
+		high = max(high, c.Index)
+	}
+	if want >= 0 {
+		if want > MaxIndex {
+			return 0, fmt.Errorf("--index %d: cells:index is from 0 to %d", want, MaxIndex)
+		}
+		if other, ok := used[want]; ok {
+			return 0, fmt.Errorf("--index %d is %s's (VPC 10.%d.0.0/16); free indexes: %s", want, other, want, freeIndexes(used))
+		}
+		return want, nil
+	}
+	if high+1 <= MaxIndex {
+		return high + 1, nil
+	}
+	for i := 1; i <= MaxIndex; i++ {
+		if _, ok := used[i]; !ok {
+			return i, nil
+		}
+	}
+	return 0, fmt.Errorf("every cells:index from 1 to %d is in use", MaxIndex)
+}
+
+func freeIndexes(used map[int]string) string {
+	var free []string
+	for i := 1; i <= MaxIndex && len(free) < 5; i++ {
+		if _, ok := used[i]; !ok {
+			free = append(free, fmt.Sprint(i))
+		}
+	}
+	return strings.Join(free, ", ") + " …"
+}

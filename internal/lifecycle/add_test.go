@@ -1,0 +1,151 @@
+package lifecycle
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/cellctl/cellctl/internal/fleet"
+	"github.com/cellctl/cellctl/router"
+)
+
+func TestAddToWaveKeepsTheRestOfTheFile(t *testing.T) {
+	in := "# comment\ndefaults:\n  bake: 10m\nwaves:\n  - name: canary\n    cells: [cell-a]   # first\n  - name: last\n    cells:\n      - cell-b\n      - cell-c  # two\n# tail\n"
+	out, wave, err := addToWave([]byte(in), "", "cell-e")
+	if err != nil || wave != "last" {
+		t.Fatal(err, wave)
+	}
+	want := strings.Replace(in, "      - cell-c  # two\n", "      - cell-c  # two\n      - cell-e\n", 1)
+	if string(out) != want {
+		t.Fatalf("got\n%s\nwant\n%s", out, want)
+	}
+	out, wave, err = addToWave([]byte(in), "canary", "cell-e")
+	if err != nil || wave != "canary" {
+		t.Fatal(err, wave)
+	}
+	if want := strings.Replace(in, "[cell-a]", "[cell-a, cell-e]", 1); string(out) != want {
+		t.Fatalf("got\n%s\nwant\n%s", out, want)
+	}
+	if _, _, err := addToWave([]byte(in), "wave-9", "cell-e"); err == nil || err.Error() != `no wave "wave-9" (waves: canary, last)` {
+		t.Fatalf("unknown wave: %v", err)
+	}
+}
+
+func TestNextIDAndIndex(t *testing.T) {
+	for n, want := range map[int]string{0: "a", 25: "z", 26: "aa", 27: "ab", 701: "zz", 702: "aaa"} {
+		if got := letters(n); got != want {
+			t.Errorf("letters(%d) = %s, want %s", n, got, want)
+		}
+	}
+	fl, err := fleet.Load("../..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if id := nextID(fl, fl.Routing); id != "cell-e" {
+		t.Errorf("next id %s", id)
+	}
+	if i, err := pickIndex(fl, -1); err != nil || i != 5 {
+		t.Errorf("next index %d %v", i, err)
+	}
+	if _, err := pickIndex(fl, 4); err == nil || err.Error() != "--index 4 is cell-d's (VPC 10.4.0.0/16); free indexes: 5, 6, 7, 8, 9 …" {
+		t.Errorf("taken index: %v", err)
+	}
+}
+
+// TestAddCellOrder: files, validation, the cell's up, then the table and
+// the router; the new cell gets its share with the fewest moves.
+func TestAddCellOrder(t *testing.T) {
+	h := newHarness(t, 1)
+	rep, err := AddCell(context.Background(), h.env, AddOptions{Index: -1, Take: router.TakeAuto})
+	if err != nil {
+		t.Fatalf("%v\n%s", err, h.log)
+	}
+	if got := strings.Join(h.eng.runs(), ";"); got != "up cell-e;up router" {
+		t.Fatalf("runs %q, want the cell then the router", got)
+	}
+	data, err := os.ReadFile(filepath.Join(h.dir, "stacks", "Pulumi.cell-e.yaml"))
+	if err != nil || !strings.Contains(string(data), "  cells:index: 5\n") {
+		t.Fatalf("stack file: %v\n%s", err, data)
+	}
+	waves, _ := os.ReadFile(filepath.Join(h.dir, "stacks", "waves.yaml"))
+	if !strings.Contains(string(waves), "cells: [cell-c, cell-d, cell-e]") {
+		t.Fatalf("waves.yaml:\n%s", waves)
+	}
+	tb := h.table(t)
+	tr := rep.Transitions[0]
+	if owned(tb, "cell-e") != tr.MovedBuckets || tr.MovedBuckets != tr.LowerBound || tr.MovedBuckets == 0 || h.eng.deployed != 2 {
+		t.Fatalf("cell-e owns %d, moved %d, bound %d, router at %d", owned(tb, "cell-e"), tr.MovedBuckets, tr.LowerBound, h.eng.deployed)
+	}
+}
+
+// TestAddCellUpFailureLeavesNoTraffic: the cell's up fails; the table is
+// untouched, the router not run, and the error says how to continue or
+// undo. Running the command again continues with the files written.
+func TestAddCellUpFailureLeavesNoTraffic(t *testing.T) {
+	h := newHarness(t, 1)
+	h.eng.fail["up cell-e"] = errors.New("quota exceeded")
+	before := h.tableBytes(t)
+	_, err := AddCell(context.Background(), h.env, AddOptions{Index: -1, Take: router.TakeAuto})
+	want := "cell-e has no traffic (it is not in stacks/routing.json). To continue, fix the cause and run `cellctl cell add cell-e` again; " +
+		"to undo, `cellctl destroy cell-e --release-protected`, then delete stacks/Pulumi.cell-e.yaml and remove cell-e from stacks/waves.yaml"
+	if err == nil || !strings.Contains(err.Error(), "deploying cell-e failed") || !strings.HasSuffix(err.Error(), want) {
+		t.Fatalf("error: %v", err)
+	}
+	if h.tableBytes(t) != before || strings.Contains(strings.Join(h.eng.runs(), ";"), "router") {
+		t.Fatal("a failed cell up must leave the routing and the router alone")
+	}
+	delete(h.eng.fail, "up cell-e")
+	if _, err := AddCell(context.Background(), h.env, AddOptions{ID: "cell-e", Index: -1, Take: router.TakeAuto}); err != nil {
+		t.Fatalf("continue: %v\n%s", err, h.log)
+	}
+	if !strings.Contains(h.log.String(), "stacks/Pulumi.cell-e.yaml exists and cell-e is not routed yet: continuing the add") {
+		t.Fatalf("log:\n%s", h.log)
+	}
+	if owned(h.table(t), "cell-e") == 0 {
+		t.Fatal("the continued add gave cell-e no buckets")
+	}
+}
+
+func TestAddCellRefusals(t *testing.T) {
+	cases := []struct {
+		opts AddOptions
+		want string
+	}{
+		{AddOptions{ID: "cell-d", Index: -1, Take: router.TakeAuto}, `cannot add "cell-d": it is already in the routing table (active, 256 buckets); undrain it instead`},
+		{AddOptions{ID: "Cell_E", Index: -1, Take: router.TakeAuto}, `cannot add "Cell_E": `},
+		{AddOptions{Index: 2, Take: router.TakeAuto}, `cannot add "cell-e": --index 2 is cell-b's (VPC 10.2.0.0/16); free indexes: 5, 6, 7, 8, 9 …`},
+		{AddOptions{Index: -1, Wave: "nope", Take: router.TakeAuto}, `cannot add "cell-e" to a wave of stacks/waves.yaml: no wave "nope" (waves: canary, wave-1, wave-2)`},
+		{AddOptions{Index: -1, Take: 2000}, `cannot add "cell-e": take must be "auto" or a number of buckets from 0 to 1024; got 2000`},
+	}
+	for _, tc := range cases {
+		h := newHarness(t, 1)
+		_, err := AddCell(context.Background(), h.env, tc.opts)
+		if err == nil || !strings.HasPrefix(err.Error(), tc.want) {
+			t.Errorf("%+v:\n got %v\nwant %s", tc.opts, err, tc.want)
+		}
+		if _, serr := os.Stat(filepath.Join(h.dir, "stacks", "Pulumi.cell-e.yaml")); serr == nil {
+			t.Errorf("%+v: a refused add wrote the stack file", tc.opts)
+		}
+		if len(h.eng.runs()) != 0 {
+			t.Errorf("%+v: a refused add ran %v", tc.opts, h.eng.runs())
+		}
+	}
+}
+
+func TestAddCellDryRun(t *testing.T) {
+	h := newHarness(t, 1)
+	h.env.Engine = func(*fleet.Fleet) (Engine, error) { return nil, errors.New("a dry run must not connect") }
+	rep, err := AddCell(context.Background(), h.env, AddOptions{Index: -1, Take: 100, DryRun: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.Transitions[0].MovedBuckets != 100 || rep.Cell != "cell-e" || rep.Wave != "wave-2" {
+		t.Fatalf("%+v", rep)
+	}
+	if _, err := os.Stat(filepath.Join(h.dir, "stacks", "Pulumi.cell-e.yaml")); err == nil {
+		t.Fatal("a dry run wrote the stack file")
+	}
+}
