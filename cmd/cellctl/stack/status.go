@@ -13,6 +13,7 @@ import (
 	"github.com/cellctl/cellctl/internal/fleet"
 	"github.com/cellctl/cellctl/internal/iostreams"
 	"github.com/cellctl/cellctl/internal/render"
+	"github.com/cellctl/cellctl/router"
 )
 
 // StatusReader reads what the backend knows about stacks.
@@ -45,6 +46,10 @@ type CellStatus struct {
 	Resources  int        `json:"resources"`
 	PendingOps int        `json:"pendingOperations,omitempty"`
 	Error      string     `json:"error,omitempty"`
+	// Routing is the cell in stacks/routing.json: its state, its share of
+	// buckets and tenants, its pinned tenants, its load against capacity
+	// (absent for the router, or a cell the table does not name).
+	Routing *router.CellCapacity `json:"routing,omitempty"`
 }
 
 var (
@@ -57,7 +62,7 @@ func NewCmdStatus(f *cmdutil.Factory, runF func(*StatusOptions) error) *cobra.Co
 	opts := &StatusOptions{IO: f.IO, Fleet: f.Fleet, Engine: func(fl *fleet.Fleet) (StatusReader, error) { return f.Engine(fl, nil) }}
 	cmd := &cobra.Command{
 		Use:   "status [cell...]",
-		Short: "Show each stack's deployment: last update, image, resources",
+		Short: "Show each stack's deployment (last update, image, resources) and each cell's routing (state, buckets, pinned tenants, load)",
 		Example: `  cellctl status
   cellctl status -o json`,
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -92,9 +97,23 @@ func statusRun(ctx context.Context, opts *StatusOptions) error {
 	if err != nil {
 		return err
 	}
+	routing := map[string]router.CellCapacity{}
+	if fl.Routing != nil {
+		rep, err := router.Capacity(fl.Routing, nil)
+		if err != nil {
+			return err
+		}
+		for _, c := range rep.Cells {
+			routing[c.Cell] = c
+		}
+	}
 	rows := make([]CellStatus, 0, len(sts))
 	for _, st := range sts {
-		rows = append(rows, cellStatus(fl, st))
+		row := cellStatus(fl, st)
+		if c, ok := routing[st.Name]; ok {
+			row.Routing = &c
+		}
+		rows = append(rows, row)
 	}
 	return opts.View.Render(opts.IO, rows)
 }
@@ -127,9 +146,20 @@ func writeStatusTable(io *iostreams.IOStreams, rows []CellStatus) error {
 		if image == "" {
 			image = "-"
 		}
-		table = append(table, []string{r.Name, index, cidr, r.Region, last, when, image, fmt.Sprint(r.Resources)})
+		routing, share, pinned, load := "-", "-", "-", "-"
+		if c := r.Routing; c != nil {
+			routing, share, pinned = string(c.State), fmt.Sprintf("%d (%.1f%%)", c.Buckets, 100*c.TenantShare), fmt.Sprint(c.Pinned)
+			load = fmt.Sprintf("%d/%d (%.0f%%)", c.Load, c.Capacity, 100*c.Used)
+			if c.State != router.CellActive {
+				routing = s.Warn(routing)
+			}
+			if c.Over {
+				load = s.Bad(load)
+			}
+		}
+		table = append(table, []string{r.Name, index, cidr, r.Region, last, when, image, fmt.Sprint(r.Resources), routing, share, pinned, load})
 	}
-	fmt.Fprint(io.Out, s.Table([]string{"STACK", "INDEX", "CIDR", "REGION", "LAST UPDATE", "AT", "IMAGE", "RESOURCES"}, table))
+	fmt.Fprint(io.Out, s.Table([]string{"STACK", "INDEX", "CIDR", "REGION", "LAST UPDATE", "AT", "IMAGE", "RESOURCES", "ROUTING", "BUCKETS", "PINNED", "LOAD/CAPACITY"}, table))
 	for _, r := range rows {
 		if r.PendingOps > 0 {
 			fmt.Fprintf(io.Out, "%s: %d operation(s) of an interrupted run are pending; the next `cellctl up` repairs them\n", r.Name, r.PendingOps)

@@ -1,0 +1,88 @@
+package stack
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/cellctl/cellctl/cmd/cellctl/cmdutil"
+	"github.com/cellctl/cellctl/internal/engine"
+	"github.com/cellctl/cellctl/internal/fleet"
+	"github.com/cellctl/cellctl/internal/iostreams"
+	"github.com/cellctl/cellctl/internal/render"
+)
+
+type fakeStatus struct{}
+
+func (fakeStatus) Status(_ context.Context, names []string) ([]*engine.StackStatus, error) {
+	out := make([]*engine.StackStatus, len(names))
+	for i, n := range names {
+		out[i] = &engine.StackStatus{Name: n, Deployed: true, LastKind: "update", LastResult: "succeeded", Resources: 3}
+	}
+	return out, nil
+}
+
+// status shows each cell's routing from stacks/routing.json beside its
+// deployment: state, buckets and tenant share, pinned tenants, load
+// against capacity; the router has none.
+func TestStatusShowsRouting(t *testing.T) {
+	for _, format := range []string{cmdutil.FormatTable, cmdutil.FormatJSON} {
+		io, _, stdout, _ := iostreams.Test()
+		f := cmdutil.NewFactory(io)
+		f.Global.Dir = "../../.."
+		view, err := render.Pick(format, statusTable, statusJSON)
+		if err != nil {
+			t.Fatal(err)
+		}
+		opts := &StatusOptions{IO: io, Fleet: f.Fleet, View: view,
+			Engine: func(*fleet.Fleet) (StatusReader, error) { return fakeStatus{}, nil }}
+		if err := statusRun(context.Background(), opts); err != nil {
+			t.Fatal(err)
+		}
+		fl, _ := f.Fleet()
+		if format == cmdutil.FormatTable {
+			out := stdout.String()
+			if !strings.Contains(out, "ROUTING") || !strings.Contains(out, "LOAD/CAPACITY") {
+				t.Fatalf("no routing columns:\n%s", out)
+			}
+			for _, c := range fl.Routing.Cells() {
+				line := ""
+				for _, l := range strings.Split(out, "\n") {
+					if strings.HasPrefix(l, c.ID+" ") {
+						line = l
+					}
+				}
+				if !strings.Contains(line, " "+string(c.State)+" ") {
+					t.Errorf("%s: state %s missing from %q", c.ID, c.State, line)
+				}
+			}
+			continue
+		}
+		var doc struct {
+			Stacks []CellStatus `json:"stacks"`
+		}
+		if err := json.Unmarshal(stdout.Bytes(), &doc); err != nil {
+			t.Fatal(err)
+		}
+		pinned := map[string]int{}
+		for _, o := range fl.Routing.Overrides() {
+			pinned[o.Cell]++
+		}
+		for _, r := range doc.Stacks {
+			if r.Name == fleet.RouterStack {
+				if r.Routing != nil {
+					t.Errorf("the router has no routing row: %+v", r.Routing)
+				}
+				continue
+			}
+			c, ok := fl.Routing.Cell(r.Name)
+			if !ok || r.Routing == nil {
+				t.Fatalf("%s: routing %+v", r.Name, r.Routing)
+			}
+			if r.Routing.State != c.State || r.Routing.Buckets != c.Buckets.Count() || r.Routing.Pinned != pinned[r.Name] || r.Routing.Capacity < 1 {
+				t.Errorf("%s: routing %+v, table says %s with %d buckets, %d pinned", r.Name, r.Routing, c.State, c.Buckets.Count(), pinned[r.Name])
+			}
+		}
+	}
+}
