@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/cellctl/cellctl/cmd/cellctl/cmdutil"
+	"github.com/cellctl/cellctl/cmd/cellctl/deploy"
 	"github.com/cellctl/cellctl/cmd/cellctl/plan"
 	"github.com/cellctl/cellctl/cmd/cellctl/route"
 	"github.com/cellctl/cellctl/cmd/cellctl/simulator"
@@ -65,6 +66,7 @@ Exit codes: 0 ok, 1 error, 2 findings (drift, quota, isolation),
 		stack.NewCmdStatus(f, nil),
 		stack.NewCmdDestroy(f, nil),
 		stack.NewCmdUnlock(f, nil),
+		deploy.NewCmdDeploy(f, nil),
 		route.NewCmdRoute(f, nil),
 		route.NewCmdCapacity(f, nil),
 		route.NewCmdLanes(f, nil),
