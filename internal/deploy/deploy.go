@@ -183,7 +183,11 @@ func Run(ctx context.Context, env *Env, o Options) (*Result, error) {
 	}
 	up := Updater(env)
 	if o.DryRun {
-		d, err := executor.Describe(ctx, up, plan, o.UpdateEstimate)
+		est := o.UpdateEstimate
+		if est <= 0 {
+			est = waves.DefaultCellUpdate
+		}
+		d, err := executor.Describe(ctx, up, plan, est)
 		return &Result{Description: d}, err
 	}
 	stacks := []string{}

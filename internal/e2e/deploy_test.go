@@ -60,7 +60,7 @@ func TestDeployGoodThenBadImage(t *testing.T) {
 
 	// The dry run reads what each cell runs and changes nothing.
 	r := mustRun(t, dir, "deploy", "--image", good, "--dry-run", "--bake-scale", "0.002")
-	if !strings.Contains(r.stdout, "canary") || !strings.Contains(r.stdout, "image: registry.example.com/shop/api:1.4.2 → "+good) {
+	if !strings.Contains(r.stdout, "canary") || !strings.Contains(r.stdout, `image: "registry.example.com/shop/api:1.4.2" → "`+good+`"`) {
 		t.Errorf("dry run:\n%s", r)
 	}
 
@@ -81,6 +81,7 @@ func TestDeployGoodThenBadImage(t *testing.T) {
 	if r.code != 3 {
 		t.Fatalf("bad image: want exit 3, got %s", r)
 	}
+	t.Logf("the halted rollout:\n%s", r)
 	if !strings.Contains(r.stderr, "halted at wave canary") || !strings.Contains(r.stderr, "cell-a") ||
 		!(strings.Contains(r.stderr, "error_rate_5xx") || strings.Contains(r.stderr, "p99_latency_ms") || strings.Contains(r.stderr, "alarm ")) ||
 		!strings.Contains(r.stderr, "rolled back") {
