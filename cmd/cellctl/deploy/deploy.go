@@ -73,7 +73,7 @@ passed). Every run ends with the table cell → wave → image → state.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Cloud, opts.Output = f.Global.Cloud, f.Global.Output
-			if err := f.CheckOutput(cmdutil.FormatTable, cmdutil.FormatJSON); err != nil {
+			if err := f.CheckOutput(cmdutil.FormatTable, cmdutil.FormatJSON, cmdutil.FormatMarkdown); err != nil {
 				return err
 			}
 			if runF != nil {
@@ -103,6 +103,9 @@ func Run(ctx context.Context, o *Options) error {
 		if o.BakeScale < 0 || o.BakeScale > 1 {
 			return fmt.Errorf("--bake-scale %g: allowed is more than 0 and at most 1", o.BakeScale)
 		}
+	}
+	if o.Output == cmdutil.FormatMarkdown && !o.DryRun {
+		return errors.New("-o markdown is for the dry run (a PR comment): add --dry-run")
 	}
 	if o.Through != "" && o.Wave != "" {
 		return errors.New("--through and --wave cannot be combined: --wave runs one wave")
@@ -144,8 +147,12 @@ func show(o *Options, res *deploy.Result) error {
 			fmt.Fprintf(out, "abandoned %s; rerun the same deploy to continue the rollout\n", res.Abandoned)
 		}
 	case res.Description != nil:
-		if o.Output == cmdutil.FormatJSON {
+		switch o.Output {
+		case cmdutil.FormatJSON:
 			return render.JSON(out, res.Description)
+		case cmdutil.FormatMarkdown:
+			fmt.Fprint(out, markdown(res.Description))
+			return nil
 		}
 		fmt.Fprint(out, describe(s, res.Description))
 	case res.Outcome != nil:
@@ -274,3 +281,32 @@ func abandon(ctx context.Context, rs *rollout.Store, store *backend.Store, id st
 	}
 	return held.String(), err
 }
+
+// markdown is the dry run as one PR comment.
+func markdown(d *executor.Description) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "### Rollout `%s` (dry run), expected %s\n\n", d.ID, d.Expected.Round(time.Second))
+	b.WriteString("| wave | cell | changes | bake | gate | exposure (cumulative) |\n|---|---|---|---|---|---|\n")
+	for _, w := range d.Waves {
+		exposure := "-"
+		if w.Exposure != nil && w.Cumulative != nil {
+			exposure = fmt.Sprintf("%.1f%% buckets, %.1f%% pinned (%.1f%%, %.1f%%)", 100*w.Exposure.Buckets, 100*w.Exposure.Pinned, 100*w.Cumulative.Buckets, 100*w.Cumulative.Pinned)
+		}
+		for _, c := range w.Cells {
+			var changes []string
+			switch {
+			case c.Error != "":
+				changes = []string{"**cannot read:** " + c.Error}
+			case c.Unchanged:
+				changes = []string{"unchanged"}
+			}
+			for _, ch := range c.Changes {
+				changes = append(changes, fmt.Sprintf("`%s`: %s → %s", ch.Key, ch.Old, ch.New))
+			}
+			fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s |\n", w.Name, c.Cell, mdCell(strings.Join(changes, "<br>")), w.Bake, mdCell(w.Gate), exposure)
+		}
+	}
+	return b.String()
+}
+
+func mdCell(s string) string { return strings.ReplaceAll(s, "|", "\\|") }

@@ -4,10 +4,12 @@ import (
 	"context"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/cellctl/cellctl/cmd/cellctl/cmdutil"
 	"github.com/cellctl/cellctl/internal/fleet"
 	"github.com/cellctl/cellctl/internal/iostreams"
+	"github.com/cellctl/cellctl/waves/executor"
 )
 
 func TestFlagsReachOptions(t *testing.T) {
@@ -46,5 +48,23 @@ func TestThroughAndWaveTogetherAreRefused(t *testing.T) {
 		Fleet: func() (*fleet.Fleet, error) { t.Fatal("fleet loaded"); return nil, nil }}
 	if err := Run(context.Background(), o); err == nil || !strings.Contains(err.Error(), "cannot be combined") {
 		t.Errorf("--through with --wave: %v", err)
+	}
+}
+
+func TestMarkdownOnlyForTheDryRun(t *testing.T) {
+	io, _, _, _ := iostreams.Test()
+	o := &Options{IO: io, Cloud: cmdutil.CloudSim, Output: cmdutil.FormatMarkdown,
+		Fleet: func() (*fleet.Fleet, error) { t.Fatal("fleet loaded"); return nil, nil }}
+	if err := Run(context.Background(), o); err == nil || !strings.Contains(err.Error(), "add --dry-run") {
+		t.Errorf("-o markdown without --dry-run: %v", err)
+	}
+}
+
+func TestMarkdownDryRun(t *testing.T) {
+	d := &executor.Description{ID: "r-00000000000a", Waves: []executor.WaveDescription{{Name: "canary", Bake: 30 * time.Minute, Gate: "error_rate_5xx < 0.5%",
+		Cells: []executor.CellDescription{{Cell: "cell-a", Changes: []executor.Change{{Key: "image", Old: `"app:1"`, New: `"app:2"`}}}}}}}
+	md := markdown(d)
+	if !strings.Contains(md, "| canary | cell-a | `image`: \"app:1\" → \"app:2\" | 30m0s | error_rate_5xx < 0.5% |") {
+		t.Errorf("markdown:\n%s", md)
 	}
 }
