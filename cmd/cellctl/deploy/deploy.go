@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"os"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -208,6 +209,7 @@ func EnvOf(f *cmdutil.Factory) func(ctx context.Context, fl *fleet.Fleet) (*depl
 			return nil, nil, err
 		}
 		store := backend.New(rs)
+		var mu sync.Mutex
 		readers := map[string]gate.Reader{}
 		env := &deploy.Env{
 			Fleet:   fl,
@@ -224,6 +226,8 @@ func EnvOf(f *cmdutil.Factory) func(ctx context.Context, fl *fleet.Fleet) (*depl
 				return err
 			},
 			Reader: func(ctx context.Context, region string) (gate.Reader, error) {
+				mu.Lock()
+				defer mu.Unlock()
 				if r, ok := readers[region]; ok {
 					return r, nil
 				}
