@@ -213,3 +213,24 @@ func TestGoodImageRollsThroughBadImageIsRolledBackAtTheCanary(t *testing.T) {
 		t.Errorf("summary %v", rows)
 	}
 }
+
+func TestASecondRolloutIsRefusedWithExitFourNamingTheHolder(t *testing.T) {
+	fl := demoFleet(t)
+	c := &cloud{outputs: map[string]map[string]any{}}
+	for _, cell := range fl.Cells {
+		c.deploy(t, cell.Cell)
+	}
+	e := env(t, fl, c)
+	ctx := context.Background()
+	other := executor.Holder{RolloutID: "r-0000000000aa", Host: "ci-7", PID: 4242, Started: time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC), Nonce: "n1"}
+	if err := e.Store.Lock(ctx, other); err != nil {
+		t.Fatal(err)
+	}
+	_, err := Run(ctx, e, Options{Image: "app:v2", BakeScale: 0.0001, Host: "h", PID: 1})
+	if exitcode.Of(err) != exitcode.Locked || !strings.Contains(err.Error(), "r-0000000000aa") || !strings.Contains(err.Error(), "ci-7") || !strings.Contains(err.Error(), "4242") {
+		t.Fatalf("second rollout: %v (exit %d)", err, exitcode.Of(err))
+	}
+	if len(c.ups) != 0 {
+		t.Errorf("a refused rollout updated %d stacks", len(c.ups))
+	}
+}
