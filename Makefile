@@ -78,9 +78,23 @@ bench: build pulumi
 
 # The main job on the embedded default: the demo fleet on cellctl's
 # simulated AWS with the local file backend (.cellctl/). Safe to rerun.
+DEMO_GOOD = registry.example.com/shop/api:1.5.0
+DEMO_BAD  = registry.example.com/shop/api:1.5.1-bad
+
+# The demo ends with a short rehearsal: a good image through every wave,
+# then a bad one the canary's gate catches and rolls back. The halted
+# rollout exits 3 by design; the recipe checks for exactly that code, so
+# `make demo` exits 0 when the rehearsal went as it should and fails
+# otherwise (a rerun finds both rollouts on record and ends the same way).
 demo: build pulumi
 	$(BIN)/cellctl --cloud sim up
 	$(BIN)/cellctl --cloud sim status
+	$(BIN)/cellctl --cloud sim deploy --image $(DEMO_GOOD) --bake-scale 0.002
+	$(BIN)/cellctl --cloud sim sim health set --image $(DEMO_BAD) --error-rate 3% --p99 900ms
+	$(BIN)/cellctl --cloud sim deploy --image $(DEMO_BAD) --bake-scale 0.002; rc=$$?; \
+	if [ $$rc -eq 3 ]; then echo "rehearsal: the bad image was caught at the canary and rolled back (exit 3, as expected)"; \
+	else echo "rehearsal: expected the bad image to halt with exit 3, got $$rc" >&2; exit 1; fi
+	$(BIN)/cellctl --cloud sim rollout list
 
 clean:
 	rm -rf $(BIN)/cellctl .cellctl

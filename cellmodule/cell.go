@@ -279,7 +279,7 @@ func NewCell(ctx *pulumi.Context, name string, args *CellArgs, opts ...pulumi.Re
 	b := &builder{ctx: ctx, cell: cell, spec: s, originSecret: args.OriginVerifySecret, now: now}
 	steps := []func() error{
 		b.lookups, b.network, b.securityGroups, b.database, b.cache, b.queues,
-		b.roles, b.lanePolicies, b.certificate, b.service, b.dnsRecord, b.alarms, b.outputs, b.moreOutputs,
+		b.roles, b.lanePolicies, b.certificate, b.service, b.dnsRecord, b.alarms, b.outputs, b.moreOutputs, b.deployedOutput,
 	}
 	for _, step := range steps {
 		if err := step(); err != nil {

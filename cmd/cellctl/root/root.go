@@ -11,8 +11,10 @@ import (
 
 	"github.com/cellctl/cellctl/cmd/cellctl/cell"
 	"github.com/cellctl/cellctl/cmd/cellctl/cmdutil"
+	"github.com/cellctl/cellctl/cmd/cellctl/deploy"
 	"github.com/cellctl/cellctl/cmd/cellctl/lifecycle"
 	"github.com/cellctl/cellctl/cmd/cellctl/plan"
+	"github.com/cellctl/cellctl/cmd/cellctl/rollout"
 	"github.com/cellctl/cellctl/cmd/cellctl/route"
 	"github.com/cellctl/cellctl/cmd/cellctl/simulator"
 	"github.com/cellctl/cellctl/cmd/cellctl/stack"
@@ -67,6 +69,8 @@ Exit codes: 0 ok, 1 error, 2 findings (drift, quota, isolation),
 		stack.NewCmdStatus(f, nil),
 		stack.NewCmdDestroy(f, nil),
 		stack.NewCmdUnlock(f, nil),
+		deploy.NewCmdDeploy(f, nil),
+		rollout.NewCmdRollout(f, nil),
 		route.NewCmdRoute(f, nil),
 		route.NewCmdCapacity(f, nil),
 		route.NewCmdLanes(f, nil),

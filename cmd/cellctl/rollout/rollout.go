@@ -1,0 +1,199 @@
+// Package rollout is `cellctl rollout status|list`: the rollout records
+// `cellctl deploy` keeps in the Pulumi backend.
+package rollout
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/cellctl/cellctl/cmd/cellctl/cmdutil"
+	"github.com/cellctl/cellctl/internal/deploy"
+	"github.com/cellctl/cellctl/internal/iostreams"
+	"github.com/cellctl/cellctl/internal/render"
+	"github.com/cellctl/cellctl/internal/rollout"
+	"github.com/cellctl/cellctl/waves/executor"
+	"github.com/cellctl/cellctl/waves/executor/backend"
+)
+
+// Records reads rollout records.
+type Records interface {
+	Load(ctx context.Context, id string) (*executor.Record, error)
+	List(ctx context.Context) ([]*executor.Record, error)
+}
+
+// Options are the inputs of `cellctl rollout status|list`.
+type Options struct {
+	IO     *iostreams.IOStreams
+	Store  func(ctx context.Context) (Records, func(), error)
+	Output string
+	ID     string
+}
+
+// NewCmdRollout builds `cellctl rollout` and its subcommands.
+func NewCmdRollout(f *cmdutil.Factory, runF func(verb string, o *Options) error) *cobra.Command {
+	cmd := &cobra.Command{Use: "rollout", Short: "Show the rollouts `cellctl deploy` recorded"}
+	mk := func(use, short string, args cobra.PositionalArgs, verb string) *cobra.Command {
+		o := &Options{IO: f.IO, Store: storeOf(f)}
+		return &cobra.Command{Use: use, Short: short, Args: args, RunE: func(c *cobra.Command, args []string) error {
+			if err := f.CheckOutput(cmdutil.FormatTable, cmdutil.FormatJSON); err != nil {
+				return err
+			}
+			o.Output = f.Global.Output
+			if len(args) > 0 {
+				o.ID = args[0]
+			}
+			if runF != nil {
+				return runF(verb, o)
+			}
+			if verb == "list" {
+				return ListRun(c.Context(), o)
+			}
+			return StatusRun(c.Context(), o)
+		}}
+	}
+	cmd.AddCommand(
+		mk("status [ID]", "Show one rollout's record (default: the latest): waves, cells, states, gate readings", cobra.MaximumNArgs(1), "status"),
+		mk("list", "List the recorded rollouts, newest first", cobra.NoArgs, "list"),
+	)
+	return cmd
+}
+
+func storeOf(f *cmdutil.Factory) func(ctx context.Context) (Records, func(), error) {
+	return func(ctx context.Context) (Records, func(), error) {
+		fl, err := f.Fleet()
+		if err != nil {
+			return nil, nil, err
+		}
+		// The records live in the engine's backend, whichever it is.
+		eng, err := f.Engine(fl, nil)
+		if err != nil {
+			return nil, nil, err
+		}
+		rs, err := rollout.Open(ctx, eng.Backend())
+		if err != nil {
+			return nil, nil, err
+		}
+		return backend.New(rs), func() { _ = rs.Close() }, nil
+	}
+}
+
+// ListRun lists the records.
+func ListRun(ctx context.Context, o *Options) error {
+	s, done, err := o.Store(ctx)
+	if err != nil {
+		return err
+	}
+	defer done()
+	recs, err := s.List(ctx)
+	if err != nil {
+		return err
+	}
+	if o.Output == cmdutil.FormatJSON {
+		if recs == nil {
+			recs = []*executor.Record{}
+		}
+		return render.JSON(o.IO.Out, recs)
+	}
+	rows := [][]string{}
+	for _, r := range recs {
+		rows = append(rows, []string{r.ID, string(r.State), stamp(r.Started), stamp(r.Updated), where(r), r.Holder.Host})
+	}
+	fmt.Fprintln(o.IO.Out, render.Out(o.IO).Table([]string{"ID", "STATE", "STARTED", "UPDATED", "AT", "HOST"}, rows))
+	return nil
+}
+
+// StatusRun shows one record (the latest when no id is given).
+func StatusRun(ctx context.Context, o *Options) error {
+	s, done, err := o.Store(ctx)
+	if err != nil {
+		return err
+	}
+	defer done()
+	var r *executor.Record
+	if o.ID != "" {
+		if r, err = s.Load(ctx, o.ID); err != nil {
+			return err
+		}
+	} else {
+		recs, err := s.List(ctx)
+		if err != nil {
+			return err
+		}
+		if len(recs) == 0 {
+			return fmt.Errorf("no rollout is recorded in this backend yet")
+		}
+		r = recs[0]
+	}
+	if o.Output == cmdutil.FormatJSON {
+		return render.JSON(o.IO.Out, r)
+	}
+	writeStatus(o.IO.Out, render.Out(o.IO), r)
+	return nil
+}
+
+func writeStatus(w io.Writer, s *render.Styles, r *executor.Record) {
+	fmt.Fprintf(w, "rollout %s: %s (started %s by %s, updated %s)\n", r.ID, r.State, stamp(r.Started), r.Holder.Host, stamp(r.Updated))
+	if r.Halt != nil {
+		fmt.Fprintf(w, "halted: %s\n", r.Halt.String())
+	}
+	if r.Error != "" {
+		fmt.Fprintf(w, "last error: %s\n", r.Error)
+	}
+	if r.Router != "" {
+		fmt.Fprintf(w, "router: %s\n", r.Router)
+	}
+	for _, wr := range r.Waves {
+		fmt.Fprintf(w, "\n%s  %s, %d poll(s)\n", s.Bold(wr.Name), wr.State, len(wr.Polls))
+		for _, c := range wr.Cells {
+			before, after := "-", "-"
+			if c.Before != nil {
+				before = c.Before.Image
+			}
+			if c.After.Image != "" {
+				after = c.After.Image
+			}
+			fmt.Fprintf(w, "  %s  %s  %s → %s\n", c.Cell, c.State, before, after)
+		}
+		if wr.Breach != nil {
+			fmt.Fprintf(w, "  breach: %s\n", wr.Breach.String())
+		}
+		if n := len(wr.Polls); n > 0 {
+			fmt.Fprintf(w, "  last poll: %s\n", lastPoll(wr.Polls[n-1]))
+		}
+	}
+	fmt.Fprintln(w)
+	fmt.Fprintln(w, deploy.Table(s, executor.Summarize(r, nil)))
+}
+
+func lastPoll(p executor.Poll) string {
+	var parts []string
+	for _, v := range p.Verdicts {
+		var rs []string
+		for _, rd := range v.Readings {
+			rs = append(rs, rd.Signal+" "+rd.Value)
+		}
+		parts = append(parts, fmt.Sprintf("%s %s (%s)", v.Cell, v.Decision, strings.Join(rs, ", ")))
+	}
+	return strings.Join(parts, "; ")
+}
+
+func where(r *executor.Record) string {
+	for _, w := range r.Waves {
+		if w.State != executor.WaveDone && w.State != executor.WaveUnchanged {
+			return w.Name
+		}
+	}
+	return "-"
+}
+
+func stamp(t time.Time) string {
+	if t.IsZero() {
+		return "-"
+	}
+	return t.UTC().Format(time.RFC3339)
+}

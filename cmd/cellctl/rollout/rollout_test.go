@@ -1,0 +1,70 @@
+package rollout
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/cellctl/cellctl/cmd/cellctl/cmdutil"
+	"github.com/cellctl/cellctl/internal/iostreams"
+	"github.com/cellctl/cellctl/waves/executor"
+)
+
+type records []*executor.Record
+
+func (r records) Load(_ context.Context, id string) (*executor.Record, error) {
+	for _, x := range r {
+		if x.ID == id {
+			return x, nil
+		}
+	}
+	return nil, executor.ErrNoRecord
+}
+func (r records) List(context.Context) ([]*executor.Record, error) { return r, nil }
+
+func halted() *executor.Record {
+	return &executor.Record{ID: "r-00000000000b", State: executor.HaltedState, Started: time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC),
+		Halt: &executor.Breach{Cell: "cell-a", Signal: "error_rate_5xx", Reading: "3%", Threshold: "< 0.5%"},
+		Waves: []executor.WaveRecord{
+			{Name: "canary", State: executor.WaveRolledBack, Cells: []executor.CellRecord{{Cell: "cell-a", State: executor.CellStateRolled,
+				Before: &executor.CellConfig{Image: "app:1"}, After: executor.CellConfig{Image: "app:2"}}}},
+			{Name: "wave-1", State: executor.WavePending, Cells: []executor.CellRecord{{Cell: "cell-b", State: executor.CellPending}}},
+		}}
+}
+
+func opts(out string, id string) (*Options, func() string) {
+	io, _, stdout, _ := iostreams.Test()
+	o := &Options{IO: io, Output: out, ID: id, Store: func(context.Context) (Records, func(), error) {
+		return records{halted()}, func() {}, nil
+	}}
+	return o, stdout.String
+}
+
+func TestStatusShowsTheHaltAndTheTable(t *testing.T) {
+	o, out := opts(cmdutil.FormatTable, "r-00000000000b")
+	if err := StatusRun(context.Background(), o); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"rollout r-00000000000b: halted", "cell-a", "error_rate_5xx", "rolled back", "untouched"} {
+		if !strings.Contains(out(), want) {
+			t.Errorf("status lacks %q:\n%s", want, out())
+		}
+	}
+	o, _ = opts(cmdutil.FormatTable, "r-0000000000ff")
+	if err := StatusRun(context.Background(), o); err == nil {
+		t.Error("status of an unknown rollout succeeded")
+	}
+}
+
+func TestListJSON(t *testing.T) {
+	o, out := opts(cmdutil.FormatJSON, "")
+	if err := ListRun(context.Background(), o); err != nil {
+		t.Fatal(err)
+	}
+	var got []executor.Record
+	if err := json.Unmarshal([]byte(out()), &got); err != nil || len(got) != 1 || got[0].State != executor.HaltedState {
+		t.Errorf("list -o json: %v %s", err, out())
+	}
+}

@@ -1,0 +1,242 @@
+// Package deploy is the use case of `cellctl deploy`: it turns the fleet
+// repository (waves.yaml, the desired cell configurations, an --image
+// override) into a rollout plan and runs it with the rollout executor over
+// the engine seam (one `up` per cell, its configuration as data), the gate
+// evaluator over CloudWatch, and the rollout record and lock in the Pulumi
+// backend. The command is thin; tests call Run with small fakes.
+package deploy
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"time"
+
+	"github.com/cellctl/cellctl/cellmodule/spec"
+	"github.com/cellctl/cellctl/internal/fleet"
+	"github.com/cellctl/cellctl/internal/render"
+	"github.com/cellctl/cellctl/internal/runplan"
+	"github.com/cellctl/cellctl/internal/stackrun"
+	"github.com/cellctl/cellctl/waves"
+	"github.com/cellctl/cellctl/waves/executor"
+	"github.com/cellctl/cellctl/waves/executor/cellspec"
+	"github.com/cellctl/cellctl/waves/executor/engineupdater"
+	"github.com/cellctl/cellctl/waves/executor/fromwaves"
+	"github.com/cellctl/cellctl/waves/gate"
+)
+
+// Env is what a deploy runs against.
+type Env struct {
+	Fleet *fleet.Fleet
+	// Runner runs one stack's operation (internal/engine).
+	Runner runplan.StackRunner
+	// Outputs reads a deployed stack's outputs (secrets masked).
+	Outputs func(ctx context.Context, stack string) (map[string]any, error)
+	// Prepare readies the engine for updating these stacks (provider
+	// plugin, the fleet's origin-verify secret); nil: nothing to do.
+	Prepare func(ctx context.Context, stacks []string) error
+	// Reader returns the CloudWatch reader of a region.
+	Reader func(ctx context.Context, region string) (gate.Reader, error)
+	// Store keeps rollout records and the fleet's rollout lock.
+	Store executor.Store
+	// Abandon breaks the lock of a dead rollout; it returns a description
+	// of the holder removed ("" when the lock was free).
+	Abandon  func(ctx context.Context, id string) (string, error)
+	Progress executor.Progress
+	Clock    executor.Clock
+	Log      io.Writer
+}
+
+// Options are the deploy command's choices.
+type Options struct {
+	// Image overrides every cell's image for this rollout.
+	Image   string
+	DryRun  bool
+	Through string
+	Wave    string
+	Rebake  bool
+	Retry   bool
+	// Abandon breaks the lock of this rollout id and does nothing else.
+	Abandon string
+	// BakeScale multiplies every bake and poll (a rehearsal on the
+	// simulated cloud); 0 or 1 keeps waves.yaml's.
+	BakeScale float64
+	Host      string
+	PID       int
+	Alive     func(executor.Holder) bool
+	Stop      <-chan struct{}
+	// UpdateEstimate is one cell update's expected time for the dry run.
+	UpdateEstimate time.Duration
+}
+
+// Result is what a deploy leaves.
+type Result struct {
+	// Outcome is the run's record and final table (nil for a dry run or
+	// an abandon, or when nothing started).
+	Outcome *executor.Outcome
+	// Description is the dry run.
+	Description *executor.Description
+	// Abandoned names the lock holder --abandon removed.
+	Abandoned string
+}
+
+// Desired is every cell's configuration from the fleet repository, with
+// image replacing the image when set.
+func Desired(fl *fleet.Fleet, image string) (map[string]executor.CellConfig, error) {
+	out := map[string]executor.CellConfig{}
+	for _, c := range fl.Cells {
+		s := c.Cell
+		if image != "" {
+			s.Image = image
+		}
+		cfg, err := cellspec.FromSpec(s)
+		if err != nil {
+			return nil, err
+		}
+		out[c.ID] = cfg
+	}
+	return out, nil
+}
+
+// Plan builds the rollout plan: waves.yaml's waves, each cell's desired
+// configuration, the exposure from routing.json, and bakes and polls
+// multiplied by scale (when positive).
+func Plan(fl *fleet.Fleet, image string, scale float64) (executor.Plan, *waves.Plan, error) {
+	if fl.Waves == nil || len(fl.Waves.Waves) == 0 {
+		return executor.Plan{}, nil, fmt.Errorf("%s: the fleet has no waves; deploy rolls out wave by wave", fleet.WavesFile)
+	}
+	desired, err := Desired(fl, image)
+	if err != nil {
+		return executor.Plan{}, nil, err
+	}
+	wp := fl.Waves
+	if scale > 0 && scale != 1 {
+		cp := *wp
+		cp.Waves = append([]waves.Wave(nil), wp.Waves...)
+		for i := range cp.Waves {
+			cp.Waves[i].Bake = scaled(cp.Waves[i].Bake, scale)
+			cp.Waves[i].Gate.Poll = scaled(cp.Waves[i].Gate.Poll, scale)
+		}
+		wp = &cp
+	}
+	inWave := map[string]bool{}
+	for _, w := range wp.Waves {
+		for _, c := range w.Cells {
+			inWave[c] = true
+		}
+	}
+	for id := range desired {
+		if !inWave[id] {
+			delete(desired, id) // not in any wave: deploy leaves it alone (Validate names wave cells without one)
+		}
+	}
+	p := fromwaves.Plan(wp, desired, wp.Exposure(fl.Routing, waves.Estimate{}))
+	if err := p.Validate(); err != nil {
+		return executor.Plan{}, nil, fmt.Errorf("%s: %w", fleet.WavesFile, err)
+	}
+	return p, wp, nil
+}
+
+func scaled(d time.Duration, f float64) time.Duration {
+	if d <= 0 {
+		return d
+	}
+	s := time.Duration(float64(d) * f)
+	if s < time.Second {
+		s = time.Second
+	}
+	return s
+}
+
+// Updater is the executor's Updater over env: `up` of one cell with its
+// configuration as data, and the configuration it runs read from its
+// stack's deployedSpec output.
+func Updater(env *Env) *engineupdater.Updater {
+	return &engineupdater.Updater{
+		Runner: env.Runner,
+		Deployed: func(ctx context.Context, cell string) (spec.Cell, error) {
+			outs, err := env.Outputs(ctx, cell)
+			if err != nil {
+				return spec.Cell{}, fmt.Errorf("cell %s: reading its stack outputs: %w", cell, err)
+			}
+			if len(outs) == 0 {
+				return spec.Cell{}, fmt.Errorf("cell %s is not deployed: new cells join the fleet through `cellctl up %s` first", cell, cell)
+			}
+			return spec.DecodeDeployed(cell, outs)
+		},
+	}
+}
+
+// Run runs the deploy.
+func Run(ctx context.Context, env *Env, o Options) (*Result, error) {
+	if o.Abandon != "" {
+		if env.Abandon == nil {
+			return nil, errors.New("--abandon: the rollout store cannot break locks")
+		}
+		who, err := env.Abandon(ctx, o.Abandon)
+		return &Result{Abandoned: who}, err
+	}
+	plan, wp, err := Plan(env.Fleet, o.Image, o.BakeScale)
+	if err != nil {
+		return nil, err
+	}
+	up := Updater(env)
+	if o.DryRun {
+		est := o.UpdateEstimate
+		if est <= 0 {
+			est = waves.DefaultCellUpdate
+		}
+		d, err := executor.Describe(ctx, up, plan, est)
+		return &Result{Description: d}, err
+	}
+	stacks := []string{}
+	for _, w := range plan.Waves {
+		stacks = append(stacks, w.Cells...)
+	}
+	if env.Fleet.Router != nil {
+		stacks = append(stacks, fleet.RouterStack)
+	}
+	if env.Prepare != nil {
+		if err := env.Prepare(ctx, stacks); err != nil {
+			return nil, err
+		}
+	}
+	ex := &executor.Executor{
+		Updater:  up,
+		Gate:     &RegionalGate{Fleet: env.Fleet, Plan: wp, Reader: env.Reader, Outputs: env.Outputs},
+		Store:    env.Store,
+		Clock:    env.Clock,
+		Progress: env.Progress,
+	}
+	opts := executor.Options{Through: o.Through, Wave: o.Wave, Rebake: o.Rebake, Retry: o.Retry,
+		Host: o.Host, PID: o.PID, Alive: o.Alive, Stop: o.Stop}
+	if env.Fleet.Router != nil {
+		opts.Router = func(ctx context.Context) error { return upRouter(ctx, env.Runner) }
+	}
+	out, err := ex.Run(ctx, plan, opts)
+	return &Result{Outcome: out}, err
+}
+
+// upRouter updates the router stack after the last wave.
+func upRouter(ctx context.Context, r runplan.StackRunner) error {
+	res := r.RunStack(ctx, stackrun.Request{Stack: fleet.RouterStack, Op: stackrun.OpUp})
+	switch {
+	case res == nil:
+		return errors.New("up router: the engine returned no result")
+	case res.Err != nil:
+		return fmt.Errorf("up router: %w", res.Err)
+	case res.Result != stackrun.Succeeded:
+		return fmt.Errorf("up router: %s", res.Result)
+	}
+	return nil
+}
+
+// Table is the final table of a run: cell → wave → image → state.
+func Table(s *render.Styles, rows []executor.Row) string {
+	out := make([][]string, 0, len(rows))
+	for _, r := range rows {
+		out = append(out, []string{r.Cell, r.Wave, r.Image, r.State})
+	}
+	return s.Table([]string{"CELL", "WAVE", "IMAGE", "STATE"}, out)
+}

@@ -1,0 +1,236 @@
+package deploy
+
+import (
+	"context"
+	"errors"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"gocloud.dev/blob/memblob"
+
+	"github.com/cellctl/cellctl/cellmodule/spec"
+	"github.com/cellctl/cellctl/internal/exitcode"
+	"github.com/cellctl/cellctl/internal/fleet"
+	"github.com/cellctl/cellctl/internal/rollout"
+	"github.com/cellctl/cellctl/internal/stackrun"
+	"github.com/cellctl/cellctl/waves/executor"
+	"github.com/cellctl/cellctl/waves/executor/backend"
+	"github.com/cellctl/cellctl/waves/gate"
+)
+
+func demoFleet(t *testing.T) *fleet.Fleet {
+	t.Helper()
+	dir, _ := filepath.Abs("../..")
+	fl, err := fleet.Load(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return fl
+}
+
+// cloud is a fake fleet: each cell's stack outputs, as an up leaves them.
+type cloud struct {
+	mu      sync.Mutex
+	outputs map[string]map[string]any
+	ups     []stackrun.Request
+	bad     map[string]bool // images whose cells serve 5xx
+}
+
+func (c *cloud) deploy(t *testing.T, s spec.Cell) {
+	enc, err := spec.EncodeDeployed(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.outputs[s.ID] = map[string]any{spec.DeployedOutput: enc, "image": s.Image,
+		"albArnSuffix": "app/" + s.ID, "targetGroupArnSuffix": "targetgroup/" + s.ID,
+		"alarmNames": map[string]any{"5xx": "cellctl-" + s.ID + "-5xx-rate", "p99": "cellctl-" + s.ID + "-p99-latency", "unhealthy": "cellctl-" + s.ID + "-unhealthy-tasks"}}
+}
+
+func (c *cloud) RunStack(_ context.Context, req stackrun.Request) *stackrun.Result {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.ups = append(c.ups, req)
+	if req.Inputs.Cell != nil {
+		enc, _ := spec.EncodeDeployed(*req.Inputs.Cell)
+		c.outputs[req.Stack][spec.DeployedOutput] = enc
+		c.outputs[req.Stack]["image"] = req.Inputs.Cell.Image
+	}
+	return &stackrun.Result{Name: req.Stack, Result: stackrun.Succeeded, Changes: stackrun.Changes{Update: 1}}
+}
+
+func (c *cloud) Outputs(_ context.Context, stack string) (map[string]any, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.outputs[stack], nil
+}
+
+func (c *cloud) image(cell string) string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	s, _ := c.outputs[cell]["image"].(string)
+	return s
+}
+
+// AlarmStates: every alarm exists and is OK (the metrics decide).
+func (c *cloud) AlarmStates(_ context.Context, names []string) (map[string]gate.AlarmState, error) {
+	out := map[string]gate.AlarmState{}
+	for _, n := range names {
+		out[n] = gate.AlarmState{Name: n, State: "OK"}
+	}
+	return out, nil
+}
+
+// MetricData answers from the image each load balancer's cell runs.
+func (c *cloud) MetricData(_ context.Context, q gate.MetricQuery) ([]gate.Series, error) {
+	var out []gate.Series
+	for _, m := range q.Metrics {
+		cell := strings.TrimPrefix(m.Dimensions["LoadBalancer"], "app/")
+		bad := c.bad[c.image(cell)]
+		v := 0.0
+		switch m.Name {
+		case "RequestCount":
+			v = 600
+		case "HTTPCode_Target_5XX_Count":
+			if bad {
+				v = 18
+			}
+		case "TargetResponseTime":
+			v = 0.12
+		case "HealthyHostCount":
+			v = 2
+		}
+		out = append(out, gate.Series{ID: m.ID, Timestamps: []time.Time{q.Start}, Values: []float64{v}, Complete: true})
+	}
+	return out, nil
+}
+
+func env(t *testing.T, fl *fleet.Fleet, c *cloud) *Env {
+	return &Env{
+		Fleet: fl, Runner: c, Outputs: c.Outputs,
+		Reader: func(context.Context, string) (gate.Reader, error) { return c, nil },
+		Store:  backend.New(rollout.NewStore(memblob.OpenBucket(nil))),
+	}
+}
+
+func TestPlanScalesBakesAndOverridesTheImage(t *testing.T) {
+	fl := demoFleet(t)
+	p, _, err := Plan(fl, "app:v9", 0.01)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(p.Waves) != len(fl.Waves.Waves) {
+		t.Fatalf("waves %d", len(p.Waves))
+	}
+	for i, w := range p.Waves {
+		if want := time.Duration(float64(fl.Waves.Waves[i].Bake) * 0.01); w.Bake != want {
+			t.Errorf("wave %s bake %s, want %s", w.Name, w.Bake, want)
+		}
+	}
+	for id, cfg := range p.Desired {
+		if cfg.Image != "app:v9" {
+			t.Errorf("%s desired image %s", id, cfg.Image)
+		}
+	}
+	if fl.Waves.Waves[0].Bake != 30*time.Minute {
+		t.Errorf("the fleet's own waves were changed: %s", fl.Waves.Waves[0].Bake)
+	}
+}
+
+func TestAStackWithoutItsDeployedSpecIsNotGuessed(t *testing.T) {
+	fl := demoFleet(t)
+	c := &cloud{outputs: map[string]map[string]any{"cell-a": {"image": "app:v1"}}}
+	_, err := Updater(env(t, fl, c)).Current(context.Background(), "cell-a")
+	if err == nil || !strings.Contains(err.Error(), "no deployedSpec output") {
+		t.Errorf("a cell without deployedSpec: %v", err)
+	}
+	_, err = Updater(env(t, fl, c)).Current(context.Background(), "cell-b")
+	if err == nil || !strings.Contains(err.Error(), "not deployed") {
+		t.Errorf("an undeployed cell: %v", err)
+	}
+}
+
+func TestGoodImageRollsThroughBadImageIsRolledBackAtTheCanary(t *testing.T) {
+	fl := demoFleet(t)
+	c := &cloud{outputs: map[string]map[string]any{}, bad: map[string]bool{"app:bad": true}}
+	for _, cell := range fl.Cells {
+		s := cell.Cell
+		s.Image = "app:v1"
+		// What runs differs from the repository in a setting: a rollback
+		// must restore it, because it restores what ran, not the files.
+		s.DesiredCount = 3
+		c.deploy(t, s)
+	}
+	e := env(t, fl, c)
+	ctx := context.Background()
+	res, err := Run(ctx, e, Options{Image: "app:good", BakeScale: 0.0001, Host: "h", PID: 1})
+	if err != nil {
+		t.Fatalf("good rollout: %v", err)
+	}
+	for _, r := range res.Outcome.Summary {
+		if r.Image != "app:good" || r.State != executor.StateNew {
+			t.Errorf("good rollout row %+v", r)
+		}
+	}
+	if last := c.ups[len(c.ups)-1]; last.Stack != fleet.RouterStack {
+		t.Errorf("the router must go last, got %s", last.Stack)
+	}
+
+	c.ups = nil
+	res, err = Run(ctx, e, Options{Image: "app:bad", BakeScale: 0.0001, Host: "h", PID: 1})
+	var halted *executor.HaltedError
+	if !errors.As(err, &halted) || exitcode.Of(err) != exitcode.Halted {
+		t.Fatalf("bad rollout: %v (exit %d)", err, exitcode.Of(err))
+	}
+	if halted.Wave != "canary" || halted.Breach == nil || halted.Breach.Cell != "cell-a" || !halted.RolledBack ||
+		!strings.Contains(err.Error(), "error_rate_5xx") || !strings.Contains(err.Error(), "3") {
+		t.Errorf("halt: %v", err)
+	}
+	got, err := Updater(e).Current(ctx, "cell-a")
+	if err != nil || got.Image != "app:good" {
+		t.Fatalf("cell-a after rollback: %+v %v", got, err)
+	}
+	for _, cell := range []string{"cell-b", "cell-c", "cell-d"} {
+		if c.image(cell) != "app:good" {
+			t.Errorf("%s was touched: %s", cell, c.image(cell))
+		}
+	}
+	for _, up := range c.ups {
+		if up.Stack != "cell-a" {
+			t.Errorf("the halted rollout updated %s", up.Stack)
+		}
+	}
+	if n := len(c.ups); n != 2 || c.ups[1].Inputs.Cell.Image != "app:good" {
+		t.Errorf("want the update and its rollback of cell-a, got %d ups", n)
+	}
+	rows := map[string]string{}
+	for _, r := range res.Outcome.Summary {
+		rows[r.Cell] = r.State + " " + r.Image
+	}
+	if rows["cell-a"] != executor.StateRolledBack+" app:good" || rows["cell-b"] != executor.StateUntouched+" app:good" {
+		t.Errorf("summary %v", rows)
+	}
+}
+
+func TestASecondRolloutIsRefusedWithExitFourNamingTheHolder(t *testing.T) {
+	fl := demoFleet(t)
+	c := &cloud{outputs: map[string]map[string]any{}}
+	for _, cell := range fl.Cells {
+		c.deploy(t, cell.Cell)
+	}
+	e := env(t, fl, c)
+	ctx := context.Background()
+	other := executor.Holder{RolloutID: "r-0000000000aa", Host: "ci-7", PID: 4242, Started: time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC), Nonce: "n1"}
+	if err := e.Store.Lock(ctx, other); err != nil {
+		t.Fatal(err)
+	}
+	_, err := Run(ctx, e, Options{Image: "app:v2", BakeScale: 0.0001, Host: "h", PID: 1})
+	if exitcode.Of(err) != exitcode.Locked || !strings.Contains(err.Error(), "r-0000000000aa") || !strings.Contains(err.Error(), "ci-7") || !strings.Contains(err.Error(), "4242") {
+		t.Fatalf("second rollout: %v (exit %d)", err, exitcode.Of(err))
+	}
+	if len(c.ups) != 0 {
+		t.Errorf("a refused rollout updated %d stacks", len(c.ups))
+	}
+}

@@ -1,0 +1,85 @@
+package deploy
+
+import (
+	"context"
+	"fmt"
+	"sort"
+
+	"github.com/cellctl/cellctl/internal/fleet"
+	"github.com/cellctl/cellctl/waves"
+	"github.com/cellctl/cellctl/waves/executor"
+	"github.com/cellctl/cellctl/waves/executor/fromwaves"
+	"github.com/cellctl/cellctl/waves/gate"
+)
+
+// RegionalGate is the executor's Gate for a fleet whose cells may live in
+// several regions: CloudWatch is regional, so each poll's cells are read
+// through their own region's reader (fromwaves.Gate does the judging). A
+// region whose reader cannot be built breaches its cells: the gate fails
+// closed.
+type RegionalGate struct {
+	Fleet   *fleet.Fleet
+	Plan    *waves.Plan
+	Reader  func(ctx context.Context, region string) (gate.Reader, error)
+	Outputs func(ctx context.Context, stack string) (map[string]any, error)
+}
+
+// Check implements executor.Gate.
+func (g *RegionalGate) Check(ctx context.Context, q executor.GateQuery) ([]executor.Verdict, error) {
+	byRegion := map[string][]string{}
+	for _, cell := range q.Cells {
+		region := ""
+		if c := g.Fleet.Cell(cell); c != nil {
+			region = c.Region
+		}
+		byRegion[region] = append(byRegion[region], cell)
+	}
+	regions := make([]string, 0, len(byRegion))
+	for r := range byRegion {
+		regions = append(regions, r)
+	}
+	sort.Strings(regions)
+	var out []executor.Verdict
+	for _, region := range regions {
+		cells := byRegion[region]
+		var reader gate.Reader
+		err := fmt.Errorf("cell %s is not in the fleet", cells[0])
+		if region != "" {
+			reader, err = g.Reader(ctx, region)
+		}
+		if err != nil {
+			for _, c := range cells {
+				out = append(out, executor.Verdict{Cell: c, Decision: executor.Breached, Breach: &executor.Breach{
+					Cell: c, Signal: executor.SignalGate, Reading: fmt.Sprintf("cannot read CloudWatch in %s: %v", region, err)}})
+			}
+			continue
+		}
+		fg := &fromwaves.Gate{Plan: g.Plan, Reader: reader, Target: g.target}
+		sub := q
+		sub.Cells = cells
+		vs, err := fg.Check(ctx, sub)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, vs...)
+	}
+	return out, nil
+}
+
+// target is what the gate reads for a cell: the alarm names and load
+// balancer dimensions its stack exports, and the thresholds its alarms
+// were built with.
+func (g *RegionalGate) target(ctx context.Context, cell string) (gate.Target, error) {
+	c := g.Fleet.Cell(cell)
+	if c == nil {
+		return gate.Target{}, fmt.Errorf("cell %s is not in the fleet", cell)
+	}
+	outs, err := g.Outputs(ctx, cell)
+	if err != nil {
+		return gate.Target{}, err
+	}
+	if len(outs) == 0 {
+		return gate.Target{}, fmt.Errorf("cell %s's stack has no outputs", cell)
+	}
+	return gate.TargetFromOutputs(cell, outs, c.Thresholds(), gate.Update{}), nil
+}
