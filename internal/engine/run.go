@@ -62,7 +62,13 @@ func (e *Engine) runStack(ctx context.Context, req stackrun.Request) *stackrun.R
 	if err != nil {
 		return fail(err)
 	}
-	w, err := e.open(ctx, name, op == stackrun.OpUp || op == stackrun.OpPreview, program)
+	// Only an up may store what it changes in the stack file; a preview,
+	// refresh preview or destroy writes nothing there.
+	mode := readOnly
+	if op == stackrun.OpUp {
+		mode = readWrite
+	}
+	w, err := e.open(ctx, name, op == stackrun.OpUp || op == stackrun.OpPreview, mode, program)
 	res.Timing.Setup = lap()
 	if errors.Is(err, ErrNotDeployed) {
 		res.Result = stackrun.Skipped
@@ -77,6 +83,11 @@ func (e *Engine) runStack(ctx context.Context, req stackrun.Request) *stackrun.R
 	}
 	defer w.close()
 
+	if op == stackrun.OpPreview {
+		if err := e.previewSecret(ctx, w, name); err != nil {
+			return fail(err)
+		}
+	}
 	if op == stackrun.OpUp {
 		notes, err := e.resolvePending(ctx, w, name)
 		res.Timing.Repair = lap()
@@ -110,7 +121,9 @@ func (e *Engine) runStack(ctx context.Context, req stackrun.Request) *stackrun.R
 	res.Planned = changes
 	res.FailedResources = failedRes
 	res.Changes = changesOf(summary, changes)
-	_ = w.syncBack()
+	if err := w.writeBack(); err != nil {
+		res.Notes = append(res.Notes, err.Error())
+	}
 	if runErr != nil {
 		if auto.IsConcurrentUpdateError(runErr) {
 			return locked(e.explain(ctx, w, name, runErr))

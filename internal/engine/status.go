@@ -42,7 +42,7 @@ func (e *Engine) Status(ctx context.Context, names []string) ([]*StackStatus, er
 
 func (e *Engine) status(ctx context.Context, name string) *StackStatus {
 	st := &StackStatus{Name: name}
-	w, err := e.open(ctx, name, false, nil)
+	w, err := e.open(ctx, name, false, readOnly, nil)
 	if errors.Is(err, ErrNotDeployed) {
 		return st
 	}
@@ -103,7 +103,7 @@ func isProviderType(t string) bool {
 // Protected lists the resources of a deployed stack that are protected
 // ("type name"), which a destroy would refuse to delete.
 func (e *Engine) Protected(ctx context.Context, stack string) ([]string, error) {
-	w, err := e.open(ctx, stack, false, nil)
+	w, err := e.open(ctx, stack, false, readOnly, nil)
 	if err != nil {
 		return nil, err
 	}
