@@ -225,6 +225,10 @@ func (e *Engine) open(ctx context.Context, name string, create bool, mode access
 	if err != nil {
 		return nil, err
 	}
+	// A broken checkpoint is named before anything reads or runs.
+	if err := e.checkCheckpoint(name); err != nil {
+		return nil, err
+	}
 	dir, err := os.MkdirTemp(e.workRoot, name+"-")
 	if err != nil {
 		return nil, err
