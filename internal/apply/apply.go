@@ -111,6 +111,11 @@ func run(ctx context.Context, env *Env, op stackrun.Operation, o Options) (*Repo
 	if err != nil {
 		return nil, err
 	}
+	if r, ok := eng.(DeployedReader); ok {
+		if err := immutable(ctx, env, r, names); err != nil {
+			return nil, err
+		}
+	}
 	rep.Result, err = execute(ctx, env, eng, p)
 	return rep, err
 }
