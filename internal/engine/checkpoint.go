@@ -73,7 +73,7 @@ func (e *Engine) checkCheckpoint(stack string) error {
 		err = validCheckpoint(data)
 	}
 	if err == nil {
-		return nil
+		return e.repairAttrs(stack, file)
 	}
 	if errors.Is(err, os.ErrPermission) {
 		return fmt.Errorf("stack %s: reading its state: %w", stack, err)
@@ -130,5 +130,36 @@ func validCheckpoint(data []byte) error {
 	if l := strings.TrimSpace(string(cp.Checkpoint.Latest)); l != "" && l != "null" && !strings.HasPrefix(l, "{") {
 		return errors.New("the checkpoint's latest deployment is not an object")
 	}
+	return nil
+}
+
+// repairAttrs removes a checkpoint's metadata sidecar (<file>.attrs) that
+// a killed pulumi left empty or half written. The file backend
+// (gocloud.dev/blob/fileblob) writes it with a plain create-and-write
+// before renaming the new checkpoint into place, so a SIGKILL between the
+// two leaves an empty .attrs beside the previous, intact checkpoint, and
+// every later load fails with "failed to load checkpoint: EOF". It holds
+// only a content type and an MD5 that nothing verifies on read; without
+// it the backend uses defaults. Only a sidecar that is not JSON is
+// removed, and only beside a checkpoint that reads.
+func (e *Engine) repairAttrs(stack, file string) error {
+	attrs := file + ".attrs"
+	data, err := os.ReadFile(attrs)
+	if err != nil {
+		return nil // none, or the backend reports what it cannot read
+	}
+	var v map[string]any
+	if json.Unmarshal(data, &v) == nil {
+		return nil
+	}
+	if err := os.Remove(attrs); err != nil {
+		return fmt.Errorf("stack %s: %s is broken (%d bytes, a killed pulumi's half write) and cannot be removed: %w; remove it by hand",
+			stack, attrs, len(data), err)
+	}
+	if e.opts.Log == nil {
+		return nil
+	}
+	fmt.Fprintf(e.opts.Log, "%s: removed %s: the checkpoint's metadata file was left %s by a killed pulumi (the checkpoint itself reads; only its content type and checksum were in it)\n",
+		stack, attrs, map[bool]string{true: "empty", false: "half written"}[len(data) == 0])
 	return nil
 }

@@ -91,3 +91,43 @@ func TestCheckpointGoodOrAbsentPasses(t *testing.T) {
 		t.Fatalf("a non-file backend is read by pulumi itself: %v", err)
 	}
 }
+
+// A SIGKILL between fileblob's create of <file>.attrs and its write leaves
+// it empty beside an intact checkpoint: removed, and said so.
+func TestCheckpointEmptyAttrsRepaired(t *testing.T) {
+	e, root := checkpointEngine(t)
+	var log strings.Builder
+	e.opts.Log = &log
+	file := filepath.Join(root, ".pulumi", "stacks", "cells", "cell-b.json")
+	os.WriteFile(file, []byte(goodCheckpoint), 0o644)
+	for _, broken := range []string{"", `{"user.content_type":"text/pl`} {
+		os.WriteFile(file+".attrs", []byte(broken), 0o644)
+		if err := e.checkCheckpoint("cell-b"); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := os.Stat(file + ".attrs"); !os.IsNotExist(err) {
+			t.Fatalf("%q: the broken .attrs is still there (%v)", broken, err)
+		}
+	}
+	if !strings.Contains(log.String(), "removed "+file+".attrs") || !strings.Contains(log.String(), "empty") {
+		t.Fatalf("log: %q", log.String())
+	}
+	// A good sidecar stays.
+	good := `{"user.content_type":"text/plain; charset=utf-8","md5":"x"}`
+	os.WriteFile(file+".attrs", []byte(good), 0o644)
+	if err := e.checkCheckpoint("cell-b"); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := os.ReadFile(file + ".attrs"); string(got) != good {
+		t.Fatalf("a good .attrs was changed: %q", got)
+	}
+	// Beside a corrupt checkpoint nothing is repaired: the error says it all.
+	os.WriteFile(file, []byte("{"), 0o644)
+	os.WriteFile(file+".attrs", nil, 0o644)
+	if err := e.checkCheckpoint("cell-b"); err == nil {
+		t.Fatal("corrupt checkpoint passed")
+	}
+	if _, err := os.Stat(file + ".attrs"); err != nil {
+		t.Fatal("the sidecar of a corrupt checkpoint was removed")
+	}
+}
