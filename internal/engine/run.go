@@ -401,7 +401,17 @@ func (e *Engine) resolvePending(ctx context.Context, w *workspace, name string) 
 			opts = append(opts, optrefresh.ImportPendingCreates(imports))
 		}
 	}
-	if _, err := w.stack.Refresh(ctx, opts...); err != nil {
+	for attempt := 0; ; attempt++ {
+		_, err = w.stack.Refresh(ctx, opts...)
+		// A live run holding the lock is replacing the checkpoint (and its
+		// .attrs, written non-atomically) as this one loads it: transient;
+		// the retry meets that run's lock.
+		if err == nil || attempt == 3 || !strings.Contains(err.Error(), "failed to load checkpoint") {
+			break
+		}
+		time.Sleep(time.Duration(200*(attempt+1)) * time.Millisecond)
+	}
+	if err != nil {
 		if auto.IsConcurrentUpdateError(err) {
 			return nil, err
 		}
