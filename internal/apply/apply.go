@@ -111,6 +111,11 @@ func run(ctx context.Context, env *Env, op stackrun.Operation, o Options) (*Repo
 	if err != nil {
 		return nil, err
 	}
+	if r, ok := eng.(DeployedReader); ok {
+		if err := immutable(ctx, env, r, names); err != nil {
+			return nil, err
+		}
+	}
 	rep.Result, err = execute(ctx, env, eng, p)
 	return rep, err
 }
@@ -183,7 +188,9 @@ func execute(ctx context.Context, env *Env, eng Engine, p *runplan.Plan) (*runpl
 	}
 	var deploys []string
 	for _, s := range p.Stacks() {
-		if (s.Op == stackrun.OpUp || s.Op == stackrun.OpPreview) && !slices.Contains(deploys, s.Stack) {
+		// A preview writes nothing: the engine gives its workspace the
+		// secret without storing it in the stack file.
+		if s.Op == stackrun.OpUp && !slices.Contains(deploys, s.Stack) {
 			deploys = append(deploys, s.Stack)
 		}
 	}

@@ -14,6 +14,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/pulumi/pulumi/sdk/v3/go/auto"
@@ -71,6 +72,11 @@ type Engine struct {
 	backend    string
 	passphrase string
 	workRoot   string
+
+	// previewValue is the origin-verify secret previews use for stacks
+	// whose file has none yet (never written anywhere).
+	previewMu    sync.Mutex
+	previewValue string
 }
 
 // New checks the options and the pulumi CLI.
@@ -163,7 +169,23 @@ type workspace struct {
 	stackFile string // the copy inside dir
 	repoFile  string // the fleet's stack file
 	attach    *cloud.Attachment
+	// base is the stack file as the run started from it (and as last
+	// written back): what the run changed is the copy's difference to it.
+	base []byte
+	// writable is set for the operations that may store what they change
+	// in the stack file (up, the origin-verify secret); every other one
+	// writes nothing.
+	writable bool
+	lockPath string
 }
+
+// access says whether a workspace's changes to the stack file are kept.
+type access bool
+
+const (
+	readOnly  access = false
+	readWrite access = true
+)
 
 func (w *workspace) close() {
 	if w.attach != nil && w.attach.Close != nil {
@@ -188,7 +210,11 @@ func (e *Engine) stackFileOf(name string) (string, error) {
 // missing stack is created (up, preview) or reported (status, destroy).
 // program is the Pulumi program the workspace runs (nil: the fleet's
 // current configuration).
-func (e *Engine) open(ctx context.Context, name string, create bool, program pulumi.RunFunc) (*workspace, error) {
+//
+// mode readWrite lets the run's own changes to the stack file (the salt,
+// a secret) be merged back into the repository's file; readOnly never
+// writes it.
+func (e *Engine) open(ctx context.Context, name string, create bool, mode access, program pulumi.RunFunc) (*workspace, error) {
 	if program == nil {
 		var err error
 		if program, err = e.program(name, stackrun.Inputs{}); err != nil {
@@ -199,11 +225,16 @@ func (e *Engine) open(ctx context.Context, name string, create bool, program pul
 	if err != nil {
 		return nil, err
 	}
+	// A broken checkpoint is named before anything reads or runs.
+	if err := e.checkCheckpoint(name); err != nil {
+		return nil, err
+	}
 	dir, err := os.MkdirTemp(e.workRoot, name+"-")
 	if err != nil {
 		return nil, err
 	}
-	w := &workspace{dir: dir, repoFile: filepath.Join(e.opts.Fleet.Dir, rel)}
+	w := &workspace{dir: dir, repoFile: filepath.Join(e.opts.Fleet.Dir, rel), writable: bool(mode),
+		lockPath: filepath.Join(e.opts.Fleet.Dir, StateDir, "locks", "stackfile-"+name+".lock")}
 	ok := false
 	defer func() {
 		if !ok {
@@ -225,6 +256,7 @@ func (e *Engine) open(ctx context.Context, name string, create bool, program pul
 	if err != nil {
 		return nil, err
 	}
+	w.base = stackData
 	if err := os.WriteFile(w.stackFile, stackData, 0o644); err != nil {
 		return nil, err
 	}
@@ -287,8 +319,9 @@ func (e *Engine) open(ctx context.Context, name string, create bool, program pul
 		return nil, fmt.Errorf("stack %s: %w", name, cleanErr(err))
 	}
 	// Creating a stack with the passphrase provider writes its salt into
-	// the stack file; keep the repository's copy in step.
-	if err := w.syncBack(); err != nil {
+	// the stack file; keep the repository's copy in step (a run that may
+	// write only).
+	if err := w.writeBack(); err != nil {
 		return nil, err
 	}
 	ok = true
@@ -298,25 +331,23 @@ func (e *Engine) open(ctx context.Context, name string, create bool, program pul
 // ErrNotDeployed says a stack has never been deployed to the backend.
 var ErrNotDeployed = stackrun.ErrNotDeployed
 
-// syncBack copies the workspace's stack file to the repository when pulumi
-// changed it (encryption salt, a secret cellctl set).
-func (w *workspace) syncBack() error {
+// writeBack merges what this run changed in its copy of the stack file
+// (encryption salt, a secret cellctl set) into the repository's file as it
+// is now; a read-only workspace writes nothing. See stackfile.go.
+func (w *workspace) writeBack() error {
+	if !w.writable {
+		return nil
+	}
 	now, err := os.ReadFile(w.stackFile)
 	if err != nil {
 		return err
 	}
-	was, err := os.ReadFile(w.repoFile)
-	if err != nil {
-		return err
+	err = writeBackStackFile(w.repoFile, w.lockPath, w.base, now)
+	var conflict *ConflictError
+	if err == nil || errors.As(err, &conflict) {
+		w.base = now
 	}
-	if string(now) == string(was) {
-		return nil
-	}
-	tmp := w.repoFile + ".cellctl-tmp"
-	if err := os.WriteFile(tmp, now, 0o644); err != nil {
-		return err
-	}
-	return os.Rename(tmp, w.repoFile)
+	return err
 }
 
 // cleanErr shortens an Automation API error to what the user needs: the

@@ -48,7 +48,8 @@ func (t *tracker) handle(ev events.EngineEvent) {
 		}
 		t.mu.Lock()
 		if m.Op != apitype.OpSame {
-			t.changes = append(t.changes, stackrun.Change{Op: string(m.Op), Type: m.Type, Name: urnName(m.URN), Diffs: m.Diffs, Replace: m.Keys})
+			t.changes = append(t.changes, stackrun.Change{Op: string(m.Op), Type: m.Type, Name: urnName(m.URN), Diffs: m.Diffs, Replace: m.Keys,
+				Warning: changeWarning(m)})
 		}
 		t.mu.Unlock()
 		t.emit(stackrun.Event{Stack: t.stack, Kind: stackrun.ResourceStarted, Op: string(m.Op), Type: m.Type, Name: urnName(m.URN), Time: now})

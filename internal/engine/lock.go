@@ -115,7 +115,7 @@ func (e *Engine) unlock(ctx context.Context, stack string, force bool) ([]LockHo
 			}
 		}
 	}
-	w, err := e.open(ctx, stack, false, nil)
+	w, err := e.open(ctx, stack, false, readOnly, nil)
 	if err != nil {
 		return holders, err
 	}

@@ -68,13 +68,13 @@ func (e *Engine) EnsureOriginVerifySecret(ctx context.Context, names []string) (
 	}
 	var changed []string
 	for _, n := range missing {
-		w, err := e.open(ctx, n, true, nil)
+		w, err := e.open(ctx, n, true, readWrite, nil)
 		if err != nil {
 			return changed, fmt.Errorf("stack %s: %w", n, err)
 		}
 		err = w.stack.SetConfig(ctx, key, auto.ConfigValue{Value: value, Secret: true})
 		if err == nil {
-			err = w.syncBack()
+			err = w.writeBack()
 		}
 		w.close()
 		if err != nil {
@@ -86,8 +86,54 @@ func (e *Engine) EnsureOriginVerifySecret(ctx context.Context, names []string) (
 	return changed, nil
 }
 
+// previewSecret gives a preview's workspace the origin-verify secret when
+// the stack file has none yet, without writing any stack file (a preview
+// changes nothing): the fleet's value from a stack that has it, else a
+// value minted for this process only (an up stores the real one).
+func (e *Engine) previewSecret(ctx context.Context, w *workspace, stack string) error {
+	f := e.opts.Fleet
+	has := false
+	if c := f.Cell(stack); c != nil {
+		has = c.HasOriginVerifySecret
+	} else if stack == fleet.RouterStack && f.Router != nil {
+		has = f.Router.HasOriginVerifySecret
+	}
+	key := f.ConfigKey(fleet.OriginVerifyKey)
+	if has {
+		return nil
+	}
+	if _, err := w.stack.GetConfig(ctx, key); err == nil {
+		return nil // set in the file since the fleet was loaded
+	}
+	e.previewMu.Lock()
+	if e.previewValue == "" {
+		for _, c := range f.Cells {
+			if c.HasOriginVerifySecret {
+				if v, err := e.readSecret(ctx, c.ID, key); err == nil {
+					e.previewValue = v
+					break
+				}
+			}
+		}
+	}
+	if e.previewValue == "" {
+		buf := make([]byte, 32)
+		if _, err := rand.Read(buf); err != nil {
+			e.previewMu.Unlock()
+			return err
+		}
+		e.previewValue = base64.RawURLEncoding.EncodeToString(buf)
+	}
+	value := e.previewValue
+	e.previewMu.Unlock()
+	if err := w.stack.SetConfig(ctx, key, auto.ConfigValue{Value: value, Secret: true}); err != nil {
+		return fmt.Errorf("stack %s: %s for the preview: %w", stack, key, cleanErr(err))
+	}
+	return nil
+}
+
 func (e *Engine) readSecret(ctx context.Context, stack, key string) (string, error) {
-	w, err := e.open(ctx, stack, true, nil)
+	w, err := e.open(ctx, stack, true, readOnly, nil)
 	if err != nil {
 		return "", err
 	}

@@ -42,7 +42,7 @@ func (e *Engine) Status(ctx context.Context, names []string) ([]*StackStatus, er
 
 func (e *Engine) status(ctx context.Context, name string) *StackStatus {
 	st := &StackStatus{Name: name}
-	w, err := e.open(ctx, name, false, nil)
+	w, err := e.open(ctx, name, false, readOnly, nil)
 	if errors.Is(err, ErrNotDeployed) {
 		return st
 	}
@@ -103,7 +103,7 @@ func isProviderType(t string) bool {
 // Protected lists the resources of a deployed stack that are protected
 // ("type name"), which a destroy would refuse to delete.
 func (e *Engine) Protected(ctx context.Context, stack string) ([]string, error) {
-	w, err := e.open(ctx, stack, false, nil)
+	w, err := e.open(ctx, stack, false, readOnly, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -131,4 +131,65 @@ func (e *Engine) Protected(ctx context.Context, stack string) ([]string, error) 
 		}
 	}
 	return out, nil
+}
+
+// DeployedOutputs returns a deployed stack's outputs (secrets masked),
+// stackrun.ErrNotDeployed when it never was. On a file backend it reads
+// the checkpoint directly: it runs before every up and preview.
+func (e *Engine) DeployedOutputs(ctx context.Context, stack string) (map[string]any, error) {
+	if err := e.checkCheckpoint(stack); err != nil {
+		return nil, err
+	}
+	data, isFile, err := e.readCheckpoint(stack)
+	if err != nil {
+		return nil, err
+	}
+	if isFile {
+		if data == nil {
+			return nil, ErrNotDeployed
+		}
+		var cp struct {
+			Checkpoint struct {
+				Latest *struct {
+					Resources []struct {
+						Type    string         `json:"type"`
+						Outputs map[string]any `json:"outputs"`
+					} `json:"resources"`
+				} `json:"latest"`
+			} `json:"checkpoint"`
+		}
+		if err := json.Unmarshal(data, &cp); err != nil {
+			return nil, err
+		}
+		if cp.Checkpoint.Latest == nil {
+			return nil, ErrNotDeployed
+		}
+		for _, r := range cp.Checkpoint.Latest.Resources {
+			if r.Type == "pulumi:pulumi:Stack" {
+				out := map[string]any{}
+				for k, v := range r.Outputs {
+					// A secret output is an envelope holding ciphertext.
+					if m, ok := v.(map[string]any); ok && m["4dabf18193072939515e22adb298388d"] != nil {
+						v = "[secret]"
+					}
+					out[k] = v
+				}
+				return out, nil
+			}
+		}
+		return nil, ErrNotDeployed
+	}
+	w, err := e.open(ctx, stack, false, readOnly, nil)
+	if err != nil {
+		return nil, err
+	}
+	defer w.close()
+	outs, err := w.stack.Outputs(ctx)
+	if err != nil {
+		return nil, cleanErr(err)
+	}
+	if len(outs) == 0 {
+		return nil, ErrNotDeployed
+	}
+	return maskOutputs(outs), nil
 }

@@ -102,6 +102,9 @@ type Change struct {
 	Diffs []string `json:"diffs,omitempty"`
 	// Replace lists the properties forcing a replacement.
 	Replace []string `json:"replaceKeys,omitempty"`
+	// Warning says what a replacement or delete of a protected or
+	// stateful resource loses (reports show it loudly); empty otherwise.
+	Warning string `json:"warning,omitempty"`
 }
 
 // Timing is where one stack's time went, in seconds.

@@ -63,7 +63,8 @@ func previewReport() *apply.Report {
 		{Name: "cell-b", Result: stackrun.Succeeded, Changes: stackrun.Changes{Update: 1, Replace: 1, Same: 69}, Duration: 2 * time.Second,
 			Planned: []stackrun.Change{
 				{Op: "update", Type: "aws:ecs/service:Service", Name: "cell-b-service", Diffs: []string{"desiredCount"}},
-				{Op: "replace", Type: "aws:elasticache/replicationGroup:ReplicationGroup", Name: "cell-b-cache", Diffs: []string{"engine", "nodeType"}, Replace: []string{"engine"}},
+				{Op: "replace", Type: "aws:elasticache/replicationGroup:ReplicationGroup", Name: "cell-b-cache", Diffs: []string{"engine", "nodeType"}, Replace: []string{"engine"},
+					Warning: "replaces a protected resource — the cache and its data; pulumi refuses it during the up, after changing other resources"},
 			}},
 		{Name: "cell-c", Result: stackrun.Failed, Err: errors.New("boom | bad\nsecond line"), Duration: time.Second},
 		{Name: "router", Result: stackrun.Skipped, Err: stackrun.ErrNotDeployed},

@@ -3,6 +3,7 @@ package stack
 import (
 	"context"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -108,14 +109,26 @@ func statusRun(ctx context.Context, opts *StatusOptions) error {
 		}
 	}
 	rows := make([]CellStatus, 0, len(sts))
+	var unreadable []string
 	for _, st := range sts {
 		row := cellStatus(fl, st)
 		if c, ok := routing[st.Name]; ok {
 			row.Routing = &c
 		}
 		rows = append(rows, row)
+		if st.Error != "" {
+			unreadable = append(unreadable, st.Name+": "+st.Error)
+		}
 	}
-	return opts.View.Render(opts.IO, rows)
+	if err := opts.View.Render(opts.IO, rows); err != nil {
+		return err
+	}
+	// A stack whose state cannot be read is not "fine": the report shows
+	// why, and the exit code says so.
+	if len(unreadable) > 0 {
+		return fmt.Errorf("%d stack(s) could not be read:\n%s", len(unreadable), strings.Join(unreadable, "\n"))
+	}
+	return nil
 }
 
 func writeStatusTable(io *iostreams.IOStreams, rows []CellStatus) error {
@@ -140,7 +153,9 @@ func writeStatusTable(io *iostreams.IOStreams, rows []CellStatus) error {
 			}
 		}
 		if r.Error != "" {
-			last = s.Bad("error: " + r.Error)
+			// The whole error goes to stderr; the table keeps one line.
+			msg, _, _ := strings.Cut(r.Error, "\n")
+			last = s.Bad("error: " + msg)
 		}
 		image := r.Image
 		if image == "" {

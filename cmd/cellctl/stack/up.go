@@ -7,6 +7,7 @@ import (
 
 	"github.com/cellctl/cellctl/cmd/cellctl/cmdutil"
 	"github.com/cellctl/cellctl/internal/apply"
+	"github.com/cellctl/cellctl/internal/engine"
 	"github.com/cellctl/cellctl/internal/fleet"
 	"github.com/cellctl/cellctl/internal/iostreams"
 	"github.com/cellctl/cellctl/internal/render"
@@ -88,3 +89,7 @@ func show(io *iostreams.IOStreams, view render.View[*apply.Report], rep *apply.R
 	}
 	return err
 }
+
+// The engine reads deployed outputs, so an up or preview refuses a change
+// a deployed cell cannot take (apply.DeployedReader).
+var _ apply.DeployedReader = (*engine.Engine)(nil)

@@ -106,11 +106,34 @@ func plannedTables(io *iostreams.IOStreams, res *runplan.Result) {
 		}
 		fmt.Fprintf(io.Out, "\n%s\n", s.Bold(r.Name))
 		var rows [][]string
+		var warnings []string
 		for _, c := range r.Planned {
-			rows = append(rows, []string{c.Op, c.Type, c.Name, strings.Join(c.Diffs, ", ")})
+			op := c.Op
+			if c.Warning != "" {
+				op = s.Bad("!! " + c.Op)
+				warnings = append(warnings, fmt.Sprintf("%s %s %s %s: %s", r.Name, c.Op, c.Type, c.Name, c.Warning))
+			}
+			rows = append(rows, []string{op, c.Type, c.Name, strings.Join(c.Diffs, ", ")})
 		}
 		fmt.Fprint(io.Out, s.Table([]string{"OP", "TYPE", "NAME", "CHANGED"}, rows))
+		for _, w := range warnings {
+			fmt.Fprintln(io.Out, s.Bad("WARNING: "+w))
+		}
 	}
+}
+
+// lossWarnings lists the planned replacements and deletes of protected or
+// stateful resources, one line each.
+func lossWarnings(res *runplan.Result) []string {
+	var out []string
+	for _, r := range res.Stacks {
+		for _, c := range r.Planned {
+			if c.Warning != "" {
+				out = append(out, fmt.Sprintf("`%s`: %s `%s` `%s` — %s", r.Name, c.Op, c.Type, c.Name, c.Warning))
+			}
+		}
+	}
+	return out
 }
 
 // writeMarkdown renders one PR-comment-ready summary of every stack.
@@ -137,6 +160,12 @@ func writeMarkdown(w io.Writer, res *runplan.Result) {
 		}
 		fmt.Fprintf(w, "| `%s` | %s | %d | %d | %d | %d | %d |\n", r.Name, result, c.Create, c.Update, c.Replace, c.Delete, c.Same)
 	}
+	if warns := lossWarnings(res); len(warns) > 0 {
+		fmt.Fprintf(w, "\n> [!WARNING]\n> **%d replacement(s) or delete(s) of protected or stateful resources:**\n", len(warns))
+		for _, x := range warns {
+			fmt.Fprintf(w, "> - %s\n", mdEscape(x))
+		}
+	}
 	for _, r := range res.Stacks {
 		if r.Result == stackrun.Failed {
 			fmt.Fprintf(w, "\n**`%s` failed:** %s\n", r.Name, mdEscape(r.Error()))
@@ -153,7 +182,11 @@ func writeMarkdown(w io.Writer, res *runplan.Result) {
 			if len(c.Replace) > 0 {
 				diffs += " (replace: " + strings.Join(c.Replace, ", ") + ")"
 			}
-			fmt.Fprintf(w, "| %s | `%s` | `%s` | %s |\n", c.Op, c.Type, c.Name, mdEscape(diffs))
+			op := c.Op
+			if c.Warning != "" {
+				op = "⚠ **" + c.Op + "**"
+			}
+			fmt.Fprintf(w, "| %s | `%s` | `%s` | %s |\n", op, c.Type, c.Name, mdEscape(diffs))
 		}
 		fmt.Fprintln(w, "\n</details>")
 	}

@@ -1,0 +1,102 @@
+package apply
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/hashicorp/go-multierror"
+	"golang.org/x/sync/errgroup"
+
+	"github.com/cellctl/cellctl/internal/fleet"
+	"github.com/cellctl/cellctl/internal/stackrun"
+)
+
+// DeployedReader reads a deployed stack's outputs (stackrun.ErrNotDeployed
+// when it never was). internal/engine implements it; an up or preview
+// compares them with the configuration before anything runs.
+type DeployedReader interface {
+	DeployedOutputs(ctx context.Context, stack string) (map[string]any, error)
+}
+
+// immutable refuses the changes a deployed cell cannot take: its index
+// (its CIDR, 10.N.0.0/16) and its region. Either one replaces the whole
+// network — the VPC, every subnet, the NAT gateways and their Elastic IPs
+// — and with it the Aurora cluster, the cache and the queues, which
+// cannot move to another VPC or region in place: pulumi would create a
+// second cell beside the first and fail half way (names taken, addresses
+// in use, protected resources). Nothing runs when one is found.
+func immutable(ctx context.Context, env *Env, r DeployedReader, names []string) error {
+	var cells []*fleet.Cell
+	for _, n := range names {
+		if c := env.Fleet.Cell(n); c != nil {
+			cells = append(cells, c)
+		}
+	}
+	errs := make([]error, len(cells))
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(max(env.Parallel, 1))
+	for i, c := range cells {
+		g.Go(func() error {
+			outs, err := r.DeployedOutputs(gctx, c.ID)
+			if errors.Is(err, stackrun.ErrNotDeployed) {
+				return nil
+			}
+			if err != nil {
+				// Fail closed: a cell whose deployed shape cannot be read
+				// is not known to be safe to change.
+				errs[i] = fmt.Errorf("%s: cannot read the deployed stack's outputs to check its index and region: %w", c.ID, err)
+				return nil
+			}
+			errs[i] = compareDeployed(c, outs)
+			return nil
+		})
+	}
+	_ = g.Wait()
+	var all *multierror.Error
+	for _, err := range errs {
+		if err != nil {
+			all = multierror.Append(all, err)
+		}
+	}
+	if all == nil {
+		return nil
+	}
+	all.ErrorFormat = func(es []error) string {
+		s := "refused, nothing was run:"
+		for _, e := range es {
+			s += "\n  " + e.Error()
+		}
+		return s
+	}
+	return all
+}
+
+// compareDeployed checks one cell's configuration against its deployed
+// outputs. An output that is missing (a stack deployed before it was
+// exported) is not compared.
+func compareDeployed(c *fleet.Cell, outs map[string]any) error {
+	var errs []error
+	depIndex, hasIndex := outs["index"].(float64)
+	depCIDR, _ := outs["cidr"].(string)
+	if hasIndex && int(depIndex) != c.Index || depCIDR != "" && depCIDR != c.CIDR() {
+		was := depCIDR
+		if was == "" {
+			was = fmt.Sprintf("10.%d.0.0/16", int(depIndex))
+		}
+		errs = append(errs, fmt.Errorf("%s: %s sets cells:index %d (%s), but %s is deployed as index %d (%s). "+
+			"A deployed cell's index is its network: changing it would replace the VPC, every subnet, the NAT gateways and "+
+			"their Elastic IPs, and with them the database, cache, queues and service, which cannot move to another VPC in place. "+
+			"To keep %s, set cells:index back to %d. To serve its tenants from %s: add a new cell with cells:index %d, "+
+			"deploy it, migrate %s's tenants to it in the routing table, then drain and destroy %s (docs/LIFECYCLE.md)",
+			c.ID, c.File, c.Index, c.CIDR(), c.ID, int(depIndex), was, c.ID, int(depIndex), c.CIDR(), c.Index, c.ID, c.ID))
+	}
+	if region, ok := outs["region"].(string); ok && region != "" && region != c.Region {
+		errs = append(errs, fmt.Errorf("%s: %s puts the cell in region %s, but it is deployed in %s. "+
+			"Every resource of a cell is regional: a change of region would create a second cell in %s and delete the "+
+			"first one's data. To keep %s, set aws:region back to %s. To move its tenants: add a new cell in %s, "+
+			"migrate the tenants to it in the routing table, then drain and destroy %s (docs/LIFECYCLE.md)",
+			c.ID, c.File, c.Region, region, c.Region, c.ID, region, c.Region, c.ID))
+	}
+	return errors.Join(errs...)
+}
