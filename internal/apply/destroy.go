@@ -43,7 +43,7 @@ func Destroy(ctx context.Context, env *Env, o DestroyOptions) (*Report, error) {
 	}
 	protected, err := eng.Protected(ctx, c.ID)
 	if errors.Is(err, stackrun.ErrNotDeployed) {
-		return nil, fmt.Errorf("%s is not deployed (nothing to destroy)", c.ID)
+		return nil, &NotDeployedError{Cell: c.ID}
 	}
 	if err != nil {
 		return nil, err
@@ -95,6 +95,11 @@ func Destroy(ctx context.Context, env *Env, o DestroyOptions) (*Report, error) {
 	rep.Result = &runplan.Result{Operation: stackrun.OpDestroy, Stacks: destroy}
 	return rep, rep.Result.Err()
 }
+
+// NotDeployedError says a destroy found nothing deployed for the cell.
+type NotDeployedError struct{ Cell string }
+
+func (e *NotDeployedError) Error() string { return e.Cell + " is not deployed (nothing to destroy)" }
 
 // ReleaseBlocked is why a destroy does not start when lifting the
 // protection failed.

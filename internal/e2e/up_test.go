@@ -285,4 +285,20 @@ func TestDestroyDrainedCell(t *testing.T) {
 	if snaps, _ := cloud.Snapshots(); len(snaps) != 2 || snaps[0].Identifier == snaps[1].Identifier {
 		t.Fatalf("final snapshots after the second destroy: %+v", snaps)
 	}
+
+	// Retire: the stack is empty, so the cell leaves routing.json, its wave
+	// and the repository, and the fleet still plans.
+	r = cellctl(t, dir, "destroy", "cell-d", "--yes", "--retire")
+	if r.code != 0 || !strings.Contains(r.stderr, "removed cell-d from stacks/routing.json") || !strings.Contains(r.stderr, "deleted stacks/Pulumi.cell-d.yaml") {
+		t.Fatalf("destroy --retire of a destroyed cell: %s", r)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "stacks", "Pulumi.cell-d.yaml")); !os.IsNotExist(err) {
+		t.Fatalf("the stack file outlived the retire: %v", err)
+	}
+	if t2, err := router.Load(tablePath); err != nil {
+		t.Fatal(err)
+	} else if _, ok := t2.Cell("cell-d"); ok || t2.Version() != drained.Version()+1 {
+		t.Fatalf("routing.json after the retire: version %d, still names cell-d: %v", t2.Version(), ok)
+	}
+	mustRun(t, dir, "plan")
 }

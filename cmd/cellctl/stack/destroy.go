@@ -13,6 +13,7 @@ import (
 	"github.com/cellctl/cellctl/internal/apply"
 	"github.com/cellctl/cellctl/internal/fleet"
 	"github.com/cellctl/cellctl/internal/iostreams"
+	"github.com/cellctl/cellctl/internal/lifecycle"
 	"github.com/cellctl/cellctl/internal/render"
 )
 
@@ -29,6 +30,8 @@ type DestroyOptions struct {
 	Cell             string
 	ReleaseProtected bool
 	DryRun           bool
+	// Retire removes the cell from the repository once its stack is gone.
+	Retire bool
 }
 
 // NewCmdDestroy builds `cellctl destroy`.
@@ -69,6 +72,7 @@ anything.`,
 	}
 	cmd.Flags().BoolVar(&opts.ReleaseProtected, "release-protected", false, "lift the protection of the cell's stateful resources, then destroy them")
 	cmd.Flags().BoolVar(&opts.DryRun, "dry-run", false, "check the refusals, print the run plan and change nothing")
+	cmd.Flags().BoolVar(&opts.Retire, "retire", false, "once the stack is gone, remove the cell from routing.json, waves.yaml and the repository (its stack file)")
 	return cmd
 }
 
@@ -82,6 +86,25 @@ func destroyRun(ctx context.Context, opts *DestroyOptions) error {
 		Cell: opts.Cell, ReleaseProtected: opts.ReleaseProtected, DryRun: opts.DryRun, Confirm: opts.confirm,
 	})
 	done()
+	var gone *apply.NotDeployedError
+	if opts.Retire && !opts.DryRun && (err == nil || errors.As(err, &gone)) {
+		// Only once the stack is gone: its stack file is the only record
+		// of its config a rerun of the destroy would need.
+		if gone != nil {
+			fmt.Fprintf(opts.IO.ErrOut, "%s: the stack is already gone\n", opts.Cell)
+			err = nil
+		}
+		steps, rerr := lifecycle.Retire(fl, opts.Cell)
+		for _, s := range steps {
+			fmt.Fprintf(opts.IO.ErrOut, "%s: %s\n", opts.Cell, s)
+		}
+		if rerr != nil {
+			err = fmt.Errorf("%s was destroyed but not retired: %w; fix that and rerun `cellctl destroy %s --retire`", opts.Cell, rerr, opts.Cell)
+		}
+		if rep == nil {
+			return err
+		}
+	}
 	return show(opts.IO, opts.View, rep, err)
 }
 
