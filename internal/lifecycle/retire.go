@@ -100,33 +100,12 @@ func Retire(fl *fleet.Fleet, cell string) ([]string, error) {
 // A wave the removal would leave empty is refused: which wave takes its
 // place in the order is the operator's call.
 func removeFromWave(data []byte, cell string) ([]byte, string, error) {
-	var doc yaml.Node
-	if err := yaml.Unmarshal(data, &doc); err != nil {
+	lists, err := waveLists(data)
+	if err != nil {
 		return nil, "", err
 	}
-	if doc.Kind != yaml.DocumentNode || len(doc.Content) == 0 || doc.Content[0].Kind != yaml.MappingNode {
-		return nil, "", errors.New("not a mapping")
-	}
-	root := doc.Content[0]
-	var waves *yaml.Node
-	for i := 0; i+1 < len(root.Content); i += 2 {
-		if root.Content[i].Value == "waves" {
-			waves = root.Content[i+1]
-		}
-	}
-	if waves == nil || waves.Kind != yaml.SequenceNode {
-		return nil, "", errors.New("no waves")
-	}
-	for _, w := range waves.Content {
-		name, cells := "", (*yaml.Node)(nil)
-		for i := 0; i+1 < len(w.Content); i += 2 {
-			switch w.Content[i].Value {
-			case "name":
-				name = w.Content[i+1].Value
-			case "cells":
-				cells = w.Content[i+1]
-			}
-		}
+	for _, w := range lists {
+		name, cells := w.name, w.cells
 		if cells == nil || cells.Kind != yaml.SequenceNode {
 			continue
 		}

@@ -16,41 +16,22 @@ import (
 // re-encoded document would not). Flow lists (`cells: [a, b]`) get
 // `, cell` before the bracket; block lists get one more `- cell` line.
 func addToWave(data []byte, wave, cell string) ([]byte, string, error) {
-	var doc yaml.Node
-	if err := yaml.Unmarshal(data, &doc); err != nil {
+	lists, err := waveLists(data)
+	if err != nil {
 		return nil, "", err
 	}
-	if doc.Kind != yaml.DocumentNode || len(doc.Content) == 0 || doc.Content[0].Kind != yaml.MappingNode {
-		return nil, "", errors.New("not a mapping")
-	}
-	var waves *yaml.Node
-	root := doc.Content[0]
-	for i := 0; i+1 < len(root.Content); i += 2 {
-		if root.Content[i].Value == "waves" {
-			waves = root.Content[i+1]
-		}
-	}
-	if waves == nil || waves.Kind != yaml.SequenceNode || len(waves.Content) == 0 {
+	if len(lists) == 0 {
 		return nil, "", errors.New("no waves")
 	}
 	var names []string
 	var target *yaml.Node
-	for _, w := range waves.Content {
-		name, cells := "", (*yaml.Node)(nil)
-		for i := 0; i+1 < len(w.Content); i += 2 {
-			switch w.Content[i].Value {
-			case "name":
-				name = w.Content[i+1].Value
-			case "cells":
-				cells = w.Content[i+1]
+	for i, w := range lists {
+		names = append(names, w.name)
+		if w.name == wave || (wave == "" && i == len(lists)-1) {
+			if w.cells == nil || w.cells.Kind != yaml.SequenceNode {
+				return nil, "", fmt.Errorf("wave %q has no cells list", w.name)
 			}
-		}
-		names = append(names, name)
-		if name == wave || (wave == "" && w == waves.Content[len(waves.Content)-1]) {
-			if cells == nil || cells.Kind != yaml.SequenceNode {
-				return nil, "", fmt.Errorf("wave %q has no cells list", name)
-			}
-			target, wave = cells, name
+			target, wave = w.cells, w.name
 		}
 	}
 	if target == nil {
@@ -97,4 +78,46 @@ func addToWave(data []byte, wave, cell string) ([]byte, string, error) {
 	out = append(out, []byte(item))
 	out = append(out, lines[last.Line:]...)
 	return bytes.Join(out, nil), wave, nil
+}
+
+// waveList is one wave of waves.yaml as yaml.v3 parsed it: its name and
+// its cells node (nil when it has none), whose positions the edits use.
+type waveList struct {
+	name  string
+	cells *yaml.Node
+}
+
+// waveLists parses waves.yaml down to each wave's name and cells node.
+func waveLists(data []byte) ([]waveList, error) {
+	var doc yaml.Node
+	if err := yaml.Unmarshal(data, &doc); err != nil {
+		return nil, err
+	}
+	if doc.Kind != yaml.DocumentNode || len(doc.Content) == 0 || doc.Content[0].Kind != yaml.MappingNode {
+		return nil, errors.New("not a mapping")
+	}
+	var waves *yaml.Node
+	root := doc.Content[0]
+	for i := 0; i+1 < len(root.Content); i += 2 {
+		if root.Content[i].Value == "waves" {
+			waves = root.Content[i+1]
+		}
+	}
+	if waves == nil || waves.Kind != yaml.SequenceNode {
+		return nil, errors.New("no waves")
+	}
+	out := make([]waveList, 0, len(waves.Content))
+	for _, w := range waves.Content {
+		var l waveList
+		for i := 0; i+1 < len(w.Content); i += 2 {
+			switch w.Content[i].Value {
+			case "name":
+				l.name = w.Content[i+1].Value
+			case "cells":
+				l.cells = w.Content[i+1]
+			}
+		}
+		out = append(out, l)
+	}
+	return out, nil
 }
