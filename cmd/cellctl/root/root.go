@@ -12,6 +12,7 @@ import (
 	"github.com/cellctl/cellctl/cmd/cellctl/cell"
 	"github.com/cellctl/cellctl/cmd/cellctl/cmdutil"
 	"github.com/cellctl/cellctl/cmd/cellctl/deploy"
+	"github.com/cellctl/cellctl/cmd/cellctl/drift"
 	"github.com/cellctl/cellctl/cmd/cellctl/lifecycle"
 	"github.com/cellctl/cellctl/cmd/cellctl/plan"
 	"github.com/cellctl/cellctl/cmd/cellctl/rollout"
@@ -78,6 +79,7 @@ Exit codes: 0 ok, 1 error, 2 findings (drift, quota, isolation),
 		lifecycle.NewCmdDrain(f, nil),
 		lifecycle.NewCmdUndrain(f, nil),
 		lifecycle.NewCmdMigrate(f, nil),
+		drift.NewCmdDrift(f, nil),
 		simulator.NewCmdSim(f),
 	)
 	return cmd
