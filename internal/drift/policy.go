@@ -188,7 +188,11 @@ func parseExceptions(file string, n *yaml.Node, project string, cells []string, 
 			kc, known := ClassOf(project, key)
 			switch {
 			case !known || kc.Derived:
-				errs.Add(file, line("key"), field+".key", "unknown key %s (keys: %s)", diag.Echo(v["key"]), strings.Join(KeyNames(), ", "))
+				if near := nearKey(key); near != "" {
+					errs.Add(file, line("key"), field+".key", "unknown key %s: did you mean %s?", diag.Echo(v["key"]), near)
+				} else {
+					errs.Add(file, line("key"), field+".key", "unknown key %s (keys: %s)", diag.Echo(v["key"]), strings.Join(KeyNames(), ", "))
+				}
 				ok = false
 			case kc.Class == MustUnique:
 				errs.Add(file, line("key"), field+".key", "%s is must_unique: no exception lets two cells share it", key)
@@ -263,6 +267,16 @@ func parseIgnores(file string, n *yaml.Node, errs *diag.List) []Ignore {
 		out = append(out, Ignore{Type: v["type"], Property: v["property"], Reason: v["reason"], Line: item.Line})
 	}
 	return out
+}
+
+// nearKey finds the key a misspelt one meant when only the case differs.
+func nearKey(key string) string {
+	for _, k := range KeyNames() {
+		if strings.EqualFold(k, key) {
+			return k
+		}
+	}
+	return ""
 }
 
 func orWhat(s, what string) string {

@@ -1,0 +1,431 @@
+package drift
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"testing/fstest"
+	"time"
+
+	"github.com/cellctl/cellctl/cellmodule/spec"
+	"github.com/cellctl/cellctl/internal/fleet"
+	"github.com/cellctl/cellctl/internal/render"
+	"github.com/cellctl/cellctl/internal/stackrun"
+)
+
+const project = `name: cells
+runtime: go
+stackConfigDir: stacks
+config:
+  cells:image: registry.example.com/app:2.0.0
+  cells:fleetBucket: example-fleet
+  cells:fleetDomain: cells.example.com
+  cells:hostedZoneId: Z0123456789ABCDEFGHIJ
+  cells:natMode: single
+  aws:region: us-east-1
+`
+
+// testFleet loads a four-cell fleet; stacks overrides stack files.
+func testFleet(t *testing.T, stacks map[string]string) *fleet.Fleet {
+	t.Helper()
+	fsys := fstest.MapFS{"Pulumi.yaml": {Data: []byte(project)}}
+	files := map[string]string{
+		"cell-a": "config:\n  cells:index: 1\n",
+		"cell-b": "config:\n  cells:index: 2\n",
+		"cell-c": "config:\n  cells:index: 3\n  cells:desiredCount: 6\n",
+		"cell-d": "config:\n  cells:index: 4\n  aws:region: us-west-2\n",
+	}
+	for k, v := range stacks {
+		files[k] = v
+	}
+	var ids []string
+	for id, data := range files {
+		fsys["stacks/Pulumi."+id+".yaml"] = &fstest.MapFile{Data: []byte(data)}
+		ids = append(ids, id)
+	}
+	slices.Sort(ids)
+	fsys["stacks/waves.yaml"] = &fstest.MapFile{Data: []byte("waves:\n  - {name: all, cells: [" + strings.Join(ids, ", ") + "]}\n")}
+	f, err := fleet.LoadFS(fsys, "/fleet")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return f
+}
+
+// Every key the fleet model knows — the cells: table, aws:region and the
+// origin-verify secret — has exactly one class, and the table names no
+// key the model does not know.
+func TestEveryKeyHasAClass(t *testing.T) {
+	known := append(spec.Names(), RegionKey, fleet.OriginVerifyKey)
+	seen := map[string]bool{}
+	for _, k := range Classes {
+		if seen[k.Key] {
+			t.Errorf("%s has two rows", k.Key)
+		}
+		seen[k.Key] = true
+		if !slices.Contains([]Class{MustEqual, MustUnique, MayVary}, k.Class) {
+			t.Errorf("%s: unknown class %q", k.Key, k.Class)
+		}
+		if k.Why == "" {
+			t.Errorf("%s: say why it has its class", k.Key)
+		}
+		if !k.Derived && !slices.Contains(known, k.Key) {
+			t.Errorf("%s has a class but the fleet model has no such key", k.Key)
+		}
+	}
+	for _, k := range known {
+		if !seen[k] {
+			t.Errorf("cells key %s has no drift class: add it to Classes (internal/drift/classes.go) and docs/DRIFT.md", k)
+		}
+	}
+	// Every non-secret key's value can be read from a cell.
+	f := testFleet(t, nil)
+	for _, k := range Classes {
+		if k.Secret {
+			continue
+		}
+		if _, err := value(f.Cells[0], k); err != nil {
+			t.Error(err)
+		}
+	}
+}
+
+// docs/DRIFT.md documents the same table: a row per key with its class.
+func TestDocListsEveryKey(t *testing.T) {
+	doc, err := os.ReadFile("../../docs/DRIFT.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range Classes {
+		row := fmt.Sprintf("| `%s` | %s |", k.Key, k.Class)
+		if !bytes.Contains(doc, []byte(row)) {
+			t.Errorf("docs/DRIFT.md has no row starting %q", row)
+		}
+	}
+}
+
+type fakeSecrets map[string]string // stack → digest ("" absent, "!" error)
+
+func (f fakeSecrets) SecretDigest(_ context.Context, stack, _ string) (string, bool, error) {
+	d, ok := f[stack]
+	switch {
+	case !ok || d == "":
+		return "", false, nil
+	case d == "!":
+		return "", true, errors.New("wrong passphrase")
+	}
+	return d, true, nil
+}
+
+func TestSkewOutliersExceptionsAndSecrets(t *testing.T) {
+	f := testFleet(t, map[string]string{
+		"cell-b": "config:\n  cells:index: 2\n  cells:taskCpu: 1024\n  cells:taskMemory: 2048\n",
+		"cell-c": "config:\n  cells:index: 3\n  cells:desiredCount: 6\n  cells:alarmP99LatencyMs: 5000\n",
+	})
+	pol, err := ParsePolicy("stacks/drift.yaml", []byte(`exceptions:
+  - {cell: cell-c, key: alarmP99LatencyMs, reason: "batch tenants: slow by design"}
+  - {cell: cell-a, key: image, reason: "canary"}
+`), "cells", f.CellIDs())
+	if err != nil {
+		t.Fatal(err)
+	}
+	secrets := fakeSecrets{"cell-a": "d1", "cell-b": "d1", "cell-c": "d2", "cell-d": "!"}
+	part := Skew(context.Background(), f, pol, SkewOptions{Secrets: secrets})
+
+	got := map[string]Finding{}
+	for _, fd := range part.Findings {
+		got[fd.Cell+" "+fd.Key] = fd
+	}
+	if fd := got["cell-b taskCpu"]; fd.Status != StatusOutlier || fd.Old != "512" || fd.New != "1024" || fd.Class != MustEqual ||
+		!strings.Contains(fd.Next, "remove cells:taskCpu from stacks/Pulumi.cell-b.yaml") || !strings.Contains(fd.Next, "stacks/drift.yaml") {
+		t.Errorf("cell-b taskCpu: %+v", fd)
+	}
+	if _, ok := got["cell-b taskMemory"]; !ok {
+		t.Error("taskMemory is must_equal too")
+	}
+	if _, ok := got["cell-c desiredCount"]; ok {
+		t.Error("desiredCount may vary: shown, not a finding")
+	}
+	if _, ok := got["cell-d aws:region"]; ok {
+		t.Error("the region may vary")
+	}
+	if _, ok := got["cell-c alarmP99LatencyMs"]; ok {
+		t.Error("an excepted outlier is not a finding")
+	}
+	if len(part.Excepted) != 1 || part.Excepted[0].Detail != "batch tenants: slow by design" {
+		t.Errorf("the exception and its reason are reported: %+v", part.Excepted)
+	}
+	// The secret: cell-c's digest differs from the majority; cell-d's
+	// cannot be read (a finding, fail closed); its value never shows.
+	if fd := got["cell-c originVerifySecret"]; fd.Status != StatusOutlier || fd.New != secretDiffers {
+		t.Errorf("secret outlier: %+v", fd)
+	}
+	if fd := got["cell-d originVerifySecret"]; fd.Status != StatusUnreadable || !strings.Contains(fd.Next, "PULUMI_CONFIG_PASSPHRASE") {
+		t.Errorf("an unreadable secret is a finding: %+v", fd)
+	}
+	for _, fd := range part.Findings {
+		if strings.Contains(fd.Old+fd.New+fd.Detail, "d1") || strings.Contains(fd.Old+fd.New+fd.Detail, "d2") {
+			t.Errorf("a digest reached the report: %+v", fd)
+		}
+	}
+	if len(part.Findings) != 4 {
+		t.Errorf("findings: %+v", part.Findings)
+	}
+	// cell-a's image exception is stale: it is on the baseline.
+	if !slices.ContainsFunc(part.Notes, func(n string) bool { return strings.Contains(n, "stacks/drift.yaml:3") && strings.Contains(n, "stale") }) {
+		t.Errorf("stale exception note: %q", part.Notes)
+	}
+	// The view: one row per key where a cell differs.
+	rows := map[string]SkewRow{}
+	for _, r := range part.Skew {
+		rows[r.Key] = r
+	}
+	if r := rows["desiredCount"]; r.Values["cell-c"] != "6" || r.State["cell-c"] != "varies" || r.Baseline != "2" {
+		t.Errorf("desiredCount row: %+v", r)
+	}
+	if r := rows["alarmP99LatencyMs"]; r.State["cell-c"] != "excepted" {
+		t.Errorf("excepted row: %+v", r)
+	}
+	if _, ok := rows["image"]; ok {
+		t.Error("no cell differs in image: no row")
+	}
+}
+
+func TestSkewOnlyNamedCells(t *testing.T) {
+	f := testFleet(t, map[string]string{"cell-b": "config:\n  cells:index: 2\n  cells:taskCpu: 1024\n  cells:taskMemory: 2048\n"})
+	part := Skew(context.Background(), f, nil, SkewOptions{Cells: []string{"cell-a"}})
+	if len(part.Findings) != 0 {
+		t.Errorf("cell-b's outlier is not cell-a's finding: %+v", part.Findings)
+	}
+	if !slices.ContainsFunc(part.Notes, func(n string) bool { return strings.Contains(n, "not compared") }) {
+		t.Errorf("without secrets access the secret key is said to be not compared: %q", part.Notes)
+	}
+}
+
+func TestSkewMustUnique(t *testing.T) {
+	// The loader refuses two cells with one index; the check is still
+	// there for any fleet that reaches it (a hand-built model).
+	f := testFleet(t, nil)
+	f.Cells[1].Index = f.Cells[0].Index
+	part := Skew(context.Background(), f, nil, SkewOptions{})
+	n := 0
+	for _, fd := range part.Findings {
+		if fd.Status == StatusDuplicate {
+			n++
+			if fd.Cell != "cell-a" && fd.Cell != "cell-b" {
+				t.Errorf("duplicate on the wrong cell: %+v", fd)
+			}
+		}
+	}
+	if n != 4 { // index and cidr, on both cells
+		t.Errorf("want index and cidr duplicates on cell-a and cell-b: %+v", part.Findings)
+	}
+}
+
+type fakeDeployed map[string]any // cell → spec.Cell, error or nil (not deployed)
+
+func (f fakeDeployed) DeployedOutputs(_ context.Context, stack string) (map[string]any, error) {
+	switch v := f[stack].(type) {
+	case spec.Cell:
+		enc, err := spec.EncodeDeployed(v)
+		return map[string]any{spec.DeployedOutput: enc}, err
+	case error:
+		return nil, v
+	case map[string]any:
+		return v, nil
+	}
+	return nil, stackrun.ErrNotDeployed
+}
+
+func TestBehind(t *testing.T) {
+	f := testFleet(t, nil)
+	old := f.Cell("cell-b").Cell
+	old.Image = "registry.example.com/app:1.9.0"
+	old.DesiredCount = 3
+	dep := fakeDeployed{
+		"cell-a": f.Cell("cell-a").Cell,
+		"cell-b": old,
+		"cell-c": errors.New("backend unreachable"),
+		"cell-d": map[string]any{"index": 4.0}, // deployed by a cellctl without deployedSpec
+	}
+	part := Behind(context.Background(), f, nil, dep, 2)
+	by := map[string][]Finding{}
+	for _, fd := range part.Findings {
+		by[fd.Cell] = append(by[fd.Cell], fd)
+	}
+	if len(by["cell-a"]) != 0 {
+		t.Errorf("cell-a runs the repo's state: %+v", by["cell-a"])
+	}
+	b := by["cell-b"]
+	if len(b) != 2 || b[0].Key != "image" && b[1].Key != "image" {
+		t.Fatalf("cell-b is one image behind and runs 3 tasks: %+v", b)
+	}
+	for _, fd := range b {
+		if fd.Key == "image" && (fd.Old != "registry.example.com/app:1.9.0" || fd.New != "registry.example.com/app:2.0.0" || !strings.Contains(fd.Next, "cellctl deploy")) {
+			t.Errorf("image old → new and next: %+v", fd)
+		}
+		if fd.Key == "desiredCount" && (fd.Old != "3" || fd.New != "2") {
+			t.Errorf("desiredCount: %+v", fd)
+		}
+	}
+	if img := part.Images["cell-b"]; img[0] != "registry.example.com/app:1.9.0" || img[1] != "registry.example.com/app:2.0.0" {
+		t.Errorf("which cell runs which version: %v", part.Images)
+	}
+	if c := by["cell-c"]; len(c) != 1 || c[0].Status != StatusUnreadable || !strings.Contains(c[0].Detail, "backend unreachable") {
+		t.Errorf("an unreadable cell is a finding, not current: %+v", c)
+	}
+	if d := by["cell-d"]; len(d) != 1 || d[0].Status != StatusUnreadable || !strings.Contains(d[0].Detail, "deployedSpec") {
+		t.Errorf("a cell without deployedSpec is unknown: %+v", d)
+	}
+	none := Behind(context.Background(), f, []string{"cell-a"}, fakeDeployed{}, 1)
+	if len(none.Findings) != 1 || none.Findings[0].Status != StatusNotDeployed || !strings.Contains(none.Findings[0].Next, "cellctl up cell-a") {
+		t.Errorf("a cell never deployed: %+v", none.Findings)
+	}
+}
+
+type fakeCloud struct {
+	cells   map[string]*CellCloud
+	errs    map[string]error
+	delay   time.Duration
+	running atomic.Int32
+	mu      sync.Mutex
+	peak    int32
+}
+
+func (f *fakeCloud) CloudDrift(ctx context.Context, stack string) (*CellCloud, error) {
+	n := f.running.Add(1)
+	defer f.running.Add(-1)
+	f.mu.Lock()
+	f.peak = max(f.peak, n)
+	f.mu.Unlock()
+	time.Sleep(f.delay)
+	if err := f.errs[stack]; err != nil {
+		return nil, err
+	}
+	if c := f.cells[stack]; c != nil {
+		return c, nil
+	}
+	return &CellCloud{}, nil
+}
+
+func svc(cell string, changes ...PropertyChange) CloudResource {
+	state := ResourceSame
+	if len(changes) > 0 {
+		state = ResourceChanged
+	}
+	return CloudResource{URN: "urn:pulumi:" + cell + "::cells::cellctl:index:Cell$aws:ecs/service:Service::" + cell + "-service",
+		Type: "aws:ecs/service:Service", Name: cell + "-service", State: state, Changes: changes}
+}
+
+func TestCloud(t *testing.T) {
+	pol, err := ParsePolicy("stacks/drift.yaml", []byte(`cloud:
+  ignore:
+    - {type: aws:ecs/service:Service, property: desiredCount, reason: autoscaling}
+`), "cells", fleetCells)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fc := &fakeCloud{delay: 5 * time.Millisecond, cells: map[string]*CellCloud{
+		"cell-a": {Resources: []CloudResource{svc("cell-a")}},
+		"cell-b": {Resources: []CloudResource{
+			svc("cell-b", PropertyChange{"desiredCount", "2", "7"}, PropertyChange{"tags.owner", "(absent)", "mallory"}),
+			{URN: "u-db", Type: "aws:rds/cluster:Cluster", Name: "cell-b-db", State: ResourceNotChecked, Reason: "the read failed: AccessDenied"},
+			{URN: "u-q", Type: "aws:sqs/queue:Queue", Name: "cell-b-queue", State: ResourceDeleted},
+		}},
+	}, errs: map[string]error{"cell-c": errors.New("provider crashed"), "cell-d": stackrun.ErrNotDeployed}}
+	part := Cloud(context.Background(), fleetCells, fc, pol, 2)
+	if fc.peak > 2 {
+		t.Errorf("--parallel 2 ran %d refreshes at once", fc.peak)
+	}
+	var lines []string
+	for _, fd := range part.Findings {
+		lines = append(lines, fmt.Sprintf("%s %s %s %s %s→%s", fd.Cell, fd.Status, fd.Resource, fd.Property, fd.Old, fd.New))
+		if fd.Next == "" {
+			t.Errorf("a finding without a next step: %+v", fd)
+		}
+	}
+	want := []string{
+		"cell-b changed cell-b-service tags.owner (absent)→mallory",
+		"cell-b not_checked cell-b-db  →",
+		"cell-b deleted cell-b-queue  →",
+		"cell-c not_checked   →",
+	}
+	if !slices.Equal(lines, want) {
+		t.Errorf("findings:\n%s\nwant:\n%s", strings.Join(lines, "\n"), strings.Join(want, "\n"))
+	}
+	if part.Ignored["cell-b"] != 1 {
+		t.Errorf("the ignored desiredCount is counted: %v", part.Ignored)
+	}
+	if !slices.ContainsFunc(part.Notes, func(n string) bool { return strings.Contains(n, "cell-d is not deployed") }) {
+		t.Errorf("notes: %q", part.Notes)
+	}
+}
+
+func TestReportWorstFirstAndFailOn(t *testing.T) {
+	f := testFleet(t, map[string]string{"cell-d": "config:\n  cells:index: 4\n  aws:region: us-west-2\n  cells:taskCpu: 1024\n  cells:taskMemory: 2048\n"})
+	old := f.Cell("cell-c").Cell
+	old.Image = "registry.example.com/app:1.9.0"
+	fc := &fakeCloud{cells: map[string]*CellCloud{
+		"cell-b": {Resources: []CloudResource{svc("cell-b", PropertyChange{"desiredCount", "2", "7"}, PropertyChange{"launchType", "FARGATE", "EC2"})}},
+	}}
+	rep, err := Run(context.Background(), Options{Fleet: f, Parallel: 2, Cloud: fc,
+		Deployed: fakeDeployed{"cell-a": f.Cell("cell-a").Cell, "cell-b": f.Cell("cell-b").Cell, "cell-c": old, "cell-d": f.Cell("cell-d").Cell},
+		Secrets:  fakeSecrets{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var order []string
+	for _, c := range rep.Cells {
+		order = append(order, fmt.Sprintf("%s:%d", c.Cell, c.Total()))
+	}
+	// cell-d deployed its own task size, so only skew (2); cell-b has two
+	// cloud changes (ranked first on the tie); cell-c is one image behind.
+	if want := []string{"cell-b:2", "cell-d:2", "cell-c:1", "cell-a:0"}; !slices.Equal(order, want) {
+		t.Errorf("worst first: %v, want %v", order, want)
+	}
+	if rep.Failing() != 5 {
+		t.Errorf("failing: %d", rep.Failing())
+	}
+	rep.FailOn = []Kind{KindBehind}
+	if rep.Failing() != 1 {
+		t.Errorf("--fail-on behind counts only behind: %d", rep.Failing())
+	}
+	if _, err := Run(context.Background(), Options{Fleet: f, Cells: []string{"cell-z"}, Checks: []Kind{KindSkew}}); err == nil || !strings.Contains(err.Error(), "unknown cell") {
+		t.Errorf("an unknown cell is an error: %v", err)
+	}
+
+	var md bytes.Buffer
+	if err := rep.WriteMarkdown(&md); err != nil {
+		t.Fatal(err)
+	}
+	out := md.String()
+	for _, want := range []string{
+		"### ⚠️ cellctl drift: 3 of 4 cells need attention: 5 findings (skew, behind, cloud)",
+		"#### cell-b: 2 findings",
+		"| cloud | changed | `aws:ecs/service:Service cell-b-service desiredCount` | `2` → `7` |",
+		"#### cell-c: 1 finding (runs `registry.example.com/app:1.9.0`, the repo has `registry.example.com/app:2.0.0`)",
+		"- **Next** (`aws:ecs/service:Service cell-b-service desiredCount`): `cellctl up cell-b --refresh`",
+		"| `taskCpu` | must_equal | `512` |",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("markdown lacks %q:\n%s", want, out)
+		}
+	}
+	if i, j := strings.Index(out, "#### cell-b"), strings.Index(out, "#### cell-c"); i < 0 || j < i {
+		t.Error("worst cell first in the markdown")
+	}
+	var tbl bytes.Buffer
+	if err := rep.WriteTable(&tbl, render.NewStyles(&tbl, false)); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(tbl.String(), "cell-b  cloud   changed  aws:ecs/service:Service cell-b-service desiredCount  2 → 7") {
+		t.Errorf("table:\n%s", tbl.String())
+	}
+}
