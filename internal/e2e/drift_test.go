@@ -28,7 +28,7 @@ type driftReport struct {
 
 type driftFinding struct {
 	Kind, Cell, Status, Key, Type, Resource, Property, Old, New, Detail, Next string
-	URN                                                                      string `json:"urn"`
+	URN                                                                       string `json:"urn"`
 }
 
 func (d driftReport) find(cell, what string) *driftFinding {
