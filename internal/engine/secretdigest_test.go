@@ -51,7 +51,9 @@ func TestSecretDigest(t *testing.T) {
 	}
 	e := &Engine{opts: Options{Fleet: f}, passphrase: "pass"}
 	ctx := context.Background()
-	digest := func(stack string) (string, bool, error) { return e.SecretDigest(ctx, stack, "cells:originVerifySecret") }
+	digest := func(stack string) (string, bool, error) {
+		return e.SecretDigest(ctx, stack, "cells:originVerifySecret")
+	}
 	a, okA, errA := digest("cell-a")
 	b, okB, errB := digest("cell-b")
 	c, _, errC := digest("cell-c")
