@@ -79,6 +79,7 @@ func routerProgram(ctx *pulumi.Context, f *fleet.Fleet) error {
 		ViewerDomains:        f.Router.ViewerDomains,
 		ViewerHostedZoneID:   f.Router.ViewerHostedZoneID,
 		ViewerCertificateArn: f.Router.ViewerCertificateArn,
+		Traffic:              f.Router.Traffic,
 	})
 	if err != nil {
 		return err

@@ -87,6 +87,8 @@ func samples() map[string]resource.PropertyMap {
 		tCachePolicy: {"parametersInCacheKeyAndForwardedToOrigin": obj(
 			"cookiesConfig", map[string]any{"cookieBehavior": "none"}, "headersConfig", map[string]any{"headerBehavior": "none"},
 			"queryStringsConfig", map[string]any{"queryStringBehavior": "none"})},
+		tCDPolicy: {"enabled": pv(false), "stagingDistributionDnsNames": obj("items", []string{"d111111abcdef8.cloudfront.net"}, "quantity", 1),
+			"trafficConfig": obj("type", "SingleHeader", "singleHeaderConfig", map[string]any{"header": "aws-cf-cd-canary", "value": "on"})},
 		tOriginRequestPolicy: {"cookiesConfig": obj("cookieBehavior", "none"), "headersConfig": obj("headerBehavior", "allViewer"),
 			"queryStringsConfig": obj("queryStringBehavior", "all")},
 	}

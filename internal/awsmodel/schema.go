@@ -72,6 +72,7 @@ var sdkTypes = map[string][2]elementTyper{
 	"aws:s3/bucketPolicy:BucketPolicy":                                                           {s3.BucketPolicyArgs{}, s3.BucketPolicyState{}},
 	"aws:lambda/function:Function":                                                               {lambda.FunctionArgs{}, lambda.FunctionState{}},
 	"aws:cloudfront/distribution:Distribution":                                                   {cloudfront.DistributionArgs{}, cloudfront.DistributionState{}},
+	"aws:cloudfront/continuousDeploymentPolicy:ContinuousDeploymentPolicy":                       {cloudfront.ContinuousDeploymentPolicyArgs{}, cloudfront.ContinuousDeploymentPolicyState{}},
 	"aws:cloudfront/cachePolicy:CachePolicy":                                                     {cloudfront.CachePolicyArgs{}, cloudfront.CachePolicyState{}},
 	"aws:cloudfront/originRequestPolicy:OriginRequestPolicy":                                     {cloudfront.OriginRequestPolicyArgs{}, cloudfront.OriginRequestPolicyState{}},
 	"aws:acm/certificate:Certificate":                                                            {acm.CertificateArgs{}, acm.CertificateState{}},

@@ -16,8 +16,8 @@ import (
 	"github.com/cellctl/cellctl/cellmodule/spec"
 	"github.com/cellctl/cellctl/internal/fleet"
 	"github.com/cellctl/cellctl/internal/render"
+	"github.com/cellctl/cellctl/internal/routercanary"
 	"github.com/cellctl/cellctl/internal/runplan"
-	"github.com/cellctl/cellctl/internal/stackrun"
 	"github.com/cellctl/cellctl/waves"
 	"github.com/cellctl/cellctl/waves/executor"
 	"github.com/cellctl/cellctl/waves/executor/cellspec"
@@ -68,6 +68,10 @@ type Options struct {
 	Stop      <-chan struct{}
 	// UpdateEstimate is one cell update's expected time for the dry run.
 	UpdateEstimate time.Duration
+	// RouterCanary shapes the router step: the router ships through its
+	// staging distribution (internal/routercanary); BakeScale scales its
+	// bakes too.
+	RouterCanary routercanary.Options
 }
 
 // Result is what a deploy leaves.
@@ -212,24 +216,28 @@ func Run(ctx context.Context, env *Env, o Options) (*Result, error) {
 	opts := executor.Options{Through: o.Through, Wave: o.Wave, Rebake: o.Rebake, Retry: o.Retry,
 		Host: o.Host, PID: o.PID, Alive: o.Alive, Stop: o.Stop}
 	if env.Fleet.Router != nil {
-		opts.Router = func(ctx context.Context) error { return upRouter(ctx, env.Runner) }
+		rc := RouterCanaryEnv(env)
+		co := o.RouterCanary.WithDefaults()
+		if o.BakeScale > 0 && o.BakeScale != 1 {
+			co.HeaderBake, co.WeightBake, co.Poll = scaled(co.HeaderBake, o.BakeScale), scaled(co.WeightBake, o.BakeScale), scaled(co.Poll, o.BakeScale)
+		}
+		opts.Router = func(ctx context.Context) error {
+			_, err := routercanary.Run(ctx, rc, co)
+			return err
+		}
 	}
 	out, err := ex.Run(ctx, plan, opts)
 	return &Result{Outcome: out}, err
 }
 
-// upRouter updates the router stack after the last wave.
-func upRouter(ctx context.Context, r runplan.StackRunner) error {
-	res := r.RunStack(ctx, stackrun.Request{Stack: fleet.RouterStack, Op: stackrun.OpUp})
-	switch {
-	case res == nil:
-		return errors.New("up router: the engine returned no result")
-	case res.Err != nil:
-		return fmt.Errorf("up router: %w", res.Err)
-	case res.Result != stackrun.Succeeded:
-		return fmt.Errorf("up router: %s", res.Result)
+// RouterCanaryEnv is the router canary over a deploy's engine, outputs and
+// CloudWatch readers: the router step after the last wave.
+func RouterCanaryEnv(env *Env) *routercanary.Env {
+	rc := &routercanary.Env{Runner: env.Runner, Outputs: env.Outputs, Reader: env.Reader, Log: env.Log}
+	if env.Clock != nil {
+		rc.Clock = env.Clock
 	}
-	return nil
+	return rc
 }
 
 // Table is the final table of a run: cell → wave → image → state.

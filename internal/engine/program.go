@@ -30,6 +30,9 @@ func (e *Engine) program(stack string, in stackrun.Inputs) (pulumi.RunFunc, erro
 // the inputs change nothing, else a shallow copy in which only that cell
 // differs.
 func withInputs(f *fleet.Fleet, stack string, in stackrun.Inputs) (*fleet.Fleet, error) {
+	if in.Router != nil {
+		return withTraffic(f, stack, in)
+	}
 	if in.Cell == nil && !in.ReleaseProtection {
 		return f, nil
 	}
@@ -52,5 +55,25 @@ func withInputs(f *fleet.Fleet, stack string, in stackrun.Inputs) (*fleet.Fleet,
 			copied.Cells[i] = &cell
 		}
 	}
+	return &copied, nil
+}
+
+// withTraffic is the fleet as one router canary step sees it: a copy whose
+// router carries the step's traffic split.
+func withTraffic(f *fleet.Fleet, stack string, in stackrun.Inputs) (*fleet.Fleet, error) {
+	if stack != fleet.RouterStack || f.Router == nil {
+		return nil, fmt.Errorf("stack %s: a traffic split between distributions applies to the router stack only", stack)
+	}
+	if in.Cell != nil || in.ReleaseProtection {
+		return nil, fmt.Errorf("stack %s: cell inputs do not apply to the router", stack)
+	}
+	if err := in.Router.Validate(); err != nil {
+		return nil, err
+	}
+	r := *f.Router
+	t := *in.Router
+	r.Traffic = &t
+	copied := *f
+	copied.Router = &r
 	return &copied, nil
 }

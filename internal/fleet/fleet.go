@@ -12,6 +12,7 @@ import (
 	"github.com/cellctl/cellctl/internal/cellid"
 	"github.com/cellctl/cellctl/internal/diag"
 	"github.com/cellctl/cellctl/router"
+	"github.com/cellctl/cellctl/router/canary"
 	"github.com/cellctl/cellctl/waves"
 )
 
@@ -97,6 +98,10 @@ type Router struct {
 	Lines                map[string]int
 
 	HasOriginVerifySecret bool
+	// Traffic is a router canary step's split between the primary and
+	// the staging distribution; set only on the per-run copy the engine
+	// builds from stackrun.Inputs.Router, never by the loader.
+	Traffic *canary.Traffic
 }
 
 // Router defaults.

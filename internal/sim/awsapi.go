@@ -519,6 +519,8 @@ func (h *apiHandler) getMetricData(in map[string]any, region string) (map[string
 			ch := cellFor(cells, q.namespace, q.metric, q.dims)
 			if ch != nil && ch.lb.Region == region {
 				f.pts = points(hs.samples(ch, now), q.metric, q.stat, q.period, start, end)
+			} else if ch == nil {
+				f.pts = v.edgePoints(h.c.s.dir, hs, q, region, start, end, now)
 			}
 			if !ascending {
 				for l, r := 0, len(f.pts)-1; l < r; l, r = l+1, r-1 {

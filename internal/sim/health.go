@@ -156,6 +156,8 @@ type healthState struct {
 	Cells     map[string]HealthProfile `json:"cells,omitempty"`
 	Series    map[string]*cellSeries   `json:"series,omitempty"`
 	Evaluated map[string]time.Time     `json:"evaluated,omitempty"`
+	// Edge holds the edge builds' profiles (edge_health.go).
+	Edge map[string]EdgeProfile `json:"edge,omitempty"`
 }
 
 // healthCache keeps each sim dir's parsed health.json while the file is

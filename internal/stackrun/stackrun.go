@@ -14,6 +14,7 @@ import (
 
 	"github.com/cellctl/cellctl/cellmodule/spec"
 	"github.com/cellctl/cellctl/internal/outcome"
+	"github.com/cellctl/cellctl/router/canary"
 )
 
 // Operation is what to do to a stack.
@@ -58,6 +59,11 @@ type Inputs struct {
 	// protection of the cell's stateful resources (destroy
 	// --release-protected); Aurora still writes its final snapshot.
 	ReleaseProtection bool `json:"releaseProtection,omitempty"`
+	// Router, when set, is how the router stack splits traffic between
+	// its primary and staging distributions (a step of a router canary,
+	// internal/routercanary). Nil: stable, the primary runs the edge
+	// function's newest version (the ungated `up`).
+	Router *canary.Traffic `json:"router,omitempty"`
 }
 
 // Stack results.

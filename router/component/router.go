@@ -23,6 +23,7 @@ import (
 	"github.com/pulumi/pulumi/sdk/v3/go/pulumi"
 
 	"github.com/cellctl/cellctl/cellmodule"
+	"github.com/cellctl/cellctl/router/canary"
 )
 
 // TypeToken is the component's Pulumi type.
@@ -84,6 +85,10 @@ type RouterArgs struct {
 	// ViewerCertificateArn is an existing us-east-1 certificate covering
 	// every viewer domain; empty: the router requests a DNS-validated one.
 	ViewerCertificateArn string
+	// Traffic is the split between the primary and the staging
+	// distribution for this run (a router canary step); nil: stable, both
+	// run the function's newest version.
+	Traffic *canary.Traffic
 }
 
 // Router is the global stack's component.
@@ -96,12 +101,18 @@ type Router struct {
 	EdgeRole     *iam.Role
 	Function     *lambda.Function
 	Distribution *cloudfront.Distribution
+	// StagingDistribution and DeploymentPolicy are the continuous
+	// deployment pair every router change is canaried through (staging.go).
+	StagingDistribution *cloudfront.Distribution
+	DeploymentPolicy    *cloudfront.ContinuousDeploymentPolicy
 	// ViewerCertificate and its validation exist when the router requests
 	// the viewer certificate itself; ViewerRecords are the alias records.
 	ViewerCertificate           *acm.Certificate
 	ViewerCertificateValidation *acm.CertificateValidation
 	ViewerRecords               []*route53.Record
 	Outputs                     pulumi.Map
+
+	primaryArn, stagingArn pulumi.StringOutput
 }
 
 // NewRouter builds the router.
@@ -117,6 +128,9 @@ func NewRouter(ctx *pulumi.Context, name string, args *RouterArgs, opts ...pulum
 	}
 	if len(args.Origins) == 0 {
 		return nil, errors.New("router: no routable cell: CloudFront needs at least one origin (an active or draining cell in the routing table)")
+	}
+	if err := checkTraffic(args.Traffic); err != nil {
+		return nil, err
 	}
 	r := &Router{}
 	if err := ctx.RegisterComponentResource(TypeToken, name, r, opts...); err != nil {
@@ -139,7 +153,7 @@ func NewRouter(ctx *pulumi.Context, name string, args *RouterArgs, opts ...pulum
 	if err != nil {
 		return nil, err
 	}
-	if err := r.distribution(ctx, name, args, secret, viewerCert, tags, parent); err != nil {
+	if err := r.distributions(ctx, name, args, secret, viewerCert, tags, parent); err != nil {
 		return nil, err
 	}
 	if err := r.viewerRecords(ctx, name, args, parent); err != nil {
@@ -154,6 +168,9 @@ func NewRouter(ctx *pulumi.Context, name string, args *RouterArgs, opts ...pulum
 		"bucket":             r.Bucket.Bucket,
 		"origins":            pulumi.ToStringArray(originCells(args.Origins)),
 		"viewerDomains":      pulumi.ToStringArray(append([]string{}, args.ViewerDomains...)),
+	}
+	for k, v := range r.canaryOutputs(args) {
+		r.Outputs[k] = v
 	}
 	if err := ctx.RegisterResourceOutputs(r, r.Outputs); err != nil {
 		return nil, err
@@ -416,68 +433,6 @@ func (r *Router) viewerRecords(ctx *pulumi.Context, name string, args *RouterArg
 		}
 	}
 	return nil
-}
-
-// distribution is the CloudFront front door: one HTTPS-only origin per
-// routable cell, the edge function on origin requests, no caching.
-func (r *Router) distribution(ctx *pulumi.Context, name string, args *RouterArgs, secret, viewerCert pulumi.StringOutput, tags pulumi.StringMap, parent pulumi.ResourceOption) error {
-	origins := cloudfront.DistributionOriginArray{}
-	for _, o := range args.Origins {
-		origins = append(origins, &cloudfront.DistributionOriginArgs{
-			OriginId:   pulumi.String(o.Cell),
-			DomainName: o.DNSName,
-			CustomOriginConfig: &cloudfront.DistributionOriginCustomOriginConfigArgs{
-				HttpPort:             pulumi.Int(80),
-				HttpsPort:            pulumi.Int(443),
-				OriginProtocolPolicy: pulumi.String("https-only"),
-				OriginSslProtocols:   pulumi.ToStringArray([]string{"TLSv1.2"}),
-			},
-			CustomHeaders: cloudfront.DistributionOriginCustomHeaderArray{
-				&cloudfront.DistributionOriginCustomHeaderArgs{
-					Name:  pulumi.String(cellmodule.OriginVerifyHeader),
-					Value: secret,
-				},
-			},
-		})
-	}
-	priceClass := args.PriceClass
-	if priceClass == "" {
-		priceClass = "PriceClass_100"
-	}
-	var err error
-	r.Distribution, err = cloudfront.NewDistribution(ctx, name+"-cdn", &cloudfront.DistributionArgs{
-		Enabled:       pulumi.Bool(true),
-		Comment:       pulumi.String("cellctl router: tenant → cell"),
-		IsIpv6Enabled: pulumi.Bool(true),
-		HttpVersion:   pulumi.String("http2and3"),
-		PriceClass:    pulumi.String(priceClass),
-		Origins:       origins,
-		DefaultCacheBehavior: &cloudfront.DistributionDefaultCacheBehaviorArgs{
-			// The edge function rewrites every request to its tenant's cell;
-			// this origin only receives requests the function rejected.
-			TargetOriginId:        pulumi.String(args.Origins[0].Cell),
-			ViewerProtocolPolicy:  pulumi.String("https-only"),
-			AllowedMethods:        pulumi.ToStringArray([]string{"DELETE", "GET", "HEAD", "OPTIONS", "PATCH", "POST", "PUT"}),
-			CachedMethods:         pulumi.ToStringArray([]string{"GET", "HEAD"}),
-			CachePolicyId:         pulumi.String(CachingDisabledPolicyID),
-			OriginRequestPolicyId: pulumi.String(AllViewerRequestPolicy),
-			Compress:              pulumi.Bool(true),
-			LambdaFunctionAssociations: cloudfront.DistributionDefaultCacheBehaviorLambdaFunctionAssociationArray{
-				&cloudfront.DistributionDefaultCacheBehaviorLambdaFunctionAssociationArgs{
-					EventType:   pulumi.String("origin-request"),
-					LambdaArn:   r.Function.QualifiedArn,
-					IncludeBody: pulumi.Bool(false),
-				},
-			},
-		},
-		Restrictions: &cloudfront.DistributionRestrictionsArgs{
-			GeoRestriction: &cloudfront.DistributionRestrictionsGeoRestrictionArgs{RestrictionType: pulumi.String("none")},
-		},
-		Aliases:           pulumi.ToStringArray(append([]string{}, args.ViewerDomains...)),
-		ViewerCertificate: viewerCertificateArgs(args, viewerCert),
-		Tags:              tags,
-	}, parent)
-	return err
 }
 
 func viewerCertificateArgs(args *RouterArgs, arn pulumi.StringOutput) *cloudfront.DistributionViewerCertificateArgs {

@@ -460,7 +460,7 @@ func TestDistributionHasOneHTTPSOriginPerRoutableCell(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			f := tc.fleet(t)
 			r := mustRunRouter(t, f)
-			cdn := r.one(t, typeDistribution)
+			cdn := r.primary(t)
 
 			var ids []string
 			for _, o := range arr(in(cdn, "origins")) {
@@ -528,7 +528,7 @@ func TestDistributionHasOneHTTPSOriginPerRoutableCell(t *testing.T) {
 func TestRouterOutputs(t *testing.T) {
 	f := drainedFleet(t)
 	r := mustRunRouter(t, f)
-	cdn, fn := r.one(t, typeDistribution), r.one(t, typeFunction)
+	cdn, fn := r.primary(t), r.one(t, typeFunction)
 
 	if got, want := r.outputs["distributionDomain"].Value, str(out(cdn, "domainName")); got != want || want == "" {
 		t.Errorf("output distributionDomain = %v, want the distribution's domain %q (where tenants' DNS points)", got, want)

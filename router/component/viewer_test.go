@@ -29,7 +29,7 @@ const (
 func TestViewerDomainsGetAliasesCertificateAndRecords(t *testing.T) {
 	f := demoFleet(t)
 	r := mustRunRouter(t, f)
-	dist := r.one(t, typeDistribution)
+	dist := r.primary(t)
 	aliases := stringOrList(plain(in(dist, "aliases")).Mappable())
 	if strings.Join(aliases, ",") != strings.Join(f.Router.ViewerDomains, ",") || len(aliases) != 2 {
 		t.Fatalf("aliases %v, want the viewer domains %v", aliases, f.Router.ViewerDomains)
@@ -80,7 +80,7 @@ func TestNoViewerDomainsNoHostFallback(t *testing.T) {
 	f := demoFleet(t)
 	f.Router.ViewerDomains, f.Router.ViewerHostedZoneID = nil, ""
 	r := mustRunRouter(t, f)
-	dist := r.one(t, typeDistribution)
+	dist := r.primary(t)
 	if a := stringOrList(plain(in(dist, "aliases")).Mappable()); len(a) != 0 {
 		t.Errorf("aliases %v, want none", a)
 	}
@@ -105,7 +105,7 @@ func TestNoViewerDomainsNoHostFallback(t *testing.T) {
 // domain>, which the cell's certificate covers, never to *.elb.amazonaws.com.
 func TestOriginsAreTheCellsDNSNames(t *testing.T) {
 	r := mustRunRouter(t, demoFleet(t))
-	for _, o := range arr(in(r.one(t, typeDistribution), "origins")) {
+	for _, o := range arr(in(r.primary(t), "origins")) {
 		if d := str(get(o, "domainName")); !strings.HasSuffix(d, ".cells.example.com") || strings.Contains(d, "elb.amazonaws.com") {
 			t.Errorf("origin %s: domain %s", str(get(o, "originId")), d)
 		}

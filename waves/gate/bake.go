@@ -10,6 +10,7 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/cellctl/cellctl/waves"
+	"github.com/cellctl/cellctl/waves/signal"
 )
 
 // Clock is the time source of a bake; tests pass a fake one so a 30-minute
@@ -67,6 +68,9 @@ type Bake struct {
 	Clock    Clock
 	// Parallel bounds concurrent reads per poll (0: 8).
 	Parallel int
+	// Signals are the signals judged (nil: the cell signals, see
+	// Checker.Signals); a router canary bakes signal.Edge.
+	Signals []signal.Signal
 	// OnPoll receives each cell's poll as soon as it is judged, so the
 	// executor can append it to the rollout record and show progress. An
 	// error stops the bake (a record that cannot be written must not be
@@ -88,7 +92,7 @@ func (b *Bake) Run(ctx context.Context, targets []Target, start time.Time) (Resu
 		poll = waves.DefaultPoll
 	}
 	end := start.Add(b.Duration)
-	checker := &Checker{Reader: b.Reader, Gate: b.Gate}
+	checker := &Checker{Reader: b.Reader, Gate: b.Gate, Signals: b.Signals}
 	var res Result
 	for {
 		now := clock.Now()

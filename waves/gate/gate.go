@@ -85,6 +85,9 @@ type Target struct {
 	// outputs).
 	LoadBalancer string
 	TargetGroup  string
+	// Distribution is the CloudFront distribution id the edge signals are
+	// read for (a router canary's staging distribution).
+	Distribution string
 	// AlarmNames is the cell stack's alarmNames output (key → alarm name).
 	AlarmNames map[string]string
 	// Thresholds is the cell's spec.Cell.Thresholds(): what its alarms
@@ -199,6 +202,10 @@ func (r Reading) describe() string {
 type Checker struct {
 	Reader Reader
 	Gate   waves.Gate
+	// Signals are the signals judged; nil: the cell signals the gate
+	// checks (signal.All, filtered by Gate.Checks). A router canary passes
+	// signal.Edge.
+	Signals []signal.Signal
 }
 
 // Check reads one cell over the window [start, end) and judges it. It never
@@ -229,6 +236,9 @@ func (c *Checker) Check(ctx context.Context, t Target, start, end time.Time) Pol
 }
 
 func (c *Checker) signals() []signal.Signal {
+	if c.Signals != nil {
+		return c.Signals
+	}
 	var out []signal.Signal
 	for _, s := range signal.All {
 		if c.Gate.Checks(s.Name) {
@@ -301,15 +311,11 @@ func period(start, end time.Time) time.Duration {
 
 func (c *Checker) metrics(ctx context.Context, t Target, start, end time.Time) ([]Reading, float64) {
 	sigs := c.signals()
-	var names []signal.Name
-	for _, s := range sigs {
-		names = append(names, s.Name)
-	}
-	wanted := signal.Metrics(names)
+	wanted := metricsOf(sigs)
 	trafficSignals := false
 	for _, s := range sigs {
 		for _, m := range s.Metrics {
-			if m == signal.Requests || m == signal.ResponseTime {
+			if isTraffic(m) {
 				trafficSignals = true
 			}
 		}
@@ -318,7 +324,7 @@ func (c *Checker) metrics(ctx context.Context, t Target, start, end time.Time) (
 		// Request count decides whether the traffic signals are conclusive.
 		has := false
 		for _, m := range wanted {
-			has = has || m == signal.Requests
+			has = has || m.ID == signal.Requests.ID
 		}
 		if !has {
 			wanted = append(wanted, signal.Requests)
@@ -337,15 +343,22 @@ func (c *Checker) metrics(ctx context.Context, t Target, start, end time.Time) (
 	q := MetricQuery{Start: start, End: end, Period: period(start, end)}
 	for _, m := range wanted {
 		dims := map[string]string{"LoadBalancer": t.LoadBalancer}
-		if m.Dimensions == signal.ByTargetGroup {
+		switch m.Dimensions {
+		case signal.ByTargetGroup:
 			dims["TargetGroup"] = t.TargetGroup
+		case signal.ByDistribution:
+			dims = map[string]string{"DistributionId": t.Distribution, "Region": signal.CloudFrontRegion}
 		}
 		for k, v := range dims {
 			if v == "" {
 				return unreadable(fmt.Sprintf("the cell's %s is not known (stack output missing): run `cellctl up %s`", k, t.Cell))
 			}
 		}
-		q.Metrics = append(q.Metrics, MetricStat{ID: m.ID, Namespace: signal.Namespace, Name: m.Name, Stat: m.Stat, Dimensions: dims})
+		ns := m.Namespace
+		if ns == "" {
+			ns = signal.Namespace
+		}
+		q.Metrics = append(q.Metrics, MetricStat{ID: m.ID, Namespace: ns, Name: m.Name, Stat: m.Stat, Dimensions: dims})
 	}
 	series, err := c.Reader.MetricData(ctx, q)
 	if err != nil {
@@ -396,7 +409,7 @@ func (c *Checker) metrics(ctx context.Context, t Target, start, end time.Time) (
 		}
 		traffic := false
 		for _, m := range s.Metrics {
-			traffic = traffic || m == signal.Requests || m == signal.ResponseTime
+			traffic = traffic || isTraffic(m)
 		}
 		switch {
 		case traffic && requests < 0:
@@ -454,8 +467,33 @@ func compute(n signal.Name, v map[string]agg, requests float64) float64 {
 		return v[signal.UnhealthyHosts.ID].v
 	case signal.HealthyTasks:
 		return v[signal.HealthyHosts.ID].v
+	case signal.EdgeErrorRate5xx:
+		return v[signal.Edge5xxRate.ID].v
+	case signal.EdgeFunctionErrors:
+		return v[signal.EdgeExecutionErrors.ID].v + v[signal.EdgeValidationErrors.ID].v
 	}
 	return math.NaN()
+}
+
+// isTraffic reports the metrics whose readings mean nothing without
+// enough requests: the request count itself and the latency.
+func isTraffic(m signal.Metric) bool {
+	return m.ID == signal.Requests.ID || m.ID == signal.ResponseTime.ID
+}
+
+// metricsOf lists every metric the signals read, each once, in order.
+func metricsOf(sigs []signal.Signal) []signal.Metric {
+	seen := map[string]bool{}
+	var out []signal.Metric
+	for _, s := range sigs {
+		for _, m := range s.Metrics {
+			if !seen[m.ID] {
+				seen[m.ID] = true
+				out = append(out, m)
+			}
+		}
+	}
+	return out
 }
 
 // aggregate folds a window's datapoints: counts add up, a minimum stays the

@@ -46,6 +46,9 @@ const (
 	ByLoadBalancer Dimensions = iota
 	// ByTargetGroup: {TargetGroup: <tg arn suffix>, LoadBalancer: <alb arn suffix>}.
 	ByTargetGroup
+	// ByDistribution: {DistributionId: <CloudFront distribution id>,
+	// Region: Global} (the edge signals, edge.go).
+	ByDistribution
 )
 
 // Metric is one CloudWatch metric a signal is computed from.
@@ -55,6 +58,8 @@ type Metric struct {
 	ID string
 	// Name is the CloudWatch metric name ("RequestCount").
 	Name string
+	// Namespace is the CloudWatch namespace; "" is the ALB's (Namespace).
+	Namespace string
 	// Stat is the CloudWatch statistic: "Sum", "Minimum", "Maximum" or an
 	// extended statistic such as "p99".
 	Stat       string

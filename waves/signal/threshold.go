@@ -105,6 +105,11 @@ func (s Signal) FormatValue(v float64) string {
 			return n + " task"
 		}
 		return n + " tasks"
+	case Errors:
+		if v == 1 {
+			return n + " error"
+		}
+		return n + " errors"
 	}
 	return n
 }
@@ -147,6 +152,13 @@ func (s Signal) Parse(text string) (Threshold, error) {
 		default:
 			return Threshold{}, fmt.Errorf("%q: unknown unit %q (allowed: ms, s; a bare number is milliseconds)", text, unit)
 		}
+	case Errors:
+		if unit != "" && unit != "error" && unit != "errors" {
+			return Threshold{}, fmt.Errorf("%q: unknown unit %q: must be %s", text, unit, s.Describe)
+		}
+		if v != math.Trunc(v) {
+			return Threshold{}, fmt.Errorf("%q: must be %s", text, s.Describe)
+		}
 	case Tasks:
 		if unit != "" && unit != "task" && unit != "tasks" {
 			return Threshold{}, fmt.Errorf("%q: unknown unit %q: must be %s", text, unit, s.Describe)
@@ -185,6 +197,10 @@ type Thresholds struct {
 	P99LatencyMs   Threshold `json:"p99_latency_ms"`
 	UnhealthyTasks Threshold `json:"unhealthy_tasks"`
 	HealthyTasks   Threshold `json:"healthy_tasks"`
+	// The edge signals (edge.go) are judged only by a router canary; a
+	// cell never sets them, so they are omitted from its JSON.
+	EdgeErrorRate5xx   Threshold `json:"edge_error_rate_5xx,omitzero"`
+	EdgeFunctionErrors Threshold `json:"edge_function_errors,omitzero"`
 }
 
 func (t *Thresholds) field(n Name) *Threshold {
@@ -197,6 +213,10 @@ func (t *Thresholds) field(n Name) *Threshold {
 		return &t.UnhealthyTasks
 	case HealthyTasks:
 		return &t.HealthyTasks
+	case EdgeErrorRate5xx:
+		return &t.EdgeErrorRate5xx
+	case EdgeFunctionErrors:
+		return &t.EdgeFunctionErrors
 	}
 	return nil
 }

@@ -17,6 +17,7 @@ import (
 	"github.com/cellctl/cellctl/cmd/cellctl/plan"
 	"github.com/cellctl/cellctl/cmd/cellctl/rollout"
 	"github.com/cellctl/cellctl/cmd/cellctl/route"
+	"github.com/cellctl/cellctl/cmd/cellctl/routercmd"
 	"github.com/cellctl/cellctl/cmd/cellctl/simulator"
 	"github.com/cellctl/cellctl/cmd/cellctl/stack"
 	"github.com/cellctl/cellctl/internal/cloud"
@@ -71,6 +72,7 @@ Exit codes: 0 ok, 1 error, 2 findings (drift, quota, isolation),
 		stack.NewCmdDestroy(f, nil),
 		stack.NewCmdUnlock(f, nil),
 		deploy.NewCmdDeploy(f, nil),
+		routercmd.NewCmdRouter(f, nil),
 		rollout.NewCmdRollout(f, nil),
 		route.NewCmdRoute(f, nil),
 		route.NewCmdCapacity(f, nil),

@@ -71,6 +71,7 @@ func NewCmdSim(f *cmdutil.Factory) *cobra.Command {
 	cmd.AddCommand(newCmdSimResources(opts), newCmdSimFault(opts), newCmdSimLatency(opts), newCmdSimAlarm(opts),
 		newCmdSimQuota(opts), newCmdSimEdit(opts), newCmdSimReset(opts), newCmdSimCode(opts))
 	cmd.AddCommand(newCmdSimHealth(opts)) // sim_health.go
+	cmd.AddCommand(newCmdSimEdge(opts))   // edge.go
 	return cmd
 }
 

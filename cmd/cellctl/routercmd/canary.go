@@ -1,0 +1,195 @@
+// Package routercmd is `cellctl router …`: shipping the router stack.
+package routercmd
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/cellctl/cellctl/cmd/cellctl/cmdutil"
+	deploycmd "github.com/cellctl/cellctl/cmd/cellctl/deploy"
+	"github.com/cellctl/cellctl/internal/deploy"
+	"github.com/cellctl/cellctl/internal/fleet"
+	"github.com/cellctl/cellctl/internal/iostreams"
+	"github.com/cellctl/cellctl/internal/render"
+	"github.com/cellctl/cellctl/internal/routercanary"
+	"github.com/cellctl/cellctl/waves/signal"
+)
+
+// CanaryOptions are the inputs of `cellctl router canary`.
+type CanaryOptions struct {
+	IO     *iostreams.IOStreams
+	Fleet  func() (*fleet.Fleet, error)
+	Env    func(ctx context.Context, fl *fleet.Fleet) (*deploy.Env, func(), error)
+	Cloud  string
+	Output string
+
+	Canary    routercanary.Options
+	Max5xx    string
+	MaxErrors string
+	BakeScale float64
+}
+
+// NewCmdRouter builds `cellctl router`.
+func NewCmdRouter(f *cmdutil.Factory, runF func(*CanaryOptions) error) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "router",
+		Short: "Ship the router stack (CloudFront + Lambda@Edge) through its staging distribution",
+	}
+	cmd.AddCommand(NewCmdCanary(f, runF))
+	return cmd
+}
+
+// NewCmdCanary builds `cellctl router canary`.
+func NewCmdCanary(f *cmdutil.Factory, runF func(*CanaryOptions) error) *cobra.Command {
+	o := &CanaryOptions{IO: f.IO, Fleet: f.Fleet, Env: deploycmd.EnvOf(f)}
+	cmd := &cobra.Command{
+		Use:   "canary",
+		Short: "Canary the router's edge function on the staging distribution, then promote it or discard it",
+		Long: `Publish the router stack's current program (stacks/routing.json, the edge
+handler, the cells' origins) as a canary: the new edge function version runs
+first on the CloudFront staging distribution, for requests carrying the
+smoke header (aws-cf-cd-cellctl-canary: <token>, printed), then for --weight
+of all viewers (at most 15 %, CloudFront's cap; sessions sticky). Each phase
+bakes while the gate reads the staging distribution's 5xxErrorRate and the
+function's LambdaExecutionError/LambdaValidationError (AWS/CloudFront,
+us-east-1): above a threshold, unreadable, or with fewer requests than the
+phase's minimum, the canary is discarded — the staging distribution goes
+back to what the primary runs, the primary is never touched — and the
+command exits 3. Otherwise the primary takes the canaried version.
+
+Only the edge function version is canaried: distribution settings (origins,
+viewer domains) apply to both distributions at once. ` + "`cellctl deploy`" + ` runs the
+same canary as its router step; ` + "`cellctl up router`" + ` is the ungated form.
+--discard reverts an interrupted canary.`,
+		Example: `  cellctl router canary
+  cellctl router canary --weight 0.10 --weight-bake 30m --max-5xx "<= 0.5%"
+  cellctl router canary --discard
+  cellctl --cloud sim router canary --bake-scale 0.01`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			o.Cloud, o.Output = f.Global.Cloud, f.Global.Output
+			if err := f.CheckOutput(cmdutil.FormatTable, cmdutil.FormatJSON); err != nil {
+				return err
+			}
+			if runF != nil {
+				return runF(o)
+			}
+			return CanaryRun(cmd.Context(), o)
+		},
+	}
+	fl := cmd.Flags()
+	fl.Float64Var(&o.Canary.Weight, "weight", routercanary.DefaultWeight, "share of viewers the staging distribution receives in the weighted phase (more than 0, at most 0.15)")
+	fl.DurationVar(&o.Canary.HeaderBake, "header-bake", routercanary.DefaultHeaderBake, "bake of the smoke (header) phase")
+	fl.DurationVar(&o.Canary.WeightBake, "weight-bake", routercanary.DefaultWeightBake, "bake of the weighted phase")
+	fl.DurationVar(&o.Canary.Poll, "poll", routercanary.DefaultPoll, "gate poll interval")
+	fl.IntVar(&o.Canary.HeaderMinRequests, "header-min-requests", routercanary.DefaultHeaderMinRequests, "fewest smoke requests the header phase must see (fewer: inconclusive, discarded)")
+	fl.IntVar(&o.Canary.WeightMinRequests, "weight-min-requests", routercanary.DefaultWeightMinRequests, "fewest requests the weighted phase must see")
+	fl.IntVar(&o.Canary.IdleTTL, "sticky-idle", routercanary.DefaultIdleTTL, "session stickiness idle TTL, seconds (300–3600)")
+	fl.IntVar(&o.Canary.MaximumTTL, "sticky-max", routercanary.DefaultMaximumTTL, "session stickiness maximum TTL, seconds (300–3600, at least --sticky-idle)")
+	fl.StringVar(&o.Max5xx, "max-5xx", "<= 1%", "the staging distribution's 5xx rate threshold")
+	fl.StringVar(&o.MaxErrors, "max-function-errors", "<= 0", "the edge function's error count threshold over a bake")
+	fl.BoolVar(&o.Canary.Discard, "discard", false, "only revert the staging distribution to what the primary runs")
+	fl.Float64Var(&o.BakeScale, "bake-scale", 0, "multiply bakes and poll (rehearsals on --cloud sim only)")
+	return cmd
+}
+
+// CanaryRun is the command's body.
+func CanaryRun(ctx context.Context, o *CanaryOptions) error {
+	if err := o.thresholds(); err != nil {
+		return err
+	}
+	if o.BakeScale != 0 {
+		if o.Cloud != cmdutil.CloudSim {
+			return fmt.Errorf("--bake-scale is for rehearsals on the simulated cloud (--cloud sim); on %s the canary bakes as its flags say", o.Cloud)
+		}
+		if o.BakeScale < 0 || o.BakeScale > 1 {
+			return fmt.Errorf("--bake-scale %g: allowed is more than 0 and at most 1", o.BakeScale)
+		}
+		for _, d := range []*time.Duration{&o.Canary.HeaderBake, &o.Canary.WeightBake, &o.Canary.Poll} {
+			*d = max(time.Second, time.Duration(float64(*d)*o.BakeScale))
+		}
+	}
+	if err := o.Canary.WithDefaults().Validate(); err != nil {
+		return err
+	}
+	fl, err := o.Fleet()
+	if err != nil {
+		return err
+	}
+	if fl.Router == nil {
+		return fmt.Errorf("%s: the fleet has no router stack (Pulumi.router.yaml)", fl.Dir)
+	}
+	env, done, err := o.Env(ctx, fl)
+	if err != nil {
+		return err
+	}
+	defer done()
+	if env.Prepare != nil {
+		if err := env.Prepare(ctx, []string{fleet.RouterStack}); err != nil {
+			return err
+		}
+	}
+	rc := deploy.RouterCanaryEnv(env)
+	rc.Log = o.IO.ErrOut
+	res, err := routercanary.Run(ctx, rc, o.Canary)
+	if verr := o.show(res); verr != nil && err == nil {
+		err = verr
+	}
+	return err
+}
+
+func (o *CanaryOptions) thresholds() error {
+	for _, f := range []struct {
+		flag, text string
+		name       signal.Name
+	}{{"--max-5xx", o.Max5xx, signal.EdgeErrorRate5xx}, {"--max-function-errors", o.MaxErrors, signal.EdgeFunctionErrors}} {
+		if f.text == "" {
+			continue
+		}
+		var sig signal.Signal
+		for _, s := range signal.Edge {
+			if s.Name == f.name {
+				sig = s
+			}
+		}
+		th, err := sig.Parse(f.text)
+		if err != nil {
+			return fmt.Errorf("%s: %w", f.flag, err)
+		}
+		o.Canary.Thresholds.Set(f.name, th)
+	}
+	return nil
+}
+
+func (o *CanaryOptions) show(res *routercanary.Result) error {
+	if res == nil || res.Outcome == "" && len(res.Steps) == 0 {
+		return nil
+	}
+	if o.Output == cmdutil.FormatJSON {
+		return render.JSON(o.IO.Out, res)
+	}
+	s := render.Out(o.IO)
+	var rows [][]string
+	for _, st := range res.Steps {
+		verdict, reason := "-", ""
+		if st.Bake != nil {
+			verdict, reason = string(st.Bake.Verdict), st.Bake.Reason
+		}
+		rows = append(rows, []string{string(st.Phase), verdict, reason})
+	}
+	fmt.Fprintf(o.IO.Out, "router canary: %s\n", res.Outcome)
+	if res.Candidate != "" {
+		fmt.Fprintf(o.IO.Out, "primary before: %s\ncandidate:      %s\n", res.Primary, res.Candidate)
+	}
+	if len(rows) > 0 {
+		fmt.Fprint(o.IO.Out, s.Table([]string{"PHASE", "VERDICT", "READING"}, rows))
+	}
+	if res.Outcome == "" {
+		return errors.New("router canary did not finish")
+	}
+	return nil
+}

@@ -1,0 +1,199 @@
+package component
+
+import (
+	"fmt"
+
+	"github.com/pulumi/pulumi-aws/sdk/v6/go/aws/cloudfront"
+	"github.com/pulumi/pulumi/sdk/v3/go/pulumi"
+
+	"github.com/cellctl/cellctl/cellmodule"
+	"github.com/cellctl/cellctl/router/canary"
+)
+
+// Continuous deployment: every router change is canaried.
+//
+// The router keeps, next to its primary distribution, a CloudFront staging
+// distribution and a continuous deployment policy that links them. The two
+// distributions are rendered by one function (distributionArgs) and differ
+// only in the edge function version they run, so "promote the staging
+// configuration" (AWS's UpdateDistributionWithStagingConfig) is, in Pulumi
+// terms, the primary's function association taking the staging one's
+// version in an ordinary update — declarative, previewable, and the state
+// never disagrees with the cloud. Between canaries the staging
+// distribution runs what the primary runs and the policy is disabled.
+//
+// CloudFront refuses continuous deployment on a distribution that supports
+// HTTP/3 (Developer Guide, "Quotas and other considerations for continuous
+// deployment"), so both distributions serve HTTP/2 and HTTP/1.1 only. The
+// trade: viewers on lossy mobile networks lose QUIC's faster handshakes
+// and loss recovery; in exchange no routing table or handler ever reaches
+// 100 % of tenants without first passing a smoke test and a ≤ 15 % canary.
+
+// HTTPVersion is what both distributions serve (see above).
+const HTTPVersion = "http2"
+
+// distributions creates the staging distribution, the policy and the
+// primary distribution, in that order: the policy names the staging
+// distribution's domain and the primary names the policy.
+func (r *Router) distributions(ctx *pulumi.Context, name string, args *RouterArgs, secret, viewerCert pulumi.StringOutput, tags pulumi.StringMap, parent pulumi.ResourceOption) error {
+	t := stableTraffic(args.Traffic)
+	primaryArn := r.Function.QualifiedArn
+	if t.PrimaryFunctionArn != "" {
+		primaryArn = pulumi.String(t.PrimaryFunctionArn).ToStringOutput()
+	}
+	stagingArn := primaryArn
+	if t.Phase != canary.Stable {
+		stagingArn = r.Function.QualifiedArn // the candidate: the newest version
+	}
+
+	var err error
+	sargs := distributionArgs(args, secret, viewerCert, tags, stagingArn)
+	sargs.Staging = pulumi.Bool(true)
+	sargs.Comment = pulumi.String("cellctl router staging: canary of the edge function")
+	// Viewers never reach a staging distribution by name; CloudFront
+	// routes to it from the primary. It has no aliases of its own.
+	sargs.Aliases = pulumi.StringArray{}
+	r.StagingDistribution, err = cloudfront.NewDistribution(ctx, name+"-cdn-staging", sargs, parent)
+	if err != nil {
+		return err
+	}
+	r.DeploymentPolicy, err = cloudfront.NewContinuousDeploymentPolicy(ctx, name+"-cdn-policy", &cloudfront.ContinuousDeploymentPolicyArgs{
+		Enabled: pulumi.Bool(t.Phase != canary.Stable),
+		StagingDistributionDnsNames: &cloudfront.ContinuousDeploymentPolicyStagingDistributionDnsNamesArgs{
+			Items:    pulumi.StringArray{r.StagingDistribution.DomainName},
+			Quantity: pulumi.Int(1),
+		},
+		TrafficConfig: trafficConfig(t),
+	}, parent)
+	if err != nil {
+		return err
+	}
+	pargs := distributionArgs(args, secret, viewerCert, tags, primaryArn)
+	pargs.ContinuousDeploymentPolicyId = r.DeploymentPolicy.ID()
+	r.Distribution, err = cloudfront.NewDistribution(ctx, name+"-cdn", pargs, parent)
+	r.primaryArn, r.stagingArn = primaryArn, stagingArn
+	return err
+}
+
+// stableTraffic is t, or the stable split when t is nil.
+func stableTraffic(t *canary.Traffic) canary.Traffic {
+	if t == nil {
+		return canary.Traffic{Phase: canary.Stable}
+	}
+	return *t
+}
+
+// trafficConfig is the policy's traffic configuration. A disabled policy
+// still needs one; the stable one is the smoke header, which sends no
+// traffic while the policy is disabled.
+func trafficConfig(t canary.Traffic) *cloudfront.ContinuousDeploymentPolicyTrafficConfigArgs {
+	if t.Phase == canary.Weight {
+		w := &cloudfront.ContinuousDeploymentPolicyTrafficConfigSingleWeightConfigArgs{Weight: pulumi.Float64(t.Weight)}
+		if t.IdleTTL > 0 || t.MaximumTTL > 0 {
+			w.SessionStickinessConfig = &cloudfront.ContinuousDeploymentPolicyTrafficConfigSingleWeightConfigSessionStickinessConfigArgs{
+				IdleTtl:    pulumi.Int(t.IdleTTL),
+				MaximumTtl: pulumi.Int(t.MaximumTTL),
+			}
+		}
+		return &cloudfront.ContinuousDeploymentPolicyTrafficConfigArgs{Type: pulumi.String("SingleWeight"), SingleWeightConfig: w}
+	}
+	value := t.HeaderValue
+	if value == "" {
+		value = "off"
+	}
+	return &cloudfront.ContinuousDeploymentPolicyTrafficConfigArgs{
+		Type: pulumi.String("SingleHeader"),
+		SingleHeaderConfig: &cloudfront.ContinuousDeploymentPolicyTrafficConfigSingleHeaderConfigArgs{
+			Header: pulumi.String(canary.DefaultHeader),
+			Value:  pulumi.String(value),
+		},
+	}
+}
+
+// canaryOutputs are the stack outputs the canary flow reads: which
+// version each distribution runs, and where the staging metrics live.
+func (r *Router) canaryOutputs(args *RouterArgs) pulumi.Map {
+	t := stableTraffic(args.Traffic)
+	return pulumi.Map{
+		"primaryFunctionArn":           r.primaryArn,
+		"stagingFunctionArn":           r.stagingArn,
+		"stagingDistributionId":        r.StagingDistribution.ID(),
+		"stagingDistributionDomain":    r.StagingDistribution.DomainName,
+		"continuousDeploymentPolicyId": r.DeploymentPolicy.ID(),
+		"canaryPhase":                  pulumi.String(string(t.Phase)),
+		"functionName":                 r.Function.Name,
+	}
+}
+
+// distributionArgs renders a distribution of the router: one HTTPS-only
+// origin per routable cell, the edge function version lambdaArn on origin
+// requests, no caching. The primary and the staging distribution are both
+// built here, so they cannot drift apart.
+func distributionArgs(args *RouterArgs, secret, viewerCert pulumi.StringOutput, tags pulumi.StringMap, lambdaArn pulumi.StringInput) *cloudfront.DistributionArgs {
+	origins := cloudfront.DistributionOriginArray{}
+	for _, o := range args.Origins {
+		origins = append(origins, &cloudfront.DistributionOriginArgs{
+			OriginId:   pulumi.String(o.Cell),
+			DomainName: o.DNSName,
+			CustomOriginConfig: &cloudfront.DistributionOriginCustomOriginConfigArgs{
+				HttpPort:             pulumi.Int(80),
+				HttpsPort:            pulumi.Int(443),
+				OriginProtocolPolicy: pulumi.String("https-only"),
+				OriginSslProtocols:   pulumi.ToStringArray([]string{"TLSv1.2"}),
+			},
+			CustomHeaders: cloudfront.DistributionOriginCustomHeaderArray{
+				&cloudfront.DistributionOriginCustomHeaderArgs{
+					Name:  pulumi.String(cellmodule.OriginVerifyHeader),
+					Value: secret,
+				},
+			},
+		})
+	}
+	priceClass := args.PriceClass
+	if priceClass == "" {
+		priceClass = "PriceClass_100"
+	}
+	return &cloudfront.DistributionArgs{
+		Enabled:       pulumi.Bool(true),
+		Comment:       pulumi.String("cellctl router: tenant → cell"),
+		IsIpv6Enabled: pulumi.Bool(true),
+		HttpVersion:   pulumi.String(HTTPVersion),
+		PriceClass:    pulumi.String(priceClass),
+		Origins:       origins,
+		DefaultCacheBehavior: &cloudfront.DistributionDefaultCacheBehaviorArgs{
+			// The edge function rewrites every request to its tenant's cell;
+			// this origin only receives requests the function rejected.
+			TargetOriginId:        pulumi.String(args.Origins[0].Cell),
+			ViewerProtocolPolicy:  pulumi.String("https-only"),
+			AllowedMethods:        pulumi.ToStringArray([]string{"DELETE", "GET", "HEAD", "OPTIONS", "PATCH", "POST", "PUT"}),
+			CachedMethods:         pulumi.ToStringArray([]string{"GET", "HEAD"}),
+			CachePolicyId:         pulumi.String(CachingDisabledPolicyID),
+			OriginRequestPolicyId: pulumi.String(AllViewerRequestPolicy),
+			Compress:              pulumi.Bool(true),
+			LambdaFunctionAssociations: cloudfront.DistributionDefaultCacheBehaviorLambdaFunctionAssociationArray{
+				&cloudfront.DistributionDefaultCacheBehaviorLambdaFunctionAssociationArgs{
+					EventType:   pulumi.String("origin-request"),
+					LambdaArn:   lambdaArn,
+					IncludeBody: pulumi.Bool(false),
+				},
+			},
+		},
+		Restrictions: &cloudfront.DistributionRestrictionsArgs{
+			GeoRestriction: &cloudfront.DistributionRestrictionsGeoRestrictionArgs{RestrictionType: pulumi.String("none")},
+		},
+		Aliases:           pulumi.ToStringArray(append([]string{}, args.ViewerDomains...)),
+		ViewerCertificate: viewerCertificateArgs(args, viewerCert),
+		Tags:              tags,
+	}
+}
+
+// checkTraffic refuses a traffic split before anything is registered.
+func checkTraffic(t *canary.Traffic) error {
+	if t == nil {
+		return nil
+	}
+	if err := t.Validate(); err != nil {
+		return fmt.Errorf("router: %w", err)
+	}
+	return nil
+}
