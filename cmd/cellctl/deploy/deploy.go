@@ -22,6 +22,7 @@ import (
 	"github.com/cellctl/cellctl/internal/iostreams"
 	"github.com/cellctl/cellctl/internal/render"
 	"github.com/cellctl/cellctl/internal/rollout"
+	"github.com/cellctl/cellctl/internal/stackrun"
 	"github.com/cellctl/cellctl/waves/executor"
 	"github.com/cellctl/cellctl/waves/executor/backend"
 	"github.com/cellctl/cellctl/waves/gate"
@@ -29,9 +30,11 @@ import (
 
 // Options are the inputs of `cellctl deploy`.
 type Options struct {
-	IO     *iostreams.IOStreams
-	Fleet  func() (*fleet.Fleet, error)
-	Env    func(ctx context.Context, fl *fleet.Fleet) (*deploy.Env, func(), error)
+	IO    *iostreams.IOStreams
+	Fleet func() (*fleet.Fleet, error)
+	// Env wires the deploy to the engine and the cloud; events receives
+	// the engine's progress of every stack run.
+	Env    func(ctx context.Context, fl *fleet.Fleet, events func(stackrun.Event)) (*deploy.Env, func(), error)
 	Cloud  string
 	Output string
 
@@ -115,12 +118,16 @@ func Run(ctx context.Context, o *Options) error {
 	if err != nil {
 		return err
 	}
-	env, done, err := o.Env(ctx, fl)
+	// Live redrawing only on a terminal with colour: piped (CI) or
+	// NO_COLOR, one plain line per step.
+	display := deploy.NewDisplay(o.IO.ErrOut, o.IO.IsStderrTTY() && o.IO.ColorErr(), render.Err(o.IO))
+	defer display.Close()
+	env, done, err := o.Env(ctx, fl, display.Engine)
 	if err != nil {
 		return err
 	}
 	defer done()
-	env.Progress = &deploy.Lines{W: o.IO.ErrOut, Styles: render.Err(o.IO)}
+	env.Progress = display
 	host, _ := os.Hostname()
 	res, err := deploy.Run(ctx, env, deploy.Options{
 		Image: o.Image, DryRun: o.DryRun, Through: o.Through, Wave: o.Wave, Rebake: o.Rebake, Retry: o.Retry,
@@ -194,9 +201,9 @@ func describe(s *render.Styles, d *executor.Description) string {
 
 // EnvOf wires a deploy to the factory's engine, cloud bundle and the
 // rollout store in the engine's Pulumi backend.
-func EnvOf(f *cmdutil.Factory) func(ctx context.Context, fl *fleet.Fleet) (*deploy.Env, func(), error) {
-	return func(ctx context.Context, fl *fleet.Fleet) (*deploy.Env, func(), error) {
-		eng, err := f.Engine(fl, nil)
+func EnvOf(f *cmdutil.Factory) func(ctx context.Context, fl *fleet.Fleet, events func(stackrun.Event)) (*deploy.Env, func(), error) {
+	return func(ctx context.Context, fl *fleet.Fleet, events func(stackrun.Event)) (*deploy.Env, func(), error) {
+		eng, err := f.Engine(fl, events)
 		if err != nil {
 			return nil, nil, err
 		}
