@@ -7,6 +7,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"strings"
 	"sync"
@@ -14,6 +15,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/cellctl/cellctl/cellmodule/spec"
 	"github.com/cellctl/cellctl/cmd/cellctl/cmdutil"
 	"github.com/cellctl/cellctl/internal/awsapi"
 	"github.com/cellctl/cellctl/internal/deploy"
@@ -193,6 +195,12 @@ func describe(s *render.Styles, d *executor.Description) string {
 				for _, ch := range c.Changes {
 					fmt.Fprintf(&b, "    %s: %s → %s\n", ch.Key, ch.Old, ch.New)
 				}
+				if len(c.Resources) > 0 {
+					fmt.Fprintf(&b, "    preview: %s\n", resourceCount(c.Resources))
+					for _, r := range c.Resources {
+						fmt.Fprintf(&b, "      %s\n", resourceLine(s, r))
+					}
+				}
 			}
 		}
 	}
@@ -218,6 +226,8 @@ func EnvOf(f *cmdutil.Factory) func(ctx context.Context, fl *fleet.Fleet, events
 		store := backend.New(rs)
 		var mu sync.Mutex
 		readers := map[string]gate.Reader{}
+		var prep sync.Once
+		var prepErr error
 		env := &deploy.Env{
 			Fleet:   fl,
 			Runner:  eng,
@@ -250,6 +260,22 @@ func EnvOf(f *cmdutil.Factory) func(ctx context.Context, fl *fleet.Fleet, events
 				r := &deploy.CloudWatchReader{CW: cw}
 				readers[region] = r
 				return r, nil
+			},
+			Preview: func(ctx context.Context, cell string, cfg spec.Cell) ([]stackrun.Change, error) {
+				prep.Do(func() { prepErr = eng.PreparePlugins(ctx) })
+				if prepErr != nil {
+					return nil, prepErr
+				}
+				res := eng.RunStack(ctx, stackrun.Request{Stack: cell, Op: stackrun.OpPreview, Inputs: stackrun.Inputs{Cell: &cfg}})
+				switch {
+				case res == nil:
+					return nil, errors.New("the engine returned no result")
+				case res.Err != nil:
+					return nil, res.Err
+				case res.Result != stackrun.Succeeded:
+					return nil, fmt.Errorf("preview %s", res.Result)
+				}
+				return res.Planned, nil
 			},
 			Store: store,
 			Abandon: func(ctx context.Context, id string) (string, error) {
@@ -314,6 +340,12 @@ func markdown(d *executor.Description) string {
 			for _, ch := range c.Changes {
 				changes = append(changes, fmt.Sprintf("`%s`: %s → %s", ch.Key, ch.Old, ch.New))
 			}
+			if len(c.Resources) > 0 {
+				changes = append(changes, "preview: "+resourceCount(c.Resources))
+				for _, r := range c.Resources {
+					changes = append(changes, "`"+resourceLine(render.NewStyles(io.Discard, false), r)+"`")
+				}
+			}
 			fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s |\n", w.Name, c.Cell, mdCell(strings.Join(changes, "<br>")), w.Bake, mdCell(w.Gate), exposure)
 		}
 	}
@@ -321,3 +353,37 @@ func markdown(d *executor.Description) string {
 }
 
 func mdCell(s string) string { return strings.ReplaceAll(s, "|", "\\|") }
+
+// resourceCount is a preview's changes by operation ("2 to update, 1 to
+// replace").
+func resourceCount(rs []executor.ResourceChange) string {
+	n := map[string]int{}
+	var ops []string
+	for _, r := range rs {
+		if n[r.Op] == 0 {
+			ops = append(ops, r.Op)
+		}
+		n[r.Op]++
+	}
+	parts := make([]string, len(ops))
+	for i, op := range ops {
+		parts[i] = fmt.Sprintf("%d to %s", n[op], op)
+	}
+	return strings.Join(parts, ", ")
+}
+
+// resourceLine is one planned resource change: "update
+// aws:ecs/service:Service cell-a-svc (taskDefinition)".
+func resourceLine(s *render.Styles, r executor.ResourceChange) string {
+	line := r.Op + " " + r.Type + " " + r.Name
+	if len(r.Diffs) > 0 {
+		line += " (" + strings.Join(r.Diffs, ", ") + ")"
+	}
+	if len(r.Replace) > 0 {
+		line += " replaced for " + strings.Join(r.Replace, ", ")
+	}
+	if r.Warning != "" {
+		line += ": " + s.Warn(r.Warning)
+	}
+	return line
+}
