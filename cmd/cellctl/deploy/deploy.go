@@ -229,8 +229,14 @@ func EnvOf(f *cmdutil.Factory) func(ctx context.Context, fl *fleet.Fleet, events
 		var prep sync.Once
 		var prepErr error
 		env := &deploy.Env{
-			Fleet:   fl,
-			Runner:  eng,
+			Fleet: fl,
+			Runner: &deploy.ReportingRunner{Runner: eng, Events: events, Expected: func(ctx context.Context, stack string) int {
+				st, err := eng.Status(ctx, []string{stack})
+				if err != nil || len(st) != 1 || st[0] == nil {
+					return 0 // unknown: the display counts without a total
+				}
+				return st[0].Resources
+			}},
 			Outputs: func(ctx context.Context, stack string) (map[string]any, error) { return outputs(ctx, eng, stack) },
 			Prepare: func(ctx context.Context, stacks []string) error {
 				if err := eng.PreparePlugins(ctx); err != nil {
