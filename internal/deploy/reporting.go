@@ -35,9 +35,15 @@ func (r *ReportingRunner) RunStack(ctx context.Context, req stackrun.Request) *s
 	if r.Expected != nil {
 		expected = r.Expected(ctx, req.Stack)
 	}
-	r.Events(stackrun.Event{Stack: req.Stack, Kind: stackrun.StackStarted, Op: string(req.Op), Expected: expected, Time: now()})
+	start := now()
+	r.Events(stackrun.Event{Stack: req.Stack, Kind: stackrun.StackStarted, Op: string(req.Op), Expected: expected, Time: start})
 	res := r.Runner.RunStack(ctx, req)
 	if res != nil {
+		if res.Duration == 0 {
+			// The engine leaves the wall time to its caller (the run
+			// plan measures it for `up`); here the caller is this.
+			res.Duration = now().Sub(start)
+		}
 		r.Events(stackrun.Event{Stack: req.Stack, Kind: stackrun.StackFinished, Result: res, Time: now()})
 	}
 	return res
