@@ -14,7 +14,7 @@ FUZZTIME      ?= 10s
 LONG_FUZZTIME ?= 5m
 NODE          ?= node
 
-.PHONY: all build pulumi test test-go test-node fuzz fuzz-long lint bench demo clean
+.PHONY: all build pulumi test test-go test-node fuzz fuzz-long lint lint-workflows bench demo clean
 
 all: build
 
@@ -40,7 +40,7 @@ pulumi:
 	    github.com/pulumi/pulumi/pkg/v3/cmd/pulumi; \
 	fi
 
-test: lint build pulumi test-go test-node fuzz
+test: lint lint-workflows build pulumi test-go test-node fuzz
 
 test-go:
 	$(GO) test -count=1 -timeout 45m ./...
@@ -67,6 +67,19 @@ lint:
 	@out=$$(gofmt -l $$(git ls-files '*.go' | grep -v '^tools/') 2>&1); \
 	  if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 	$(GO) vet ./...
+
+# The CI workflows in docs/workflows/ are checked by the real actionlint,
+# pinned in the tools module and built into bin/ (seconds; rebuilt when the
+# pin moves). Its shellcheck and pyflakes passes run only when asked
+# (ACTIONLINT_FLAGS=), so the result does not depend on what else the
+# machine has installed.
+ACTIONLINT_FLAGS ?= -shellcheck= -pyflakes=
+
+$(BIN)/actionlint: tools/go.mod tools/go.sum
+	cd tools && $(GO) build -o $(BIN)/actionlint github.com/rhysd/actionlint/cmd/actionlint
+
+lint-workflows: $(BIN)/actionlint
+	$(BIN)/actionlint $(ACTIONLINT_FLAGS) docs/workflows/*.yml
 
 # Benchmarks: routing, loaders, plan, and the engine on the simulated cloud
 # (BenchmarkFleetUp takes a few minutes). Numbers are in docs/BENCHMARKS.md.

@@ -11,13 +11,18 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"sync"
 	"time"
+
+	"github.com/hashicorp/go-multierror"
+	"golang.org/x/sync/errgroup"
 
 	"github.com/cellctl/cellctl/cellmodule/spec"
 	"github.com/cellctl/cellctl/internal/fleet"
 	"github.com/cellctl/cellctl/internal/render"
 	"github.com/cellctl/cellctl/internal/routercanary"
 	"github.com/cellctl/cellctl/internal/runplan"
+	"github.com/cellctl/cellctl/internal/stackrun"
 	"github.com/cellctl/cellctl/waves"
 	"github.com/cellctl/cellctl/waves/executor"
 	"github.com/cellctl/cellctl/waves/executor/cellspec"
@@ -42,7 +47,12 @@ type Env struct {
 	Store executor.Store
 	// Abandon breaks the lock of a dead rollout; it returns a description
 	// of the holder removed ("" when the lock was free).
-	Abandon  func(ctx context.Context, id string) (string, error)
+	Abandon func(ctx context.Context, id string) (string, error)
+	// Preview plans one cell's update to cfg without changing anything
+	// (a Pulumi preview of its stack with cfg as its configuration) and
+	// returns the resource changes; nil: the dry run lists the changed
+	// settings only.
+	Preview  func(ctx context.Context, cell string, cfg spec.Cell) ([]stackrun.Change, error)
 	Progress executor.Progress
 	Clock    executor.Clock
 	Log      io.Writer
@@ -192,6 +202,9 @@ func Run(ctx context.Context, env *Env, o Options) (*Result, error) {
 			est = waves.DefaultCellUpdate
 		}
 		d, err := executor.Describe(ctx, up, plan, est)
+		if err == nil && env.Preview != nil {
+			err = previewCells(ctx, env.Preview, plan, d)
+		}
 		return &Result{Description: d}, err
 	}
 	stacks := []string{}
@@ -247,4 +260,51 @@ func Table(s *render.Styles, rows []executor.Row) string {
 		out = append(out, []string{r.Cell, r.Wave, r.Image, r.State})
 	}
 	return s.Table([]string{"CELL", "WAVE", "IMAGE", "STATE"}, out)
+}
+
+// previewParallel bounds the previews a dry run runs at once: each is a
+// pulumi process planning a whole cell stack.
+const previewParallel = 4
+
+// previewCells runs a preview of every changed cell's update and adds the
+// resource changes it plans to the description. A preview that fails is
+// the cell's error and the dry run's: a plan that cannot be checked is not
+// one to approve.
+func previewCells(ctx context.Context, preview func(context.Context, string, spec.Cell) ([]stackrun.Change, error), plan executor.Plan, d *executor.Description) error {
+	var mu sync.Mutex
+	var errs *multierror.Error
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(previewParallel)
+	for wi := range d.Waves {
+		for ci := range d.Waves[wi].Cells {
+			cd := &d.Waves[wi].Cells[ci]
+			if cd.Unchanged || cd.Error != "" {
+				continue
+			}
+			g.Go(func() error {
+				s, err := cellspec.ToSpec(plan.Desired[cd.Cell])
+				var changes []stackrun.Change
+				if err == nil {
+					changes, err = preview(gctx, cd.Cell, s)
+				}
+				mu.Lock()
+				defer mu.Unlock()
+				if err != nil {
+					cd.Error = "preview: " + err.Error()
+					errs = multierror.Append(errs, fmt.Errorf("cell %s: %s", cd.Cell, cd.Error))
+					return nil
+				}
+				for _, c := range changes {
+					if c.Op == "same" || c.Op == "read" {
+						continue
+					}
+					cd.Resources = append(cd.Resources, executor.ResourceChange{Op: c.Op, Type: c.Type, Name: c.Name,
+						Diffs: c.Diffs, Replace: c.Replace, Warning: c.Warning})
+				}
+				return nil
+			})
+		}
+	}
+	_ = g.Wait()
+	return errs.ErrorOrNil()
 }

@@ -234,3 +234,73 @@ func TestASecondRolloutIsRefusedWithExitFourNamingTheHolder(t *testing.T) {
 		t.Errorf("a refused rollout updated %d stacks", len(c.ups))
 	}
 }
+
+// The dry run previews each changed cell's update with the configuration
+// the rollout ships (not the repository's stack file): the resource changes
+// are listed under the cell; an unchanged cell is not previewed; a failed
+// preview is the cell's error and the dry run's.
+func TestDryRunPreviewsEachChangedCell(t *testing.T) {
+	fl := demoFleet(t)
+	c := &cloud{outputs: map[string]map[string]any{}}
+	for _, cell := range fl.Cells {
+		s := cell.Cell
+		if cell.ID == "cell-b" {
+			s.Image = "app:v2" // already what the rollout ships
+		}
+		c.deploy(t, s)
+	}
+	e := env(t, fl, c)
+	var mu sync.Mutex
+	previewed := map[string]string{}
+	e.Preview = func(_ context.Context, cell string, cfg spec.Cell) ([]stackrun.Change, error) {
+		mu.Lock()
+		defer mu.Unlock()
+		previewed[cell] = cfg.Image
+		return []stackrun.Change{
+			{Op: "update", Type: "aws:ecs/service:Service", Name: cell + "-svc", Diffs: []string{"taskDefinition"}},
+			{Op: "replace", Type: "aws:ecs/taskDefinition:TaskDefinition", Name: cell + "-task", Replace: []string{"containerDefinitions"}},
+		}, nil
+	}
+	res, err := Run(context.Background(), e, Options{Image: "app:v2", DryRun: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := previewed["cell-b"]; ok || len(previewed) != len(fl.Cells)-1 {
+		t.Errorf("previewed %v: every changed cell, and not the unchanged cell-b", previewed)
+	}
+	for cell, img := range previewed {
+		if img != "app:v2" {
+			t.Errorf("%s previewed with image %q, want the rollout's app:v2", cell, img)
+		}
+	}
+	for _, w := range res.Description.Waves {
+		for _, cd := range w.Cells {
+			if cd.Cell == "cell-b" {
+				if !cd.Unchanged || cd.Resources != nil {
+					t.Errorf("cell-b: %+v", cd)
+				}
+				continue
+			}
+			if len(cd.Resources) != 2 || cd.Resources[0].Name != cd.Cell+"-svc" || cd.Resources[1].Replace[0] != "containerDefinitions" {
+				t.Errorf("%s resources %+v", cd.Cell, cd.Resources)
+			}
+		}
+	}
+	if len(c.ups) != 0 {
+		t.Errorf("the dry run ran %d updates", len(c.ups))
+	}
+
+	e.Preview = func(_ context.Context, cell string, _ spec.Cell) ([]stackrun.Change, error) {
+		if cell == "cell-c" {
+			return nil, errors.New("the engine could not plan it")
+		}
+		return nil, nil
+	}
+	res, err = Run(context.Background(), e, Options{Image: "app:v2", DryRun: true})
+	if err == nil || !strings.Contains(err.Error(), "cell cell-c: preview: the engine could not plan it") {
+		t.Errorf("a failed preview: %v", err)
+	}
+	if res == nil || res.Description == nil {
+		t.Fatal("the description is still returned, with the cell's error")
+	}
+}

@@ -14,8 +14,6 @@ import (
 	"time"
 
 	"gocloud.dev/blob/memblob"
-
-	"github.com/cellctl/cellctl/waves/gate"
 )
 
 var t0 = time.Date(2026, 12, 1, 9, 30, 0, 0, time.UTC)
@@ -29,75 +27,6 @@ func fileStore(t *testing.T) (*Store, string) {
 	}
 	t.Cleanup(func() { s.Close() })
 	return s, dir
-}
-
-func sampleRecord(id string) *Record {
-	return &Record{
-		ID: id, State: Running, Image: "registry.example.com/app:2.0.0", Holder: Me(id, t0),
-		Waves: []Wave{
-			{Name: "canary", Bake: 30 * time.Minute, State: WaveBaking, Cells: []Cell{{
-				ID: "cell-a", State: CellBaking,
-				Before: Config{"cells:image": {Value: "registry.example.com/app:1.0.0"}, "cells:originVerifySecret": {Value: "v1:abc=", Secret: true}},
-				After:  Config{"cells:image": {Value: "registry.example.com/app:2.0.0"}},
-			}}},
-			{Name: "rest", Bake: 10 * time.Minute, State: WavePending, Cells: []Cell{{ID: "cell-b", State: CellPending}}},
-		},
-	}
-}
-
-func TestRecordsRoundTripThroughTheFileBackend(t *testing.T) {
-	s, dir := fileStore(t)
-	s.Now = func() time.Time { return t0 }
-	ctx := context.Background()
-	id := NewID(t0)
-	if !ValidID(id) || !strings.HasPrefix(id, "20261201T093000Z-") {
-		t.Fatalf("id %q", id)
-	}
-	r := sampleRecord(id)
-	if err := r.AddPoll(gate.Poll{Cell: "cell-a", At: t0, Verdict: gate.Pass, Requests: 1200}); err != nil {
-		t.Fatal(err)
-	}
-	if err := r.AddPoll(gate.Poll{Cell: "cell-z"}); err == nil {
-		t.Error("a poll of a cell outside the rollout was accepted")
-	}
-	if err := s.Put(ctx, r); err != nil {
-		t.Fatal(err)
-	}
-	if err := s.Put(ctx, r); err != nil {
-		t.Fatal(err)
-	}
-	got, err := s.Get(ctx, id)
-	if err != nil {
-		t.Fatal(err)
-	}
-	c, wave := got.Cell("cell-a")
-	if got.Revision != 2 || wave != 0 || c.Before.Image("cells") != "registry.example.com/app:1.0.0" ||
-		len(c.Polls) != 1 || c.Polls[0].Requests != 1200 || got.Wave("rest").Bake != 10*time.Minute {
-		t.Fatalf("read back %+v", got)
-	}
-	// Stored beside Pulumi's own state, one JSON object per rollout, and
-	// no temporary or sidecar file left behind.
-	files, _ := filepath.Glob(filepath.Join(dir, ".cellctl", "rollouts", "*"))
-	if len(files) != 1 || filepath.Base(files[0]) != id+".json" {
-		t.Errorf("files %v", files)
-	}
-	if _, err := s.Get(ctx, NewID(t0.Add(time.Hour))); !errors.Is(err, ErrNotFound) {
-		t.Errorf("unknown id: %v", err)
-	}
-	if _, err := s.Get(ctx, "../../etc/passwd"); !errors.Is(err, ErrNotFound) {
-		t.Errorf("bad id: %v", err)
-	}
-	later := sampleRecord(NewID(t0.Add(time.Minute)))
-	if err := s.Put(ctx, later); err != nil {
-		t.Fatal(err)
-	}
-	all, err := s.List(ctx)
-	if err != nil || len(all) != 2 || all[0].ID != later.ID {
-		t.Fatalf("list %v %v", all, err)
-	}
-	if l, _ := s.Latest(ctx); l.ID != later.ID {
-		t.Errorf("latest %s", l.ID)
-	}
 }
 
 func TestExactlyOneOfManyConcurrentAcquirersWins(t *testing.T) {
@@ -118,7 +47,7 @@ func TestExactlyOneOfManyConcurrentAcquirersWins(t *testing.T) {
 				wg.Add(1)
 				go func(i int) {
 					defer wg.Done()
-					h := Me(NewID(t0.Add(time.Duration(i)*time.Second)), t0)
+					h := Me(newID(t0.Add(time.Duration(i)*time.Second)), t0)
 					<-start
 					l, err := s.Acquire(context.Background(), h)
 					mu.Lock()
@@ -159,7 +88,7 @@ func TestExactlyOneProcessWins(t *testing.T) {
 		}
 		at, _ := strconv.ParseInt(os.Getenv("ROLLOUT_LOCK_AT"), 10, 64)
 		time.Sleep(time.Until(time.Unix(0, at)))
-		_, err = s.Acquire(context.Background(), Me(NewID(time.Now()), time.Now()))
+		_, err = s.Acquire(context.Background(), Me(newID(time.Now()), time.Now()))
 		var he *HeldError
 		switch {
 		case err == nil:
@@ -208,11 +137,11 @@ func TestExactlyOneProcessWins(t *testing.T) {
 func TestHeldErrorNamesTheHolder(t *testing.T) {
 	s, _ := fileStore(t)
 	ctx := context.Background()
-	first := Holder{RolloutID: NewID(t0), Host: "ci-runner-7", PID: 4242, Started: t0, Nonce: "n1"}
+	first := Holder{RolloutID: newID(t0), Host: "ci-runner-7", PID: 4242, Started: t0, Nonce: "n1"}
 	if _, err := s.Acquire(ctx, first); err != nil {
 		t.Fatal(err)
 	}
-	_, err := s.Acquire(ctx, Me(NewID(t0.Add(time.Minute)), t0))
+	_, err := s.Acquire(ctx, Me(newID(t0.Add(time.Minute)), t0))
 	var he *HeldError
 	if !errors.As(err, &he) || he.Holder != first {
 		t.Fatalf("err %v", err)
@@ -227,7 +156,7 @@ func TestHeldErrorNamesTheHolder(t *testing.T) {
 func TestReleaseAndAbandon(t *testing.T) {
 	s, dir := fileStore(t)
 	ctx := context.Background()
-	a := Me(NewID(t0), t0)
+	a := Me(newID(t0), t0)
 	la, err := s.Acquire(ctx, a)
 	if err != nil {
 		t.Fatal(err)
@@ -236,7 +165,7 @@ func TestReleaseAndAbandon(t *testing.T) {
 		t.Fatal("not held")
 	}
 	// Abandon names the rollout it breaks: the wrong id is refused.
-	if _, err := s.Abandon(ctx, NewID(t0.Add(time.Hour))); err == nil || !strings.Contains(err.Error(), "nothing abandoned") {
+	if _, err := s.Abandon(ctx, newID(t0.Add(time.Hour))); err == nil || !strings.Contains(err.Error(), "nothing abandoned") {
 		t.Fatalf("abandoning the wrong rollout: %v", err)
 	}
 	// Several operators abandon the dead holder at once, then all try
@@ -258,7 +187,7 @@ func TestReleaseAndAbandon(t *testing.T) {
 			}
 			abandons.Done()
 			<-abandoned
-			if _, err := s.Acquire(ctx, Me(NewID(t0.Add(time.Duration(i+1)*time.Minute)), t0)); err == nil {
+			if _, err := s.Acquire(ctx, Me(newID(t0.Add(time.Duration(i+1)*time.Minute)), t0)); err == nil {
 				mu.Lock()
 				winners++
 				mu.Unlock()
@@ -329,3 +258,7 @@ func TestOpenBackends(t *testing.T) {
 		}
 	}
 }
+
+// newID is a rollout id of the executor's shape (r- and 12 hex digits),
+// distinct per instant.
+func newID(at time.Time) string { return fmt.Sprintf("r-%012x", at.Unix()&0xffffffffffff) }

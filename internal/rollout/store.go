@@ -2,14 +2,11 @@ package rollout
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"net/url"
 	"os"
 	"path/filepath"
-	"sort"
 	"strings"
 	"time"
 
@@ -26,9 +23,6 @@ const (
 	LockKey      = ".cellctl/locks/rollout.json"
 )
 
-// ErrNotFound is returned by Get for an unknown rollout id.
-var ErrNotFound = errors.New("no such rollout")
-
 // errExists is a create-if-absent that found the object present.
 var errExists = errors.New("already exists")
 
@@ -37,8 +31,9 @@ var errExists = errors.New("already exists")
 // https://docs.aws.amazon.com/AmazonS3/latest/userguide/conditional-writes.html
 var errConflict = errors.New("a concurrent conditional write")
 
-// Store reads and writes rollout records and the rollout lock in a Pulumi
-// backend.
+// Store is the rollout lock in a Pulumi backend, and the backend's bucket
+// the rollout executor keeps its records in (waves/executor/backend: the
+// one record type is executor.Record).
 type Store struct {
 	bucket *blob.Bucket
 	// dir is the bucket's directory for a file:// backend: the lock is
@@ -113,86 +108,6 @@ func (s *Store) now() time.Time {
 		return s.Now().UTC()
 	}
 	return time.Now().UTC()
-}
-
-func recordKey(id string) string { return RecordPrefix + id + ".json" }
-
-// Put writes a record atomically (a whole object replaces the old one:
-// fileblob renames a temporary file, S3 PUT replaces an object whole), with
-// its Revision bumped and Updated set. Only the lock holder writes records.
-func (s *Store) Put(ctx context.Context, r *Record) error {
-	if !ValidID(r.ID) {
-		return fmt.Errorf("rollout id %q is not one cellctl made", r.ID)
-	}
-	r.Revision++
-	r.Updated = s.now()
-	if r.Created.IsZero() {
-		r.Created = r.Updated
-	}
-	data, err := json.MarshalIndent(r, "", "  ")
-	if err != nil {
-		r.Revision--
-		return err
-	}
-	if err := s.bucket.WriteAll(ctx, recordKey(r.ID), append(data, '\n'), &blob.WriterOptions{ContentType: "application/json"}); err != nil {
-		r.Revision--
-		return fmt.Errorf("writing rollout %s: %w", r.ID, err)
-	}
-	return nil
-}
-
-// Get reads one record.
-func (s *Store) Get(ctx context.Context, id string) (*Record, error) {
-	if !ValidID(id) {
-		return nil, fmt.Errorf("%w %q: rollout ids look like 20261201T093000Z-1a2b3c (`cellctl rollout list`)", ErrNotFound, id)
-	}
-	data, err := s.bucket.ReadAll(ctx, recordKey(id))
-	if gcerrors.Code(err) == gcerrors.NotFound {
-		return nil, fmt.Errorf("%w %q (`cellctl rollout list` shows them)", ErrNotFound, id)
-	}
-	if err != nil {
-		return nil, fmt.Errorf("reading rollout %s: %w", id, err)
-	}
-	var r Record
-	if err := json.Unmarshal(data, &r); err != nil {
-		return nil, fmt.Errorf("rollout %s: the record is not valid JSON: %w", id, err)
-	}
-	return &r, nil
-}
-
-// List reads every record, newest first.
-func (s *Store) List(ctx context.Context) ([]*Record, error) {
-	var out []*Record
-	it := s.bucket.List(&blob.ListOptions{Prefix: RecordPrefix})
-	for {
-		obj, err := it.Next(ctx)
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			return nil, fmt.Errorf("listing rollouts: %w", err)
-		}
-		id, ok := strings.CutSuffix(strings.TrimPrefix(obj.Key, RecordPrefix), ".json")
-		if !ok || !ValidID(id) {
-			continue
-		}
-		r, err := s.Get(ctx, id)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, r)
-	}
-	sort.Slice(out, func(i, j int) bool { return out[i].ID > out[j].ID })
-	return out, nil
-}
-
-// Latest returns the newest record, nil when there is none.
-func (s *Store) Latest(ctx context.Context) (*Record, error) {
-	all, err := s.List(ctx)
-	if err != nil || len(all) == 0 {
-		return nil, err
-	}
-	return all[0], nil
 }
 
 // createExclusive writes key only if it does not exist yet, atomically:

@@ -46,8 +46,25 @@ type CellDescription struct {
 	Cell      string   `json:"cell"`
 	Unchanged bool     `json:"unchanged"`
 	Changes   []Change `json:"changes,omitempty"`
-	// Error says why the cell's current configuration could not be read.
+	// Resources are the resource changes a preview of the cell's update
+	// plans (nil when no preview was run, e.g. in tests with fakes).
+	Resources []ResourceChange `json:"resources,omitempty"`
+	// Error says why the cell's current configuration could not be read,
+	// or its preview failed.
 	Error string `json:"error,omitempty"`
+}
+
+// ResourceChange is one resource a preview says the update changes: the
+// operation, the resource and the properties that differ.
+type ResourceChange struct {
+	Op    string   `json:"op"`
+	Type  string   `json:"type"`
+	Name  string   `json:"name"`
+	Diffs []string `json:"diffs,omitempty"`
+	// Replace lists the properties forcing a replacement.
+	Replace []string `json:"replaceKeys,omitempty"`
+	// Warning says what a replacement or delete of a stateful resource loses.
+	Warning string `json:"warning,omitempty"`
 }
 
 // Describe builds the dry run, reading each cell's current configuration

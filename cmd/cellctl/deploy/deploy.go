@@ -7,6 +7,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"strings"
 	"sync"
@@ -14,6 +15,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/cellctl/cellctl/cellmodule/spec"
 	"github.com/cellctl/cellctl/cmd/cellctl/cmdutil"
 	"github.com/cellctl/cellctl/internal/awsapi"
 	"github.com/cellctl/cellctl/internal/deploy"
@@ -22,6 +24,7 @@ import (
 	"github.com/cellctl/cellctl/internal/iostreams"
 	"github.com/cellctl/cellctl/internal/render"
 	"github.com/cellctl/cellctl/internal/rollout"
+	"github.com/cellctl/cellctl/internal/stackrun"
 	"github.com/cellctl/cellctl/waves/executor"
 	"github.com/cellctl/cellctl/waves/executor/backend"
 	"github.com/cellctl/cellctl/waves/gate"
@@ -29,9 +32,11 @@ import (
 
 // Options are the inputs of `cellctl deploy`.
 type Options struct {
-	IO     *iostreams.IOStreams
-	Fleet  func() (*fleet.Fleet, error)
-	Env    func(ctx context.Context, fl *fleet.Fleet) (*deploy.Env, func(), error)
+	IO    *iostreams.IOStreams
+	Fleet func() (*fleet.Fleet, error)
+	// Env wires the deploy to the engine and the cloud; events receives
+	// the engine's progress of every stack run.
+	Env    func(ctx context.Context, fl *fleet.Fleet, events func(stackrun.Event)) (*deploy.Env, func(), error)
 	Cloud  string
 	Output string
 
@@ -115,12 +120,16 @@ func Run(ctx context.Context, o *Options) error {
 	if err != nil {
 		return err
 	}
-	env, done, err := o.Env(ctx, fl)
+	// Live redrawing only on a terminal with colour: piped (CI) or
+	// NO_COLOR, one plain line per step.
+	display := deploy.NewDisplay(o.IO.ErrOut, o.IO.IsStderrTTY() && o.IO.ColorErr(), render.Err(o.IO))
+	defer display.Close()
+	env, done, err := o.Env(ctx, fl, display.Engine)
 	if err != nil {
 		return err
 	}
 	defer done()
-	env.Progress = &deploy.Lines{W: o.IO.ErrOut, Styles: render.Err(o.IO)}
+	env.Progress = display
 	host, _ := os.Hostname()
 	res, err := deploy.Run(ctx, env, deploy.Options{
 		Image: o.Image, DryRun: o.DryRun, Through: o.Through, Wave: o.Wave, Rebake: o.Rebake, Retry: o.Retry,
@@ -186,6 +195,12 @@ func describe(s *render.Styles, d *executor.Description) string {
 				for _, ch := range c.Changes {
 					fmt.Fprintf(&b, "    %s: %s → %s\n", ch.Key, ch.Old, ch.New)
 				}
+				if len(c.Resources) > 0 {
+					fmt.Fprintf(&b, "    preview: %s\n", resourceCount(c.Resources))
+					for _, r := range c.Resources {
+						fmt.Fprintf(&b, "      %s\n", resourceLine(s, r))
+					}
+				}
 			}
 		}
 	}
@@ -194,9 +209,9 @@ func describe(s *render.Styles, d *executor.Description) string {
 
 // EnvOf wires a deploy to the factory's engine, cloud bundle and the
 // rollout store in the engine's Pulumi backend.
-func EnvOf(f *cmdutil.Factory) func(ctx context.Context, fl *fleet.Fleet) (*deploy.Env, func(), error) {
-	return func(ctx context.Context, fl *fleet.Fleet) (*deploy.Env, func(), error) {
-		eng, err := f.Engine(fl, nil)
+func EnvOf(f *cmdutil.Factory) func(ctx context.Context, fl *fleet.Fleet, events func(stackrun.Event)) (*deploy.Env, func(), error) {
+	return func(ctx context.Context, fl *fleet.Fleet, events func(stackrun.Event)) (*deploy.Env, func(), error) {
+		eng, err := f.Engine(fl, events)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -211,9 +226,17 @@ func EnvOf(f *cmdutil.Factory) func(ctx context.Context, fl *fleet.Fleet) (*depl
 		store := backend.New(rs)
 		var mu sync.Mutex
 		readers := map[string]gate.Reader{}
+		var prep sync.Once
+		var prepErr error
 		env := &deploy.Env{
-			Fleet:   fl,
-			Runner:  eng,
+			Fleet: fl,
+			Runner: &deploy.ReportingRunner{Runner: eng, Events: events, Expected: func(ctx context.Context, stack string) int {
+				st, err := eng.Status(ctx, []string{stack})
+				if err != nil || len(st) != 1 || st[0] == nil {
+					return 0 // unknown: the display counts without a total
+				}
+				return st[0].Resources
+			}},
 			Outputs: func(ctx context.Context, stack string) (map[string]any, error) { return outputs(ctx, eng, stack) },
 			Prepare: func(ctx context.Context, stacks []string) error {
 				if err := eng.PreparePlugins(ctx); err != nil {
@@ -243,6 +266,22 @@ func EnvOf(f *cmdutil.Factory) func(ctx context.Context, fl *fleet.Fleet) (*depl
 				r := &deploy.CloudWatchReader{CW: cw}
 				readers[region] = r
 				return r, nil
+			},
+			Preview: func(ctx context.Context, cell string, cfg spec.Cell) ([]stackrun.Change, error) {
+				prep.Do(func() { prepErr = eng.PreparePlugins(ctx) })
+				if prepErr != nil {
+					return nil, prepErr
+				}
+				res := eng.RunStack(ctx, stackrun.Request{Stack: cell, Op: stackrun.OpPreview, Inputs: stackrun.Inputs{Cell: &cfg}})
+				switch {
+				case res == nil:
+					return nil, errors.New("the engine returned no result")
+				case res.Err != nil:
+					return nil, res.Err
+				case res.Result != stackrun.Succeeded:
+					return nil, fmt.Errorf("preview %s", res.Result)
+				}
+				return res.Planned, nil
 			},
 			Store: store,
 			Abandon: func(ctx context.Context, id string) (string, error) {
@@ -307,6 +346,12 @@ func markdown(d *executor.Description) string {
 			for _, ch := range c.Changes {
 				changes = append(changes, fmt.Sprintf("`%s`: %s → %s", ch.Key, ch.Old, ch.New))
 			}
+			if len(c.Resources) > 0 {
+				changes = append(changes, "preview: "+resourceCount(c.Resources))
+				for _, r := range c.Resources {
+					changes = append(changes, "`"+resourceLine(render.NewStyles(io.Discard, false), r)+"`")
+				}
+			}
 			fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s |\n", w.Name, c.Cell, mdCell(strings.Join(changes, "<br>")), w.Bake, mdCell(w.Gate), exposure)
 		}
 	}
@@ -314,3 +359,37 @@ func markdown(d *executor.Description) string {
 }
 
 func mdCell(s string) string { return strings.ReplaceAll(s, "|", "\\|") }
+
+// resourceCount is a preview's changes by operation ("2 to update, 1 to
+// replace").
+func resourceCount(rs []executor.ResourceChange) string {
+	n := map[string]int{}
+	var ops []string
+	for _, r := range rs {
+		if n[r.Op] == 0 {
+			ops = append(ops, r.Op)
+		}
+		n[r.Op]++
+	}
+	parts := make([]string, len(ops))
+	for i, op := range ops {
+		parts[i] = fmt.Sprintf("%d to %s", n[op], op)
+	}
+	return strings.Join(parts, ", ")
+}
+
+// resourceLine is one planned resource change: "update
+// aws:ecs/service:Service cell-a-svc (taskDefinition)".
+func resourceLine(s *render.Styles, r executor.ResourceChange) string {
+	line := r.Op + " " + r.Type + " " + r.Name
+	if len(r.Diffs) > 0 {
+		line += " (" + strings.Join(r.Diffs, ", ") + ")"
+	}
+	if len(r.Replace) > 0 {
+		line += " replaced for " + strings.Join(r.Replace, ", ")
+	}
+	if r.Warning != "" {
+		line += ": " + s.Warn(r.Warning)
+	}
+	return line
+}

@@ -16,6 +16,7 @@ import (
 	"github.com/cellctl/cellctl/internal/iostreams"
 	"github.com/cellctl/cellctl/internal/render"
 	"github.com/cellctl/cellctl/internal/routercanary"
+	"github.com/cellctl/cellctl/internal/stackrun"
 	"github.com/cellctl/cellctl/waves/signal"
 )
 
@@ -23,7 +24,7 @@ import (
 type CanaryOptions struct {
 	IO     *iostreams.IOStreams
 	Fleet  func() (*fleet.Fleet, error)
-	Env    func(ctx context.Context, fl *fleet.Fleet) (*deploy.Env, func(), error)
+	Env    func(ctx context.Context, fl *fleet.Fleet, events func(stackrun.Event)) (*deploy.Env, func(), error)
 	Cloud  string
 	Output string
 
@@ -123,7 +124,7 @@ func CanaryRun(ctx context.Context, o *CanaryOptions) error {
 	if fl.Router == nil {
 		return fmt.Errorf("%s: the fleet has no router stack (Pulumi.router.yaml)", fl.Dir)
 	}
-	env, done, err := o.Env(ctx, fl)
+	env, done, err := o.Env(ctx, fl, nil)
 	if err != nil {
 		return err
 	}

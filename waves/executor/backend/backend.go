@@ -1,8 +1,9 @@
 // Package backend is the rollout executor's Store over internal/rollout:
 // the one-rollout lock is rollout.Store's (create-if-absent in the Pulumi
 // backend, file:// or s3://, holder with a nonce, tombstoned abandon), and
-// the executor's records are JSON objects beside rollout.Store's records in
-// the same bucket, so a CI job on another machine reads and continues them.
+// the executor's records (the one record type) are JSON objects under
+// rollout.RecordPrefix in the same bucket, so a CI job on another machine
+// reads and continues them.
 package backend
 
 import (

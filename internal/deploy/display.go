@@ -1,0 +1,496 @@
+package deploy
+
+import (
+	"fmt"
+	"io"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/cellctl/cellctl/internal/render"
+	"github.com/cellctl/cellctl/internal/stackrun"
+	"github.com/cellctl/cellctl/waves/executor"
+)
+
+// Display is a rollout's live progress on stderr: per wave and per cell,
+// updating (resources done/total, from the engine's events), baking (time
+// left, last readings), passed, breached, rolling back, rolled back.
+//
+// On a terminal with colour it keeps one block of lines — a line per wave
+// that has started and one per cell under it — and redraws it in place;
+// sentences (the rollout starting, a note, the halt) are printed above the
+// block. Piped, or with NO_COLOR / --no-color, it appends one plain line
+// per step instead, so CI logs stay readable and grep-able: "WAVE  step"
+// and "WAVE CELL  step", with engine progress at most every PlainInterval
+// per cell.
+type Display struct {
+	w      io.Writer
+	live   bool
+	styles *render.Styles
+	now    func() time.Time
+	// PlainInterval throttles a cell's resource-count lines in plain mode.
+	PlainInterval time.Duration
+
+	mu    sync.Mutex
+	waves []*waveLine
+	cells map[string]*cellLine // by cell id (= its stack name)
+	drawn int
+	stop  chan struct{}
+	done  chan struct{}
+}
+
+type waveLine struct {
+	name  string
+	state string
+	// left is the bake time remaining at leftAt (the last Baking event).
+	left     time.Duration
+	leftAt   time.Time
+	readings string
+	detail   string
+	cells    []*cellLine
+}
+
+type cellLine struct {
+	wave      *waveLine
+	name      string
+	state     string
+	done      int
+	total     int
+	current   string
+	detail    string
+	engine    bool // an engine run of this cell is in progress
+	lastPrint time.Time
+}
+
+// NewDisplay returns a display writing to w; live selects in-place
+// redrawing (stderr a terminal, colour on).
+func NewDisplay(w io.Writer, live bool, styles *render.Styles) *Display {
+	return newDisplay(w, live, styles, time.Now, live)
+}
+
+func newDisplay(w io.Writer, live bool, styles *render.Styles, now func() time.Time, tick bool) *Display {
+	d := &Display{w: w, live: live, styles: styles, now: now, PlainInterval: 10 * time.Second,
+		cells: map[string]*cellLine{}, stop: make(chan struct{}), done: make(chan struct{})}
+	if tick {
+		go d.loop()
+	} else {
+		close(d.done)
+	}
+	return d
+}
+
+func (d *Display) loop() {
+	defer close(d.done)
+	t := time.NewTicker(200 * time.Millisecond)
+	defer t.Stop()
+	for {
+		select {
+		case <-d.stop:
+			d.mu.Lock()
+			d.redraw()
+			d.mu.Unlock()
+			return
+		case <-t.C:
+			d.mu.Lock()
+			d.redraw()
+			d.mu.Unlock()
+		}
+	}
+}
+
+// Close stops redrawing and leaves the last frame on screen.
+func (d *Display) Close() {
+	select {
+	case <-d.stop:
+	default:
+		close(d.stop)
+	}
+	<-d.done
+}
+
+func (d *Display) wave(name string) *waveLine {
+	for _, w := range d.waves {
+		if w.name == name {
+			return w
+		}
+	}
+	w := &waveLine{name: name, state: "pending"}
+	d.waves = append(d.waves, w)
+	return w
+}
+
+func (d *Display) cell(w *waveLine, name string) *cellLine {
+	if c := d.cells[name]; c != nil {
+		return c
+	}
+	c := &cellLine{wave: w, name: name, state: "pending"}
+	w.cells = append(w.cells, c)
+	d.cells[name] = c
+	return c
+}
+
+// Event implements executor.Progress.
+func (d *Display) Event(e executor.Event) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	var w *waveLine
+	if e.Wave != "" {
+		w = d.wave(e.Wave)
+	}
+	var c *cellLine
+	if w != nil && e.Cell != "" {
+		c = d.cell(w, e.Cell)
+	}
+	d.apply(e, w, c)
+	if !d.live {
+		d.plain(e)
+		return
+	}
+	if sentence(e) {
+		d.above(d.sentenceText(e))
+	}
+}
+
+// apply updates the model the live block draws.
+func (d *Display) apply(e executor.Event, w *waveLine, c *cellLine) {
+	switch e.Kind {
+	case executor.WaveStarted:
+		w.state = "updating"
+	case executor.WaveSkipped:
+		w.state = "skipped"
+		w.detail = e.Message
+	case executor.CellUpdating:
+		c.state, c.done, c.total, c.current, c.detail = "updating", 0, 0, "", ""
+	case executor.CellUpdated:
+		c.state, c.engine, c.current = "updated", false, ""
+	case executor.CellUnchanged:
+		c.state = "unchanged"
+	case executor.CellFailed:
+		c.state, c.engine, c.current = "failed", false, ""
+		if e.Err != nil {
+			c.detail = e.Err.Error()
+		}
+	case executor.Baking:
+		w.state, w.left, w.leftAt = "baking", e.Left, e.At
+		if w.leftAt.IsZero() {
+			w.leftAt = d.now()
+		}
+		if r := readings(e.Verdicts); r != "" {
+			w.readings = r
+		}
+	case executor.WavePassed:
+		w.state = "passed"
+	case executor.WaveBreached:
+		w.state = "breached"
+		if e.Breach != nil {
+			w.detail = e.Breach.String()
+			if bc := d.cells[e.Breach.Cell]; bc != nil {
+				bc.state = "breached"
+			}
+		} else if e.Message != "" {
+			w.detail = e.Message
+		}
+	case executor.RollingBack:
+		w.state = "rolling back"
+		for _, wc := range w.cells {
+			if wc.state != "unchanged" && wc.state != "pending" {
+				wc.state, wc.done, wc.total, wc.current = "rolling back", 0, 0, ""
+			}
+		}
+	case executor.CellRolledBack:
+		c.state, c.engine, c.current = "rolled back", false, ""
+		if e.Err != nil {
+			c.state, c.detail = "rollback failed", e.Err.Error()
+		}
+	case executor.RolledBack:
+		w.state = "rolled back"
+	case executor.RouterUpdating:
+		r := d.wave("router")
+		r.state = "updating"
+		d.cell(r, "router").state = "updating"
+	case executor.RouterUpdated:
+		r := d.wave("router")
+		r.state = "updated"
+		if rc := d.cells["router"]; rc != nil {
+			rc.state, rc.engine, rc.current = "updated", false, ""
+		}
+	}
+}
+
+// sentence reports whether an event is told as a sentence above the live
+// block rather than as a state in it.
+func sentence(e executor.Event) bool {
+	switch e.Kind {
+	case executor.RolloutStarted, executor.RolloutResumed, executor.RolloutPaused, executor.RolloutComplete, executor.Note:
+		return true
+	case executor.CellFailed, executor.WaveBreached:
+		return true
+	}
+	return false
+}
+
+func (d *Display) sentenceText(e executor.Event) string {
+	s := d.styles
+	var text string
+	switch e.Kind {
+	case executor.RolloutComplete:
+		text = s.Good(e.Message)
+	case executor.WaveBreached:
+		text = s.Bad("wave " + e.Wave + " breached")
+		if e.Breach != nil {
+			text += ": " + e.Breach.String()
+		} else if e.Message != "" {
+			text += ": " + e.Message
+		}
+		return text
+	case executor.CellFailed:
+		text = s.Warn(e.Cell + " failed to update")
+		if e.Err != nil {
+			text += ": " + e.Err.Error()
+		}
+		return text
+	default:
+		text = e.Message
+	}
+	if e.Err != nil && !strings.Contains(text, e.Err.Error()) {
+		text += ": " + e.Err.Error()
+	}
+	return text
+}
+
+// above prints a line above the live block: the block is cleared, the
+// line written, and the block drawn again below it.
+func (d *Display) above(line string) {
+	var b strings.Builder
+	if d.drawn > 0 {
+		fmt.Fprintf(&b, "\x1b[%dA\x1b[J", d.drawn)
+		d.drawn = 0
+	}
+	b.WriteString(line)
+	b.WriteString("\n")
+	io.WriteString(d.w, b.String())
+	d.redraw()
+}
+
+// plain appends the event as one line (the format of CI logs).
+func (d *Display) plain(e executor.Event) {
+	s := d.styles
+	where := e.Wave
+	if e.Cell != "" {
+		where += " " + e.Cell
+	}
+	var text string
+	switch e.Kind {
+	case executor.Baking:
+		text = fmt.Sprintf("baking, %s left", e.Left.Round(time.Second))
+		if r := readings(e.Verdicts); r != "" {
+			text += ": " + r
+		}
+	case executor.WaveBreached:
+		text = s.Bad("breached")
+		if e.Breach != nil {
+			text += ": " + e.Breach.String()
+		}
+	case executor.WavePassed, executor.RolloutComplete, executor.CellUpdated:
+		text = s.Good(string(e.Kind))
+	case executor.CellFailed, executor.RollingBack:
+		text = s.Warn(string(e.Kind))
+	default:
+		text = string(e.Kind)
+	}
+	if e.Message != "" {
+		text += ": " + e.Message
+	}
+	if e.Err != nil && !strings.Contains(e.Message, e.Err.Error()) {
+		text += ": " + e.Err.Error()
+	}
+	if where != "" {
+		fmt.Fprintf(d.w, "%s  %s\n", s.Bold(strings.TrimSpace(where)), text)
+		return
+	}
+	fmt.Fprintln(d.w, text)
+}
+
+// Engine consumes the engine's events of the cells' (and the router's)
+// stack runs: the resources done of the total expected, and what is being
+// worked on. Events of stacks the rollout has not announced are ignored.
+func (d *Display) Engine(ev stackrun.Event) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	c := d.cells[ev.Stack]
+	if c == nil {
+		return
+	}
+	switch ev.Kind {
+	case stackrun.StackStarted:
+		c.engine, c.done, c.total, c.current = true, 0, ev.Expected, ""
+	case stackrun.ResourceStarted:
+		c.current = verb(ev.Op) + " " + ev.Type + " " + ev.Name
+	case stackrun.ResourceDone:
+		c.done++
+		if c.total > 0 && c.done > c.total {
+			c.total = c.done
+		}
+		if !d.live && d.now().Sub(c.lastPrint) >= d.PlainInterval {
+			c.lastPrint = d.now()
+			fmt.Fprintf(d.w, "%s  %s: %s\n", d.styles.Bold(c.wave.name+" "+c.name), c.state, c.count())
+		}
+	case stackrun.StackFinished:
+		c.engine, c.current = false, ""
+		if !d.live && ev.Result != nil {
+			fmt.Fprintf(d.w, "%s  %s: %s, %s in %s\n", d.styles.Bold(c.wave.name+" "+c.name), c.state, c.count(), ev.Result.Result,
+				ev.Result.Duration.Round(100*time.Millisecond))
+		}
+	}
+}
+
+func (c *cellLine) count() string {
+	if c.total > 0 {
+		return fmt.Sprintf("%d/%d resources", c.done, c.total)
+	}
+	return fmt.Sprintf("%d resources", c.done)
+}
+
+func verb(op string) string {
+	switch op {
+	case "create":
+		return "creating"
+	case "update":
+		return "updating"
+	case "delete":
+		return "deleting"
+	case "replace", "create-replacement":
+		return "replacing"
+	case "delete-replaced":
+		return "deleting replaced"
+	case "same":
+		return "checking"
+	case "refresh", "read":
+		return "reading"
+	}
+	return op
+}
+
+var frames = []string{"⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧", "⠇", "⠏"}
+
+// maxLine keeps a redrawn line on one terminal row: a wrapped line would
+// break the cursor arithmetic of the next redraw.
+const maxLine = 150
+
+// redraw rewrites the block in place.
+func (d *Display) redraw() {
+	if !d.live || len(d.waves) == 0 {
+		return
+	}
+	var b strings.Builder
+	if d.drawn > 0 {
+		fmt.Fprintf(&b, "\x1b[%dA", d.drawn)
+	}
+	now := d.now()
+	frame := d.styles.Dim(frames[int(now.UnixMilli()/200)%len(frames)])
+	lines := 0
+	line := func(s string) {
+		if r := []rune(s); len(r) > maxLine {
+			s = string(r[:maxLine-1]) + "…"
+		}
+		b.WriteString("\x1b[2K")
+		b.WriteString(s)
+		b.WriteString("\n")
+		lines++
+	}
+	for _, w := range d.waves {
+		line(fmt.Sprintf("%s %s", d.styles.Bold(fmt.Sprintf("%-10s", w.name)), d.waveState(w, now, frame)))
+		for _, c := range w.cells {
+			if c.name == w.name {
+				continue // the router's one line is its wave's
+			}
+			line(fmt.Sprintf("  %-10s %s", c.name, d.cellState(c, frame)))
+		}
+	}
+	d.drawn = lines
+	io.WriteString(d.w, b.String())
+}
+
+func (d *Display) waveState(w *waveLine, now time.Time, frame string) string {
+	s := d.styles
+	switch w.state {
+	case "baking":
+		left := w.left - now.Sub(w.leftAt)
+		if left < 0 {
+			left = 0
+		}
+		text := fmt.Sprintf("%s baking, %s left", frame, left.Round(time.Second))
+		if w.readings != "" {
+			text += s.Dim(" · " + w.readings)
+		}
+		return text
+	case "updating":
+		if rc := d.cells[w.name]; rc != nil && rc.engine {
+			return fmt.Sprintf("%s updating %s  %s", frame, rc.count(), s.Dim(rc.current))
+		}
+		return frame + " updating"
+	case "rolling back":
+		return frame + " " + s.Warn("rolling back")
+	case "passed", "updated":
+		return s.Good("✓ " + w.state)
+	case "rolled back":
+		return s.Warn("↺ rolled back")
+	case "breached":
+		return s.Bad("✗ breached") + detail(s, w.detail)
+	case "skipped":
+		return s.Dim("skipped" + detail(s, w.detail))
+	}
+	return s.Dim(w.state)
+}
+
+func (d *Display) cellState(c *cellLine, frame string) string {
+	s := d.styles
+	switch c.state {
+	case "updating", "rolling back":
+		text := frame + " " + c.state
+		if c.state == "rolling back" {
+			text = frame + " " + s.Warn(c.state)
+		}
+		if c.engine || c.done > 0 {
+			text += " " + c.count()
+		}
+		if c.current != "" {
+			text += "  " + s.Dim(c.current)
+		}
+		return text
+	case "updated":
+		return s.Good("✓ updated")
+	case "rolled back":
+		return s.Warn("↺ rolled back")
+	case "breached":
+		return s.Bad("✗ breached")
+	case "failed", "rollback failed":
+		return s.Bad("✗ "+c.state) + detail(s, c.detail)
+	}
+	return s.Dim(c.state)
+}
+
+func detail(s *render.Styles, t string) string {
+	if t == "" {
+		return ""
+	}
+	return s.Dim(": " + t)
+}
+
+// Redraw draws one frame now (tests; the loop draws the others).
+func (d *Display) Redraw() {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.redraw()
+}
+func readings(vs []executor.Verdict) string {
+	var parts []string
+	for _, v := range vs {
+		var rs []string
+		for _, r := range v.Readings {
+			rs = append(rs, r.Signal+" "+r.Value)
+		}
+		parts = append(parts, fmt.Sprintf("%s %s (%s)", v.Cell, v.Decision, strings.Join(rs, ", ")))
+	}
+	return strings.Join(parts, "; ")
+}
