@@ -16,6 +16,7 @@ import (
 	"github.com/cellctl/cellctl/cmd/cellctl/plan"
 	"github.com/cellctl/cellctl/cmd/cellctl/rollout"
 	"github.com/cellctl/cellctl/cmd/cellctl/route"
+	"github.com/cellctl/cellctl/cmd/cellctl/secret"
 	"github.com/cellctl/cellctl/cmd/cellctl/simulator"
 	"github.com/cellctl/cellctl/cmd/cellctl/stack"
 	"github.com/cellctl/cellctl/internal/cloud"
@@ -79,6 +80,7 @@ Exit codes: 0 ok, 1 error, 2 findings (drift, quota, isolation),
 		lifecycle.NewCmdUndrain(f, nil),
 		lifecycle.NewCmdMigrate(f, nil),
 		simulator.NewCmdSim(f),
+		secret.NewCmdSecret(f),
 	)
 	return cmd
 }
