@@ -73,6 +73,10 @@ type CellArgs struct {
 	// (a Pulumi secret from stack config cells:originVerifySecret). Never plaintext:
 	// NewCell marks it secret even if the caller forgot to.
 	OriginVerifySecret pulumi.StringInput
+	// OriginVerifyNext, while `cellctl secret rotate` runs, is a second
+	// value the ALB accepts beside OriginVerifySecret (stack config
+	// cells:originVerifySecretNext, a Pulumi secret); nil outside a rotation.
+	OriginVerifyNext pulumi.StringInput
 	// Now is the clock of the final snapshot name of a release (nil:
 	// time.Now); tests pin it.
 	Now func() time.Time
@@ -276,7 +280,7 @@ func NewCell(ctx *pulumi.Context, name string, args *CellArgs, opts ...pulumi.Re
 		now = time.Now
 	}
 	cell.DNSName = s.DNSName()
-	b := &builder{ctx: ctx, cell: cell, spec: s, originSecret: args.OriginVerifySecret, now: now}
+	b := &builder{ctx: ctx, cell: cell, spec: s, originSecret: args.OriginVerifySecret, originNext: args.OriginVerifyNext, now: now}
 	steps := []func() error{
 		b.lookups, b.network, b.securityGroups, b.database, b.cache, b.queues,
 		b.roles, b.lanePolicies, b.certificate, b.service, b.dnsRecord, b.alarms, b.outputs, b.moreOutputs, b.deployedOutput,
@@ -298,6 +302,7 @@ type builder struct {
 	cell         *Cell
 	spec         spec.Cell
 	originSecret pulumi.StringInput
+	originNext   pulumi.StringInput
 	now          func() time.Time
 
 	partition     string

@@ -223,9 +223,18 @@ func (b *builder) service() error {
 	// The secret stays a Pulumi secret end to end: the check runs inside an
 	// apply (whose result inherits the secret flag) and the result is marked
 	// secret again in case the caller passed a plain value.
-	origin := pulumi.ToSecret(b.originSecret.ToStringOutput().ApplyT(func(v string) (string, error) {
-		return v, checkOriginSecret(v)
-	})).(pulumi.StringOutput)
+	checked := func(in pulumi.StringInput) pulumi.StringOutput {
+		return pulumi.ToSecret(in.ToStringOutput().ApplyT(func(v string) (string, error) {
+			return v, checkOriginSecret(v)
+		})).(pulumi.StringOutput)
+	}
+	// During a rotation the rule accepts the current and the next value
+	// (an http-header condition matches any of its values), so CloudFront
+	// may switch from one to the other without a refused request.
+	accepted := pulumi.StringArray{checked(b.originSecret)}
+	if b.originNext != nil {
+		accepted = append(accepted, checked(b.originNext))
+	}
 	name = b.name("forward-own-cell")
 	c.ListenerRule, err = lb.NewListenerRule(ctx, name, &lb.ListenerRuleArgs{
 		ListenerArn: c.Listener.Arn,
@@ -241,7 +250,7 @@ func (b *builder) service() error {
 			}},
 			lb.ListenerRuleConditionArgs{HttpHeader: lb.ListenerRuleConditionHttpHeaderArgs{
 				HttpHeaderName: pulumi.String(OriginVerifyHeader),
-				Values:         pulumi.StringArray{origin},
+				Values:         accepted,
 			}},
 		},
 		Tags: b.tags(name),

@@ -52,7 +52,12 @@ func cellProgram(ctx *pulumi.Context, f *fleet.Fleet, c *fleet.Cell) error {
 	if err != nil {
 		return err
 	}
-	cell, err := cellmodule.NewCell(ctx, c.ID, &cellmodule.CellArgs{Spec: c.Cell, OriginVerifySecret: secret})
+	args := &cellmodule.CellArgs{Spec: c.Cell, OriginVerifySecret: secret}
+	// A rotation in progress: the cell accepts the next value too.
+	if next := f.ConfigKey(fleet.OriginVerifyNextKey); hasConfig(ctx, next) {
+		args.OriginVerifyNext = config.RequireSecret(ctx, next)
+	}
+	cell, err := cellmodule.NewCell(ctx, c.ID, args)
 	if err != nil {
 		return err
 	}
@@ -60,4 +65,9 @@ func cellProgram(ctx *pulumi.Context, f *fleet.Fleet, c *fleet.Cell) error {
 		ctx.Export(k, v)
 	}
 	return nil
+}
+
+func hasConfig(ctx *pulumi.Context, key string) bool {
+	_, ok := ctx.GetConfig(key)
+	return ok
 }

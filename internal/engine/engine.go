@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/pulumi/pulumi/sdk/v3/go/auto"
+	"github.com/pulumi/pulumi/sdk/v3/go/common/resource/config"
 	"github.com/pulumi/pulumi/sdk/v3/go/pulumi"
 	"gopkg.in/yaml.v3"
 
@@ -73,10 +74,14 @@ type Engine struct {
 	passphrase string
 	workRoot   string
 
-	// previewValue is the origin-verify secret previews use for stacks
+	// previewPlan is the origin-verify secret previews use for stacks
 	// whose file has none yet (never written anywhere).
-	previewMu    sync.Mutex
-	previewValue string
+	previewMu   sync.Mutex
+	previewPlan *originPlan
+
+	// crypters are the passphrase crypters by salt (see secretcrypt.go).
+	crypterMu sync.Mutex
+	crypters  map[string]config.Crypter
 }
 
 // New checks the options and the pulumi CLI.

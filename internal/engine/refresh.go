@@ -47,9 +47,6 @@ type RefreshChange struct {
 	New  string
 }
 
-// secretSig is the key Pulumi marks a secret value with in JSON.
-const secretSig = "4dabf18193072939515e22adb298388d"
-
 // maxShown caps one value in a drift report.
 const maxShown = 200
 

@@ -66,7 +66,7 @@ func TestSecretDigest(t *testing.T) {
 	if _, present, err := digest("cell-d"); present || err != nil {
 		t.Errorf("a stack without the key: present=%v err=%v", present, err)
 	}
-	e.passphrase = "wrong"
+	e = &Engine{opts: Options{Fleet: f}, passphrase: "wrong"} // crypters are cached per engine
 	if _, _, err := digest("cell-a"); err == nil || !strings.Contains(err.Error(), "passphrase") || strings.Contains(err.Error(), "s3cret") {
 		t.Errorf("wrong passphrase: %v", err)
 	}

@@ -30,6 +30,11 @@ const (
 // Pulumi secret (`secure:`) in every stack file that has it.
 const OriginVerifyKey = "originVerifySecret"
 
+// OriginVerifyNextKey is a cell's second accepted origin-verify value,
+// set only while `cellctl secret rotate` replaces the secret (a Pulumi
+// secret too).
+const OriginVerifyNextKey = "originVerifySecretNext"
+
 // Fleet is a loaded, validated fleet repository.
 type Fleet struct {
 	// Dir is the repository root (the directory holding Pulumi.yaml).
@@ -66,6 +71,9 @@ type Cell struct {
 	// HasOriginVerifySecret says the stack file holds the fleet's
 	// origin-verify secret (encrypted).
 	HasOriginVerifySecret bool
+	// HasOriginVerifyNext says it also holds a second accepted value (a
+	// rotation in progress).
+	HasOriginVerifyNext bool
 }
 
 // StackName is the Pulumi stack of the cell.

@@ -393,6 +393,10 @@ func (l *loader) loadCell(f *Fleet, id, file string, data []byte) *Cell {
 				c.HasOriginVerifySecret = l.secret(file, full, v)
 				return
 			}
+			if key == OriginVerifyNextKey {
+				c.HasOriginVerifyNext = l.secret(file, full, v)
+				return
+			}
 			sk, ok := spec.Lookup(key)
 			if !ok {
 				l.errs.Add(file, k.Line, full, "unknown key (allowed: %s)", strings.Join(prefixed(f.Project, append(spec.Names(), OriginVerifyKey)), ", "))

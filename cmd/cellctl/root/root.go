@@ -18,6 +18,7 @@ import (
 	"github.com/cellctl/cellctl/cmd/cellctl/rollout"
 	"github.com/cellctl/cellctl/cmd/cellctl/route"
 	"github.com/cellctl/cellctl/cmd/cellctl/routercmd"
+	"github.com/cellctl/cellctl/cmd/cellctl/secret"
 	"github.com/cellctl/cellctl/cmd/cellctl/simulator"
 	"github.com/cellctl/cellctl/cmd/cellctl/stack"
 	"github.com/cellctl/cellctl/internal/cloud"
@@ -83,6 +84,7 @@ Exit codes: 0 ok, 1 error, 2 findings (drift, quota, isolation),
 		lifecycle.NewCmdMigrate(f, nil),
 		drift.NewCmdDrift(f, nil),
 		simulator.NewCmdSim(f),
+		secret.NewCmdSecret(f),
 	)
 	return cmd
 }

@@ -1,0 +1,169 @@
+// Package secret is `cellctl secret`: the fleet's origin-verify secret.
+package secret
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/cellctl/cellctl/cmd/cellctl/cmdutil"
+	deploycmd "github.com/cellctl/cellctl/cmd/cellctl/deploy"
+	"github.com/cellctl/cellctl/internal/deploy"
+	"github.com/cellctl/cellctl/internal/fleet"
+	"github.com/cellctl/cellctl/internal/iostreams"
+	"github.com/cellctl/cellctl/internal/originsecret"
+	"github.com/cellctl/cellctl/internal/rollout"
+)
+
+// NewCmdSecret builds `cellctl secret`.
+func NewCmdSecret(f *cmdutil.Factory) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "secret",
+		Short: "Manage the fleet's origin-verify secret (CloudFront → every cell's ALB)",
+	}
+	cmd.AddCommand(NewCmdRotate(f, nil))
+	return cmd
+}
+
+// RotateOptions are the inputs of `cellctl secret rotate`.
+type RotateOptions struct {
+	IO     *iostreams.IOStreams
+	Fleet  func() (*fleet.Fleet, error)
+	Setup  func(ctx context.Context, fl *fleet.Fleet, scale float64) (*originsecret.Rotator, func(), error)
+	Cloud  string
+	Output string
+
+	Steps     int
+	BakeScale float64
+}
+
+// NewCmdRotate builds `cellctl secret rotate`.
+func NewCmdRotate(f *cmdutil.Factory, runF func(*RotateOptions) error) *cobra.Command {
+	opts := &RotateOptions{IO: f.IO, Fleet: f.Fleet, Setup: setup(f)}
+	cmd := &cobra.Command{
+		Use:   "rotate",
+		Short: "Replace the origin-verify secret in three gated phases, never refusing a request",
+		Long: `Rotate the origin-verify secret CloudFront sends in X-Origin-Verify and every
+cell's ALB requires, in three phases, each a gated deploy:
+
+  1. accept  wave by wave (stacks/waves.yaml), every cell's ALB rule accepts the
+             current and the next value; each wave bakes on its gate;
+  2. switch  once every deployed cell accepts the next value (read from the
+             deployed state), the router's origins send it; the bake covers
+             every cell, and a breach puts the router back;
+  3. drop    once the deployed router sends only the next value, wave by wave
+             each cell stops accepting the old one.
+
+Progress is recorded in the Pulumi backend (.cellctl/rotations/), so a
+rotation stopped at any point — Ctrl-C, kill -9, a halted gate — resumes when
+the command is run again. It holds the fleet's rollout lock: refused (exit 4)
+while a rollout runs, and no rollout starts during it. The values are stored
+encrypted in the stack files (commit them); the record holds no secret.
+A breach exits 3; fix the cause and run it again to retry that step.`,
+		Example: `  cellctl secret rotate
+  cellctl secret rotate --steps 1
+  cellctl --cloud sim secret rotate --bake-scale 0.002`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			opts.Cloud, opts.Output = f.Global.Cloud, f.Global.Output
+			if err := f.CheckOutput(cmdutil.FormatTable, cmdutil.FormatJSON); err != nil {
+				return err
+			}
+			if runF != nil {
+				return runF(opts)
+			}
+			return RotateRun(cmd.Context(), opts)
+		},
+	}
+	fl := cmd.Flags()
+	fl.IntVar(&opts.Steps, "steps", 0, "stop after this many steps (0: all); a later run continues")
+	fl.Float64Var(&opts.BakeScale, "bake-scale", 0, "multiply every bake and poll (rehearsals on --cloud sim only)")
+	return cmd
+}
+
+// RotateRun is the command's body.
+func RotateRun(ctx context.Context, o *RotateOptions) error {
+	if o.BakeScale != 0 {
+		if o.Cloud != cmdutil.CloudSim {
+			return fmt.Errorf("--bake-scale is for rehearsals on the simulated cloud (--cloud sim); on %s the gate bakes as waves.yaml says", o.Cloud)
+		}
+		if o.BakeScale < 0 || o.BakeScale > 1 {
+			return fmt.Errorf("--bake-scale %g: allowed is more than 0 and at most 1", o.BakeScale)
+		}
+	}
+	if o.Steps < 0 {
+		return fmt.Errorf("--steps %d: allowed is 0 (all) or more", o.Steps)
+	}
+	fl, err := o.Fleet()
+	if err != nil {
+		return err
+	}
+	rot, done, err := o.Setup(ctx, fl, o.BakeScale)
+	if err != nil {
+		return err
+	}
+	defer done()
+	rot.Log = o.IO.ErrOut
+	rec, err := rot.Run(ctx, originsecret.Options{Steps: o.Steps, Stop: cmdutil.Graceful(ctx).Done()})
+	if errors.Is(err, originsecret.ErrPaused) {
+		err = nil
+	}
+	if rec != nil {
+		if o.Output == cmdutil.FormatJSON {
+			data, jerr := originsecret.MarshalRecord(rec)
+			if jerr != nil {
+				return jerr
+			}
+			fmt.Fprintln(o.IO.Out, string(data))
+		} else {
+			var b strings.Builder
+			fmt.Fprintf(&b, "rotation %s\n", rec.ID)
+			for _, s := range rec.Steps {
+				fmt.Fprintf(&b, "  %-18s %s\n", s.Name, s.State)
+			}
+			fmt.Fprint(o.IO.Out, b.String())
+		}
+	}
+	return err
+}
+
+// setup wires a rotation to the factory's engine, the deploy gate over
+// CloudWatch, waves.yaml's waves, and the record and lock in the backend.
+func setup(f *cmdutil.Factory) func(ctx context.Context, fl *fleet.Fleet, scale float64) (*originsecret.Rotator, func(), error) {
+	return func(ctx context.Context, fl *fleet.Fleet, scale float64) (*originsecret.Rotator, func(), error) {
+		plan, wp, err := deploy.Plan(fl, "", scale)
+		if err != nil {
+			return nil, nil, err
+		}
+		env, doneEnv, err := deploycmd.EnvOf(f)(ctx, fl, nil)
+		if err != nil {
+			return nil, nil, err
+		}
+		eng, err := f.Engine(fl, nil)
+		if err != nil {
+			doneEnv()
+			return nil, nil, err
+		}
+		rs, err := rollout.Open(ctx, eng.Backend())
+		if err != nil {
+			doneEnv()
+			return nil, nil, err
+		}
+		rot := &originsecret.Rotator{
+			Fleet:  fl,
+			Waves:  plan.Waves,
+			Engine: eng,
+			Gate:   &deploy.RegionalGate{Fleet: fl, Plan: wp, Reader: env.Reader, Outputs: env.Outputs},
+			Store:  &originsecret.BackendStore{S: rs},
+		}
+		if err := eng.PreparePlugins(ctx); err != nil {
+			_ = rs.Close()
+			doneEnv()
+			return nil, nil, err
+		}
+		return rot, func() { _ = rs.Close(); doneEnv() }, nil
+	}
+}

@@ -1,0 +1,222 @@
+package engine
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+
+	"github.com/pulumi/pulumi/sdk/v3/go/common/resource/config"
+	"gopkg.in/yaml.v3"
+)
+
+// Secrets are encrypted and decrypted here, in cellctl's own process, with
+// the stack's passphrase secrets manager (the same AES-256-GCM key pulumi
+// derives from the passphrase and the stack's salt), never by running
+// `pulumi config set --secret -- <value>` or `pulumi config get`: the first
+// puts the value in the child's argv (/proc/<pid>/cmdline, readable by any
+// local user), the second in its stdout. The ciphertext written is the one
+// pulumi itself would write, so the stock CLI reads it (`pulumi config get
+// cells:originVerifySecret -s cell-a`).
+
+// secretSig is the key pulumi marks a secret value with in a deployment
+// (resource.SecretSig in the SDK's apitype).
+const secretSig = "4dabf18193072939515e22adb298388d"
+
+// crypter returns the passphrase crypter of a salt state
+// ("v1:<base64 salt>:v1:<nonce>:<encrypted 'pulumi'>", as in the stack
+// file's encryptionsalt and the checkpoint's secrets_providers.state.salt),
+// checking the passphrase against it. Key derivation is slow (PBKDF2, a
+// million rounds), so crypters are cached by salt.
+func (e *Engine) crypter(state string) (config.Crypter, error) {
+	e.crypterMu.Lock()
+	defer e.crypterMu.Unlock()
+	if c, ok := e.crypters[state]; ok {
+		return c, nil
+	}
+	parts := strings.SplitN(state, ":", 3)
+	if len(parts) != 3 || parts[0] != "v1" {
+		return nil, errors.New("the encryption salt is not a pulumi passphrase salt (v1:…)")
+	}
+	salt, err := base64.StdEncoding.DecodeString(parts[1])
+	if err != nil {
+		return nil, fmt.Errorf("the encryption salt is malformed: %w", err)
+	}
+	c := config.NewSymmetricCrypterFromPassphrase(e.passphrase, salt)
+	check, err := c.DecryptValue(context.Background(), parts[2])
+	if err != nil || check != "pulumi" {
+		return nil, errors.New("incorrect passphrase: PULUMI_CONFIG_PASSPHRASE does not decrypt this stack's secrets")
+	}
+	if e.crypters == nil {
+		e.crypters = map[string]config.Crypter{}
+	}
+	e.crypters[state] = c
+	return c, nil
+}
+
+// newSalt makes a passphrase salt state the way pulumi's passphrase
+// secrets manager does: 8 random bytes and "pulumi" encrypted with the key.
+func (e *Engine) newSalt() (string, error) {
+	salt := make([]byte, 8)
+	if _, err := rand.Read(salt); err != nil {
+		return "", err
+	}
+	check, err := config.NewSymmetricCrypterFromPassphrase(e.passphrase, salt).EncryptValue(context.Background(), "pulumi")
+	if err != nil {
+		return "", err
+	}
+	return "v1:" + base64.StdEncoding.EncodeToString(salt) + ":" + check, nil
+}
+
+// stackFileSecret decrypts config key from a stack file's contents; found
+// is false when the file has no such key.
+func (e *Engine) stackFileSecret(data []byte, key string) (value string, found bool, err error) {
+	root, err := parseMapping(data)
+	if err != nil || root == nil {
+		return "", false, err
+	}
+	cfg := lookup(root, "config")
+	if cfg == nil || cfg.Kind != yaml.MappingNode {
+		return "", false, nil
+	}
+	v := lookup(cfg, key)
+	if v == nil {
+		return "", false, nil
+	}
+	secure := ""
+	if v.Kind == yaml.MappingNode {
+		if s := lookup(v, "secure"); s != nil && s.Kind == yaml.ScalarNode {
+			secure = s.Value
+		}
+	}
+	if secure == "" {
+		return "", true, fmt.Errorf("config %s is not a secret (secure: …)", key)
+	}
+	salt := lookup(root, "encryptionsalt")
+	if salt == nil || salt.Value == "" {
+		return "", true, fmt.Errorf("config %s is encrypted but the file has no encryptionsalt", key)
+	}
+	c, err := e.crypter(salt.Value)
+	if err != nil {
+		return "", true, err
+	}
+	plain, err := c.DecryptValue(context.Background(), secure)
+	if err != nil {
+		return "", true, fmt.Errorf("config %s cannot be decrypted: %w", key, err)
+	}
+	return plain, true, nil
+}
+
+// setStackFileSecrets writes config keys as secrets into the stack file at
+// path (a workspace copy), encrypted with the file's salt; a nil value
+// removes the key. A file without a salt gets fallbackSalt (the deployed
+// state's, so state and file share one key), or a new one.
+func (e *Engine) setStackFileSecrets(path string, values map[string]*string, fallbackSalt string) error {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return err
+	}
+	var doc yaml.Node
+	if err := yaml.Unmarshal(data, &doc); err != nil {
+		return fmt.Errorf("%s: %w", path, err)
+	}
+	if len(doc.Content) == 0 {
+		doc = yaml.Node{Kind: yaml.DocumentNode, Content: []*yaml.Node{{Kind: yaml.MappingNode, Tag: "!!map"}}}
+	}
+	root := doc.Content[0]
+	if root.Kind != yaml.MappingNode {
+		return fmt.Errorf("%s: the document is a %s, not a mapping of keys", path, kindName(root.Kind))
+	}
+	salt := ""
+	if s := lookup(root, "encryptionsalt"); s != nil {
+		salt = s.Value
+	}
+	if salt == "" {
+		salt = fallbackSalt
+		if salt == "" {
+			if salt, err = e.newSalt(); err != nil {
+				return err
+			}
+		}
+		set(root, "encryptionsalt", &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: salt})
+	}
+	c, err := e.crypter(salt)
+	if err != nil {
+		return fmt.Errorf("%s: %w", path, err)
+	}
+	cfg := mappingValue(root, "config", true)
+	if cfg == nil {
+		return fmt.Errorf("%s: config is not a mapping", path)
+	}
+	for key, v := range values {
+		if v == nil {
+			set(cfg, key, nil)
+			continue
+		}
+		ct, err := c.EncryptValue(context.Background(), *v)
+		if err != nil {
+			return err
+		}
+		set(cfg, key, &yaml.Node{Kind: yaml.MappingNode, Tag: "!!map", Content: []*yaml.Node{
+			{Kind: yaml.ScalarNode, Tag: "!!str", Value: "secure"},
+			{Kind: yaml.ScalarNode, Tag: "!!str", Value: ct},
+		}})
+	}
+	out, err := yaml.Marshal(&doc)
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(path, out, 0o644)
+}
+
+// deployment is the part of a stack's deployed state the origin-verify
+// secret is read from.
+type deployment struct {
+	SecretsProviders *struct {
+		Type  string `json:"type"`
+		State struct {
+			Salt string `json:"salt"`
+		} `json:"state"`
+	} `json:"secrets_providers"`
+	Resources []struct {
+		URN     string         `json:"urn"`
+		Type    string         `json:"type"`
+		Inputs  map[string]any `json:"inputs"`
+		Outputs map[string]any `json:"outputs"`
+	} `json:"resources"`
+}
+
+// decryptStateValue returns the plain string of a deployment value: a
+// secret envelope is decrypted with the state's crypter (its ciphertext
+// holds the value's JSON).
+func decryptStateValue(c config.Crypter, v any) (string, error) {
+	switch t := v.(type) {
+	case string:
+		return t, nil
+	case map[string]any:
+		if t[secretSig] == nil {
+			break
+		}
+		ct, _ := t["ciphertext"].(string)
+		if ct == "" {
+			return "", errors.New("a secret in the state has no ciphertext")
+		}
+		if c == nil {
+			return "", errors.New("the state holds secrets but names no passphrase secrets provider")
+		}
+		plain, err := c.DecryptValue(context.Background(), ct)
+		if err != nil {
+			return "", fmt.Errorf("decrypting a secret of the state: %w", err)
+		}
+		var s string
+		if err := json.Unmarshal([]byte(plain), &s); err != nil {
+			return "", errors.New("a secret of the state is not a string")
+		}
+		return s, nil
+	}
+	return "", fmt.Errorf("unexpected value %T in the state", v)
+}

@@ -1,0 +1,300 @@
+package originsecret
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/cellctl/cellctl/internal/engine"
+	"github.com/cellctl/cellctl/internal/fleet"
+	"github.com/cellctl/cellctl/internal/outcome"
+	"github.com/cellctl/cellctl/internal/stackrun"
+	"github.com/cellctl/cellctl/waves/executor"
+)
+
+const (
+	kCur  = "cells:originVerifySecret"
+	kNext = "cells:originVerifySecretNext"
+)
+
+// fakeEngine keeps stack files and a deployed cloud: an up deploys what
+// the stack's file holds (a cell accepts its primary and next value, the
+// router sends its value to every cell).
+type fakeEngine struct {
+	cells    []string
+	files    map[string]map[string]string
+	deployed map[string]*engine.DeployedOrigin
+	ups      []string
+	failUp   string
+}
+
+func newFake(cells ...string) *fakeEngine {
+	e := &fakeEngine{cells: cells, files: map[string]map[string]string{}, deployed: map[string]*engine.DeployedOrigin{}}
+	for _, s := range append(cells, fleet.RouterStack) {
+		e.files[s] = map[string]string{kCur: "old"}
+		e.up(s)
+	}
+	e.ups = nil
+	return e
+}
+
+func (e *fakeEngine) up(stack string) {
+	f := e.files[stack]
+	d := &engine.DeployedOrigin{Stack: stack, Deployed: true}
+	if stack == fleet.RouterStack {
+		d.Sends = map[string]string{}
+		for _, c := range e.cells {
+			d.Sends[c] = f[kCur]
+		}
+	} else {
+		d.Accepts = []string{f[kCur]}
+		if n, ok := f[kNext]; ok {
+			d.Accepts = append(d.Accepts, n)
+		}
+	}
+	e.deployed[stack] = d
+	e.ups = append(e.ups, stack)
+}
+
+func (e *fakeEngine) RunStack(_ context.Context, req stackrun.Request) *stackrun.Result {
+	if req.Stack == e.failUp {
+		return &stackrun.Result{Name: req.Stack, Result: stackrun.Failed, Err: errors.New("injected failure")}
+	}
+	e.up(req.Stack)
+	return &stackrun.Result{Name: req.Stack, Result: stackrun.Succeeded}
+}
+
+func (e *fakeEngine) EnsureOriginVerifySecret(context.Context, []string) ([]string, error) {
+	return nil, nil
+}
+
+func (e *fakeEngine) StackSecret(stack, key string) (string, bool, error) {
+	v, ok := e.files[stack][key]
+	return v, ok, nil
+}
+
+func (e *fakeEngine) SetStackSecrets(_ context.Context, stack string, values map[string]*string) (string, error) {
+	for k, v := range values {
+		if v == nil {
+			delete(e.files[stack], k)
+		} else {
+			e.files[stack][k] = *v
+		}
+	}
+	return stack, nil
+}
+
+func (e *fakeEngine) DeployedOriginSecret(_ context.Context, stack string) (*engine.DeployedOrigin, error) {
+	d := *e.deployed[stack]
+	return &d, nil
+}
+
+// refused lists the cells whose deployed rule refuses what the deployed
+// router sends them.
+func (e *fakeEngine) refused() []string {
+	var out []string
+	for c, sent := range e.deployed[fleet.RouterStack].Sends {
+		if !slices.Contains(e.deployed[c].Accepts, sent) {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+type memStore struct {
+	rec    *Record
+	locked error
+	held   bool
+}
+
+func (m *memStore) Load(context.Context) (*Record, error) { return m.rec, nil }
+func (m *memStore) Save(_ context.Context, r *Record) error {
+	data, _ := MarshalRecord(r)
+	m.rec = nil
+	var cp Record
+	_ = jsonUnmarshal(data, &cp)
+	m.rec = &cp
+	return nil
+}
+func (m *memStore) Lock(context.Context) (func(), error) {
+	if m.locked != nil {
+		return nil, m.locked
+	}
+	m.held = true
+	return func() { m.held = false }, nil
+}
+
+type gateFunc func(q executor.GateQuery) ([]executor.Verdict, error)
+
+func (g gateFunc) Check(_ context.Context, q executor.GateQuery) ([]executor.Verdict, error) {
+	return g(q)
+}
+
+func passAll(q executor.GateQuery) ([]executor.Verdict, error) {
+	var out []executor.Verdict
+	for _, c := range q.Cells {
+		out = append(out, executor.Verdict{Cell: c, Decision: executor.Pass})
+	}
+	return out, nil
+}
+
+func rotator(e *fakeEngine, st *memStore, g executor.Gate) *Rotator {
+	f := &fleet.Fleet{Project: "cells", Router: &fleet.Router{}}
+	for _, c := range e.cells {
+		f.Cells = append(f.Cells, &fleet.Cell{})
+		f.Cells[len(f.Cells)-1].ID = c
+	}
+	return &Rotator{Fleet: f, Engine: e, Store: st, Gate: g, Waves: []executor.Wave{
+		{Name: "canary", Cells: e.cells[:1]},
+		{Name: "rest", Cells: e.cells[1:], MaxParallel: 1},
+	}}
+}
+
+// After every step, every origin's value is accepted by its cell; at the
+// end every cell accepts only the new value and the router sends it.
+func TestRotationNeverRefusesBetweenSteps(t *testing.T) {
+	e := newFake("cell-a", "cell-b", "cell-c")
+	st := &memStore{}
+	r := rotator(e, st, gateFunc(passAll))
+	steps := 0
+	for {
+		rec, err := r.Run(context.Background(), Options{Steps: 1})
+		if got := e.refused(); len(got) > 0 {
+			t.Fatalf("after step %d: %v refuse what CloudFront sends", steps, got)
+		}
+		if st.held {
+			t.Fatal("the lock was not released")
+		}
+		steps++
+		if err == nil {
+			if rec.Finished == nil {
+				t.Fatal("no error and not finished")
+			}
+			break
+		}
+		if !errors.Is(err, ErrPaused) || steps > 10 {
+			t.Fatalf("step %d: %v", steps, err)
+		}
+	}
+	if steps != 5 { // accept×2, switch, drop×2 (the last run finishes the record)
+		t.Errorf("%d runs, want 5", steps)
+	}
+	next := e.files[fleet.RouterStack][kCur]
+	if next == "old" || next == "" {
+		t.Fatal("the router still sends the old value")
+	}
+	for _, c := range e.cells {
+		if d := e.deployed[c]; len(d.Accepts) != 1 || d.Accepts[0] != next {
+			t.Errorf("%s accepts %v at the end", c, d.Accepts)
+		}
+		if _, ok := e.files[c][kNext]; ok {
+			t.Errorf("%s's file keeps the next key", c)
+		}
+	}
+}
+
+// The router is switched only when every deployed cell accepts the next
+// value, read from the deployed state, whatever the record says.
+func TestSwitchRefusedWhenADeployedCellDoesNotAcceptTheNextValue(t *testing.T) {
+	e := newFake("cell-a", "cell-b")
+	st := &memStore{}
+	r := rotator(e, st, gateFunc(passAll))
+	if _, err := r.Run(context.Background(), Options{Steps: 2}); !errors.Is(err, ErrPaused) {
+		t.Fatal(err)
+	}
+	// Someone redeployed cell-b from an old checkout.
+	e.deployed["cell-b"].Accepts = []string{"old"}
+	_, err := r.Run(context.Background(), Options{Steps: 1})
+	if err == nil || !strings.Contains(err.Error(), "cell-b do not accept the next value") {
+		t.Fatalf("got %v, want the switch refused naming cell-b", err)
+	}
+	if e.deployed[fleet.RouterStack].Sends["cell-a"] != "old" || slices.Contains(e.ups, fleet.RouterStack) {
+		t.Fatal("the router was changed")
+	}
+	if got := st.rec.step("switch/router").State; got != Halted {
+		t.Errorf("switch step is %s, want halted in the record", got)
+	}
+}
+
+// A breach while the router bakes on the new value puts it back.
+func TestSwitchBreachPutsTheRouterBack(t *testing.T) {
+	e := newFake("cell-a", "cell-b")
+	st := &memStore{}
+	breach := false
+	g := gateFunc(func(q executor.GateQuery) ([]executor.Verdict, error) {
+		if !breach {
+			return passAll(q)
+		}
+		return []executor.Verdict{{Cell: "cell-b", Decision: executor.Breached, Breach: &executor.Breach{Cell: "cell-b", Signal: "error_rate_5xx", Reading: "9%"}}}, nil
+	})
+	r := rotator(e, st, g)
+	if _, err := r.Run(context.Background(), Options{Steps: 2}); !errors.Is(err, ErrPaused) {
+		t.Fatal(err)
+	}
+	breach = true
+	_, err := r.Run(context.Background(), Options{})
+	var halted *outcome.HaltedError
+	if !errors.As(err, &halted) || !strings.Contains(err.Error(), "cell-b breached error_rate_5xx") {
+		t.Fatalf("got %v, want a halt naming the breach", err)
+	}
+	if e.deployed[fleet.RouterStack].Sends["cell-a"] != "old" || e.files[fleet.RouterStack][kCur] != "old" {
+		t.Fatal("the router was not put back on the current value")
+	}
+	if len(e.refused()) > 0 {
+		t.Fatal("a cell refuses after the rollback")
+	}
+	// Fixed: the rerun retries the switch and finishes.
+	breach = false
+	if _, err := r.Run(context.Background(), Options{}); err != nil {
+		t.Fatal(err)
+	}
+	if len(e.refused()) > 0 || e.deployed[fleet.RouterStack].Sends["cell-a"] == "old" {
+		t.Fatal("the retried rotation did not finish")
+	}
+}
+
+// An unreadable gate is a breach (fail closed), never a pass.
+func TestGateErrorHalts(t *testing.T) {
+	e := newFake("cell-a", "cell-b")
+	r := rotator(e, &memStore{}, gateFunc(func(executor.GateQuery) ([]executor.Verdict, error) {
+		return nil, errors.New("CloudWatch unreachable")
+	}))
+	_, err := r.Run(context.Background(), Options{})
+	var halted *outcome.HaltedError
+	if !errors.As(err, &halted) || !strings.Contains(err.Error(), "fail closed") {
+		t.Fatalf("got %v, want a halt", err)
+	}
+}
+
+// While a rollout holds the lock nothing is read or changed.
+func TestRefusedWhileARolloutHoldsTheLock(t *testing.T) {
+	e := newFake("cell-a", "cell-b")
+	st := &memStore{locked: outcome.Locked("", errors.New("refused while a rollout holds the fleet"))}
+	_, err := rotator(e, st, gateFunc(passAll)).Run(context.Background(), Options{})
+	var locked *outcome.LockedError
+	if !errors.As(err, &locked) || len(e.ups) != 0 || st.rec != nil {
+		t.Fatalf("got %v with %d ups and record %v", err, len(e.ups), st.rec)
+	}
+}
+
+func jsonUnmarshal(data []byte, v any) error { return json.Unmarshal(data, v) }
+
+// A cell never deployed gets the values in its file but no up: a
+// rotation deploys no new cell.
+func TestUndeployedCellIsNotDeployed(t *testing.T) {
+	e := newFake("cell-a", "cell-b")
+	e.deployed["cell-b"] = &engine.DeployedOrigin{Stack: "cell-b"}
+	e.deployed[fleet.RouterStack].Sends = map[string]string{"cell-a": "old"}
+	if _, err := rotator(e, &memStore{}, gateFunc(passAll)).Run(context.Background(), Options{}); err != nil {
+		t.Fatal(err)
+	}
+	if slices.Contains(e.ups, "cell-b") {
+		t.Fatal("the rotation deployed cell-b, which was never deployed")
+	}
+	if e.files["cell-b"][kCur] != e.files[fleet.RouterStack][kCur] {
+		t.Fatal("cell-b's file did not get the new value")
+	}
+}
