@@ -431,6 +431,21 @@ func judge(row *Row, problems []string, region string) {
 		pct = used / limit * 100
 	}
 	switch {
+	case row.Scope == ScopeGroup:
+		// Every cell brings its own groups: their fill is the template's,
+		// not the fleet's growth, so it is critical only when a group
+		// does not fit, and a warning near the limit (no cell count
+		// changes it).
+		switch worst := max(used, row.PerCell, row.Adding); {
+		case worst > limit:
+			row.Status = StatusCritical
+			row.Reason = fmt.Sprintf("a security group needs %s rules, the limit is %s", fmtNum(worst), fmtNum(limit))
+		case worst >= limit*CriticalPercent/100:
+			row.Status = StatusWarn
+			row.Reason = fmt.Sprintf("the fullest security group has %s of %s rules (the cell template's; cells do not add up)", fmtNum(worst), fmtNum(limit))
+		default:
+			row.Status = StatusOK
+		}
 	case row.Adding > 0 && after > limit:
 		row.Status = StatusCritical
 		if row.Scope == ScopeGroup {
@@ -493,7 +508,7 @@ func Preflight(ctx context.Context, o Options) (notes []string, err error) {
 		switch {
 		case r.Status == StatusUnknown:
 			refusals = append(refusals, r.Summary())
-		case r.Status == StatusCritical && r.Used != nil && r.Limit != nil && (r.Scope == ScopeGroup && r.Adding > *r.Limit || r.Scope != ScopeGroup && *r.Used+r.Adding > *r.Limit):
+		case r.Status == StatusCritical && r.Used != nil && r.Limit != nil && (r.Scope == ScopeGroup || *r.Used+r.Adding > *r.Limit):
 			refusals = append(refusals, r.Summary())
 		case r.Status == StatusCritical || r.Status == StatusWarn:
 			notes = append(notes, r.Summary())
