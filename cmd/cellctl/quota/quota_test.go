@@ -61,7 +61,9 @@ func TestQuotaRunTableAndFinding(t *testing.T) {
 	io, _, out, _ := iostreams.Test()
 	v, _ := render.Pick(render.FormatTable, tableView, jsonView)
 	opts := &Options{IO: io, Fleet: func() (*fleet.Fleet, error) { return fl, nil }, View: v, Parallel: 2, AddCells: 2,
-		Target: func(_ context.Context, region string) (awsapi.Target, error) { return awsapi.Sim(endpoint, region), nil }}
+		Target: func(_ context.Context, region string) (awsapi.Target, error) {
+			return awsapi.Sim(endpoint, region), nil
+		}}
 	err = quotaRun(ctx, opts)
 	var findings *outcome.FindingsError
 	if !errors.As(err, &findings) {
