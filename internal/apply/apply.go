@@ -52,6 +52,10 @@ type Env struct {
 	Events func(stackrun.Event)
 	// Stop, once closed, starts no new stack (the first Ctrl-C).
 	Stop <-chan struct{}
+	// QuotaCheck, when set, runs before an up with the selected cells that
+	// were never deployed; its error stops the run before anything is
+	// created (quota.go).
+	QuotaCheck func(ctx context.Context, newCells []string) error
 }
 
 func (env *Env) log() io.Writer {
@@ -113,6 +117,11 @@ func run(ctx context.Context, env *Env, op stackrun.Operation, o Options) (*Repo
 	}
 	if r, ok := eng.(DeployedReader); ok {
 		if err := immutable(ctx, env, r, names); err != nil {
+			return nil, err
+		}
+	}
+	if op == stackrun.OpUp && env.QuotaCheck != nil {
+		if err := quotaPreflight(ctx, env, eng, names); err != nil {
 			return nil, err
 		}
 	}

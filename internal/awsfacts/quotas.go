@@ -44,11 +44,17 @@ var (
 	DBClusters                        = Quota{Code: "rds/L-952B80B8", Name: "DB clusters", Default: 40}
 	DBInstances                       = Quota{Code: "rds/L-7B6409FD", Name: "DB instances", Default: 40}
 	DBSubnetGroups                    = Quota{Code: "rds/L-48C6BF8D", Name: "DB subnet groups", Default: 50}
-	CacheNodesPerRegion               = Quota{Code: "elasticache/L-8C334AD1", Name: "Nodes per Region", Default: 300}
-	RolesPerAccount                   = Quota{Code: "iam/L-FE177D64", Name: "Roles per account", Default: 1000}
-	GeneralPurposeBuckets             = Quota{Code: "s3/L-DC2B2D3D", Name: "General purpose buckets", Default: 10000}
-	DistributionsPerAccount           = Quota{Code: "cloudfront/L-24B04930", Name: "Web distributions per AWS account", Default: 500}
-	ServicesPerCluster                = Quota{Code: "ecs/L-9EF96962", Name: "Services per cluster", Default: 5000}
+	// L-8C334AD1 is "Nodes per cluster (Memcached)"; the regional node
+	// quota is L-DFE45DF3 (Service Quotas, Amazon ElastiCache).
+	CacheNodesPerRegion     = Quota{Code: "elasticache/L-DFE45DF3", Name: "Nodes per Region", Default: 300}
+	RolesPerAccount         = Quota{Code: "iam/L-FE177D64", Name: "Roles per account", Default: 1000}
+	GeneralPurposeBuckets   = Quota{Code: "s3/L-DC2B2D3D", Name: "General purpose buckets", Default: 10000}
+	DistributionsPerAccount = Quota{Code: "cloudfront/L-24B04930", Name: "Web distributions per AWS account", Default: 500}
+	ServicesPerCluster      = Quota{Code: "ecs/L-9EF96962", Name: "Services per cluster", Default: 5000}
+	// FargateOnDemandVCPU is the vCPUs of running Fargate On-Demand tasks
+	// (`aws service-quotas list-aws-default-service-quotas --service-code
+	// fargate`: 4000; new accounts are often applied a lower value).
+	FargateOnDemandVCPU = Quota{Code: "fargate/L-3032A538", Name: "Fargate On-Demand vCPU resource count", Default: 4000}
 )
 
 // Quotas lists every quota above.
@@ -75,4 +81,5 @@ var Quotas = []Quota{
 	GeneralPurposeBuckets,
 	DistributionsPerAccount,
 	ServicesPerCluster,
+	FargateOnDemandVCPU,
 }

@@ -689,7 +689,7 @@ func TestCloudKnowledge(t *testing.T) {
 	}
 	_, rg := create(t, tReplicationGroup, "c", samples()[tReplicationGroup], testEnv)
 	use := QuotaUsage(tReplicationGroup, testEnv, rg, nil)
-	if len(use) != 1 || use[0].Amount != 2 || use[0].Code != "elasticache/L-8C334AD1" {
+	if len(use) != 1 || use[0].Amount != 2 || use[0].Code != "elasticache/L-DFE45DF3" {
 		t.Errorf("cache node usage = %+v", use)
 	}
 	_, nlb := create(t, tLB, "n", resource.PropertyMap{"loadBalancerType": pv("network"), "subnets": pv([]string{"subnet-1"})}, testEnv)

@@ -164,7 +164,7 @@ func QuotaUsage(typ string, env Env, outputs resource.PropertyMap, cloud Cloud) 
 	env = env.normalized()
 	var out []Consumption
 	for _, q := range quotaDefs {
-		if q.Type != typ {
+		if q.Type != typ || q.use == nil {
 			continue
 		}
 		scope, n := q.use(env, outputs, cloud)
@@ -299,6 +299,10 @@ var quotaDefs = []QuotaDef{
 		ErrorCode: "TooManyDistributions", ErrorMessage: "Your request contains more CloudFront distributions than are allowed per AWS account.", use: countAccount},
 	{Quota: awsfacts.ServicesPerCluster, Scope: "ecs-cluster", Type: "aws:ecs/service:Service",
 		ErrorCode: "LimitExceededException", ErrorMessage: "The maximum number of services per cluster has been reached.", use: countBy("cluster")},
+	// Served by the simulator's Service Quotas for the quota audit, not
+	// enforced on create: AWS accepts the service and fails to place its
+	// tasks, which the simulator does not model (use is nil).
+	{Quota: awsfacts.FargateOnDemandVCPU, Scope: "region", Type: "aws:ecs/service:Service"},
 }
 
 // cacheNodes counts the nodes of an ElastiCache replication group.

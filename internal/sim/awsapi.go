@@ -126,7 +126,11 @@ func (h *apiHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		h.serveQuotas(w, strings.TrimPrefix(target, quotasTarget), body, region)
 		return
 	}
-	h.fail(w, false, &apiError{400, "UnknownOperationException", "InvalidAction", "the simulator serves CloudWatch (RPC v2 CBOR) and Service Quotas (JSON 1.1) only"})
+	if isQuery(r) {
+		h.serveQuery(w, r, body, region)
+		return
+	}
+	h.fail(w, false, &apiError{400, "UnknownOperationException", "InvalidAction", "the simulator serves CloudWatch (RPC v2 CBOR), Service Quotas (JSON 1.1) and the describe calls of EC2, RDS, ElastiCache, ELBv2 and IAM (query) only"})
 }
 
 var credentialScope = regexp.MustCompile(`Credential=[^/]+/\d{8}/([a-z0-9-]+)/[a-z0-9-]+/aws4_request`)
@@ -517,7 +521,9 @@ func (h *apiHandler) getMetricData(in map[string]any, region string) (map[string
 		for i, q := range qs {
 			f := flat{q: i}
 			ch := cellFor(cells, q.namespace, q.metric, q.dims)
-			if ch != nil && ch.lb.Region == region {
+			if q.namespace == usageNamespace {
+				f.pts = usagePoints(v, q, region, start, end, now)
+			} else if ch != nil && ch.lb.Region == region {
 				f.pts = points(hs.samples(ch, now), q.metric, q.stat, q.period, start, end)
 			} else if ch == nil {
 				f.pts = v.edgePoints(h.c.s.dir, hs, q, region, start, end, now)

@@ -15,6 +15,7 @@ import (
 	"github.com/cellctl/cellctl/cmd/cellctl/drift"
 	"github.com/cellctl/cellctl/cmd/cellctl/lifecycle"
 	"github.com/cellctl/cellctl/cmd/cellctl/plan"
+	"github.com/cellctl/cellctl/cmd/cellctl/quota"
 	"github.com/cellctl/cellctl/cmd/cellctl/rollout"
 	"github.com/cellctl/cellctl/cmd/cellctl/route"
 	"github.com/cellctl/cellctl/cmd/cellctl/routercmd"
@@ -77,6 +78,7 @@ Exit codes: 0 ok, 1 error, 2 findings (drift, quota, isolation),
 		rollout.NewCmdRollout(f, nil),
 		route.NewCmdRoute(f, nil),
 		route.NewCmdCapacity(f, nil),
+		quota.NewCmdQuota(f, nil),
 		route.NewCmdLanes(f, nil),
 		cell.NewCmdCell(f),
 		lifecycle.NewCmdDrain(f, nil),

@@ -2,6 +2,7 @@ package stack
 
 import (
 	"context"
+	"fmt"
 
 	"github.com/spf13/cobra"
 
@@ -25,11 +26,16 @@ type UpOptions struct {
 	Router  bool
 	Refresh bool
 	DryRun  bool
+
+	// QuotaCheck checks that new cells fit the account's quotas (nil: no
+	// check); SkipQuotaCheck turns it off (--skip-quota-check).
+	QuotaCheck     func(ctx context.Context, fl *fleet.Fleet, newCells []string) error
+	SkipQuotaCheck bool
 }
 
 // NewCmdUp builds `cellctl up`.
 func NewCmdUp(f *cmdutil.Factory, runF func(*UpOptions) error) *cobra.Command {
-	opts := &UpOptions{IO: f.IO, Fleet: f.Fleet, Engine: engineOf(f)}
+	opts := &UpOptions{IO: f.IO, Fleet: f.Fleet, Engine: engineOf(f), QuotaCheck: quotaCheckOf(f)}
 	cmd := &cobra.Command{
 		Use:   "up [cell...]",
 		Short: "Create or update cells, then the router",
@@ -41,7 +47,12 @@ router alone.
 Each stack is rendered offline first, so a program error stops the run
 before anything changes. A failing cell does not stop the others; all
 failures are reported together. Exit 4 when another operation holds a
-stack's lock. --dry-run renders, checks and prints the run plan, and
+stack's lock.
+
+Before it creates a cell that was never deployed, up runs the quota
+check of ` + "`cellctl quota`" + ` for it and refuses (exit 2, nothing created) when
+the cell would pass a quota or a quota it needs cannot be read;
+--skip-quota-check creates it anyway. --dry-run renders, checks and prints the run plan, and
 changes nothing.`,
 		Example: `  cellctl up --cloud sim
   cellctl up cell-b cell-c
@@ -64,6 +75,7 @@ changes nothing.`,
 	cmd.Flags().BoolVar(&opts.Router, "router", false, "deploy the router stack (alone, unless cells are named too)")
 	cmd.Flags().BoolVar(&opts.Refresh, "refresh", false, "refresh each stack from the cloud before updating (reconciles drift)")
 	cmd.Flags().BoolVar(&opts.DryRun, "dry-run", false, "print the run plan (after the offline render and isolation audit) and change nothing")
+	cmd.Flags().BoolVar(&opts.SkipQuotaCheck, "skip-quota-check", false, "create new cells without checking the account's quotas first")
 	return cmd
 }
 
@@ -73,6 +85,12 @@ func upRun(ctx context.Context, opts *UpOptions) error {
 		return err
 	}
 	env, done := applyEnv(ctx, opts.IO, fl, opts.Engine, opts.Parallel)
+	switch {
+	case opts.SkipQuotaCheck:
+		fmt.Fprintln(opts.IO.ErrOut, "WARNING: --skip-quota-check: new cells are created without checking the account's quotas; a quota that runs out fails the cell half created")
+	case opts.QuotaCheck != nil:
+		env.QuotaCheck = func(ctx context.Context, cells []string) error { return opts.QuotaCheck(ctx, fl, cells) }
+	}
 	rep, err := apply.Up(ctx, env, apply.Options{Cells: opts.Cells, Router: opts.Router, Refresh: opts.Refresh, DryRun: opts.DryRun})
 	done()
 	return show(opts.IO, opts.View, rep, err)

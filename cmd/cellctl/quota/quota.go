@@ -1,0 +1,203 @@
+// Package quota is `cellctl quota`: the fleet's AWS quota headroom,
+// counted in cells.
+package quota
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+
+	"github.com/spf13/cobra"
+
+	"github.com/cellctl/cellctl/cmd/cellctl/cmdutil"
+	"github.com/cellctl/cellctl/internal/awsapi"
+	"github.com/cellctl/cellctl/internal/cloud"
+	"github.com/cellctl/cellctl/internal/fleet"
+	"github.com/cellctl/cellctl/internal/iostreams"
+	"github.com/cellctl/cellctl/internal/quota"
+	"github.com/cellctl/cellctl/internal/render"
+)
+
+// Options are the inputs of `cellctl quota`.
+type Options struct {
+	IO    *iostreams.IOStreams
+	Fleet func() (*fleet.Fleet, error)
+	// Target builds the AWS readers' target of a region.
+	Target   func(ctx context.Context, region string) (awsapi.Target, error)
+	View     render.View[*quota.Report]
+	Parallel int
+
+	AddCells int
+}
+
+// NewCmdQuota builds `cellctl quota`.
+func NewCmdQuota(f *cmdutil.Factory, runF func(*Options) error) *cobra.Command {
+	opts := &Options{IO: f.IO, Fleet: f.Fleet, Target: TargetFunc(f)}
+	cmd := &cobra.Command{
+		Use:   "quota",
+		Short: "Show AWS quota headroom per region, counted in cells",
+		Long: `Audit every AWS quota the fleet consumes (docs/QUOTA.md), per region and for
+the account: the limit (the applied value from Service Quotas, else AWS's
+default), what the account uses (AWS/Usage metrics where AWS publishes
+them, else the describe and list calls), what one cell costs (counted from
+the cells' rendered plans: a per-AZ NAT cell takes 3 Elastic IPs, a single
+NAT cell 1), the share in use and how many more cells fit.
+
+A quota is critical at 90 % or when adding --add-cells N cells (each
+costing what the region's costliest cell costs) would pass its limit, a
+warning at 80 %. A limit or usage that cannot be read is reported unknown
+with the reason, never as 0. Exit 2 on a critical quota or on an unknown
+one that cells consume; every finding says what to do next.`,
+		Example: `  cellctl quota
+  cellctl quota --add-cells 2
+  cellctl quota --cloud sim -o json`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			opts.Parallel = f.Global.Parallel
+			var err error
+			if opts.View, err = render.Pick(f.Global.Output, tableView, jsonView); err != nil {
+				return err
+			}
+			if opts.AddCells < 0 {
+				return fmt.Errorf("--add-cells must be 0 or more, got %d", opts.AddCells)
+			}
+			if runF != nil {
+				return runF(opts)
+			}
+			return quotaRun(cmd.Context(), opts)
+		},
+	}
+	cmd.Flags().IntVar(&opts.AddCells, "add-cells", 0, "check that N more cells fit in every region")
+	return cmd
+}
+
+// TargetFunc builds region targets from the factory's cloud bundle: AWS's
+// endpoints and default credential chain, or the simulator's endpoint.
+func TargetFunc(f *cmdutil.Factory) func(ctx context.Context, region string) (awsapi.Target, error) {
+	return func(ctx context.Context, region string) (awsapi.Target, error) {
+		b, err := f.Cloud()
+		if err != nil {
+			return awsapi.Target{}, err
+		}
+		a, err := b.AWS(ctx)
+		if err != nil {
+			return awsapi.Target{}, err
+		}
+		return TargetOf(a, region), nil
+	}
+}
+
+// TargetOf is the reader target of a region for the cloud's access.
+func TargetOf(a cloud.AWSAccess, region string) awsapi.Target {
+	if a.DefaultChain() {
+		return awsapi.Target{Region: region}
+	}
+	return awsapi.Target{Region: region, Endpoint: a.Endpoint, AccessKeyID: a.AccessKeyID, SecretAccessKey: a.SecretAccessKey}
+}
+
+// Targets resolves the access once and returns the per-region function
+// the audit takes.
+func Targets(ctx context.Context, target func(context.Context, string) (awsapi.Target, error)) (func(string) awsapi.Target, error) {
+	probe, err := target(ctx, quota.AccountRegion)
+	if err != nil {
+		return nil, err
+	}
+	return func(region string) awsapi.Target { t := probe; t.Region = region; return t }, nil
+}
+
+func quotaRun(ctx context.Context, opts *Options) error {
+	fl, err := opts.Fleet()
+	if err != nil {
+		return err
+	}
+	targets, err := Targets(ctx, opts.Target)
+	if err != nil {
+		return err
+	}
+	rep, err := quota.Check(ctx, quota.Options{Fleet: fl, Target: targets, AddCells: opts.AddCells, Parallel: opts.Parallel})
+	if err != nil {
+		return err
+	}
+	if err := opts.View.Render(opts.IO, rep); err != nil {
+		return err
+	}
+	return rep.Err()
+}
+
+var jsonView = render.JSONFormat(func(r *quota.Report) any { return r })
+
+var tableView = render.Format[*quota.Report]{Name: render.FormatTable, Render: func(io *iostreams.IOStreams, r *quota.Report) error {
+	st := render.Out(io)
+	var rows [][]string
+	for _, row := range r.Rows {
+		rows = append(rows, []string{row.Region, row.Code, row.Name + where(row), limitText(row), num(row.Used), fmtF(row.PerCell),
+			pct(row.PercentUsed), headroom(row), statusText(st, row.Status)})
+	}
+	fmt.Fprintln(io.Out, st.Table([]string{"REGION", "QUOTA", "NAME", "LIMIT", "USED", "PER CELL", "% USED", "HEADROOM (CELLS)", "STATUS"}, rows))
+	if r.AddCells > 0 {
+		fmt.Fprintf(io.Out, "checked adding %d cell(s) per region, each costing what the region's costliest cell costs\n", r.AddCells)
+	}
+	fmt.Fprintf(io.Out, "%d critical, %d warning, %d unknown\n", r.Critical, r.Warn, r.Unknown)
+	for _, row := range r.Rows {
+		if row.Status == quota.StatusOK || row.Status == quota.StatusNoLimit {
+			continue
+		}
+		fmt.Fprintf(io.Out, "%s %s %s: %s\n", statusText(st, row.Status), row.Region, row.Code, row.Reason)
+		if row.Next != "" {
+			fmt.Fprintf(io.Out, "  next: %s\n", row.Next)
+		}
+	}
+	return nil
+}}
+
+func where(r quota.Row) string {
+	if r.Where != "" {
+		return " [" + r.Where + "]"
+	}
+	return ""
+}
+
+func limitText(r quota.Row) string {
+	switch {
+	case r.LimitSource == "none":
+		return "none"
+	case r.Limit == nil:
+		return "unknown"
+	case r.LimitSource == "default":
+		return fmtF(*r.Limit) + " (default)"
+	}
+	return fmtF(*r.Limit)
+}
+
+func num(v *float64) string {
+	if v == nil {
+		return "unknown"
+	}
+	return fmtF(*v)
+}
+
+func pct(v *float64) string {
+	if v == nil {
+		return "-"
+	}
+	return strconv.FormatFloat(*v, 'f', 1, 64) + "%"
+}
+
+func headroom(r quota.Row) string {
+	if r.Headroom == nil {
+		return "-"
+	}
+	return strconv.Itoa(*r.Headroom)
+}
+
+func fmtF(f float64) string { return strconv.FormatFloat(f, 'f', -1, 64) }
+
+func statusText(st *render.Styles, s quota.Status) string {
+	switch s {
+	case quota.StatusCritical, quota.StatusUnknown:
+		return st.Bad(string(s))
+	case quota.StatusWarn:
+		return st.Warn(string(s))
+	}
+	return st.Good(string(s))
+}

@@ -1,0 +1,183 @@
+// Package quota is the fleet's quota audit: the catalog of every AWS
+// quota a cell fleet consumes, what one cell costs of each (counted from
+// the rendered plan of the cell, never kept by hand), what the account
+// uses and may use (read from AWS with internal/awsapi), and the verdict
+// in cells of headroom. `cellctl quota` prints it; `cellctl up` runs the
+// same check before it creates a cell.
+package quota
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/cellctl/cellctl/internal/awsapi"
+	"github.com/cellctl/cellctl/internal/awsfacts"
+)
+
+// Scope says what one value of a quota covers.
+type Scope string
+
+const (
+	// ScopeAccount: one value for the whole account (IAM, CloudFront, S3).
+	ScopeAccount Scope = "account"
+	// ScopeRegion: one value per region.
+	ScopeRegion Scope = "region"
+	// ScopeAZ: one value per Availability Zone; the fullest zone counts.
+	ScopeAZ Scope = "az"
+	// ScopeGroup: one value per security group; every cell brings its own
+	// groups, so cells never add up: the fullest group counts.
+	ScopeGroup Scope = "security-group"
+)
+
+// Entry is one quota of the catalog.
+type Entry struct {
+	awsfacts.Quota
+	Scope Scope `json:"scope"`
+	// Reads says how usage is read: an AWS/Usage metric or an API call.
+	Reads string `json:"reads"`
+	// Resources names the resource types of the cell program whose
+	// rendered instances the per-cell cost counts.
+	Resources string `json:"resources"`
+	// NoLimit, when set, says why AWS enforces no limit (the entry is
+	// reported for its usage only).
+	NoLimit string `json:"noLimit,omitempty"`
+	// NoReader, when set, says why usage is not read: the row is
+	// reported unknown, never 0.
+	NoReader string `json:"noReader,omitempty"`
+	// Doc cites where the code and the counting rule come from.
+	Doc string `json:"doc"`
+
+	// cost is what one rendered cell consumes (see cost.go).
+	cost costFunc
+	// read reads the account's usage in a region.
+	read func(ctx context.Context, r *readers) (usage, error)
+}
+
+// usage is one reading: the amount and, for per-AZ and per-group quotas,
+// which zone or group it is.
+type usage struct {
+	used  float64
+	where string
+	note  string
+}
+
+// FargateUsage is the AWS/Usage metric of Fargate On-Demand vCPUs
+// (Amazon ECS Developer Guide, "AWS Fargate usage metrics").
+var FargateUsage = awsapi.UsageMetric{Namespace: "AWS/Usage", Metric: "ResourceCount", Stat: "Maximum",
+	Dimensions: map[string]string{"Service": "Fargate", "Type": "Resource", "Resource": "vCPU", "Class": "Standard/OnDemand"}}
+
+// CloudWatchAlarms has no Service Quotas code: AWS sets no limit on the
+// number of alarms (Amazon CloudWatch User Guide, "CloudWatch service
+// quotas": "No limit on the total number of alarms per account").
+var CloudWatchAlarms = awsfacts.Quota{Code: "monitoring/-", Name: "CloudWatch alarms"}
+
+const vpcQuotasDoc = "Amazon VPC quotas (docs.aws.amazon.com/vpc/latest/userguide/amazon-vpc-limits.html) and Service Quotas codes"
+
+// Catalog is every quota the fleet consumes, in report order.
+var Catalog = []Entry{
+	{Quota: awsfacts.VPCsPerRegion, Scope: ScopeRegion, Reads: "ec2:DescribeVpcs", Resources: "aws:ec2/vpc:Vpc", Doc: vpcQuotasDoc,
+		cost: modelCost, read: count((*awsapi.Inventory).VPCs)},
+	{Quota: awsfacts.InternetGatewaysPerRegion, Scope: ScopeRegion, Reads: "ec2:DescribeInternetGateways", Resources: "aws:ec2/internetGateway:InternetGateway", Doc: vpcQuotasDoc,
+		cost: modelCost, read: count((*awsapi.Inventory).InternetGateways)},
+	{Quota: awsfacts.NATGatewaysPerAZ, Scope: ScopeAZ, Reads: "ec2:DescribeNatGateways + ec2:DescribeSubnets (zone of each gateway)", Resources: "aws:ec2/natGateway:NatGateway", Doc: vpcQuotasDoc,
+		cost: modelCost, read: readNAT},
+	{Quota: awsfacts.ElasticIPs, Scope: ScopeRegion, Reads: "ec2:DescribeAddresses (domain vpc)", Resources: "aws:ec2/eip:Eip (per-AZ NAT: 3, single: 1)", Doc: "Amazon EC2 User Guide, Elastic IP address quota",
+		cost: modelCost, read: count((*awsapi.Inventory).ElasticIPs)},
+	{Quota: awsfacts.SecurityGroupsPerRegion, Scope: ScopeRegion, Reads: "ec2:DescribeSecurityGroups", Resources: "aws:ec2/securityGroup:SecurityGroup", Doc: vpcQuotasDoc + ` ("VPC security groups per Region"; AWS has no per-VPC count quota)`,
+		cost: modelCost, read: readSGCount},
+	{Quota: awsfacts.RulesPerSecurityGroup, Scope: ScopeGroup, Reads: "ec2:DescribeSecurityGroups + ec2:DescribeManagedPrefixLists (a prefix list counts as its max entries)", Resources: "aws:vpc/securityGroup{Ingress,Egress}Rule:*", Doc: vpcQuotasDoc,
+		cost: modelCost, read: readSGRules},
+	{Quota: awsfacts.GatewayEndpointsPerRegion, Scope: ScopeRegion, Reads: "ec2:DescribeVpcEndpoints (type Gateway)", Resources: "aws:ec2/vpcEndpoint:VpcEndpoint", Doc: vpcQuotasDoc,
+		cost: modelCost, read: count((*awsapi.Inventory).GatewayEndpoints)},
+	{Quota: awsfacts.DBClusters, Scope: ScopeRegion, Reads: "rds:DescribeDBClusters", Resources: "aws:rds/cluster:Cluster", Doc: "Amazon RDS User Guide, Quotas in Amazon RDS",
+		cost: modelCost, read: count((*awsapi.Inventory).DBClusters)},
+	{Quota: awsfacts.DBInstances, Scope: ScopeRegion, Reads: "rds:DescribeDBInstances", Resources: "aws:rds/clusterInstance:ClusterInstance", Doc: "Amazon RDS User Guide, Quotas in Amazon RDS",
+		cost: modelCost, read: count((*awsapi.Inventory).DBInstances)},
+	{Quota: awsfacts.CacheNodesPerRegion, Scope: ScopeRegion, Reads: "elasticache:DescribeCacheClusters (sum of NumCacheNodes)", Resources: "aws:elasticache/replicationGroup:ReplicationGroup (its nodes)", Doc: "Amazon ElastiCache User Guide, Quotas for ElastiCache",
+		cost: modelCost, read: count((*awsapi.Inventory).CacheNodes)},
+	{Quota: awsfacts.ApplicationLoadBalancersPerRegion, Scope: ScopeRegion, Reads: "elasticloadbalancing:DescribeLoadBalancers (type application)", Resources: "aws:lb/loadBalancer:LoadBalancer (application)", Doc: "Elastic Load Balancing, Quotas for your Application Load Balancers",
+		cost: modelCost, read: readALBs},
+	{Quota: awsfacts.TargetGroupsPerRegion, Scope: ScopeRegion, Reads: "elasticloadbalancing:DescribeTargetGroups", Resources: "aws:lb/targetGroup:TargetGroup", Doc: "Elastic Load Balancing, Quotas for your Application Load Balancers",
+		cost: modelCost, read: count((*awsapi.Inventory).TargetGroups)},
+	{Quota: awsfacts.FargateOnDemandVCPU, Scope: ScopeRegion, Reads: "cloudwatch:GetMetricData AWS/Usage ResourceCount (Service=Fargate, Type=Resource, Resource=vCPU, Class=Standard/OnDemand)", Resources: "aws:ecs/service:Service desiredCount × its task definition's cpu / 1024", Doc: "Amazon ECS Developer Guide, AWS Fargate usage metrics; Amazon ECS service quotas",
+		cost: fargateCost, read: readFargate},
+	{Quota: CloudWatchAlarms, Scope: ScopeRegion, Reads: "cloudwatch:DescribeAlarms", Resources: "aws:cloudwatch/metricAlarm:MetricAlarm", NoLimit: "AWS sets no limit on the number of alarms", Doc: `Amazon CloudWatch User Guide, CloudWatch service quotas ("No limit on the total number of alarms per account")`,
+		cost: typeCost("aws:cloudwatch/metricAlarm:MetricAlarm"), read: readAlarms},
+	{Quota: awsfacts.RolesPerAccount, Scope: ScopeAccount, Reads: "iam:ListRoles", Resources: "aws:iam/role:Role", Doc: "IAM User Guide, IAM and AWS STS quotas",
+		cost: modelCost, read: count((*awsapi.Inventory).Roles)},
+	{Quota: awsfacts.DistributionsPerAccount, Scope: ScopeAccount, Reads: "cloudfront:ListDistributions", Resources: "aws:cloudfront/distribution:Distribution (the router's, which carries the Lambda@Edge function)", NoReader: "cloudfront:ListDistributions (REST-XML) is not read by this version", Doc: "Amazon CloudFront Developer Guide, Quotas (general quotas on distributions; Lambda@Edge)",
+		cost: modelCost},
+	{Quota: awsfacts.GeneralPurposeBuckets, Scope: ScopeAccount, Reads: "s3:ListBuckets", Resources: "aws:s3/bucketV2:BucketV2 (the router's fleet bucket; cells own a prefix)", NoReader: "s3:ListBuckets (REST-XML) is not read by this version", Doc: "Amazon S3 User Guide, Bucket quotas",
+		cost: modelCost},
+}
+
+// Lookup finds a catalog entry by its code.
+func Lookup(code string) (Entry, bool) {
+	for _, e := range Catalog {
+		if e.Code == code {
+			return e, true
+		}
+	}
+	return Entry{}, false
+}
+
+func count(f func(*awsapi.Inventory, context.Context) (int, error)) func(context.Context, *readers) (usage, error) {
+	return func(ctx context.Context, r *readers) (usage, error) {
+		n, err := f(r.inv, ctx)
+		return usage{used: float64(n)}, err
+	}
+}
+
+func readNAT(ctx context.Context, r *readers) (usage, error) {
+	byAZ, err := r.inv.NATGatewaysByAZ(ctx)
+	if err != nil {
+		return usage{}, err
+	}
+	u := usage{where: "every zone empty"}
+	first := true
+	for az, n := range byAZ {
+		if first || float64(n) > u.used || float64(n) == u.used && az < u.where {
+			u.used, u.where, first = float64(n), az, false
+		}
+	}
+	return u, nil
+}
+
+func readSGCount(ctx context.Context, r *readers) (usage, error) {
+	sg, err := r.securityGroups(ctx)
+	return usage{used: float64(sg.Count)}, err
+}
+
+func readSGRules(ctx context.Context, r *readers) (usage, error) {
+	sg, err := r.securityGroups(ctx)
+	where := sg.Fullest
+	if where == "" {
+		where = "no security group"
+	}
+	return usage{used: float64(sg.MostRules), where: where}, err
+}
+
+func readALBs(ctx context.Context, r *readers) (usage, error) {
+	byType, err := r.inv.LoadBalancers(ctx)
+	return usage{used: float64(byType["application"])}, err
+}
+
+func readAlarms(ctx context.Context, r *readers) (usage, error) {
+	n, err := r.cw.AlarmCount(ctx)
+	return usage{used: float64(n)}, err
+}
+
+func readFargate(ctx context.Context, r *readers) (usage, error) {
+	u, err := r.cw.ReadUsage(ctx, FargateUsage, r.now)
+	if err != nil {
+		return usage{}, err
+	}
+	if u.NoData {
+		// AWS publishes the metric only while tasks run: no datapoint in
+		// the window means no Fargate vCPU is in use (a read error is
+		// reported as unknown above, never as this).
+		return usage{used: 0, note: fmt.Sprintf("no AWS/Usage datapoint in the last %s: no Fargate task running", awsapi.UsageWindow)}, nil
+	}
+	return usage{used: u.Value, note: "AWS/Usage at " + u.At.Format(time.RFC3339)}, nil
+}

@@ -1,0 +1,523 @@
+package quota
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"golang.org/x/sync/errgroup"
+
+	"github.com/cellctl/cellctl/internal/awsapi"
+	"github.com/cellctl/cellctl/internal/fleet"
+	"github.com/cellctl/cellctl/internal/outcome"
+	"github.com/cellctl/cellctl/internal/plan"
+)
+
+// Thresholds of the verdict (percent of the limit in use).
+const (
+	WarnPercent     = 80.0
+	CriticalPercent = 90.0
+)
+
+// Status is a row's verdict.
+type Status string
+
+const (
+	StatusOK       Status = "ok"
+	StatusWarn     Status = "warn"
+	StatusCritical Status = "critical"
+	// StatusUnknown: the limit or the usage could not be read. It is a
+	// finding whenever cells consume the quota (the audit fails closed).
+	StatusUnknown Status = "unknown"
+	// StatusNoLimit: AWS enforces no limit; usage is shown for context.
+	StatusNoLimit Status = "no-limit"
+)
+
+// AccountRegion is the region account-wide quotas are read in (Service
+// Quotas serves global quotas such as IAM's and CloudFront's there).
+const AccountRegion = "us-east-1"
+
+// Options say what to check.
+type Options struct {
+	Fleet *fleet.Fleet
+	// Target is where the readers of a region talk to (AWS or the
+	// simulator's endpoint).
+	Target func(region string) awsapi.Target
+	// AddCells asks whether N more cells fit in each region, each costing
+	// what the region's costliest cell costs.
+	AddCells int
+	// NewCells are cells about to be created (the up preflight): each
+	// adds its own rendered cost, and only their regions are read.
+	NewCells []string
+	// Parallel bounds the regions read at once (≤ 0: 4).
+	Parallel int
+	// Now is the clock (nil: time.Now).
+	Now func() time.Time
+}
+
+// Row is one quota in one region (or the account).
+type Row struct {
+	Code   string `json:"code"`
+	Name   string `json:"name"`
+	Scope  Scope  `json:"scope"`
+	Region string `json:"region"` // "account" for account-wide quotas
+	// Where names the zone or security group a per-zone or per-group
+	// value is for (the fullest).
+	Where string `json:"where,omitempty"`
+	// Limit is the applied value, else AWS's default; nil when unknown or
+	// when AWS sets none.
+	Limit       *float64 `json:"limit"`
+	LimitSource string   `json:"limitSource,omitempty"` // applied, default, none
+	Used        *float64 `json:"used"`
+	Reads       string   `json:"reads"`
+	Note        string   `json:"note,omitempty"`
+	// PerCell is what the costliest cell of the region (or fleet) uses,
+	// counted from its rendered plan; Cells is how many cells count.
+	PerCell float64 `json:"perCell"`
+	Cells   int     `json:"cells"`
+	// Adding is what the run adds: --add-cells × PerCell, or the new
+	// cells' own cost.
+	Adding      float64  `json:"adding,omitempty"`
+	PercentUsed *float64 `json:"percentUsed"`
+	// Headroom is how many more cells like the costliest fit; nil when it
+	// does not apply (unknown, no limit, per-group quotas, zero cost).
+	Headroom *int   `json:"headroomCells"`
+	Status   Status `json:"status"`
+	Reason   string `json:"reason,omitempty"`
+	Next     string `json:"next,omitempty"`
+}
+
+// Finding reports whether the row is a finding (exit 2).
+func (r Row) Finding() bool {
+	return r.Status == StatusCritical || r.Status == StatusUnknown && (r.PerCell > 0 || r.Adding > 0)
+}
+
+// Report is the audit.
+type Report struct {
+	Regions  []string `json:"regions"`
+	AddCells int      `json:"addCells,omitempty"`
+	NewCells []string `json:"newCells,omitempty"`
+	Rows     []Row    `json:"rows"`
+	Critical int      `json:"critical"`
+	Warn     int      `json:"warn"`
+	Unknown  int      `json:"unknown"`
+}
+
+// Findings counts the rows that make the audit fail.
+func (r *Report) Findings() int {
+	n := 0
+	for _, row := range r.Rows {
+		if row.Finding() {
+			n++
+		}
+	}
+	return n
+}
+
+// Err is the audit's outcome: an outcome.FindingsError (exit 2) naming
+// every finding, or nil.
+func (r *Report) Err() error {
+	var lines []string
+	for _, row := range r.Rows {
+		if row.Finding() {
+			lines = append(lines, row.Summary())
+		}
+	}
+	if len(lines) == 0 {
+		return nil
+	}
+	return &outcome.FindingsError{Count: len(lines), Err: fmt.Errorf("quota: %d finding(s):\n  %s", len(lines), strings.Join(lines, "\n  "))}
+}
+
+// Summary is the row in one line, with what to do next.
+func (r Row) Summary() string {
+	s := fmt.Sprintf("%s %s (%s) in %s: %s", r.Status, r.Code, r.Name, r.Region, r.Reason)
+	if r.Next != "" {
+		s += "; " + r.Next
+	}
+	return s
+}
+
+// readers are one region's AWS readers.
+type readers struct {
+	inv *awsapi.Inventory
+	cw  *awsapi.CloudWatch
+	sq  *awsapi.Quotas
+	now time.Time
+
+	sgOnce sync.Once
+	sg     awsapi.SecurityGroups
+	sgErr  error
+}
+
+// securityGroups reads DescribeSecurityGroups once for both SG quotas.
+func (r *readers) securityGroups(ctx context.Context) (awsapi.SecurityGroups, error) {
+	r.sgOnce.Do(func() { r.sg, r.sgErr = r.inv.SecurityGroups(ctx) })
+	return r.sg, r.sgErr
+}
+
+func newReaders(ctx context.Context, t awsapi.Target, now time.Time) (*readers, error) {
+	inv, err := awsapi.NewInventory(ctx, t)
+	if err != nil {
+		return nil, err
+	}
+	cw, err := awsapi.NewCloudWatch(ctx, t)
+	if err != nil {
+		return nil, err
+	}
+	sq, err := awsapi.NewQuotas(ctx, t)
+	if err != nil {
+		return nil, err
+	}
+	return &readers{inv: inv, cw: cw, sq: sq, now: now}, nil
+}
+
+// Check runs the audit.
+func Check(ctx context.Context, o Options) (*Report, error) {
+	if o.Fleet == nil || o.Target == nil {
+		return nil, errors.New("quota: a fleet and a target are required")
+	}
+	if o.AddCells < 0 {
+		return nil, fmt.Errorf("--add-cells must be 0 or more, got %d", o.AddCells)
+	}
+	now := time.Now
+	if o.Now != nil {
+		now = o.Now
+	}
+	costs, err := cellCosts(ctx, o)
+	if err != nil {
+		return nil, err
+	}
+	// The regions to read: every cell's, or only the new cells'.
+	newSet := map[string]bool{}
+	for _, c := range o.NewCells {
+		if o.Fleet.Cell(c) == nil {
+			return nil, fmt.Errorf("unknown cell %q (cells of this fleet: %v)", c, o.Fleet.CellIDs())
+		}
+		newSet[c] = true
+	}
+	regionSet := map[string]bool{}
+	for _, c := range o.Fleet.Cells {
+		if len(newSet) == 0 || newSet[c.ID] {
+			regionSet[c.Region] = true
+		}
+	}
+	regions := sortedKeys(regionSet)
+	// Every region is read, and the account once.
+	type unit struct {
+		region string // read in
+		label  string // "account" or the region
+		scope  func(Scope) bool
+	}
+	units := []unit{{region: AccountRegion, label: string(ScopeAccount), scope: func(s Scope) bool { return s == ScopeAccount }}}
+	for _, r := range regions {
+		units = append(units, unit{region: r, label: r, scope: func(s Scope) bool { return s != ScopeAccount }})
+	}
+	rows := make([][]Row, len(units))
+	g, gctx := errgroup.WithContext(ctx)
+	limit := o.Parallel
+	if limit <= 0 {
+		limit = 4
+	}
+	g.SetLimit(limit)
+	for i, u := range units {
+		g.Go(func() error {
+			var entries []Entry
+			for _, e := range Catalog {
+				if u.scope(e.Scope) {
+					entries = append(entries, e)
+				}
+			}
+			rs, err := readUnit(gctx, o, u.region, u.label, entries, costs, newSet, now())
+			rows[i] = rs
+			return err
+		})
+	}
+	if err := g.Wait(); err != nil {
+		return nil, err
+	}
+	rep := &Report{Regions: regions, AddCells: o.AddCells, NewCells: o.NewCells}
+	for _, rs := range rows {
+		rep.Rows = append(rep.Rows, rs...)
+	}
+	for _, r := range rep.Rows {
+		switch r.Status {
+		case StatusCritical:
+			rep.Critical++
+		case StatusWarn:
+			rep.Warn++
+		case StatusUnknown:
+			rep.Unknown++
+		}
+	}
+	return rep, nil
+}
+
+// cellCost is one rendered cell's cost of every catalog quota.
+type cellCost struct {
+	id, region string
+	cost       map[string]float64
+}
+
+func cellCosts(ctx context.Context, o Options) ([]cellCost, error) {
+	ids := o.Fleet.CellIDs()
+	if len(ids) == 0 {
+		return nil, nil
+	}
+	rep, err := plan.Render(ctx, o.Fleet, plan.Options{Stacks: ids, Parallel: o.Parallel})
+	if err != nil {
+		return nil, fmt.Errorf("rendering the cells to count what each consumes:\n%w", err)
+	}
+	var out []cellCost
+	for _, s := range rep.Stacks {
+		if s.Kind != plan.KindCell {
+			continue
+		}
+		cc := cellCost{id: s.Cell, region: s.Region, cost: map[string]float64{}}
+		for _, e := range Catalog {
+			n, err := e.Cost(s)
+			if err != nil {
+				return nil, fmt.Errorf("counting %s of %s: %w", e.Code, s.Cell, err)
+			}
+			cc.cost[e.Code] = n
+		}
+		out = append(out, cc)
+	}
+	return out, nil
+}
+
+// readUnit reads the limits and usage of entries in one region (or the
+// account) and judges them.
+func readUnit(ctx context.Context, o Options, region, label string, entries []Entry, costs []cellCost, newSet map[string]bool, now time.Time) ([]Row, error) {
+	rd, err := newReaders(ctx, o.Target(region), now)
+	if err != nil {
+		return nil, err
+	}
+	limits := readLimits(ctx, rd, entries)
+	var rows []Row
+	for _, e := range entries {
+		row := Row{Code: e.Code, Name: e.Name, Scope: e.Scope, Region: label, Reads: e.Reads}
+		for _, c := range costs {
+			if label != string(ScopeAccount) && c.region != label {
+				continue
+			}
+			row.Cells++
+			row.PerCell = max(row.PerCell, c.cost[e.Code])
+			if newSet[c.id] {
+				if e.Scope == ScopeGroup {
+					row.Adding = max(row.Adding, c.cost[e.Code])
+				} else {
+					row.Adding += c.cost[e.Code]
+				}
+			}
+		}
+		if len(newSet) == 0 && o.AddCells > 0 {
+			row.Adding = float64(o.AddCells) * row.PerCell
+			if e.Scope == ScopeGroup {
+				row.Adding = row.PerCell
+			}
+		}
+		var problems []string
+		if e.NoLimit != "" {
+			row.LimitSource = "none"
+		} else if l := limits[e.Code]; l.err != nil {
+			problems = append(problems, "limit unknown: "+l.err.Error())
+		} else {
+			v := l.value
+			row.Limit, row.LimitSource = &v, l.source
+		}
+		switch {
+		case e.NoReader != "":
+			problems = append(problems, "usage unknown: "+e.NoReader)
+		case e.read != nil:
+			u, err := e.read(ctx, rd)
+			if err != nil {
+				problems = append(problems, "usage unknown: "+err.Error())
+			} else {
+				v := u.used
+				row.Used, row.Where, row.Note = &v, u.where, u.note
+			}
+		}
+		judge(&row, problems, region)
+		if e.NoReader != "" {
+			row.Next = "count it by hand (" + e.Reads + ") until cellctl reads it"
+		}
+		rows = append(rows, row)
+	}
+	return rows, nil
+}
+
+type limitValue struct {
+	value  float64
+	source string
+	err    error
+}
+
+// readLimits reads each entry's applied value (ListServiceQuotas, one
+// call per service), falling back to GetServiceQuota and then AWS's
+// default (Quotas.Get) for a quota the listing does not hold.
+func readLimits(ctx context.Context, rd *readers, entries []Entry) map[string]limitValue {
+	out := map[string]limitValue{}
+	listed := map[string]map[string]awsapi.Quota{}
+	listErr := map[string]error{}
+	for _, e := range entries {
+		if e.NoLimit != "" {
+			continue
+		}
+		svc := e.ServiceCode()
+		if _, done := listed[svc]; !done && listErr[svc] == nil {
+			qs, err := rd.sq.List(ctx, svc)
+			listed[svc] = map[string]awsapi.Quota{}
+			if err != nil {
+				listErr[svc] = err
+			}
+			for _, q := range qs {
+				listed[svc][q.QuotaCode] = q
+			}
+		}
+		if q, ok := listed[svc][e.QuotaCode()]; ok {
+			out[e.Code] = limitValue{value: q.Value, source: "applied"}
+			continue
+		}
+		q, err := rd.sq.Get(ctx, svc, e.QuotaCode())
+		if err != nil {
+			if le := listErr[svc]; le != nil {
+				err = fmt.Errorf("%v (and %v)", err, le)
+			}
+			out[e.Code] = limitValue{err: err}
+			continue
+		}
+		src := "applied"
+		if q.Default {
+			src = "default"
+		}
+		out[e.Code] = limitValue{value: q.Value, source: src}
+	}
+	return out
+}
+
+// judge fills the verdict of a row.
+func judge(row *Row, problems []string, region string) {
+	if len(problems) > 0 {
+		row.Status, row.Reason = StatusUnknown, strings.Join(problems, "; ")
+		row.Next = "fix the read (credentials, permissions servicequotas:Get*/List*, the describe calls) and rerun `cellctl quota`"
+		return
+	}
+	if row.LimitSource == "none" {
+		row.Status, row.Reason = StatusNoLimit, "AWS enforces no limit"
+		return
+	}
+	limit, used := *row.Limit, *row.Used
+	if limit > 0 {
+		pct := math.Round(used/limit*1000) / 10
+		row.PercentUsed = &pct
+	}
+	if row.PerCell > 0 && row.Scope != ScopeGroup {
+		h := int(math.Floor((limit - used) / row.PerCell))
+		h = max(h, 0)
+		row.Headroom = &h
+	}
+	after := used + row.Adding
+	if row.Scope == ScopeGroup {
+		after = max(used, row.Adding)
+	}
+	pct := 100.0
+	if limit > 0 {
+		pct = used / limit * 100
+	}
+	switch {
+	case row.Scope == ScopeGroup:
+		// Every cell brings its own groups: their fill is the template's,
+		// not the fleet's growth, so it is critical only when a group
+		// does not fit, and a warning near the limit (no cell count
+		// changes it).
+		switch worst := max(used, row.PerCell, row.Adding); {
+		case worst > limit:
+			row.Status = StatusCritical
+			row.Reason = fmt.Sprintf("a security group needs %s rules, the limit is %s", fmtNum(worst), fmtNum(limit))
+		case worst >= limit*CriticalPercent/100:
+			row.Status = StatusWarn
+			row.Reason = fmt.Sprintf("the fullest security group has %s of %s rules (the cell template's; cells do not add up)", fmtNum(worst), fmtNum(limit))
+		default:
+			row.Status = StatusOK
+		}
+	case row.Adding > 0 && after > limit:
+		row.Status = StatusCritical
+		if row.Scope == ScopeGroup {
+			row.Reason = fmt.Sprintf("a new cell's fullest security group needs %s rules, the limit is %s", fmtNum(row.Adding), fmtNum(limit))
+		} else {
+			row.Reason = fmt.Sprintf("%s used + %s for the new cells = %s > limit %s", fmtNum(used), fmtNum(row.Adding), fmtNum(after), fmtNum(limit))
+		}
+	case pct >= CriticalPercent:
+		row.Status, row.Reason = StatusCritical, fmt.Sprintf("%s of %s used (%.0f%% ≥ %.0f%%)", fmtNum(used), fmtNum(limit), pct, CriticalPercent)
+	case pct >= WarnPercent:
+		row.Status, row.Reason = StatusWarn, fmt.Sprintf("%s of %s used (%.0f%% ≥ %.0f%%)", fmtNum(used), fmtNum(limit), pct, WarnPercent)
+	default:
+		row.Status = StatusOK
+	}
+	if row.Status == StatusCritical || row.Status == StatusWarn {
+		// Enough that the usage after this run sits below the warning.
+		want := math.Ceil(max(after, used) / (WarnPercent / 100))
+		row.Next = fmt.Sprintf("request an increase: aws service-quotas request-service-quota-increase --region %s --service-code %s --quota-code %s --desired-value %s",
+			region, serviceOf(row.Code), quotaOf(row.Code), fmtNum(want))
+	}
+}
+
+func serviceOf(code string) string { s, _, _ := strings.Cut(code, "/"); return s }
+func quotaOf(code string) string   { _, q, _ := strings.Cut(code, "/"); return q }
+
+func fmtNum(f float64) string {
+	if f == math.Trunc(f) {
+		return fmt.Sprintf("%.0f", f)
+	}
+	return fmt.Sprintf("%.2f", f)
+}
+
+func sortedKeys(m map[string]bool) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// Preflight checks, before an up creates newCells, that every quota they
+// consume has room for them. It refuses (an outcome.FindingsError naming
+// the quota, the region and the numbers) when one would pass its limit or
+// cannot be read; warnings are returned as notes.
+func Preflight(ctx context.Context, o Options) (notes []string, err error) {
+	if len(o.NewCells) == 0 {
+		return nil, nil
+	}
+	o.AddCells = 0
+	rep, err := Check(ctx, o)
+	if err != nil {
+		return nil, fmt.Errorf("the quota check before creating %s failed, nothing was created: %w (rerun with --skip-quota-check to create anyway)", strings.Join(o.NewCells, ", "), err)
+	}
+	var refusals []string
+	for _, r := range rep.Rows {
+		if r.Adding <= 0 {
+			continue
+		}
+		switch {
+		case r.Status == StatusUnknown:
+			refusals = append(refusals, r.Summary())
+		case r.Status == StatusCritical && r.Used != nil && r.Limit != nil && (r.Scope == ScopeGroup || *r.Used+r.Adding > *r.Limit):
+			refusals = append(refusals, r.Summary())
+		case r.Status == StatusCritical || r.Status == StatusWarn:
+			notes = append(notes, r.Summary())
+		}
+	}
+	if len(refusals) > 0 {
+		return notes, &outcome.FindingsError{Count: len(refusals), Err: fmt.Errorf(
+			"refusing to create %s: nothing was created, these quotas have no room for it:\n  %s\n(raise the quota, or rerun with --skip-quota-check to create anyway)",
+			strings.Join(o.NewCells, ", "), strings.Join(refusals, "\n  "))}
+	}
+	return notes, nil
+}

@@ -1,0 +1,215 @@
+package quota
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"testing/fstest"
+
+	"github.com/cellctl/cellctl/internal/awsapi"
+	"github.com/cellctl/cellctl/internal/fleet"
+	"github.com/cellctl/cellctl/internal/outcome"
+	"github.com/cellctl/cellctl/internal/sim"
+	"github.com/cellctl/cellctl/router"
+)
+
+// counting counts the HTTP requests the readers make.
+type counting struct {
+	n    atomic.Int64
+	next http.RoundTripper
+}
+
+func (c *counting) RoundTrip(r *http.Request) (*http.Response, error) {
+	c.n.Add(1)
+	return c.next.RoundTrip(r)
+}
+
+// simCloud serves an empty simulated cloud on loopback and returns it,
+// with region targets whose requests are counted.
+func simCloud(tb testing.TB) (*sim.Cloud, func(string) awsapi.Target, *counting) {
+	tb.Helper()
+	c, err := sim.Open(tb.TempDir())
+	if err != nil {
+		tb.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	tb.Cleanup(cancel)
+	endpoint, stop, err := sim.ServeAPI(ctx, c)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(stop)
+	cnt := &counting{next: http.DefaultTransport}
+	return c, func(region string) awsapi.Target {
+		t := awsapi.Sim(endpoint, region)
+		t.HTTPClient = &http.Client{Transport: cnt}
+		return t
+	}, cnt
+}
+
+func demoFleet(t *testing.T) *fleet.Fleet {
+	t.Helper()
+	fl, err := fleet.Load("../..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return fl
+}
+
+func row(t *testing.T, rep *Report, region, code string) Row {
+	t.Helper()
+	for _, r := range rep.Rows {
+		if r.Region == region && r.Code == code {
+			return r
+		}
+	}
+	t.Fatalf("no %s row in %s", code, region)
+	return Row{}
+}
+
+func TestAddingCellsPastALimitIsCritical(t *testing.T) {
+	c, target, _ := simCloud(t)
+	if err := c.SetQuota("us-east-1", "ec2/L-0263D0A3", 2); err != nil {
+		t.Fatal(err)
+	}
+	fl := demoFleet(t)
+	rep, err := Check(context.Background(), Options{Fleet: fl, Target: target, AddCells: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r := row(t, rep, "us-east-1", "ec2/L-0263D0A3"); r.Status != StatusOK || r.Adding != 2 || *r.Headroom != 2 {
+		t.Errorf("2 more single-NAT cells in 2 free addresses: %+v", r)
+	}
+	rep, err = Check(context.Background(), Options{Fleet: fl, Target: target, AddCells: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := row(t, rep, "us-east-1", "ec2/L-0263D0A3")
+	if r.Status != StatusCritical || !strings.Contains(r.Reason, "0 used + 3 for the new cells = 3 > limit 2") {
+		t.Errorf("3 more cells in 2 free addresses: %+v", r)
+	}
+	// cell-d's per-AZ NAT makes us-west-2's costliest cell 3 addresses:
+	// 3 more cells need 9 of the default 5.
+	if w := row(t, rep, "us-west-2", "ec2/L-0263D0A3"); w.Status != StatusCritical || w.PerCell != 3 || w.Adding != 9 || *w.Limit != 5 {
+		t.Errorf("us-west-2 with 3 more per-AZ cells: %+v", w)
+	}
+	var findings *outcome.FindingsError
+	if err := rep.Err(); !errors.As(err, &findings) || !strings.Contains(err.Error(), "request-service-quota-increase") {
+		t.Errorf("a critical quota must be a finding that says what to do next: %v", err)
+	}
+}
+
+func TestAnUnreachableAPIIsUnknownNeverZero(t *testing.T) {
+	fl := demoFleet(t)
+	target := func(region string) awsapi.Target {
+		t := awsapi.Sim("http://127.0.0.1:1", region)
+		t.MaxAttempts = 1
+		return t
+	}
+	rep, err := Check(context.Background(), Options{Fleet: fl, Target: target})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range rep.Rows {
+		if r.Status == StatusNoLimit {
+			continue
+		}
+		if r.Status != StatusUnknown || r.Used != nil && r.Limit != nil || r.Reason == "" {
+			t.Errorf("%s in %s with nothing readable: %+v, want unknown with the reason", r.Code, r.Region, r)
+		}
+	}
+	var findings *outcome.FindingsError
+	if err := rep.Err(); !errors.As(err, &findings) {
+		t.Errorf("unreadable quotas that cells consume must fail the audit: %v", err)
+	}
+}
+
+func TestPreflightRefusesNamingQuotaRegionAndNumbers(t *testing.T) {
+	c, target, _ := simCloud(t)
+	if err := c.SetQuota("us-west-2", "ec2/L-0263D0A3", 2); err != nil {
+		t.Fatal(err)
+	}
+	fl := demoFleet(t)
+	// cell-a (us-east-1) fits; cell-d (per-AZ NAT) needs 3 of 2.
+	if _, err := Preflight(context.Background(), Options{Fleet: fl, Target: target, NewCells: []string{"cell-a"}}); err != nil {
+		t.Errorf("cell-a fits: %v", err)
+	}
+	_, err := Preflight(context.Background(), Options{Fleet: fl, Target: target, NewCells: []string{"cell-d"}})
+	var findings *outcome.FindingsError
+	if !errors.As(err, &findings) {
+		t.Fatalf("cell-d needs 3 Elastic IPs of 2: %v", err)
+	}
+	for _, want := range []string{"refusing to create cell-d", "ec2/L-0263D0A3", "us-west-2", "0 used + 3 for the new cells = 3 > limit 2", "--skip-quota-check"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("refusal %q must say %q", err, want)
+		}
+	}
+}
+
+// generatedFleet is a valid fleet of n single-NAT cells over two regions.
+func generatedFleet(tb testing.TB, n int) *fleet.Fleet {
+	tb.Helper()
+	fsys := fstest.MapFS{"Pulumi.yaml": &fstest.MapFile{Data: []byte(`name: cells
+runtime: go
+stackConfigDir: stacks
+config:
+  cells:image: registry.example.com/app:1.0.0
+  cells:fleetBucket: bench-fleet
+  cells:certificateArn: arn:aws:acm:us-east-1:123456789012:certificate/bench
+  cells:natMode: single
+  cells:fleetDomain: cells.example.com
+  cells:hostedZoneId: Z0123456789ABCDEFGHIJ
+  aws:region: us-east-1
+`)}}
+	var ids []string
+	var weights []router.CellWeight
+	for i := 0; i < n; i++ {
+		id := fmt.Sprintf("cell-%03d", i)
+		ids = append(ids, id)
+		weights = append(weights, router.CellWeight{Cell: id, Weight: 1})
+		region := "us-east-1"
+		if i%2 == 1 {
+			region = "us-west-2"
+		}
+		fsys["stacks/Pulumi."+id+".yaml"] = &fstest.MapFile{Data: []byte(fmt.Sprintf("config:\n  cells:index: %d\n  aws:region: %s\n  cells:certificateArn: arn:aws:acm:%s:123456789012:certificate/bench\n", i, region, region))}
+	}
+	fsys["stacks/Pulumi.router.yaml"] = &fstest.MapFile{Data: []byte("config:\n  aws:region: us-east-1\n")}
+	fsys["stacks/waves.yaml"] = &fstest.MapFile{Data: []byte("waves:\n  - name: canary\n    cells: [" + ids[0] + "]\n  - name: rest\n    cells: [" + strings.Join(ids[1:], ", ") + "]\n")}
+	assign := router.Place(weights, 4096)
+	spec := router.Spec{Version: 1, Buckets: 4096}
+	for _, w := range weights {
+		spec.Cells = append(spec.Cells, router.CellSpec{ID: w.Cell, State: router.CellActive, Weight: 1, Buckets: assign.Ranges(w.Cell)})
+	}
+	table, err := router.New(spec)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	fsys["stacks/routing.json"] = &fstest.MapFile{Data: table.Marshal()}
+	f, err := fleet.LoadFS(fsys, "generated")
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return f
+}
+
+// BenchmarkQuotaAPICalls counts the AWS requests of one audit: they
+// depend on the quotas and regions, not on how many cells there are.
+func BenchmarkQuotaAPICalls(b *testing.B) {
+	for _, n := range []int{4, 16, 64} {
+		b.Run(fmt.Sprintf("cells=%d", n), func(b *testing.B) {
+			fl := generatedFleet(b, n)
+			_, target, cnt := simCloud(b)
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				if _, err := Check(context.Background(), Options{Fleet: fl, Target: target}); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(float64(cnt.n.Load())/float64(b.N), "calls/run")
+		})
+	}
+}
