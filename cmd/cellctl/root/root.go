@@ -12,6 +12,7 @@ import (
 	"github.com/cellctl/cellctl/cmd/cellctl/cell"
 	"github.com/cellctl/cellctl/cmd/cellctl/cmdutil"
 	"github.com/cellctl/cellctl/cmd/cellctl/deploy"
+	"github.com/cellctl/cellctl/cmd/cellctl/health"
 	"github.com/cellctl/cellctl/cmd/cellctl/lifecycle"
 	"github.com/cellctl/cellctl/cmd/cellctl/plan"
 	"github.com/cellctl/cellctl/cmd/cellctl/rollout"
@@ -73,6 +74,7 @@ Exit codes: 0 ok, 1 error, 2 findings (drift, quota, isolation),
 		rollout.NewCmdRollout(f, nil),
 		route.NewCmdRoute(f, nil),
 		route.NewCmdCapacity(f, nil),
+		health.NewCmdHealth(f, nil),
 		route.NewCmdLanes(f, nil),
 		cell.NewCmdCell(f),
 		lifecycle.NewCmdDrain(f, nil),
