@@ -112,7 +112,9 @@ func TestHealthRun(t *testing.T) {
 	if err := Run(context.Background(), o); err != nil {
 		t.Errorf("three healthy cells: %v\n%s", err, stdout.String())
 	}
-	o.Outputs = func(context.Context, []string) (map[string]Deployed, error) { return nil, errors.New("backend unreachable") }
+	o.Outputs = func(context.Context, []string) (map[string]Deployed, error) {
+		return nil, errors.New("backend unreachable")
+	}
 	if err := Run(context.Background(), o); err == nil || exitcode.Of(err) != exitcode.Error {
 		t.Errorf("unreadable backend: %v", err)
 	}
