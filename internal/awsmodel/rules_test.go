@@ -228,7 +228,7 @@ func mockCertARN(name string) string {
 // (with AWS's code and message) and the fixed input it must accept.
 func TestEveryRuleRefusesAViolation(t *testing.T) {
 	covered := map[string]bool{}
-	for i, tc := range append(ruleCases(), nameCases()...) {
+	for i, tc := range append(append(ruleCases(), nameCases()...), dashboardCases()...) {
 		t.Run(fmt.Sprintf("%s/%d", tc.rule, i), func(t *testing.T) {
 			rule, ok := RuleByID(tc.rule)
 			if !ok {

@@ -360,11 +360,14 @@ func ptr(v float64) *float64 { return &v }
 // judge computes the readings from the series and checks them against the
 // cell's thresholds. "Now" is the latest period with any datapoint.
 func (c *Cell) judge(series map[string]awsapi.Series, start, end time.Time, p time.Duration, finding func(float64, string, ...any)) {
-	var latest time.Time
+	var latest, first time.Time
 	for _, s := range series {
 		for _, pt := range s.Points {
 			if pt.Time.After(latest) {
 				latest = pt.Time
+			}
+			if first.IsZero() || pt.Time.Before(first) {
+				first = pt.Time
 			}
 		}
 	}
@@ -430,7 +433,10 @@ func (c *Cell) judge(series map[string]awsapi.Series, start, end time.Time, p ti
 	wreq := total(signal.Requests.ID)
 	werr := total(signal.Target5xx.ID) + total(signal.LoadBalancer5xx.ID)
 	c.requests, c.errors = req, t5+e5
-	c.Window.RequestsPerSecond = ptr(wreq / end.Sub(start).Seconds())
+	// A rate over the part of the window the cell existed in: a cell
+	// deployed five minutes ago did not serve a third of its load over a
+	// 15-minute window.
+	c.Window.RequestsPerSecond = ptr(wreq / end.Sub(first).Seconds())
 	if wreq > 0 {
 		c.Window.ErrorRatePercent = ptr(100 * werr / wreq)
 	}
