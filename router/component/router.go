@@ -16,6 +16,7 @@ import (
 	"github.com/pulumi/pulumi-aws/sdk/v6/go/aws"
 	"github.com/pulumi/pulumi-aws/sdk/v6/go/aws/acm"
 	"github.com/pulumi/pulumi-aws/sdk/v6/go/aws/cloudfront"
+	"github.com/pulumi/pulumi-aws/sdk/v6/go/aws/cloudwatch"
 	"github.com/pulumi/pulumi-aws/sdk/v6/go/aws/iam"
 	"github.com/pulumi/pulumi-aws/sdk/v6/go/aws/lambda"
 	"github.com/pulumi/pulumi-aws/sdk/v6/go/aws/route53"
@@ -84,6 +85,9 @@ type RouterArgs struct {
 	// ViewerCertificateArn is an existing us-east-1 certificate covering
 	// every viewer domain; empty: the router requests a DNS-validated one.
 	ViewerCertificateArn string
+	// Dashboard is the fleet's CloudWatch dashboard (dashboard.go); nil:
+	// none.
+	Dashboard *DashboardArgs
 }
 
 // Router is the global stack's component.
@@ -101,7 +105,9 @@ type Router struct {
 	ViewerCertificate           *acm.Certificate
 	ViewerCertificateValidation *acm.CertificateValidation
 	ViewerRecords               []*route53.Record
-	Outputs                     pulumi.Map
+	// Dashboard is the fleet dashboard (nil without DashboardArgs).
+	Dashboard *cloudwatch.Dashboard
+	Outputs   pulumi.Map
 }
 
 // NewRouter builds the router.
@@ -145,6 +151,9 @@ func NewRouter(ctx *pulumi.Context, name string, args *RouterArgs, opts ...pulum
 	if err := r.viewerRecords(ctx, name, args, parent); err != nil {
 		return nil, err
 	}
+	if err := r.dashboard(ctx, name, args.Dashboard, parent); err != nil {
+		return nil, err
+	}
 	r.Outputs = pulumi.Map{
 		"distributionDomain": r.Distribution.DomainName,
 		"distributionId":     r.Distribution.ID(),
@@ -154,6 +163,9 @@ func NewRouter(ctx *pulumi.Context, name string, args *RouterArgs, opts ...pulum
 		"bucket":             r.Bucket.Bucket,
 		"origins":            pulumi.ToStringArray(originCells(args.Origins)),
 		"viewerDomains":      pulumi.ToStringArray(append([]string{}, args.ViewerDomains...)),
+	}
+	if r.Dashboard != nil {
+		r.Outputs["dashboardName"] = r.Dashboard.DashboardName
 	}
 	if err := ctx.RegisterResourceOutputs(r, r.Outputs); err != nil {
 		return nil, err
