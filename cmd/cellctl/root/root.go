@@ -14,6 +14,7 @@ import (
 	"github.com/cellctl/cellctl/cmd/cellctl/deploy"
 	"github.com/cellctl/cellctl/cmd/cellctl/health"
 	"github.com/cellctl/cellctl/cmd/cellctl/lifecycle"
+	"github.com/cellctl/cellctl/cmd/cellctl/observability"
 	"github.com/cellctl/cellctl/cmd/cellctl/plan"
 	"github.com/cellctl/cellctl/cmd/cellctl/rollout"
 	"github.com/cellctl/cellctl/cmd/cellctl/route"
@@ -75,6 +76,7 @@ Exit codes: 0 ok, 1 error, 2 findings (drift, quota, isolation),
 		route.NewCmdRoute(f, nil),
 		route.NewCmdCapacity(f, nil),
 		health.NewCmdHealth(f, nil),
+		observability.NewCmdObservability(f, nil),
 		route.NewCmdLanes(f, nil),
 		cell.NewCmdCell(f),
 		lifecycle.NewCmdDrain(f, nil),
