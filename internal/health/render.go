@@ -143,17 +143,23 @@ const clearScreen = "\x1b[H\x1b[2J"
 
 // Watch reads the fleet every interval until ctx ends, drawing each
 // report: on a terminal the table redrawn in place, otherwise one Line per
-// update. It returns the last report (its Err decides the exit code).
+// update. It returns the last complete report (its Err decides the exit
+// code). ctx should end on the first interrupt (cmdutil.Graceful).
 func Watch(ctx context.Context, w io.Writer, tty bool, styles *render.Styles, interval time.Duration, read func(context.Context) Report, after func(time.Duration) <-chan time.Time) Report {
 	if after == nil {
 		after = time.After
 	}
 	var last Report
-	for {
-		last = read(ctx)
+	for n := 0; ; n++ {
+		r := read(ctx)
 		if ctx.Err() != nil {
+			// Interrupted mid-read: what was cut short is not a reading.
+			if n == 0 {
+				return r
+			}
 			return last
 		}
+		last = r
 		if tty {
 			fmt.Fprint(w, clearScreen+Table(styles, last)+fmt.Sprintf("refreshing every %s — Ctrl-C to stop\n", interval))
 		} else {

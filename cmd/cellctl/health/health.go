@@ -227,7 +227,9 @@ func Run(ctx context.Context, o *Options) error {
 	}
 	var rep health.Report
 	if o.Watch {
-		rep = health.Watch(ctx, o.IO.Out, o.IO.IsStdoutTTY(), render.Out(o.IO), o.Interval, read, nil)
+		// The first Ctrl-C ends the watch (there is nothing in flight
+		// worth finishing); the last complete update decides the exit.
+		rep = health.Watch(cmdutil.Graceful(ctx), o.IO.Out, o.IO.IsStdoutTTY(), render.Out(o.IO), o.Interval, read, nil)
 	} else {
 		rep = read(ctx)
 		if err := o.View.Render(o.IO, rep); err != nil {
