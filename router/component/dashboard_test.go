@@ -188,3 +188,21 @@ func TestDashboardBodyGenerator(t *testing.T) {
 		t.Errorf("empty fleet: %v %s", err, body)
 	}
 }
+
+// BenchmarkDashboardBody100Cells: the body of a 100-cell fleet (the router
+// program generates it on every preview and up).
+func BenchmarkDashboardBody100Cells(b *testing.B) {
+	var cells []component.DashboardCell
+	for i := 0; i < 100; i++ {
+		id := fmt.Sprintf("cell-%03d", i)
+		cells = append(cells, component.DashboardCell{Cell: id, Region: "us-east-1", LoadBalancer: "app/" + id + "/1", TargetGroup: "targetgroup/" + id + "/2",
+			AlarmNames: []string{"cellctl-" + id + "-5xx-rate", "cellctl-" + id + "-p99-latency", "cellctl-" + id + "-unhealthy-tasks"}})
+	}
+	spec := component.DashboardSpec{Region: "us-east-1", Account: "123456789012", Cells: cells}
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := component.DashboardBody(spec); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
