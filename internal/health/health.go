@@ -375,6 +375,13 @@ func (c *Cell) judge(series map[string]awsapi.Series, start, end time.Time, p ti
 		finding(1, "no datapoints in CloudWatch for the window (is the load balancer publishing?)")
 		return
 	}
+	// On AWS the newest minute can hold a gauge (HealthyHostCount) before
+	// its RequestCount lands; judging that minute would read a serving cell
+	// as idle. Now is the newest minute with requests, when any minute of
+	// the window had some.
+	if pts := series[signal.Requests.ID].Points; len(pts) > 0 {
+		latest = pts[len(pts)-1].Time
+	}
 	c.NowAt = latest
 	at := func(id string) (float64, bool) {
 		for _, pt := range series[id].Points {

@@ -383,3 +383,34 @@ func TestWatchPrintsOneLinePerUpdate(t *testing.T) {
 		t.Errorf("%d redraws:\n%q", c, out.String())
 	}
 }
+
+// The newest minute with only a gauge (RequestCount not landed yet, as on
+// AWS) is not "now": the cell is judged on its newest minute with traffic.
+func TestNowIsTheNewestMinuteWithRequests(t *testing.T) {
+	f := &fakeCW{cells: map[string]minute{}, alarms: map[string]string{}}
+	bad := good()
+	bad.target5xx = 60
+	f.cells["cell-a"] = bad
+	ts := fleetOf(f, "cell-a")
+	late := &lateCW{fakeCW: f}
+	r := Read(context.Background(), ts, Options{Now: now, Since: 15 * time.Minute,
+		Reader: func(context.Context, string) (Reader, error) { return late, nil }})
+	c := r.Cells[0]
+	if c.Now.ErrorRatePercent == nil || *c.Now.ErrorRatePercent != 10 || !c.Bad() || !c.NowAt.Equal(now.Truncate(time.Minute).Add(-time.Minute)) {
+		t.Fatalf("now %+v at %s findings %v", c.Now, c.NowAt, c.Findings)
+	}
+}
+
+// lateCW drops the counters' newest minute.
+type lateCW struct{ *fakeCW }
+
+func (l *lateCW) MetricData(ctx context.Context, qs []awsapi.Query, start, end time.Time) (map[string]awsapi.Series, error) {
+	out, err := l.fakeCW.MetricData(ctx, qs, start, end)
+	for id, s := range out {
+		if (id == "requests" || id == "target5xx" || id == "elb5xx") && len(s.Points) > 0 {
+			s.Points = s.Points[:len(s.Points)-1]
+			out[id] = s
+		}
+	}
+	return out, err
+}
