@@ -4,6 +4,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -17,22 +18,12 @@ func withCapacity(t *testing.T, dir string, rps int) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := strings.Replace(string(data), "config:\n", "config:\n  cells:capacityRequestsPerSecond: "+itoa(rps)+"\n", 1)
+	s := strings.Replace(string(data), "config:\n", "config:\n  cells:capacityRequestsPerSecond: "+strconv.Itoa(rps)+"\n", 1)
 	if err := os.WriteFile(p, []byte(s), 0o644); err != nil {
 		t.Fatal(err)
 	}
 }
 
-func itoa(n int) string {
-	if n == 0 {
-		return "0"
-	}
-	var b []byte
-	for ; n > 0; n /= 10 {
-		b = append([]byte{byte('0' + n%10)}, b...)
-	}
-	return string(b)
-}
 
 // One cell made bad among four: a 5xx rate of 1.2 % against the gate's
 // "< 0.5%" (the simulator counts whole responses: 7 of 600 a minute,
