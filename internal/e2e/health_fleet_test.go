@@ -24,7 +24,6 @@ func withCapacity(t *testing.T, dir string, rps int) {
 	}
 }
 
-
 // One cell made bad among four: a 5xx rate of 1.2 % against the gate's
 // "< 0.5%" (the simulator counts whole responses: 7 of 600 a minute,
 // 1.167 %), while the fleet-wide rate ((7 + 3 × 1) / 2400 = 0.417 %) still
