@@ -7,6 +7,7 @@ import (
 	"github.com/pulumi/pulumi-aws/sdk/v6/go/aws/cloudwatch"
 	"github.com/pulumi/pulumi/sdk/v3/go/pulumi"
 
+	"github.com/cellctl/cellctl/cellmodule/spec"
 	"github.com/cellctl/cellctl/waves/signal"
 )
 
@@ -88,6 +89,45 @@ func (b *builder) alarms() error {
 			c.Alarms.UnhealthyTasks = alarm
 		}
 	}
+	return b.capacityAlarm()
+}
+
+// capacityAlarm creates CellCapacityWarning: the cell's request rate above
+// capacityWarningPercent of its published capacity for
+// capacityWarningMinutes consecutive minutes. RequestCount's one-minute Sum
+// against the same share of capacity × 60 says exactly that without metric
+// math. It is not a gate signal (its key is not in waves/signal), so a
+// busy cell never rolls back a good release; `cellctl health` shows it.
+// A cell that publishes no capacity gets none.
+func (b *builder) capacityAlarm() error {
+	ctx, s, c := b.ctx, b.spec, b.cell
+	if s.CapacityRPS <= 0 {
+		return nil
+	}
+	name := b.name("capacity-warning")
+	alarm, err := cloudwatch.NewMetricAlarm(ctx, name, &cloudwatch.MetricAlarmArgs{
+		Name: pulumi.String(spec.CapacityAlarmName(s.ID)),
+		AlarmDescription: pulumi.String(fmt.Sprintf("CellCapacityWarning: cell %s serves more than %d%% of its published capacity (%d requests/s) for %d minutes",
+			s.ID, s.CapacityWarningPercent, s.CapacityRPS, s.CapacityWarningMinutes)),
+		ComparisonOperator: pulumi.String("GreaterThanThreshold"),
+		Threshold:          pulumi.Float64(s.CapacityWarningRequestsPerMinute()),
+		EvaluationPeriods:  pulumi.Int(s.CapacityWarningMinutes),
+		DatapointsToAlarm:  pulumi.Int(s.CapacityWarningMinutes),
+		// ALB counters are published only when non-zero: no datapoint is
+		// no traffic, which is under any capacity.
+		TreatMissingData: pulumi.String("notBreaching"),
+		Namespace:        pulumi.String(signal.Namespace),
+		MetricName:       pulumi.String(signal.Requests.Name),
+		Dimensions:       pulumi.StringMap{"LoadBalancer": c.LoadBalancer.ArnSuffix},
+		Period:           pulumi.Int(alarmPeriod),
+		Statistic:        pulumi.String(signal.Requests.Stat),
+		Tags:             b.tags(name),
+	}, b.opts()...)
+	if err != nil {
+		return err
+	}
+	c.Alarms.CapacityWarning = alarm
+	b.alarmNamesMap[spec.CapacityAlarmKey] = spec.CapacityAlarmName(s.ID)
 	return nil
 }
 

@@ -108,6 +108,9 @@ type SecurityGroups struct {
 // Alarms are the metric alarms the wave gates read.
 type Alarms struct {
 	FiveXXRate, P99Latency, UnhealthyTasks *cloudwatch.MetricAlarm
+	// CapacityWarning is CellCapacityWarning (nil when the cell publishes
+	// no capacity); the wave gates do not read it.
+	CapacityWarning *cloudwatch.MetricAlarm
 }
 
 // Cell is one deployed cell.

@@ -266,21 +266,26 @@ func (b *builder) service() error {
 		c.Queue.Url, c.LogGroup.Name, b.laneQueueURLs(),
 	).ApplyT(func(v []any) (string, error) {
 		env := map[string]string{
-			"CELL_ID":            s.ID,
-			"AWS_REGION":         s.Region,
-			"PORT":               strconv.Itoa(s.ContainerPort),
-			"DB_ENDPOINT":        v[0].(string),
-			"DB_READER_ENDPOINT": v[1].(string),
-			"DB_PORT":            strconv.Itoa(postgresPort),
-			"DB_NAME":            DatabaseName,
-			"DB_USER":            DatabaseAppUser,
-			"DB_AUTH":            "iam",
-			"CACHE_ENDPOINT":     v[2].(string),
-			"CACHE_PORT":         strconv.Itoa(cachePort),
-			"CACHE_USER":         CacheUserName(s.ID),
-			"QUEUE_URL":          v[3].(string),
-			"BUCKET":             s.FleetBucket,
-			"BUCKET_PREFIX":      StoragePrefix(s.ID),
+			// The cell label of the application's own telemetry: CELL_ID
+			// for its logs and metrics, and the OpenTelemetry resource
+			// attribute every OTel SDK reads, so its traces and metrics
+			// carry cell.id without code (docs/OBSERVABILITY.md).
+			"CELL_ID":                  s.ID,
+			"OTEL_RESOURCE_ATTRIBUTES": "cell.id=" + s.ID,
+			"AWS_REGION":               s.Region,
+			"PORT":                     strconv.Itoa(s.ContainerPort),
+			"DB_ENDPOINT":              v[0].(string),
+			"DB_READER_ENDPOINT":       v[1].(string),
+			"DB_PORT":                  strconv.Itoa(postgresPort),
+			"DB_NAME":                  DatabaseName,
+			"DB_USER":                  DatabaseAppUser,
+			"DB_AUTH":                  "iam",
+			"CACHE_ENDPOINT":           v[2].(string),
+			"CACHE_PORT":               strconv.Itoa(cachePort),
+			"CACHE_USER":               CacheUserName(s.ID),
+			"QUEUE_URL":                v[3].(string),
+			"BUCKET":                   s.FleetBucket,
+			"BUCKET_PREFIX":            StoragePrefix(s.ID),
 		}
 		if urls := v[5].(string); urls != "" {
 			env[LaneEnv] = urls

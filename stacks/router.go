@@ -5,10 +5,12 @@ import (
 
 	"github.com/pulumi/pulumi/sdk/v3/go/pulumi"
 
+	"github.com/cellctl/cellctl/cellmodule/spec"
 	"github.com/cellctl/cellctl/internal/fleet"
 	"github.com/cellctl/cellctl/router"
 	"github.com/cellctl/cellctl/router/component"
 	"github.com/cellctl/cellctl/router/edge"
+	"github.com/cellctl/cellctl/waves/signal"
 )
 
 // routerProgram builds the global stack: the fleet bucket, the edge
@@ -29,6 +31,7 @@ func routerProgram(ctx *pulumi.Context, f *fleet.Fleet) error {
 		org = "organization"
 	}
 	var origins []component.Origin
+	var dash []component.DashboardCellArgs
 	for _, c := range table.Cells() {
 		if c.State == router.CellDrained {
 			continue // drained cells receive no traffic: no origin
@@ -52,6 +55,7 @@ func routerProgram(ctx *pulumi.Context, f *fleet.Fleet) error {
 			return s, nil
 		}).(pulumi.StringOutput)
 		origins = append(origins, component.Origin{Cell: c.ID, DNSName: dns})
+		dash = append(dash, dashboardCell(f, c.ID, ref))
 	}
 	provider, err := component.EdgeProviderArgs(fleet.AWSKeys(), func(key string) (string, bool) {
 		return ctx.GetConfig("aws:" + key)
@@ -80,6 +84,7 @@ func routerProgram(ctx *pulumi.Context, f *fleet.Fleet) error {
 		ViewerHostedZoneID:   f.Router.ViewerHostedZoneID,
 		ViewerCertificateArn: f.Router.ViewerCertificateArn,
 		Traffic:              f.Router.Traffic,
+		Dashboard:            &component.DashboardArgs{Name: "cellctl-" + f.Project + "-fleet", Region: f.Router.Region, Cells: dash},
 	})
 	if err != nil {
 		return err
@@ -106,4 +111,30 @@ func fleetLanes(f *fleet.Fleet) (map[string]*router.Lanes, error) {
 		lanes[id] = l
 	}
 	return lanes, nil
+}
+
+// dashboardCell is one routed cell on the fleet dashboard: its load
+// balancer and target group from its stack outputs, its alarms from the
+// fleet (the same names the cell template creates).
+func dashboardCell(f *fleet.Fleet, id string, ref *pulumi.StackReference) component.DashboardCellArgs {
+	out := func(key string) pulumi.StringOutput {
+		return ref.GetOutput(pulumi.String(key)).ApplyT(func(v any) (string, error) {
+			s, _ := v.(string)
+			if s == "" {
+				return "", fmt.Errorf("cell %s has no %s in its stack outputs: run `cellctl up %s` first", id, key, id)
+			}
+			return s, nil
+		}).(pulumi.StringOutput)
+	}
+	d := component.DashboardCellArgs{Cell: id, LoadBalancer: out("albArnSuffix"), TargetGroup: out("targetGroupArnSuffix")}
+	for _, n := range signal.AlarmNames(id) {
+		d.AlarmNames = append(d.AlarmNames, n)
+	}
+	if c := f.Cell(id); c != nil {
+		d.Region = c.Region
+		if c.CapacityRPS > 0 {
+			d.AlarmNames = append(d.AlarmNames, spec.CapacityAlarmName(id))
+		}
+	}
+	return d
 }

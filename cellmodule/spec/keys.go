@@ -211,6 +211,19 @@ var Keys = func() []Key {
 	set, get = integer(func(c *Cell) *int { return &c.AlarmEvalPeriods })
 	add(key("alarmEvalPeriods", Int, Anywhere, set, get, between(1, 60)))
 
+	// The cell's published capacity and its CellCapacityWarning alarm
+	// (cellmodule/alarms.go); not a gate signal.
+	set, get = integer(func(c *Cell) *int { return &c.CapacityRPS })
+	add(key("capacityRequestsPerSecond", Int, Anywhere, set, get, between(0, 10000000), func(k *Key) {
+		k.Hint = "the requests per second the cell is load-tested to carry (0: none published, no capacity alarm)"
+	}))
+	set, get = integer(func(c *Cell) *int { return &c.CapacityWarningPercent })
+	add(key("capacityWarningPercent", Int, Anywhere, set, get, between(1, 100)))
+	set, get = integer(func(c *Cell) *int { return &c.CapacityWarningMinutes })
+	// CloudWatch: EvaluationPeriods × Period must not exceed one day; with
+	// 60 s periods that is 1440.
+	add(key("capacityWarningMinutes", Int, Anywhere, set, get, between(1, 1440)))
+
 	// Shuffle sharding inside the cell (router/lanes.go): M lanes, r per
 	// tenant, and optionally one SQS queue per lane. The cross-key rule
 	// (1 ≤ r ≤ M, C(M, r) ≤ 2^53−1) is LanesProblem, checked by the loader.

@@ -76,6 +76,17 @@ type Cell struct {
 	// the alarm keys above: the cell's alarms and its gate both read that.
 	Gate signal.Thresholds
 
+	// CapacityRPS is the cell's published capacity in requests per second
+	// (what it is load-tested to carry); 0: none published, so the cell
+	// gets no capacity alarm. CapacityWarningPercent and
+	// CapacityWarningMinutes make the CellCapacityWarning alarm: the
+	// request rate above that share of the capacity for that many
+	// consecutive minutes. The wave gate ignores it (load is not a
+	// regression of the release); `cellctl health` shows it.
+	CapacityRPS            int
+	CapacityWarningPercent int
+	CapacityWarningMinutes int
+
 	// Lanes (M) and LaneShardSize (r): each tenant uses r of the cell's M
 	// lanes (router.Lanes). LaneQueues adds one SQS queue per lane.
 	Lanes         int
@@ -138,6 +149,8 @@ func Baseline() Cell {
 		Alarm5xxRatePercent:           1,
 		AlarmP99LatencyMs:             1000,
 		AlarmEvalPeriods:              3,
+		CapacityWarningPercent:        80,
+		CapacityWarningMinutes:        10,
 		Lanes:                         router.DefaultLanes,
 		LaneShardSize:                 router.DefaultLaneShardSize,
 	}
@@ -146,3 +159,19 @@ func Baseline() Cell {
 // LanesProblem says why the cell's lanes and shard size do not go
 // together (r > M, or C(M, r) too large to compute exactly), or nil.
 func (c Cell) LanesProblem() error { return router.CheckLanes(c.Lanes, c.LaneShardSize) }
+
+// CapacityAlarmKey is the CellCapacityWarning alarm's key in the cell
+// stack's alarmNames output. It is not a waves/signal signal, so the wave
+// gate, which reads only the signals' alarms, never counts it.
+const CapacityAlarmKey = "capacity"
+
+// CapacityAlarmName is the CloudWatch name of the cell's
+// CellCapacityWarning alarm.
+func CapacityAlarmName(cellID string) string { return "cellctl-" + cellID + "-capacity-warning" }
+
+// CapacityWarningRequestsPerMinute is the per-minute request count above
+// which the cell runs hotter than CapacityWarningPercent of its published
+// capacity (the alarm's threshold); 0 when no capacity is published.
+func (c Cell) CapacityWarningRequestsPerMinute() float64 {
+	return float64(c.CapacityRPS) * 60 * float64(c.CapacityWarningPercent) / 100
+}

@@ -229,7 +229,7 @@ func mockCertARN(name string) string {
 func TestEveryRuleRefusesAViolation(t *testing.T) {
 	covered := map[string]bool{}
 	cases := append(append(ruleCases(), nameCases()...), cdCases()...)
-	cases = append(cases, elbConditionCases()...)
+	cases = append(append(cases, elbConditionCases()...), dashboardCases()...)
 	for i, tc := range cases {
 		t.Run(fmt.Sprintf("%s/%d", tc.rule, i), func(t *testing.T) {
 			rule, ok := RuleByID(tc.rule)

@@ -48,6 +48,7 @@ func samples() map[string]resource.PropertyMap {
 		tAlarm: {"comparisonOperator": pv("GreaterThanThreshold"), "evaluationPeriods": pv(3), "metricName": pv("HTTPCode_Target_5XX_Count"),
 			"namespace": pv("AWS/ApplicationELB"), "statistic": pv("Sum"), "period": pv(60), "threshold": pv(5)},
 		tECSCluster: {},
+		tDashboard:  dashboardSample(),
 		tTaskDef: {"family": pv("cell-a-app"), "containerDefinitions": pv(`[{"name":"app","image":"nginx:1.27"}]`),
 			"requiresCompatibilities": pv([]string{"FARGATE"}), "networkMode": pv("awsvpc"), "cpu": pv("256"), "memory": pv("512")},
 		tECSService: {"cluster": pv("arn:aws:ecs:us-east-1:123456789012:cluster/cell-a"), "launchType": pv("FARGATE"), "desiredCount": pv(2),

@@ -57,6 +57,7 @@ var sdkTypes = map[string][2]elementTyper{
 	"aws:iam/rolePolicyAttachment:RolePolicyAttachment":         {iam.RolePolicyAttachmentArgs{}, iam.RolePolicyAttachmentState{}},
 	"aws:cloudwatch/logGroup:LogGroup":                          {cloudwatch.LogGroupArgs{}, cloudwatch.LogGroupState{}},
 	"aws:cloudwatch/metricAlarm:MetricAlarm":                    {cloudwatch.MetricAlarmArgs{}, cloudwatch.MetricAlarmState{}},
+	"aws:cloudwatch/dashboard:Dashboard":                        {cloudwatch.DashboardArgs{}, cloudwatch.DashboardState{}},
 	"aws:ecs/cluster:Cluster":                                   {ecs.ClusterArgs{}, ecs.ClusterState{}},
 	"aws:ecs/taskDefinition:TaskDefinition":                     {ecs.TaskDefinitionArgs{}, ecs.TaskDefinitionState{}},
 	"aws:ecs/service:Service":                                   {ecs.ServiceArgs{}, ecs.ServiceState{}},

@@ -16,6 +16,7 @@ import (
 	"github.com/pulumi/pulumi-aws/sdk/v6/go/aws"
 	"github.com/pulumi/pulumi-aws/sdk/v6/go/aws/acm"
 	"github.com/pulumi/pulumi-aws/sdk/v6/go/aws/cloudfront"
+	"github.com/pulumi/pulumi-aws/sdk/v6/go/aws/cloudwatch"
 	"github.com/pulumi/pulumi-aws/sdk/v6/go/aws/iam"
 	"github.com/pulumi/pulumi-aws/sdk/v6/go/aws/lambda"
 	"github.com/pulumi/pulumi-aws/sdk/v6/go/aws/route53"
@@ -89,6 +90,9 @@ type RouterArgs struct {
 	// distribution for this run (a router canary step); nil: stable, both
 	// run the function's newest version.
 	Traffic *canary.Traffic
+	// Dashboard is the fleet's CloudWatch dashboard (dashboard.go); nil:
+	// none.
+	Dashboard *DashboardArgs
 }
 
 // Router is the global stack's component.
@@ -110,7 +114,9 @@ type Router struct {
 	ViewerCertificate           *acm.Certificate
 	ViewerCertificateValidation *acm.CertificateValidation
 	ViewerRecords               []*route53.Record
-	Outputs                     pulumi.Map
+	// Dashboard is the fleet dashboard (nil without DashboardArgs).
+	Dashboard *cloudwatch.Dashboard
+	Outputs   pulumi.Map
 
 	primaryArn, stagingArn pulumi.StringOutput
 }
@@ -159,6 +165,9 @@ func NewRouter(ctx *pulumi.Context, name string, args *RouterArgs, opts ...pulum
 	if err := r.viewerRecords(ctx, name, args, parent); err != nil {
 		return nil, err
 	}
+	if err := r.dashboard(ctx, name, args.Dashboard, parent); err != nil {
+		return nil, err
+	}
 	r.Outputs = pulumi.Map{
 		"distributionDomain": r.Distribution.DomainName,
 		"distributionId":     r.Distribution.ID(),
@@ -171,6 +180,9 @@ func NewRouter(ctx *pulumi.Context, name string, args *RouterArgs, opts ...pulum
 	}
 	for k, v := range r.canaryOutputs(args) {
 		r.Outputs[k] = v
+	}
+	if r.Dashboard != nil {
+		r.Outputs["dashboardName"] = r.Dashboard.DashboardName
 	}
 	if err := ctx.RegisterResourceOutputs(r, r.Outputs); err != nil {
 		return nil, err

@@ -73,6 +73,8 @@ func runRouterProgram(t *testing.T, f *fleet.Fleet, undeployed ...string) (*rout
 		outs := resource.PropertyMap{"cidr": resource.NewStringProperty(c.CIDR())}
 		if !slices.Contains(undeployed, c.ID) {
 			outs["dnsName"] = resource.NewStringProperty(albDNS(c.ID))
+			outs["albArnSuffix"] = resource.NewStringProperty("app/" + c.ID + "-alb/0123456789abcdef")
+			outs["targetGroupArnSuffix"] = resource.NewStringProperty("targetgroup/" + c.ID + "-tg/fedcba9876543210")
 		}
 		model.SetStackOutputs(c.ID, outs)
 	}

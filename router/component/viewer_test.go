@@ -126,7 +126,8 @@ func TestEdgeProviderInheritsTheStackSettings(t *testing.T) {
 	f := demoFleet(t)
 	model := awsmodel.NewMock(awsmodel.Env{Partition: "aws", Account: "123456789012", Region: f.Router.Region})
 	for _, c := range f.Cells {
-		model.SetStackOutputs(c.ID, resource.PropertyMap{"dnsName": resource.NewStringProperty(albDNS(c.ID))})
+		model.SetStackOutputs(c.ID, resource.PropertyMap{"dnsName": resource.NewStringProperty(albDNS(c.ID)),
+			"albArnSuffix": resource.NewStringProperty("app/" + c.ID + "/1"), "targetGroupArnSuffix": resource.NewStringProperty("targetgroup/" + c.ID + "/2")})
 	}
 	key := f.ConfigKey(fleet.OriginVerifyKey)
 	rec, _, err := mocks.Run(mocks.Options{

@@ -13,7 +13,9 @@ import (
 	"github.com/cellctl/cellctl/cmd/cellctl/cmdutil"
 	"github.com/cellctl/cellctl/cmd/cellctl/deploy"
 	"github.com/cellctl/cellctl/cmd/cellctl/drift"
+	"github.com/cellctl/cellctl/cmd/cellctl/health"
 	"github.com/cellctl/cellctl/cmd/cellctl/lifecycle"
+	"github.com/cellctl/cellctl/cmd/cellctl/observability"
 	"github.com/cellctl/cellctl/cmd/cellctl/plan"
 	"github.com/cellctl/cellctl/cmd/cellctl/quota"
 	"github.com/cellctl/cellctl/cmd/cellctl/rollout"
@@ -79,6 +81,8 @@ Exit codes: 0 ok, 1 error, 2 findings (drift, quota, isolation),
 		route.NewCmdRoute(f, nil),
 		route.NewCmdCapacity(f, nil),
 		quota.NewCmdQuota(f, nil),
+		health.NewCmdHealth(f, nil),
+		observability.NewCmdObservability(f, nil),
 		route.NewCmdLanes(f, nil),
 		cell.NewCmdCell(f),
 		lifecycle.NewCmdDrain(f, nil),

@@ -1,0 +1,243 @@
+// Package health is `cellctl health`: the per-cell health view, worst cell
+// first, with the fleet average beside it (internal/health does the work).
+package health
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/cellctl/cellctl/cmd/cellctl/cmdutil"
+	"github.com/cellctl/cellctl/internal/awsapi"
+	"github.com/cellctl/cellctl/internal/fleet"
+	"github.com/cellctl/cellctl/internal/health"
+	"github.com/cellctl/cellctl/internal/iostreams"
+	"github.com/cellctl/cellctl/internal/outcome"
+	"github.com/cellctl/cellctl/internal/render"
+)
+
+// Options are the inputs of `cellctl health`.
+type Options struct {
+	IO    *iostreams.IOStreams
+	Fleet func() (*fleet.Fleet, error)
+	// Outputs reads the cell stacks' outputs, once per command (a nil map:
+	// not deployed; Err: unreadable).
+	Outputs func(ctx context.Context, stacks []string) (map[string]Deployed, error)
+	// Reader builds the CloudWatch reader of a region.
+	Reader func(ctx context.Context, region string) (health.Reader, error)
+	Now    func() time.Time
+	View   render.View[health.Report]
+
+	Cells    []string
+	Since    time.Duration
+	Watch    bool
+	Interval time.Duration
+	Parallel int
+}
+
+var formats = []render.Format[health.Report]{
+	{Name: render.FormatTable, Render: func(io *iostreams.IOStreams, r health.Report) error {
+		_, err := fmt.Fprint(io.Out, health.Table(render.Out(io), r))
+		return err
+	}},
+	render.JSONFormat(func(r health.Report) any { return r }),
+}
+
+// NewCmdHealth builds `cellctl health`.
+func NewCmdHealth(f *cmdutil.Factory, runF func(*Options) error) *cobra.Command {
+	opts := &Options{IO: f.IO, Fleet: f.Fleet, Now: time.Now}
+	cmd := &cobra.Command{
+		Use:   "health [cells…]",
+		Short: "Show each cell's health, worst first, beside the fleet average",
+		Long: `Show, per cell, now (the latest minute CloudWatch has) and over the window
+(--since): requests per second, 5xx rate, p99 latency, healthy/desired
+tasks, the state of its alarms and its load against its published capacity
+(cells:capacityRequestsPerSecond). The worst cell comes first, and the fleet
+average is printed next to it: when the average passes a threshold the
+worst cell fails, the report says the average hides that cell.
+
+Cells are judged against their wave gate's thresholds (waves.yaml
+promote_if, the same ones their alarms use) and the capacity warning
+(cells:capacityWarningPercent). An alarm in ALARM, a reading past a
+threshold, or anything that cannot be read (a missing alarm, no
+datapoints, no stack outputs) is a finding: exit 2.
+
+The same CloudWatch client reads AWS (--cloud aws) and the simulator's
+AWS endpoint (--cloud sim).
+
+--watch re-reads every --interval: on a terminal the table is redrawn in
+place, otherwise one line per update. It stops on Ctrl-C and exits with
+the last update's code.`,
+		Example: `  cellctl health
+  cellctl health cell-b cell-c --since 1h
+  cellctl health --watch --interval 30s
+  cellctl health -o json | jq '.cells[0]'`,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			opts.Cells, opts.Parallel = args, f.Global.Parallel
+			if opts.Since < time.Minute {
+				return fmt.Errorf("--since %s: must be at least 1m (CloudWatch's ALB metrics are per minute)", opts.Since)
+			}
+			if opts.Since > 24*time.Hour*14 {
+				return fmt.Errorf("--since %s: at most 336h (CloudWatch keeps one-minute data for 15 days)", opts.Since)
+			}
+			if opts.Interval < time.Second {
+				return fmt.Errorf("--interval %s: must be at least 1s", opts.Interval)
+			}
+			var err error
+			if opts.View, err = render.Pick(f.Global.Output, formats...); err != nil {
+				return err
+			}
+			if opts.Watch && f.Global.Output == render.FormatJSON {
+				return errors.New("--watch draws a table or lines; use -o json without --watch for one document")
+			}
+			opts.Outputs, opts.Reader = outputs(f), readers(f)
+			if runF != nil {
+				return runF(opts)
+			}
+			return Run(cmd.Context(), opts)
+		},
+	}
+	cmd.Flags().DurationVar(&opts.Since, "since", health.DefaultSince, "window to read, ending now")
+	cmd.Flags().BoolVar(&opts.Watch, "watch", false, "re-read and redraw until interrupted")
+	cmd.Flags().DurationVar(&opts.Interval, "interval", 30*time.Second, "how often --watch re-reads")
+	return cmd
+}
+
+// Deployed is what a cell stack exports, or why it could not be read.
+type Deployed struct {
+	Outputs map[string]any
+	Err     error
+}
+
+// outputs reads the stacks' outputs through the engine, in parallel.
+func outputs(f *cmdutil.Factory) func(ctx context.Context, stacks []string) (map[string]Deployed, error) {
+	return func(ctx context.Context, stacks []string) (map[string]Deployed, error) {
+		fl, err := f.Fleet()
+		if err != nil {
+			return nil, err
+		}
+		eng, err := f.Engine(fl, nil)
+		if err != nil {
+			return nil, err
+		}
+		st, err := eng.Status(ctx, stacks)
+		if err != nil {
+			return nil, err
+		}
+		out := map[string]Deployed{}
+		for i, s := range st {
+			switch {
+			case s == nil:
+				out[stacks[i]] = Deployed{Err: errors.New("the engine returned no status")}
+			case s.Error != "":
+				out[stacks[i]] = Deployed{Err: errors.New(s.Error)}
+			default:
+				out[stacks[i]] = Deployed{Outputs: s.Outputs}
+			}
+		}
+		return out, nil
+	}
+}
+
+// readers builds one CloudWatch reader per region from the cloud bundle:
+// AWS's endpoints and default credentials, or the simulator's endpoint.
+func readers(f *cmdutil.Factory) func(ctx context.Context, region string) (health.Reader, error) {
+	return func(ctx context.Context, region string) (health.Reader, error) {
+		bundle, err := f.Cloud()
+		if err != nil {
+			return nil, err
+		}
+		access, err := bundle.AWS(ctx)
+		if err != nil {
+			return nil, err
+		}
+		return awsapi.NewCloudWatch(ctx, awsapi.Target{Region: region, Endpoint: access.Endpoint, AccessKeyID: access.AccessKeyID, SecretAccessKey: access.SecretAccessKey})
+	}
+}
+
+// Targets picks the cells to read (all, or those named) with what the
+// fleet says about them.
+func Targets(fl *fleet.Fleet, names []string) ([]health.Target, error) {
+	var cells []*fleet.Cell
+	if len(names) == 0 {
+		cells = fl.Cells
+	} else {
+		var unknown []string
+		for _, n := range names {
+			id := n
+			if !strings.HasPrefix(id, "cell-") {
+				id = "cell-" + id
+			}
+			if c := fl.Cell(id); c != nil {
+				cells = append(cells, c)
+			} else {
+				unknown = append(unknown, n)
+			}
+		}
+		if len(unknown) > 0 {
+			return nil, fmt.Errorf("not in the fleet: %s (cells: %s)", strings.Join(unknown, ", "), strings.Join(fl.CellIDs(), ", "))
+		}
+	}
+	out := make([]health.Target, 0, len(cells))
+	for _, c := range cells {
+		t := health.Target{Cell: c.ID, Region: c.Region, Thresholds: c.Thresholds(), DesiredTasks: c.DesiredCount,
+			CapacityRPS: c.CapacityRPS, CapacityWarningPercent: c.CapacityWarningPercent}
+		if fl.Routing != nil {
+			if rc, ok := fl.Routing.Cell(c.ID); ok {
+				t.State = string(rc.State)
+			}
+		}
+		out = append(out, t)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Cell < out[j].Cell })
+	return out, nil
+}
+
+// Run reads the fleet once (or until interrupted with --watch) and renders.
+func Run(ctx context.Context, o *Options) error {
+	fl, err := o.Fleet()
+	if err != nil {
+		return err
+	}
+	targets, err := Targets(fl, o.Cells)
+	if err != nil {
+		return err
+	}
+	// The stacks' outputs (load balancer dimensions, alarm names) change
+	// only with an up: read once, even under --watch.
+	stacks := make([]string, len(targets))
+	for i, t := range targets {
+		stacks[i] = t.Cell
+	}
+	deployed, err := o.Outputs(ctx, stacks)
+	if err != nil {
+		return err
+	}
+	for i := range targets {
+		d := deployed[targets[i].Cell]
+		targets[i].Outputs, targets[i].OutputsErr = d.Outputs, d.Err
+	}
+	read := func(ctx context.Context) health.Report {
+		return health.Read(ctx, targets, health.Options{Now: o.Now(), Since: o.Since, Parallel: o.Parallel, Reader: o.Reader})
+	}
+	var rep health.Report
+	if o.Watch {
+		// The first Ctrl-C ends the watch (there is nothing in flight
+		// worth finishing); the last complete update decides the exit.
+		rep = health.Watch(cmdutil.Graceful(ctx), o.IO.Out, o.IO.IsStdoutTTY(), render.Out(o.IO), o.Interval, read, nil)
+	} else {
+		rep = read(ctx)
+		if err := o.View.Render(o.IO, rep); err != nil {
+			return err
+		}
+	}
+	if err := rep.Err(); err != nil {
+		return outcome.Findings(err)
+	}
+	return nil
+}

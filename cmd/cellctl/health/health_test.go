@@ -1,0 +1,121 @@
+package health
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/cellctl/cellctl/cmd/cellctl/cmdutil"
+	"github.com/cellctl/cellctl/internal/awsapi"
+	"github.com/cellctl/cellctl/internal/exitcode"
+	"github.com/cellctl/cellctl/internal/health"
+	"github.com/cellctl/cellctl/internal/iostreams"
+	"github.com/cellctl/cellctl/internal/render"
+)
+
+func factory(output string) *cmdutil.Factory {
+	io, _, _, _ := iostreams.Test()
+	f := cmdutil.NewFactory(io)
+	f.Global.Dir, f.Global.Output, f.Global.Cloud, f.Global.Parallel = "../../..", output, cmdutil.CloudSim, 2
+	return f
+}
+
+func TestHealthFlags(t *testing.T) {
+	var got *Options
+	cmd := NewCmdHealth(factory(cmdutil.FormatJSON), func(o *Options) error { got = o; return nil })
+	cmd.SetArgs([]string{"cell-b", "c", "--since", "1h"})
+	if err := cmd.Execute(); err != nil {
+		t.Fatal(err)
+	}
+	if got.Since != time.Hour || len(got.Cells) != 2 || got.View == nil || got.Outputs == nil || got.Reader == nil {
+		t.Fatalf("options %+v", got)
+	}
+	for _, tc := range []struct {
+		output string
+		args   []string
+		want   string
+	}{
+		{cmdutil.FormatTable, []string{"--since", "10s"}, "--since 10s: must be at least 1m"},
+		{cmdutil.FormatTable, []string{"--watch", "--interval", "0s"}, "--interval 0s: must be at least 1s"},
+		{cmdutil.FormatJSON, []string{"--watch"}, "use -o json without --watch"},
+		{cmdutil.FormatMarkdown, nil, `--output "markdown" is not supported here (allowed: table, json)`},
+	} {
+		ran := false
+		cmd := NewCmdHealth(factory(tc.output), func(*Options) error { ran = true; return nil })
+		cmd.SetArgs(tc.args)
+		cmd.SetOut(&bytes.Buffer{})
+		cmd.SetErr(&bytes.Buffer{})
+		if err := cmd.Execute(); err == nil || ran || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%v: ran %v, error %v; want %q", tc.args, ran, err, tc.want)
+		}
+	}
+}
+
+type quietCW struct{}
+
+func (quietCW) Alarms(_ context.Context, names []string) (map[string]awsapi.Alarm, error) {
+	out := map[string]awsapi.Alarm{}
+	for _, n := range names {
+		out[n] = awsapi.Alarm{Name: n, State: "OK"}
+	}
+	return out, nil
+}
+
+func (quietCW) MetricData(_ context.Context, qs []awsapi.Query, start, end time.Time) (map[string]awsapi.Series, error) {
+	out := map[string]awsapi.Series{}
+	for _, q := range qs {
+		v := map[string]float64{"requests": 600, "p99": 0.1, "healthy": 2, "unhealthy": 0}[q.ID]
+		s := awsapi.Series{ID: q.ID}
+		if q.ID != "target5xx" && q.ID != "elb5xx" {
+			s.Points = []awsapi.Point{{Time: end.Add(-time.Minute), Value: v}}
+		}
+		out[q.ID] = s
+	}
+	return out, nil
+}
+
+// The demo fleet, every cell healthy except one never deployed: exit 2,
+// the undeployed cell first; unknown cells are refused by name.
+func TestHealthRun(t *testing.T) {
+	f := factory(cmdutil.FormatTable)
+	io, _, stdout, _ := iostreams.Test()
+	view, _ := render.Pick(cmdutil.FormatTable, formats...)
+	o := &Options{IO: io, Fleet: f.Fleet, View: view, Since: 15 * time.Minute, Now: time.Now,
+		Outputs: func(_ context.Context, stacks []string) (map[string]Deployed, error) {
+			out := map[string]Deployed{}
+			for _, s := range stacks {
+				if s != "cell-d" {
+					out[s] = Deployed{Outputs: map[string]any{"albArnSuffix": "app/" + s + "/1", "targetGroupArnSuffix": "targetgroup/" + s + "/2"}}
+				}
+			}
+			return out, nil
+		},
+		Reader: func(context.Context, string) (health.Reader, error) { return quietCW{}, nil }}
+	err := Run(context.Background(), o)
+	if exitcode.Of(err) != exitcode.Findings {
+		t.Fatalf("exit %d (%v), want 2", exitcode.Of(err), err)
+	}
+	rows := strings.Split(stdout.String(), "\n")
+	if !strings.HasPrefix(rows[2], "cell-d") || !strings.Contains(rows[2], "not deployed") {
+		t.Errorf("cell-d must come first:\n%s", stdout.String())
+	}
+
+	o.Cells = []string{"cell-zz"}
+	if err := Run(context.Background(), o); err == nil || !strings.Contains(err.Error(), "not in the fleet: cell-zz (cells: cell-a, cell-b, cell-c, cell-d)") {
+		t.Errorf("unknown cell: %v", err)
+	}
+	o.Cells = []string{"a", "b", "c"}
+	stdout.Reset()
+	if err := Run(context.Background(), o); err != nil {
+		t.Errorf("three healthy cells: %v\n%s", err, stdout.String())
+	}
+	o.Outputs = func(context.Context, []string) (map[string]Deployed, error) {
+		return nil, errors.New("backend unreachable")
+	}
+	if err := Run(context.Background(), o); err == nil || exitcode.Of(err) != exitcode.Error {
+		t.Errorf("unreadable backend: %v", err)
+	}
+}

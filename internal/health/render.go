@@ -1,0 +1,174 @@
+package health
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"math"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/cellctl/cellctl/internal/render"
+)
+
+// Err is the report's outcome: nil when no cell has findings, otherwise an
+// error counting them (the command wraps it as findings, exit 2).
+func (r Report) Err() error {
+	if r.Findings == 0 {
+		return nil
+	}
+	return fmt.Errorf("%d of %d cells have findings; worst: %s", r.Findings, len(r.Cells), r.Worst)
+}
+
+func num(v *float64, format string) string {
+	if v == nil {
+		return "—"
+	}
+	return fmt.Sprintf(format, *v)
+}
+
+func pct(v *float64) string {
+	if v == nil {
+		return "—"
+	}
+	d := 3
+	if math.Abs(*v) >= 10 {
+		d = 1
+	}
+	r := math.Round(*v*math.Pow10(d)) / math.Pow10(d)
+	return strconv.FormatFloat(r, 'f', -1, 64) + "%"
+}
+
+func tasks(healthy *float64, desired int) string {
+	return num(healthy, "%.0f") + "/" + fmt.Sprint(desired)
+}
+
+func nowWindow(now, window string) string {
+	if now == window {
+		return now
+	}
+	return now + " (" + window + ")"
+}
+
+// Table renders the report: one row per cell, worst first, each value now
+// and (in parentheses) over the window, then the worst cell beside the
+// fleet average and what the average hides.
+func Table(s *render.Styles, r Report) string {
+	var b strings.Builder
+	headers := []string{"CELL", "STATE", "REQ/S", "5XX", "P99", "TASKS", "LOAD", "ALARMS", "FINDINGS"}
+	rows := make([][]string, 0, len(r.Cells))
+	for _, c := range r.Cells {
+		state := c.State
+		if state == "" {
+			state = "—"
+		}
+		findings := "ok"
+		if c.Bad() {
+			findings = s.Bad(strings.Join(c.Findings, "; "))
+		}
+		rows = append(rows, []string{
+			c.Cell, state,
+			nowWindow(num(c.Now.RequestsPerSecond, "%.1f"), num(c.Window.RequestsPerSecond, "%.1f")),
+			nowWindow(pct(c.Now.ErrorRatePercent), pct(c.Window.ErrorRatePercent)),
+			nowWindow(num(c.Now.P99Ms, "%.0fms"), num(c.Window.P99Ms, "%.0fms")),
+			nowWindow(tasks(c.Now.HealthyTasks, c.DesiredTasks), "min "+num(c.Window.HealthyTasks, "%.0f")),
+			nowWindow(pct(c.Now.LoadPercent), pct(c.Window.LoadPercent)),
+			alarmSummary(s, c.Alarms),
+			findings,
+		})
+	}
+	fmt.Fprintf(&b, "cell health at %s, window %s (now, and over the window in parentheses)\n", r.At.Format(time.RFC3339), r.Since)
+	b.WriteString(s.Table(headers, rows))
+	if len(r.Cells) == 0 {
+		return b.String()
+	}
+	w := r.Cells[0]
+	fmt.Fprintf(&b, "worst cell     %-8s 5xx %-8s p99 %-7s tasks %-6s load %s\n", w.Cell,
+		pct(w.Now.ErrorRatePercent), num(w.Now.P99Ms, "%.0fms"), tasks(w.Now.HealthyTasks, w.DesiredTasks), pct(w.Now.LoadPercent))
+	f := r.Fleet
+	fmt.Fprintf(&b, "fleet average  %-8s 5xx %-8s p99 %-7s tasks %-6s load %s\n", fmt.Sprintf("%d cells", f.Cells),
+		pct(f.ErrorRatePercent), num(f.P99Ms, "%.0fms"), tasks(f.HealthyTasks, f.DesiredTasks), pct(f.LoadPercent))
+	for _, h := range r.Hidden {
+		fmt.Fprintf(&b, "%s %s\n", s.Warn("the fleet average hides the worst cell —"), h)
+	}
+	if r.Findings > 0 {
+		fmt.Fprintf(&b, "%s\n", s.Bad(fmt.Sprintf("%d of %d cells have findings (exit 2)", r.Findings, len(r.Cells))))
+	} else {
+		fmt.Fprintf(&b, "%s\n", s.Good(fmt.Sprintf("all %d cells healthy", len(r.Cells))))
+	}
+	return b.String()
+}
+
+func alarmSummary(s *render.Styles, as []Alarm) string {
+	var bad []string
+	for _, a := range as {
+		if a.State != "OK" {
+			bad = append(bad, a.Key+" "+a.State)
+		}
+	}
+	if len(bad) == 0 {
+		if len(as) == 0 {
+			return "—"
+		}
+		return fmt.Sprintf("%d OK", len(as))
+	}
+	return s.Bad(strings.Join(bad, ", "))
+}
+
+// Line is one update of `--watch` when stdout is not a terminal: the time,
+// the worst cell and the fleet average on one line.
+func Line(r Report) string {
+	if len(r.Cells) == 0 {
+		return fmt.Sprintf("%s no cells\n", r.At.Format(time.RFC3339))
+	}
+	w := r.Cells[0]
+	status := "ok"
+	if w.Bad() {
+		status = strings.Join(w.Findings, "; ")
+	}
+	line := fmt.Sprintf("%s worst %s 5xx %s p99 %s tasks %s load %s [%s] | fleet average 5xx %s p99 %s | %d/%d cells with findings",
+		r.At.Format(time.RFC3339), w.Cell, pct(w.Now.ErrorRatePercent), num(w.Now.P99Ms, "%.0fms"),
+		tasks(w.Now.HealthyTasks, w.DesiredTasks), pct(w.Now.LoadPercent), status,
+		pct(r.Fleet.ErrorRatePercent), num(r.Fleet.P99Ms, "%.0fms"), r.Findings, len(r.Cells))
+	if len(r.Hidden) > 0 {
+		line += " | average hides: " + strings.Join(r.Hidden, "; ")
+	}
+	return line + "\n"
+}
+
+// clearScreen moves the cursor home and clears the terminal, so a redraw
+// replaces the previous table in place.
+const clearScreen = "\x1b[H\x1b[2J"
+
+// Watch reads the fleet every interval until ctx ends, drawing each
+// report: on a terminal the table redrawn in place, otherwise one Line per
+// update. It returns the last complete report (its Err decides the exit
+// code). ctx should end on the first interrupt (cmdutil.Graceful).
+func Watch(ctx context.Context, w io.Writer, tty bool, styles *render.Styles, interval time.Duration, read func(context.Context) Report, after func(time.Duration) <-chan time.Time) Report {
+	if after == nil {
+		after = time.After
+	}
+	var last Report
+	for n := 0; ; n++ {
+		r := read(ctx)
+		if ctx.Err() != nil {
+			// Interrupted mid-read: what was cut short is not a reading.
+			if n == 0 {
+				return r
+			}
+			return last
+		}
+		last = r
+		if tty {
+			fmt.Fprint(w, clearScreen+Table(styles, last)+fmt.Sprintf("refreshing every %s — Ctrl-C to stop\n", interval))
+		} else {
+			fmt.Fprint(w, Line(last))
+		}
+		select {
+		case <-ctx.Done():
+			return last
+		case <-after(interval):
+		}
+	}
+}
