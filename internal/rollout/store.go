@@ -11,11 +11,13 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/aws/smithy-go"
 	"gocloud.dev/blob"
 	"gocloud.dev/blob/fileblob"
+	"gocloud.dev/blob/memblob"
 	_ "gocloud.dev/blob/s3blob" // s3:// backends, as Pulumi's own
 	"gocloud.dev/gcerrors"
 )
@@ -47,6 +49,13 @@ type Store struct {
 	dir string
 	// Now is the clock (tests set it).
 	Now func() time.Time
+
+	// pendingDir is a file backend's directory that does not exist yet:
+	// reads see an empty store and create nothing (a dry run on a fresh
+	// clone must leave no .cellctl/state behind); the first write creates
+	// it and opens the real bucket there.
+	mu         sync.Mutex
+	pendingDir string
 }
 
 // Open opens the store of a Pulumi backend URL: file://<dir> (a relative
@@ -78,8 +87,8 @@ func Open(ctx context.Context, backend string) (*Store, error) {
 		if err != nil {
 			return nil, fmt.Errorf("backend %q: %w", backend, err)
 		}
-		if err := os.MkdirAll(abs, 0o755); err != nil {
-			return nil, fmt.Errorf("backend %q: %w", backend, err)
+		if _, err := os.Stat(abs); errors.Is(err, os.ErrNotExist) {
+			return &Store{bucket: memblob.OpenBucket(nil), pendingDir: abs}, nil
 		}
 		b, err := fileblob.OpenBucket(abs, &fileblob.Options{Metadata: fileblob.MetadataDontWrite})
 		if err != nil {
@@ -106,7 +115,34 @@ func Open(ctx context.Context, backend string) (*Store, error) {
 func NewStore(b *blob.Bucket) *Store { return &Store{bucket: b} }
 
 // Close releases the bucket.
-func (s *Store) Close() error { return s.bucket.Close() }
+func (s *Store) Close() error { return s.b().Close() }
+
+// b is the bucket (swapped once by materialize).
+func (s *Store) b() *blob.Bucket {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.bucket
+}
+
+// materialize creates a pending file backend directory and opens the
+// bucket there, before the first write.
+func (s *Store) materialize() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.pendingDir == "" {
+		return nil
+	}
+	if err := os.MkdirAll(s.pendingDir, 0o755); err != nil {
+		return fmt.Errorf("backend %s: %w", s.pendingDir, err)
+	}
+	b, err := fileblob.OpenBucket(s.pendingDir, &fileblob.Options{Metadata: fileblob.MetadataDontWrite})
+	if err != nil {
+		return fmt.Errorf("backend %s: %w", s.pendingDir, err)
+	}
+	_ = s.bucket.Close()
+	s.bucket, s.dir, s.pendingDir = b, s.pendingDir, ""
+	return nil
+}
 
 func (s *Store) now() time.Time {
 	if s.Now != nil {
@@ -134,7 +170,11 @@ func (s *Store) Put(ctx context.Context, r *Record) error {
 		r.Revision--
 		return err
 	}
-	if err := s.bucket.WriteAll(ctx, recordKey(r.ID), append(data, '\n'), &blob.WriterOptions{ContentType: "application/json"}); err != nil {
+	if err := s.materialize(); err != nil {
+		r.Revision--
+		return err
+	}
+	if err := s.b().WriteAll(ctx, recordKey(r.ID), append(data, '\n'), &blob.WriterOptions{ContentType: "application/json"}); err != nil {
 		r.Revision--
 		return fmt.Errorf("writing rollout %s: %w", r.ID, err)
 	}
@@ -146,7 +186,7 @@ func (s *Store) Get(ctx context.Context, id string) (*Record, error) {
 	if !ValidID(id) {
 		return nil, fmt.Errorf("%w %q: rollout ids look like 20261201T093000Z-1a2b3c (`cellctl rollout list`)", ErrNotFound, id)
 	}
-	data, err := s.bucket.ReadAll(ctx, recordKey(id))
+	data, err := s.b().ReadAll(ctx, recordKey(id))
 	if gcerrors.Code(err) == gcerrors.NotFound {
 		return nil, fmt.Errorf("%w %q (`cellctl rollout list` shows them)", ErrNotFound, id)
 	}
@@ -163,7 +203,7 @@ func (s *Store) Get(ctx context.Context, id string) (*Record, error) {
 // List reads every record, newest first.
 func (s *Store) List(ctx context.Context) ([]*Record, error) {
 	var out []*Record
-	it := s.bucket.List(&blob.ListOptions{Prefix: RecordPrefix})
+	it := s.b().List(&blob.ListOptions{Prefix: RecordPrefix})
 	for {
 		obj, err := it.Next(ctx)
 		if err == io.EOF {
@@ -198,6 +238,9 @@ func (s *Store) Latest(ctx context.Context) (*Record, error) {
 // createExclusive writes key only if it does not exist yet, atomically:
 // of two writers, exactly one succeeds and the other gets errExists.
 func (s *Store) createExclusive(ctx context.Context, key string, data []byte) error {
+	if err := s.materialize(); err != nil {
+		return err
+	}
 	if s.dir != "" {
 		path := filepath.Join(s.dir, filepath.FromSlash(key))
 		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
@@ -225,7 +268,7 @@ func (s *Store) createExclusive(ctx context.Context, key string, data []byte) er
 		}
 		return nil
 	}
-	err := s.bucket.WriteAll(ctx, key, data, &blob.WriterOptions{IfNotExist: true, ContentType: "application/json"})
+	err := s.b().WriteAll(ctx, key, data, &blob.WriterOptions{IfNotExist: true, ContentType: "application/json"})
 	var api smithy.APIError
 	switch {
 	case gcerrors.Code(err) == gcerrors.FailedPrecondition:
@@ -238,7 +281,7 @@ func (s *Store) createExclusive(ctx context.Context, key string, data []byte) er
 
 // readBytes reads an object; found is false when it does not exist.
 func (s *Store) readBytes(ctx context.Context, key string) ([]byte, bool, error) {
-	data, err := s.bucket.ReadAll(ctx, key)
+	data, err := s.b().ReadAll(ctx, key)
 	if gcerrors.Code(err) == gcerrors.NotFound {
 		return nil, false, nil
 	}
@@ -246,7 +289,7 @@ func (s *Store) readBytes(ctx context.Context, key string) ([]byte, bool, error)
 }
 
 func (s *Store) delete(ctx context.Context, key string) error {
-	err := s.bucket.Delete(ctx, key)
+	err := s.b().Delete(ctx, key)
 	if gcerrors.Code(err) == gcerrors.NotFound {
 		return nil
 	}
