@@ -275,6 +275,10 @@ func Parse(file string, data []byte) (*Plan, error) {
 					errs.Add(file, p.Value.Line, kf, "must be a whole number ≥ 0 (0 means every cell of the wave at once), got %s", diag.KindName(p.Value))
 					continue
 				}
+				if !diag.DecimalInt.MatchString(p.Value.Value) {
+					errs.Add(file, p.Value.Line, kf, "must be a whole number ≥ 0, %s, got %s", diag.DecimalHint, diag.Echo(p.Value.Value))
+					continue
+				}
 				w.Parallel = n
 			default:
 				errs.Add(file, p.Key.Line, kf, "unknown key (allowed: name, cells, bake, gate, gates, max_parallel, parallel)")
@@ -353,6 +357,10 @@ func parseGate(file, field string, n *yaml.Node, base Gate, errs *diag.List) Gat
 			var v int
 			if p.Value.Kind != yaml.ScalarNode || p.Value.ShortTag() != "!!int" || p.Value.Decode(&v) != nil || v < 0 || v > MaxMinRequests {
 				errs.Add(file, p.Value.Line, kf, "must be a whole number of requests ≥ 0 (fewer requests in a bake is inconclusive), got %s", diag.KindName(p.Value))
+				continue
+			}
+			if !diag.DecimalInt.MatchString(p.Value.Value) {
+				errs.Add(file, p.Value.Line, kf, "must be a whole number of requests ≥ 0, %s, got %s", diag.DecimalHint, diag.Echo(p.Value.Value))
 				continue
 			}
 			g.MinRequests = v

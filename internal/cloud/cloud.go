@@ -76,6 +76,11 @@ type Attachment struct {
 	Close func() error
 }
 
+// CloudResource is one live resource the cloud attributes to a stack.
+type CloudResource struct {
+	URN, Type, ID string
+}
+
 // Bundle is one cloud, as every part of cellctl reaches it.
 type Bundle struct {
 	// Kind is AWS or Sim.
@@ -88,6 +93,11 @@ type Bundle struct {
 	// creating (URNs), which exist in the cloud (urn → id); nil: no
 	// generic lookup exists and the operator decides.
 	ResolvePending func(ctx context.Context, stack string, urns []string) (map[string]string, error)
+	// StackResources lists the live resources the cloud holds for a
+	// stack (their Pulumi URN, type and id), for the orphan audit after
+	// an interrupted update; nil: the cloud cannot be listed by stack
+	// generically (AWS), and the operator decides.
+	StackResources func(ctx context.Context, stack string) ([]CloudResource, error)
 	// Offline forbids plugin downloads: the simulated cloud needs none.
 	Offline bool
 
@@ -152,6 +162,24 @@ func newSim(dir string) *Bundle {
 			Env:   map[string]string{"PULUMI_DEBUG_PROVIDERS": srv.DebugProviders()},
 			Close: func() error { srv.Stop(); return nil },
 		}, nil
+	}
+	b.StackResources = func(_ context.Context, stack string) ([]CloudResource, error) {
+		c, err := sim.Open(dir)
+		if err != nil {
+			return nil, err
+		}
+		live, err := c.Resources(sim.Filter{Stack: stack})
+		if err != nil {
+			return nil, err
+		}
+		var out []CloudResource
+		for _, r := range live {
+			// An abandoned resource (skipDestroy) left the state on purpose.
+			if r.Stack == stack && !r.Abandoned && r.URN != "" {
+				out = append(out, CloudResource{URN: r.URN, Type: r.Type, ID: r.ID})
+			}
+		}
+		return out, nil
 	}
 	b.ResolvePending = func(_ context.Context, stack string, urns []string) (map[string]string, error) {
 		c, err := sim.Open(dir)

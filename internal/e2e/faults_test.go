@@ -87,7 +87,13 @@ func startSlowUp(t *testing.T, dir, stack string) (*os.Process, *sim.Cloud) {
 // TestKilledUpConverges kills cellctl in the middle of an up; its pulumi
 // child is told to stop (it gets SIGTERM when cellctl dies), releases the
 // lock, and a rerun repairs the interrupted operations and converges with
-// no duplicate resources.
+// no duplicate resources. Where the kill lands decides what the rerun
+// repairs — creates still pending in the checkpoint (imported or cleared),
+// or a create the simulated provider carried out as it died, whose answer
+// pulumi never got (an orphan: in the cloud, not in the state, adopted by
+// the orphan audit; TestLostCreateAnswerAdopted makes that case happen
+// every time) — and every case must converge, so the assertions hold
+// whatever the timing.
 func TestKilledUpConverges(t *testing.T) {
 	dir := newFleet(t)
 	proc, cloud := startSlowUp(t, dir, "cell-a")
@@ -108,21 +114,7 @@ func TestKilledUpConverges(t *testing.T) {
 	if n := countLive(t, cloud, "cell-a", "aws:ec2/vpc:Vpc"); n != 1 {
 		t.Fatalf("cell-a has %d VPCs after the rerun, want exactly 1", n)
 	}
-	var again opResult
-	decode(t, mustRun(t, dir, "up", "cell-a", "-o", "json"), &again)
-	if c := again.stack(t, "cell-a").Changes; c.Create+c.Update+c.Delete+c.Replace != 0 {
-		t.Fatalf("not converged, a further up still changes: %+v", c)
-	}
-	live, _ := cloud.Resources(sim.Filter{Stack: "cell-a"})
-	var status struct {
-		Stacks []struct {
-			Resources int `json:"resources"`
-		} `json:"stacks"`
-	}
-	decode(t, mustRun(t, dir, "status", "cell-a", "-o", "json"), &status)
-	if status.Stacks[0].Resources != len(live) {
-		t.Fatalf("state tracks %d resources but the cloud holds %d: orphans or losses", status.Stacks[0].Resources, len(live))
-	}
+	assertConverged(t, dir, cloud, "cell-a")
 }
 
 // TestStaleLock kills cellctl and its pulumi child at once, leaving the
@@ -237,5 +229,54 @@ func TestInterruptFinishesStacksInFlight(t *testing.T) {
 	}
 	if n := countLive(t, cloud, skipped.Name, ""); n != 0 {
 		t.Errorf("%s was not to be touched, has %d resources", skipped.Name, n)
+	}
+}
+
+// TestLostCreateAnswerAdopted is the orphan TestKilledUpConverges can
+// meet, made deterministic: the simulated cloud creates cell-a's VPC and
+// then loses the answer (sim fault --lose-answer), so pulumi records a
+// failed create and no pending operation, and the VPC exists in the cloud
+// only. The next up's orphan audit adopts it: the rerun converges with
+// exactly one VPC, and the state tracks every live resource.
+func TestLostCreateAnswerAdopted(t *testing.T) {
+	dir := newFleet(t)
+	mustRun(t, dir, "sim", "fault", "add", "--cell", "cell-a", "--type", "ec2/vpc", "--op", "create", "--lose-answer")
+	if r := cellctl(t, dir, "up", "cell-a"); r.code != 1 {
+		t.Fatalf("up with a lost create answer: want exit 1, got %s", r)
+	}
+	cloud := simCloud(t, dir)
+	if n := countLive(t, cloud, "cell-a", "aws:ec2/vpc:Vpc"); n != 1 {
+		t.Fatalf("the lost create must have made the VPC: %d live", n)
+	}
+	var res opResult
+	decode(t, mustRun(t, dir, "up", "cell-a", "-o", "json"), &res)
+	s := res.stack(t, "cell-a")
+	if s.Result != "succeeded" || !strings.Contains(strings.Join(s.Notes, " "), "orphan audit: adopted 1 resource(s)") {
+		t.Fatalf("rerun: %+v", s)
+	}
+	if n := countLive(t, cloud, "cell-a", "aws:ec2/vpc:Vpc"); n != 1 {
+		t.Fatalf("cell-a has %d VPCs after the rerun, want exactly 1 (the adopted one)", n)
+	}
+	assertConverged(t, dir, cloud, "cell-a")
+}
+
+// assertConverged checks that a further up of stack changes nothing and
+// that the state tracks exactly the resources the cloud holds.
+func assertConverged(t *testing.T, dir string, cloud *sim.Cloud, stack string) {
+	t.Helper()
+	var again opResult
+	decode(t, mustRun(t, dir, "up", stack, "-o", "json"), &again)
+	if c := again.stack(t, stack).Changes; c.Create+c.Update+c.Delete+c.Replace != 0 {
+		t.Fatalf("not converged, a further up still changes: %+v", c)
+	}
+	live, _ := cloud.Resources(sim.Filter{Stack: stack})
+	var status struct {
+		Stacks []struct {
+			Resources int `json:"resources"`
+		} `json:"stacks"`
+	}
+	decode(t, mustRun(t, dir, "status", stack, "-o", "json"), &status)
+	if status.Stacks[0].Resources != len(live) {
+		t.Fatalf("state tracks %d resources but the cloud holds %d: orphans or losses", status.Stacks[0].Resources, len(live))
 	}
 }

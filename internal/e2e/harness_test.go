@@ -118,8 +118,18 @@ func command(dir string, args ...string) *exec.Cmd {
 		}
 		env = append(env, kv)
 	}
-	cmd.Env = append(env, "PULUMI_HOME="+pulumiHom, "PULUMI_SKIP_UPDATE_CHECK=true", "NO_COLOR=1")
+	cmd.Env = append(env, "PULUMI_HOME="+pulumiHom, "PULUMI_SKIP_UPDATE_CHECK=true", "NO_COLOR=1", "TMPDIR="+tmpDirOf(dir))
 	return cmd
+}
+
+// tmpDirOf is the $TMPDIR cellctl runs with on the fleet in dir: beside
+// the fleet, inside the test's own temporary directory, so the stack
+// workspaces (which live in $TMPDIR, never in the fleet) of one test can
+// be watched and are removed with the test.
+func tmpDirOf(dir string) string {
+	tmp := filepath.Clean(dir) + ".tmp"
+	_ = os.MkdirAll(tmp, 0o755)
+	return tmp
 }
 
 // cellctl runs cellctl to completion.

@@ -7,10 +7,13 @@
 package engine
 
 import (
+	"compress/gzip"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -24,6 +27,7 @@ import (
 
 	"github.com/cellctl/cellctl/internal/cloud"
 	"github.com/cellctl/cellctl/internal/fleet"
+	"github.com/cellctl/cellctl/internal/safefile"
 	"github.com/cellctl/cellctl/internal/stackrun"
 )
 
@@ -72,7 +76,6 @@ type Engine struct {
 	cloud      *cloud.Bundle
 	backend    string
 	passphrase string
-	workRoot   string
 
 	// previewPlan is the origin-verify secret previews use for stacks
 	// whose file has none yet (never written anywhere).
@@ -95,7 +98,7 @@ func New(opts Options) (*Engine, error) {
 	if opts.Log == nil {
 		opts.Log = io.Discard
 	}
-	e := &Engine{opts: opts, cloud: opts.Cloud, workRoot: filepath.Join(opts.Fleet.Dir, StateDir, "work")}
+	e := &Engine{opts: opts, cloud: opts.Cloud}
 	if e.cloud == nil {
 		e.cloud = &cloud.Bundle{Kind: cloud.AWS}
 	}
@@ -105,11 +108,9 @@ func New(opts Options) (*Engine, error) {
 		e.backend = os.Getenv("PULUMI_BACKEND_URL")
 	}
 	if e.backend == "" {
-		dir := filepath.Join(opts.Fleet.Dir, StateDir, "state")
-		if err := os.MkdirAll(dir, 0o755); err != nil {
-			return nil, fmt.Errorf("creating the local state directory: %w", err)
-		}
-		e.backend = "file://" + filepath.ToSlash(dir)
+		// Created by the first run that writes state (see open): a
+		// read-only command on a fresh clone leaves no .cellctl behind.
+		e.backend = "file://" + filepath.ToSlash(filepath.Join(opts.Fleet.Dir, StateDir, "state"))
 	}
 	// The demo passphrase protects nothing real: only the simulated cloud
 	// with the default backend (the fleet's own .cellctl/state) may use it.
@@ -130,9 +131,6 @@ func New(opts Options) (*Engine, error) {
 			return nil, err
 		}
 	}
-	if err := os.MkdirAll(e.workRoot, 0o755); err != nil {
-		return nil, fmt.Errorf("creating the workspace directory: %w", err)
-	}
 	return e, nil
 }
 
@@ -152,7 +150,7 @@ func passphrase(opts Options) (string, error) {
 		return p, nil
 	}
 	if f := os.Getenv("PULUMI_CONFIG_PASSPHRASE_FILE"); f != "" {
-		b, err := os.ReadFile(f)
+		b, err := safefile.Read(f, 64<<10)
 		if err != nil {
 			return "", fmt.Errorf("PULUMI_CONFIG_PASSPHRASE_FILE: %w", err)
 		}
@@ -167,7 +165,10 @@ func passphrase(opts Options) (string, error) {
 
 // workspace is one stack's private workspace: a fresh directory holding a
 // copy of Pulumi.yaml and the stack's config file, so concurrent stacks and
-// concurrent cellctl processes never share a file.
+// concurrent cellctl processes never share a file. It lives in the
+// system's temporary directory ($TMPDIR), never in the fleet repository:
+// a read-only command must leave the repository as it found it, even when
+// it is killed before it removes its workspace.
 type workspace struct {
 	stack     auto.Stack
 	dir       string
@@ -182,6 +183,9 @@ type workspace struct {
 	// writes nothing.
 	writable bool
 	lockPath string
+	// scratchBackend is the throwaway file backend a preview of a stack
+	// the backend does not hold yet runs against (removed on close).
+	scratchBackend string
 }
 
 // access says whether a workspace's changes to the stack file are kept.
@@ -197,6 +201,9 @@ func (w *workspace) close() {
 		_ = w.attach.Close()
 	}
 	_ = os.RemoveAll(w.dir)
+	if w.scratchBackend != "" {
+		_ = os.RemoveAll(w.scratchBackend)
+	}
 }
 
 // stackFileOf returns the fleet-relative stack file of a stack.
@@ -217,8 +224,12 @@ func (e *Engine) stackFileOf(name string) (string, error) {
 // current configuration).
 //
 // mode readWrite lets the run's own changes to the stack file (the salt,
-// a secret) be merged back into the repository's file; readOnly never
-// writes it.
+// a secret) be merged back into the repository's file, and creates a
+// missing stack in the backend; readOnly never writes the stack file nor
+// the backend: a missing stack it must "create" (a preview of a cell not
+// deployed yet) is created in a scratch file backend in $TMPDIR, removed
+// with the workspace, so the preview plans every resource as a create and
+// the real backend gains no empty stack.
 func (e *Engine) open(ctx context.Context, name string, create bool, mode access, program pulumi.RunFunc) (*workspace, error) {
 	if program == nil {
 		var err error
@@ -234,11 +245,18 @@ func (e *Engine) open(ctx context.Context, name string, create bool, mode access
 	if err := e.checkCheckpoint(name); err != nil {
 		return nil, err
 	}
-	dir, err := os.MkdirTemp(e.workRoot, name+"-")
+	backend, scratch, err := e.backendFor(ctx, name, create, mode)
 	if err != nil {
 		return nil, err
 	}
-	w := &workspace{dir: dir, repoFile: filepath.Join(e.opts.Fleet.Dir, rel), writable: bool(mode),
+	dir, err := os.MkdirTemp("", "cellctl-"+name+"-")
+	if err != nil {
+		if scratch != "" {
+			_ = os.RemoveAll(scratch)
+		}
+		return nil, err
+	}
+	w := &workspace{scratchBackend: scratch, dir: dir, repoFile: filepath.Join(e.opts.Fleet.Dir, rel), writable: bool(mode),
 		lockPath: filepath.Join(e.opts.Fleet.Dir, StateDir, "locks", "stackfile-"+name+".lock")}
 	ok := false
 	defer func() {
@@ -257,7 +275,7 @@ func (e *Engine) open(ctx context.Context, name string, create bool, mode access
 	if err := os.MkdirAll(filepath.Dir(w.stackFile), 0o755); err != nil {
 		return nil, err
 	}
-	stackData, err := os.ReadFile(w.repoFile)
+	stackData, err := safefile.Read(w.repoFile, maxStackFile)
 	if err != nil {
 		return nil, err
 	}
@@ -266,7 +284,7 @@ func (e *Engine) open(ctx context.Context, name string, create bool, mode access
 		return nil, err
 	}
 	env := map[string]string{
-		"PULUMI_BACKEND_URL":       e.backend,
+		"PULUMI_BACKEND_URL":       backend,
 		"PULUMI_CONFIG_PASSPHRASE": e.passphrase,
 		"PULUMI_SKIP_UPDATE_CHECK": "true",
 		// Several stacks run at once; a confirmation prompt would hang.
@@ -333,6 +351,201 @@ func (e *Engine) open(ctx context.Context, name string, create bool, mode access
 	return w, nil
 }
 
+// maxStackFile bounds the stack files and Pulumi.yaml the engine reads:
+// the fleet loader's limit, so a file the loader accepted reads here too.
+const maxStackFile = fleet.MaxConfigFileBytes
+
+// backendFor picks the backend a workspace of stack runs against. A run
+// that may write (mode readWrite) gets the fleet's backend, whose local
+// directory is created then. A read-only run never creates anything
+// there: one that only reads a stack (create false: status, unlock,
+// destroy's checks) of a stack the backend lacks is ErrNotDeployed; one
+// that must run the program (create: a preview) gets the fleet's backend
+// when it holds the stack — and, for the router, every cell it references
+// — else a scratch file backend in $TMPDIR holding copies of the stacks
+// the fleet's backend has and empty ones for the rest (its directory is
+// returned for removal). So a preview of a fresh clone plans every
+// resource as a create and the fleet's backend gains no empty stack.
+func (e *Engine) backendFor(ctx context.Context, stack string, create bool, mode access) (backend, scratch string, err error) {
+	root, isFile := strings.CutPrefix(e.backend, "file://")
+	if mode == readWrite {
+		if isFile {
+			if err := os.MkdirAll(filepath.FromSlash(root), 0o755); err != nil {
+				return "", "", fmt.Errorf("creating the local state directory: %w", err)
+			}
+		}
+		return e.backend, "", nil
+	}
+	if !isFile && !create {
+		return e.backend, "", nil // SelectStack reports a missing stack
+	}
+	have, err := e.stacksInBackend(ctx)
+	if err != nil {
+		return "", "", err
+	}
+	if !have[stack] && !create {
+		return "", "", ErrNotDeployed
+	}
+	needs := []string{stack}
+	if stack == fleet.RouterStack {
+		// The router program reads every cell's outputs through a stack
+		// reference, which fails on a stack the backend does not hold.
+		needs = e.opts.Fleet.StackNames()
+	}
+	complete := true
+	for _, n := range needs {
+		complete = complete && have[n]
+	}
+	if complete || !create {
+		return e.backend, "", nil
+	}
+	dir, err := e.scratchBackend(ctx, have)
+	if err != nil {
+		return "", "", fmt.Errorf("preparing a scratch backend for the preview of %s: %w", stack, err)
+	}
+	return "file://" + filepath.ToSlash(dir), dir, nil
+}
+
+// stacksInBackend says which of the fleet's stacks the backend holds: by
+// their checkpoint files on a file backend (nothing is created when the
+// directory is missing), else by listing the backend's stacks.
+func (e *Engine) stacksInBackend(ctx context.Context) (map[string]bool, error) {
+	have := map[string]bool{}
+	if strings.HasPrefix(e.backend, "file://") {
+		for _, n := range e.opts.Fleet.StackNames() {
+			if _, err := os.Stat(e.checkpointPath(n)); err == nil {
+				have[n] = true
+			} else if _, err := os.Stat(e.checkpointPath(n) + ".gz"); err == nil {
+				have[n] = true
+			}
+		}
+		return have, nil
+	}
+	ws, cleanup, err := e.probeWorkspace(ctx, e.backend)
+	if err != nil {
+		return nil, err
+	}
+	defer cleanup()
+	stacks, err := ws.ListStacks(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("listing the stacks of %s: %w", e.backend, cleanErr(err))
+	}
+	for _, s := range stacks {
+		name := s.Name
+		if i := strings.LastIndexByte(name, '/'); i >= 0 {
+			name = name[i+1:]
+		}
+		have[name] = true
+	}
+	return have, nil
+}
+
+// probeWorkspace is a workspace on backend that selects no stack.
+func (e *Engine) probeWorkspace(ctx context.Context, backend string) (auto.Workspace, func(), error) {
+	dir, err := os.MkdirTemp("", "cellctl-probe-")
+	if err != nil {
+		return nil, nil, err
+	}
+	cleanup := func() { _ = os.RemoveAll(dir) }
+	project, err := inlineProject(filepath.Join(e.opts.Fleet.Dir, fleet.ProjectFile))
+	if err == nil {
+		err = os.WriteFile(filepath.Join(dir, fleet.ProjectFile), project, 0o644)
+	}
+	if err != nil {
+		cleanup()
+		return nil, nil, err
+	}
+	env := map[string]string{"PULUMI_BACKEND_URL": backend, "PULUMI_SKIP_UPDATE_CHECK": "true", "PULUMI_CONFIG_PASSPHRASE": e.passphrase}
+	for k, v := range e.opts.Env {
+		env[k] = v
+	}
+	ws, err := auto.NewLocalWorkspace(ctx, auto.WorkDir(dir), auto.EnvVars(env), auto.Pulumi(e.opts.Pulumi))
+	if err != nil {
+		cleanup()
+		return nil, nil, fmt.Errorf("workspace: %w", err)
+	}
+	return ws, cleanup, nil
+}
+
+// scratchBackend builds a file backend in $TMPDIR with every fleet stack:
+// a copy of the state of those the fleet's backend holds (have), an empty
+// stack for the others.
+func (e *Engine) scratchBackend(ctx context.Context, have map[string]bool) (string, error) {
+	dir, err := os.MkdirTemp("", "cellctl-scratch-backend-")
+	if err != nil {
+		return "", err
+	}
+	ok := false
+	defer func() {
+		if !ok {
+			_ = os.RemoveAll(dir)
+		}
+	}()
+	project := e.opts.Fleet.Project
+	stacksDir := filepath.Join(dir, ".pulumi", "stacks", project)
+	if err := os.MkdirAll(stacksDir, 0o755); err != nil {
+		return "", err
+	}
+	if err := os.WriteFile(filepath.Join(dir, ".pulumi", "meta.yaml"), []byte("version: 1\n"), 0o644); err != nil {
+		return "", err
+	}
+	var remote auto.Workspace
+	for _, n := range e.opts.Fleet.StackNames() {
+		fqn := "organization/" + project + "/" + n
+		latest := json.RawMessage("null")
+		if have[n] {
+			if strings.HasPrefix(e.backend, "file://") {
+				if err := copyCheckpoint(e.checkpointPath(n), filepath.Join(stacksDir, n+".json")); err != nil {
+					return "", err
+				}
+				continue
+			}
+			if remote == nil {
+				ws, cleanup, err := e.probeWorkspace(ctx, e.backend)
+				if err != nil {
+					return "", err
+				}
+				defer cleanup()
+				remote = ws
+			}
+			dep, err := remote.ExportStack(ctx, n)
+			if err != nil {
+				return "", fmt.Errorf("exporting %s: %w", n, cleanErr(err))
+			}
+			latest = dep.Deployment
+		}
+		cp, err := json.Marshal(map[string]any{"version": 3, "checkpoint": map[string]any{"stack": fqn, "latest": latest}})
+		if err != nil {
+			return "", err
+		}
+		if err := os.WriteFile(filepath.Join(stacksDir, n+".json"), cp, 0o644); err != nil {
+			return "", err
+		}
+	}
+	ok = true
+	return dir, nil
+}
+
+// copyCheckpoint copies a file backend's checkpoint (plain or gzipped) to
+// to, uncompressed.
+func copyCheckpoint(from, to string) error {
+	data, err := os.ReadFile(from)
+	if errors.Is(err, fs.ErrNotExist) {
+		var f *os.File
+		if f, err = os.Open(from + ".gz"); err == nil {
+			defer f.Close()
+			var zr *gzip.Reader
+			if zr, err = gzip.NewReader(f); err == nil {
+				data, err = io.ReadAll(zr)
+			}
+		}
+	}
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(to, data, 0o644)
+}
+
 // ErrNotDeployed says a stack has never been deployed to the backend.
 var ErrNotDeployed = stackrun.ErrNotDeployed
 
@@ -343,7 +556,7 @@ func (w *workspace) writeBack() error {
 	if !w.writable {
 		return nil
 	}
-	now, err := os.ReadFile(w.stackFile)
+	now, err := safefile.Read(w.stackFile, maxStackFile)
 	if err != nil {
 		return err
 	}
@@ -383,7 +596,7 @@ func (e *cliError) Unwrap() error { return e.err }
 // workspace: the same project and config, without `main` (the program runs
 // inside cellctl, not from cmd/cells).
 func inlineProject(path string) ([]byte, error) {
-	data, err := os.ReadFile(path)
+	data, err := safefile.Read(path, maxStackFile)
 	if err != nil {
 		return nil, err
 	}

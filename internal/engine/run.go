@@ -100,6 +100,15 @@ func (e *Engine) runStack(ctx context.Context, req stackrun.Request) *stackrun.R
 		if err != nil {
 			return fail(err)
 		}
+		notes, err = e.adoptOrphans(ctx, w, name)
+		res.Timing.Repair += lap()
+		res.Notes = append(res.Notes, notes...)
+		if err != nil {
+			if auto.IsConcurrentUpdateError(err) {
+				return locked(e.explain(ctx, w, name, err))
+			}
+			return fail(err)
+		}
 	}
 
 	var tr *tracker

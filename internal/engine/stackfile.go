@@ -9,6 +9,8 @@ import (
 	"strings"
 
 	"gopkg.in/yaml.v3"
+
+	"github.com/cellctl/cellctl/internal/safefile"
 )
 
 // A stack file belongs to the operator: it is edited by hand, by git and by
@@ -317,7 +319,7 @@ func mergeInto(path, lockPath string, changes []keyChange) error {
 	if err != nil {
 		return err
 	}
-	current, err := os.ReadFile(path)
+	current, err := safefile.Read(path, maxStackFile)
 	if err != nil {
 		return err
 	}
@@ -348,7 +350,7 @@ func mergeInto(path, lockPath string, changes []keyChange) error {
 		// Compare and swap: an editor that saved since the read above
 		// (editors take no lock) wins, and the merge is done again.
 		if werr == nil {
-			if again, err := os.ReadFile(path); err != nil || !bytes.Equal(again, current) {
+			if again, err := safefile.Read(path, maxStackFile); err != nil || !bytes.Equal(again, current) {
 				werr = errRetry
 			}
 		}

@@ -33,8 +33,8 @@ var (
 	// Integers are written as plain decimal digits: YAML also reads 1_0,
 	// 0x10, 0o10 and 010 as integers, and Pulumi and YAML 1.1 readers
 	// disagree on what some of them mean.
-	decimalInt    = regexp.MustCompile(`^-?(0|[1-9][0-9]*)$`)
-	decimalNumber = regexp.MustCompile(`^-?(0|[1-9][0-9]*)(\.[0-9]+)?$`)
+	decimalInt    = diag.DecimalInt
+	decimalNumber = diag.DecimalNumber
 )
 
 // MaxConfigFileBytes caps every YAML file of the fleet (Pulumi.yaml, stack

@@ -31,7 +31,7 @@ type BackendStore struct {
 
 // Load implements Store.
 func (b *BackendStore) Load(ctx context.Context) (*Record, error) {
-	data, err := b.S.Bucket().ReadAll(ctx, RecordKey)
+	data, err := b.S.ReadBucket().ReadAll(ctx, RecordKey)
 	if gcerrors.Code(err) == gcerrors.NotFound {
 		return nil, nil
 	}

@@ -8,11 +8,13 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/aws/smithy-go"
 	"gocloud.dev/blob"
 	"gocloud.dev/blob/fileblob"
+	"gocloud.dev/blob/memblob"
 	_ "gocloud.dev/blob/s3blob" // s3:// backends, as Pulumi's own
 	"gocloud.dev/gcerrors"
 )
@@ -42,6 +44,13 @@ type Store struct {
 	dir string
 	// Now is the clock (tests set it).
 	Now func() time.Time
+
+	// pendingDir is a file backend's directory that does not exist yet:
+	// reads see an empty store and create nothing (a dry run on a fresh
+	// clone must leave no .cellctl/state behind); the first write creates
+	// it and opens the real bucket there.
+	mu         sync.Mutex
+	pendingDir string
 }
 
 // Open opens the store of a Pulumi backend URL: file://<dir> (a relative
@@ -73,8 +82,8 @@ func Open(ctx context.Context, backend string) (*Store, error) {
 		if err != nil {
 			return nil, fmt.Errorf("backend %q: %w", backend, err)
 		}
-		if err := os.MkdirAll(abs, 0o755); err != nil {
-			return nil, fmt.Errorf("backend %q: %w", backend, err)
+		if _, err := os.Stat(abs); errors.Is(err, os.ErrNotExist) {
+			return &Store{bucket: memblob.OpenBucket(nil), pendingDir: abs}, nil
 		}
 		b, err := fileblob.OpenBucket(abs, &fileblob.Options{Metadata: fileblob.MetadataDontWrite})
 		if err != nil {
@@ -101,7 +110,34 @@ func Open(ctx context.Context, backend string) (*Store, error) {
 func NewStore(b *blob.Bucket) *Store { return &Store{bucket: b} }
 
 // Close releases the bucket.
-func (s *Store) Close() error { return s.bucket.Close() }
+func (s *Store) Close() error { return s.b().Close() }
+
+// b is the bucket (swapped once by materialize).
+func (s *Store) b() *blob.Bucket {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.bucket
+}
+
+// materialize creates a pending file backend directory and opens the
+// bucket there, before the first write.
+func (s *Store) materialize() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.pendingDir == "" {
+		return nil
+	}
+	if err := os.MkdirAll(s.pendingDir, 0o755); err != nil {
+		return fmt.Errorf("backend %s: %w", s.pendingDir, err)
+	}
+	b, err := fileblob.OpenBucket(s.pendingDir, &fileblob.Options{Metadata: fileblob.MetadataDontWrite})
+	if err != nil {
+		return fmt.Errorf("backend %s: %w", s.pendingDir, err)
+	}
+	_ = s.bucket.Close()
+	s.bucket, s.dir, s.pendingDir = b, s.pendingDir, ""
+	return nil
+}
 
 func (s *Store) now() time.Time {
 	if s.Now != nil {
@@ -113,6 +149,9 @@ func (s *Store) now() time.Time {
 // createExclusive writes key only if it does not exist yet, atomically:
 // of two writers, exactly one succeeds and the other gets errExists.
 func (s *Store) createExclusive(ctx context.Context, key string, data []byte) error {
+	if err := s.materialize(); err != nil {
+		return err
+	}
 	if s.dir != "" {
 		path := filepath.Join(s.dir, filepath.FromSlash(key))
 		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
@@ -140,7 +179,7 @@ func (s *Store) createExclusive(ctx context.Context, key string, data []byte) er
 		}
 		return nil
 	}
-	err := s.bucket.WriteAll(ctx, key, data, &blob.WriterOptions{IfNotExist: true, ContentType: "application/json"})
+	err := s.b().WriteAll(ctx, key, data, &blob.WriterOptions{IfNotExist: true, ContentType: "application/json"})
 	var api smithy.APIError
 	switch {
 	case gcerrors.Code(err) == gcerrors.FailedPrecondition:
@@ -153,7 +192,7 @@ func (s *Store) createExclusive(ctx context.Context, key string, data []byte) er
 
 // readBytes reads an object; found is false when it does not exist.
 func (s *Store) readBytes(ctx context.Context, key string) ([]byte, bool, error) {
-	data, err := s.bucket.ReadAll(ctx, key)
+	data, err := s.b().ReadAll(ctx, key)
 	if gcerrors.Code(err) == gcerrors.NotFound {
 		return nil, false, nil
 	}
@@ -161,7 +200,7 @@ func (s *Store) readBytes(ctx context.Context, key string) ([]byte, bool, error)
 }
 
 func (s *Store) delete(ctx context.Context, key string) error {
-	err := s.bucket.Delete(ctx, key)
+	err := s.b().Delete(ctx, key)
 	if gcerrors.Code(err) == gcerrors.NotFound {
 		return nil
 	}

@@ -38,8 +38,11 @@ const (
 
 type codec struct{ aead cipher.AEAD }
 
+// secretKeyFile holds the AES key of secret values in the sim dir.
+const secretKeyFile = "secret.key"
+
 func loadCodec(dir string) (*codec, error) {
-	path := filepath.Join(dir, "secret.key")
+	path := filepath.Join(dir, secretKeyFile)
 	key, err := os.ReadFile(path)
 	if errors.Is(err, os.ErrNotExist) {
 		err = nil
@@ -110,6 +113,9 @@ func (c *codec) seal(plain []byte) string {
 }
 
 func (c *codec) open(s string) ([]byte, error) {
+	if c == nil {
+		return nil, fmt.Errorf("the simulated cloud has no %s", secretKeyFile)
+	}
 	if len(s) < 3 || s[:3] != "v1:" {
 		return nil, fmt.Errorf("unknown secret encoding")
 	}

@@ -2,6 +2,7 @@ package sim
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"strings"
@@ -277,14 +278,26 @@ func (p *Provider) Create(ctx context.Context, req plugin.CreateRequest) (plugin
 	if err := p.delay(ctx, OpCreate, t); err != nil {
 		return plugin.CreateResponse{}, err
 	}
-	if err := p.cloud.injectFault(OpCreate, t); err != nil {
-		p.logf("create %s: %v", t, err)
-		return plugin.CreateResponse{}, err
+	fault := p.cloud.injectFault(OpCreate, t)
+	var lost *InjectedFaultError
+	if errors.As(fault, &lost) && lost.Fault.LoseAnswer {
+		fault = nil
+	} else {
+		lost = nil
+	}
+	if fault != nil {
+		p.logf("create %s: %v", t, fault)
+		return plugin.CreateResponse{}, fault
 	}
 	id, outs, err := p.cloud.create(t, req.Properties)
 	if err != nil {
 		p.logf("create %s: %v", t, err)
 		return plugin.CreateResponse{}, err
+	}
+	if lost != nil {
+		// The resource exists; its id never reaches the engine.
+		p.logf("create %s → %s, answer lost: %v", t, id, lost)
+		return plugin.CreateResponse{}, lost
 	}
 	p.logf("create %s → %s in %s (%s)", t, id, t.env.Region, time.Since(start).Round(time.Millisecond))
 	return plugin.CreateResponse{ID: resource.ID(id), Properties: outs, Status: resource.StatusOK}, nil

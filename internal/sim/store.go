@@ -194,24 +194,71 @@ func statKey(path string) (fileKey, bool) {
 	return fileKey{ino: int64(st.Ino), size: fi.Size(), mtime: fi.ModTime().UnixNano()}, true
 }
 
+// openStore opens the sim dir without creating it: a cloud nothing was
+// ever created in reads as empty, and the directory, its lock file and
+// its secret key appear with the first change (a preview of a fresh
+// clone must leave no .cellctl/sim behind).
 func openStore(dir string) (*store, error) {
 	if dir == "" {
 		dir = DefaultDir
 	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return nil, fmt.Errorf("creating the simulated cloud's directory: %w", err)
+	s := &store{dir: dir}
+	if _, err := os.Stat(filepath.Join(dir, secretKeyFile)); err == nil {
+		c, err := loadCodec(dir)
+		if err != nil {
+			return nil, err
+		}
+		s.codec = c
 	}
-	c, err := loadCodec(dir)
-	if err != nil {
-		return nil, err
-	}
-	return &store{dir: dir, codec: c}, nil
+	return s, nil
 }
 
-// lock takes the directory lock: exclusive to change, shared to read.
+// ensure creates the sim dir and its secret key, before a change.
+// Callers hold s.mu.
+func (s *store) ensure() error {
+	if s.codec != nil {
+		return nil
+	}
+	if err := os.MkdirAll(s.dir, 0o755); err != nil {
+		return fmt.Errorf("creating the simulated cloud's directory: %w", err)
+	}
+	c, err := loadCodec(s.dir)
+	if err != nil {
+		return err
+	}
+	s.codec = c
+	return nil
+}
+
+// lock takes the directory lock: exclusive to change, shared to read. A
+// read of a cloud whose directory does not exist yet takes no lock and
+// creates nothing: there is nothing to read, and a change creates the
+// directory under the exclusive lock.
 func (s *store) lock(exclusive bool) (func(), error) {
 	s.mu.Lock()
+	if exclusive {
+		if err := s.ensure(); err != nil {
+			s.mu.Unlock()
+			return nil, err
+		}
+	} else if _, err := os.Stat(s.dir); errors.Is(err, os.ErrNotExist) {
+		return s.mu.Unlock, nil
+	} else if s.codec == nil {
+		// Created by another process since this one opened it.
+		if _, err := os.Stat(filepath.Join(s.dir, secretKeyFile)); err == nil {
+			c, err := loadCodec(s.dir)
+			if err != nil {
+				s.mu.Unlock()
+				return nil, err
+			}
+			s.codec = c
+		}
+	}
 	f, err := os.OpenFile(filepath.Join(s.dir, lockFile), os.O_RDWR|os.O_CREATE, 0o644)
+	if errors.Is(err, os.ErrNotExist) && !exclusive {
+		// Removed meanwhile (sim reset): nothing to read.
+		return s.mu.Unlock, nil
+	}
 	if err != nil {
 		s.mu.Unlock()
 		return nil, err

@@ -45,9 +45,14 @@ type Fault struct {
 	// Code is the AWS error code reported (default "InjectedFault").
 	Code string `json:"code,omitempty"`
 	// Message is added to the error.
-	Message string    `json:"message,omitempty"`
-	Hits    int       `json:"hits"`
-	Created time.Time `json:"created"`
+	Message string `json:"message,omitempty"`
+	// LoseAnswer carries a create out and then fails it: the resource
+	// exists in the cloud but the caller is told the call failed, as when
+	// AWS completes a request whose answer never arrives (a timeout, or a
+	// provider that dies mid-call). Only creates honour it.
+	LoseAnswer bool      `json:"loseAnswer,omitempty"`
+	Hits       int       `json:"hits"`
+	Created    time.Time `json:"created"`
 }
 
 // Duration is a time.Duration that reads and writes as "200ms" in JSON.

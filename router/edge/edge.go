@@ -254,9 +254,16 @@ func Package(table *router.Table, origins map[string]string, tenantHeader string
 
 // PackageWith is Package with every option.
 func PackageWith(table *router.Table, origins map[string]string, opts Options) (map[string]string, error) {
+	// The table is a *router.Table: it exists only once router.Parse or
+	// router.New validated it. What is packaged is config.json, so that is
+	// checked too, as the handler checks it at start: a config the edge
+	// would refuse never leaves this process.
 	cfg, err := ConfigWith(table, origins, opts)
 	if err != nil {
 		return nil, err
+	}
+	if err := CheckConfig(cfg); err != nil {
+		return nil, fmt.Errorf("refusing to package an edge function that would not start: %w", err)
 	}
 	return map[string]string{
 		"index.js":   indexJS,

@@ -1,9 +1,7 @@
 package gate
 
 import (
-	"context"
 	"testing"
-	"time"
 
 	"github.com/cellctl/cellctl/waves"
 )
@@ -20,16 +18,13 @@ func TestGateIgnoresTheCapacityAlarm(t *testing.T) {
 		tg.AlarmNames[k] = v
 	}
 	tg.AlarmNames["capacity"] = "cellctl-cell-a-capacity-warning"
-	b, _ := bake(r, waves.DefaultGate(), time.Minute)
-	res, _ := b.Run(context.Background(), []Target{tg}, t0)
-	if res.Verdict != Pass {
-		t.Fatalf("a healthy cell in capacity ALARM: %+v, want pass", res)
+	p := check(r, waves.DefaultGate(), tg)
+	if p.Verdict != Pass {
+		t.Fatalf("a healthy cell in capacity ALARM: %+v, want pass", p)
 	}
-	for _, p := range res.Polls {
-		for _, rd := range p.Readings {
-			if rd.Alarm == "cellctl-cell-a-capacity-warning" {
-				t.Errorf("the gate read the capacity alarm: %+v", rd)
-			}
+	for _, rd := range p.Readings {
+		if rd.Alarm == "cellctl-cell-a-capacity-warning" {
+			t.Errorf("the gate read the capacity alarm: %+v", rd)
 		}
 	}
 }

@@ -26,6 +26,7 @@ type RouteOptions struct {
 	// RoutesView and DiffView render the two reports, in the -o format.
 	RoutesView render.View[*RoutesShown]
 	DiffView   render.View[*DiffShown]
+	CheckView  render.View[*CheckReport]
 
 	Tenants []string
 	// TablePath reads the routing table from this file instead of the
@@ -33,6 +34,8 @@ type RouteOptions struct {
 	TablePath string
 	// DiffPath is an older version of the table to compare with.
 	DiffPath string
+	// CheckPath is a table file to validate as the edge will (--check).
+	CheckPath string
 }
 
 // RouteReport is the -o json document of `cellctl route TENANT…`.
@@ -103,17 +106,28 @@ With --diff OLD.json, report what changes from OLD.json to the table: the
 version change, how many buckets and what share of tenants move, from which
 cell to which, and the cells and overrides added, removed or changed. Named
 tenants are then shown in both versions. -o markdown prints a summary ready
-to paste as a pull request comment.`,
+to paste as a pull request comment.
+
+With --check FILE, validate FILE the way it reaches the edge and write
+nothing: the routing table's own rules (every problem as file:line: field:
+what is allowed), then, inside a fleet repository, that it routes only to
+the fleet's cells and fits the edge function's memory, and finally the
+config.json the router stack would package from it, checked as the edge
+handler checks it when it starts. Exits 1 on any problem.`,
 		Example: `  cellctl route acme globex
   cellctl route acme -o json
   cellctl route --table testdata/routing/golden_table.json tenant-0042
   git show main:stacks/routing.json > /tmp/old.json
   cellctl route --diff /tmp/old.json -o markdown
-  cellctl route --diff /tmp/old.json acme`,
+  cellctl route --diff /tmp/old.json acme
+  cellctl route --check stacks/routing.json`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Tenants = args
-			if len(args) == 0 && opts.DiffPath == "" {
-				return errors.New("name at least one tenant, or compare tables with --diff OLD.json")
+			if opts.CheckPath != "" && (len(args) > 0 || opts.DiffPath != "" || opts.TablePath != "") {
+				return errors.New("--check FILE validates one table file: it takes no tenants, --diff or --table")
+			}
+			if len(args) == 0 && opts.DiffPath == "" && opts.CheckPath == "" {
+				return errors.New("name at least one tenant, compare tables with --diff OLD.json, or validate one with --check FILE")
 			}
 			opts.Dir = f.Global.Dir
 			if err := opts.pickViews(f.Global.Output); err != nil {
@@ -127,10 +141,14 @@ to paste as a pull request comment.`,
 	}
 	cmd.Flags().StringVar(&opts.TablePath, "table", "", "routing table file to use instead of the fleet's stacks/"+fleet.RoutingFile)
 	cmd.Flags().StringVar(&opts.DiffPath, "diff", "", "older routing table file: report what changes from it to the current table")
+	cmd.Flags().StringVar(&opts.CheckPath, "check", "", "validate this routing table file as the edge will load it; writes nothing")
 	return cmd
 }
 
 func routeRun(opts *RouteOptions) error {
+	if opts.CheckPath != "" {
+		return checkRun(opts)
+	}
 	table, source, err := currentTable(opts)
 	if err != nil {
 		return err
@@ -217,7 +235,10 @@ func (opts *RouteOptions) pickViews(format string) error {
 	if opts.RoutesView, err = render.Pick(format, routesFormats...); err != nil {
 		return err
 	}
-	opts.DiffView, err = render.Pick(format, diffFormats...)
+	if opts.DiffView, err = render.Pick(format, diffFormats...); err != nil {
+		return err
+	}
+	opts.CheckView, err = render.Pick(format, checkFormats...)
 	return err
 }
 

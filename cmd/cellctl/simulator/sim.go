@@ -134,6 +134,7 @@ func newCmdSimFault(o *SimOptions) *cobra.Command {
 	add.Flags().BoolVar(&fl.Always, "always", false, "fail every matching operation until cleared")
 	add.Flags().StringVar(&fl.Code, "code", "", "AWS error code to report (default InjectedFault)")
 	add.Flags().StringVar(&fl.Message, "message", "", "text added to the error")
+	add.Flags().BoolVar(&fl.LoseAnswer, "lose-answer", false, "creates only: carry the create out, then fail it (the resource exists but the engine is never told: an orphan)")
 	list := &cobra.Command{
 		Use:   "list",
 		Short: "List the faults",

@@ -51,7 +51,7 @@ func (b *Store) Load(ctx context.Context, id string) (*executor.Record, error) {
 	if err != nil {
 		return nil, err
 	}
-	data, err := b.s.Bucket().ReadAll(ctx, k)
+	data, err := b.s.ReadBucket().ReadAll(ctx, k)
 	if gcerrors.Code(err) == gcerrors.NotFound {
 		return nil, fmt.Errorf("rollout %s: %w", id, executor.ErrNoRecord)
 	}

@@ -19,7 +19,7 @@ import (
 // internal/rollout records share the prefix) is skipped; a record that
 // does not read is an error naming it.
 func (b *Store) List(ctx context.Context) ([]*executor.Record, error) {
-	it := b.s.Bucket().List(&blob.ListOptions{Prefix: rollout.RecordPrefix})
+	it := b.s.ReadBucket().List(&blob.ListOptions{Prefix: rollout.RecordPrefix})
 	var out []*executor.Record
 	for {
 		obj, err := it.Next(ctx)

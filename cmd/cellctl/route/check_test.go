@@ -1,0 +1,137 @@
+package route
+
+import (
+	"flag"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/cellctl/cellctl/internal/exitcode"
+)
+
+var updateCheck = flag.Bool("update", false, "rewrite testdata/routing/check/*.want")
+
+// checkDir holds the tables of TestRouteCheck, paths relative to the
+// fleet (the repository root) as an operator would type them.
+const checkDir = "testdata/routing/check"
+
+func checkPath(name string) string { return filepath.Join("../../..", checkDir, name) }
+
+// TestRouteCheck: each bad table of testdata/routing/check fails with
+// exactly the messages in its .want (file:line: field: …), exits 1 and
+// writes nothing; good.json passes against the demo fleet.
+func TestRouteCheck(t *testing.T) {
+	files, err := filepath.Glob(checkPath("*.json"))
+	if err != nil || len(files) < 3 {
+		t.Fatalf("check tables: %v %v", files, err)
+	}
+	for _, f := range files {
+		name := filepath.Base(f)
+		t.Run(name, func(t *testing.T) {
+			before, _ := os.ReadFile(f)
+			stdout, _, err := runRoute(t, "table", RouteOptions{CheckPath: f})
+			if after, _ := os.ReadFile(f); string(after) != string(before) {
+				t.Fatal("route --check changed the file it checked")
+			}
+			if name == "good.json" {
+				if err != nil {
+					t.Fatalf("good.json: %v", err)
+				}
+				if !strings.Contains(stdout, "routing table version 7 is valid (2 cells, 1 overrides)") || !strings.Contains(stdout, "the fleet's cells") {
+					t.Errorf("stdout: %s", stdout)
+				}
+				return
+			}
+			if err == nil {
+				t.Fatalf("accepted %s:\n%s", name, stdout)
+			}
+			if code := exitcode.Of(err); code != 1 {
+				t.Errorf("exit %d, want 1", code)
+			}
+			got := strings.ReplaceAll(err.Error(), filepath.Join("../../..", checkDir), checkDir) + "\n"
+			wantFile := strings.TrimSuffix(f, ".json") + ".want"
+			if *updateCheck {
+				if err := os.WriteFile(wantFile, []byte(got), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			want, err := os.ReadFile(wantFile)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got != string(want) {
+				t.Errorf("got:\n%s\nwant:\n%s", got, want)
+			}
+		})
+	}
+}
+
+// TestRouteCheckMalformedTables: every malformed table of
+// testdata/routing/bad fails, and every message names the file and a
+// line (file:line: …).
+func TestRouteCheckMalformedTables(t *testing.T) {
+	files, err := filepath.Glob("../../../testdata/routing/bad/*.json")
+	if err != nil || len(files) == 0 {
+		t.Fatalf("bad tables: %v %v", files, err)
+	}
+	for _, f := range files {
+		t.Run(filepath.Base(f), func(t *testing.T) {
+			_, _, err := runRoute(t, "table", RouteOptions{CheckPath: f})
+			if err == nil {
+				t.Fatal("accepted")
+			}
+			lineRe := regexp.MustCompile("^" + regexp.QuoteMeta(f) + `:[0-9]+: `)
+			for _, line := range strings.Split(err.Error(), "\n") {
+				line = strings.TrimSpace(line)
+				if line == "" || strings.HasSuffix(line, "problems:") || strings.HasPrefix(line, "and ") {
+					continue
+				}
+				if !lineRe.MatchString(line) {
+					t.Errorf("message without file:line: %q", line)
+				}
+			}
+		})
+	}
+}
+
+// TestRouteCheckJSON: -o json is one document saying valid or not, with
+// every error.
+func TestRouteCheckJSON(t *testing.T) {
+	stdout, _, err := runRoute(t, "json", RouteOptions{CheckPath: checkPath("overlap_and_bad_override.json")})
+	if err == nil {
+		t.Fatal("accepted")
+	}
+	var r CheckReport
+	oneJSON(t, stdout, &r)
+	if r.Valid || len(r.Errors) < 2 || !r.Fleet {
+		t.Errorf("report: %+v", r)
+	}
+	stdout, _, err = runRoute(t, "json", RouteOptions{CheckPath: checkPath("good.json")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r = CheckReport{}
+	oneJSON(t, stdout, &r)
+	if !r.Valid || r.Version != 7 || r.Cells != 2 {
+		t.Errorf("report: %+v", r)
+	}
+}
+
+// TestRouteCheckFlags: --check takes no tenants, --diff or --table.
+func TestRouteCheckFlags(t *testing.T) {
+	f, _, _ := routeFactory("table")
+	cmd := NewCmdRoute(f, func(*RouteOptions) error { return nil })
+	cmd.SetArgs([]string{"--check", "x.json", "acme"})
+	cmd.SilenceUsage, cmd.SilenceErrors = true, true
+	if err := cmd.Execute(); err == nil || !strings.Contains(err.Error(), "--check FILE validates one table file") {
+		t.Errorf("--check with a tenant: %v", err)
+	}
+	var got *RouteOptions
+	cmd = NewCmdRoute(f, func(o *RouteOptions) error { got = o; return nil })
+	cmd.SetArgs([]string{"--check", "x.json"})
+	if err := cmd.Execute(); err != nil || got == nil || got.CheckPath != "x.json" {
+		t.Errorf("--check x.json: %v %+v", err, got)
+	}
+}
