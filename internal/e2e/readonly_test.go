@@ -56,6 +56,8 @@ var readOnlyCommands = []readOnlyCase{
 	{"cell add --dry-run", []string{"cell", "add", "--dry-run"}, 0},
 	{"rollout list", []string{"rollout", "list"}, 0},
 	{"sim resources", []string{"sim", "resources", "--cell", "cell-a"}, 0},
+	{"drift --skew --behind", []string{"drift", "--skew", "--behind"}, 0},
+	{"drift --cloud markdown", []string{"drift", "--cloud", "-o", "markdown"}, 0},
 }
 
 // TestReadOnlyCommandsWriteNothing deploys the demo fleet once, then runs
