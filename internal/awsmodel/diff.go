@@ -15,8 +15,14 @@ import (
 func Diff(typ string, olds, news resource.PropertyMap, ignoreChanges []string) plugin.DiffResult {
 	explicitName := userSetName(typ, news)
 	olds, news = olds.Copy(), news.Copy()
+	adopted := map[resource.PropertyKey]bool{}
+	for _, k := range strings_(olds, string(adoptedKey)) {
+		adopted[resource.PropertyKey(k)] = true
+	}
 	delete(olds, defaultsKey)
 	delete(news, defaultsKey)
+	delete(olds, adoptedKey)
+	delete(news, adoptedKey)
 	for _, ic := range ignoreChanges {
 		path, err := resource.ParsePropertyPath(ic)
 		if err != nil {
@@ -59,6 +65,9 @@ func Diff(typ string, olds, news resource.PropertyMap, ignoreChanges []string) p
 		}
 		if !oldHas && !newHas {
 			continue
+		}
+		if oldHas && !newHas && adopted[k] {
+			continue // read back on adoption, never asked for: AWS keeps it
 		}
 		if oldHas && newHas && !nv.ContainsUnknowns() && ov.DeepEquals(nv) {
 			continue

@@ -3,6 +3,7 @@ package awsmodel
 import (
 	"fmt"
 	"slices"
+	"sort"
 	"strings"
 	"time"
 
@@ -41,6 +42,7 @@ func Outputs(req Request) (string, resource.PropertyMap, error) {
 	}
 	out := req.Inputs.Copy()
 	delete(out, defaultsKey)
+	delete(out, adoptedKey)
 	spec := specs[req.Type]
 	r := newRand(req.Seed)
 	if spec == nil {
@@ -112,7 +114,7 @@ func PreviewOutputs(typ string, inputs, old resource.PropertyMap, env Env) resou
 		out[k] = v
 	}
 	for k, v := range inputs {
-		if k != defaultsKey {
+		if k != defaultsKey && k != adoptedKey {
 			out[k] = v
 		}
 	}
@@ -155,6 +157,7 @@ func InputsFromState(typ string, oldInputs, state resource.PropertyMap, extra []
 	schema, hasSchema := SchemaOf(typ)
 	if oldInputs == nil {
 		in := resource.PropertyMap{}
+		var read []string
 		for k, v := range state {
 			if hasSchema {
 				if _, isInput := schema.Inputs[string(k)]; !isInput {
@@ -165,8 +168,11 @@ func InputsFromState(typ string, oldInputs, state resource.PropertyMap, extra []
 				continue
 			}
 			in[k] = v
+			read = append(read, string(k))
 		}
+		sort.Strings(read)
 		in[defaultsKey] = pv([]string{})
+		in[adoptedKey] = pv(read)
 		return in
 	}
 	in := oldInputs.Copy()

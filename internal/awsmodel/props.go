@@ -183,6 +183,14 @@ func validJSON(s string) bool {
 // in itself (autonames, "Managed by Pulumi" descriptions).
 const defaultsKey = resource.PropertyKey("__defaults")
 
+// adoptedKey lists the inputs of an adopted resource (one read with no
+// recorded inputs: an orphan put into the state, or an import) that were
+// read back from its live state rather than asked for. Like Terraform's
+// Optional+Computed attributes, such a key absent from the program's
+// inputs is no change: AWS keeps the value it chose (a subnet's
+// availabilityZoneId), so adopting a resource never plans its replacement.
+const adoptedKey = resource.PropertyKey("__adopted")
+
 type resourceMap = resource.PropertyMap
 
 func regexp_(p string) *regexp.Regexp { return regexp.MustCompile(p) }

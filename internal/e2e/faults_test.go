@@ -280,3 +280,26 @@ func assertConverged(t *testing.T, dir string, cloud *sim.Cloud, stack string) {
 		t.Fatalf("state tracks %d resources but the cloud holds %d: orphans or losses", status.Stacks[0].Resources, len(live))
 	}
 }
+
+// TestLostSubnetCreateAdoptedWithoutReplacement is the shape
+// TestKilledUpConverges met in CI: an adopted subnet read back with what
+// AWS chose itself (availabilityZoneId, ipv6Native…) beside what the
+// program asked for. The rerun must keep it, never plan its replacement
+// (a second subnet with the same CIDR is InvalidSubnet.Conflict).
+func TestLostSubnetCreateAdoptedWithoutReplacement(t *testing.T) {
+	dir := newFleet(t)
+	mustRun(t, dir, "sim", "fault", "add", "--cell", "cell-a", "--type", "ec2/subnet", "--name", "cell-a-public-1b", "--op", "create", "--lose-answer")
+	if r := cellctl(t, dir, "up", "cell-a"); r.code != 1 {
+		t.Fatalf("up with a lost create answer: want exit 1, got %s", r)
+	}
+	var res opResult
+	decode(t, mustRun(t, dir, "up", "cell-a", "-o", "json"), &res)
+	s := res.stack(t, "cell-a")
+	if s.Result != "succeeded" || !strings.Contains(strings.Join(s.Notes, " "), "orphan audit: adopted 1 resource(s)") {
+		t.Fatalf("rerun: %+v", s)
+	}
+	if s.Changes.Replace != 0 {
+		t.Fatalf("the adopted subnet was replaced: %+v", s.Changes)
+	}
+	assertConverged(t, dir, simCloud(t, dir), "cell-a")
+}
