@@ -7,6 +7,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/cellctl/cellctl/internal/progress"
 	"github.com/cellctl/cellctl/internal/render"
 	"github.com/cellctl/cellctl/internal/stackrun"
 	"github.com/cellctl/cellctl/waves/executor"
@@ -31,12 +32,11 @@ type Display struct {
 	// PlainInterval throttles a cell's resource-count lines in plain mode.
 	PlainInterval time.Duration
 
-	mu    sync.Mutex
-	waves []*waveLine
-	cells map[string]*cellLine // by cell id (= its stack name)
-	drawn int
-	stop  chan struct{}
-	done  chan struct{}
+	mu     sync.Mutex
+	waves  []*waveLine
+	cells  map[string]*cellLine // by cell id (= its stack name)
+	drawn  int
+	ticker *progress.Redrawer
 }
 
 type waveLine struct {
@@ -70,42 +70,14 @@ func NewDisplay(w io.Writer, live bool, styles *render.Styles) *Display {
 
 func newDisplay(w io.Writer, live bool, styles *render.Styles, now func() time.Time, tick bool) *Display {
 	d := &Display{w: w, live: live, styles: styles, now: now, PlainInterval: 10 * time.Second,
-		cells: map[string]*cellLine{}, stop: make(chan struct{}), done: make(chan struct{})}
-	if tick {
-		go d.loop()
-	} else {
-		close(d.done)
-	}
+		cells: map[string]*cellLine{}}
+	d.ticker = progress.StartRedrawer(&d.mu, 200*time.Millisecond, d.redraw, tick)
 	return d
-}
-
-func (d *Display) loop() {
-	defer close(d.done)
-	t := time.NewTicker(200 * time.Millisecond)
-	defer t.Stop()
-	for {
-		select {
-		case <-d.stop:
-			d.mu.Lock()
-			d.redraw()
-			d.mu.Unlock()
-			return
-		case <-t.C:
-			d.mu.Lock()
-			d.redraw()
-			d.mu.Unlock()
-		}
-	}
 }
 
 // Close stops redrawing and leaves the last frame on screen.
 func (d *Display) Close() {
-	select {
-	case <-d.stop:
-	default:
-		close(d.stop)
-	}
-	<-d.done
+	d.ticker.Close()
 }
 
 func (d *Display) wave(name string) *waveLine {

@@ -28,8 +28,7 @@ type Display struct {
 	stacks map[string]*stackLine
 	order  []string
 	drawn  int
-	stop   chan struct{}
-	done   chan struct{}
+	ticker *Redrawer
 }
 
 type stackLine struct {
@@ -53,42 +52,14 @@ func New(w io.Writer, live bool, styles *render.Styles) *Display {
 // frames themselves).
 func newDisplay(w io.Writer, live bool, styles *render.Styles, now func() time.Time, tick bool) *Display {
 	d := &Display{w: w, live: live, styles: styles, now: now, PlainInterval: 10 * time.Second,
-		stacks: map[string]*stackLine{}, stop: make(chan struct{}), done: make(chan struct{})}
-	if tick {
-		go d.loop()
-	} else {
-		close(d.done)
-	}
+		stacks: map[string]*stackLine{}}
+	d.ticker = StartRedrawer(&d.mu, 120*time.Millisecond, d.redraw, tick)
 	return d
-}
-
-func (d *Display) loop() {
-	defer close(d.done)
-	t := time.NewTicker(120 * time.Millisecond)
-	defer t.Stop()
-	for {
-		select {
-		case <-d.stop:
-			d.mu.Lock()
-			d.redraw()
-			d.mu.Unlock()
-			return
-		case <-t.C:
-			d.mu.Lock()
-			d.redraw()
-			d.mu.Unlock()
-		}
-	}
 }
 
 // Close stops redrawing and leaves the final lines on screen.
 func (d *Display) Close() {
-	select {
-	case <-d.stop:
-	default:
-		close(d.stop)
-	}
-	<-d.done
+	d.ticker.Close()
 }
 
 // Handle consumes one engine event; safe for concurrent use.
