@@ -52,6 +52,13 @@ func init() {
 // policy is detached.
 var CDLockedFields = []string{"aliases", "enabled", "httpVersion", "isIpv6Enabled", "priceClass", "viewerCertificate", "webAclId"}
 
+// MaxOriginsPerDistribution is CloudFront's default quota "Origins per
+// distribution" (Developer Guide, Quotas, General quotas on distributions:
+// 100, "Request a higher quota" — adjustable in Service Quotas; accounts
+// that predate the raise may still hold 25). More origins are refused with
+// TooManyOrigins ("You cannot create more origins for the distribution").
+const MaxOriginsPerDistribution = 100
+
 // cdLinked reports whether a distribution's deployed outputs link it to a
 // continuous deployment policy.
 func cdLinked(old resource.PropertyMap) bool {
@@ -299,6 +306,21 @@ var cdRules = []Rule{
 				return ""
 			}
 			return fmt.Sprintf("One or more fields updated are not supported for continuous deployment (%s): detach the continuous deployment policy from the primary distribution, make the change, then attach it again.", strings.Join(changed, ", "))
+		},
+	},
+	{
+		ID:      "cloudfront.origins-per-distribution",
+		Doc:     "Amazon CloudFront Developer Guide, Quotas, General quotas on distributions: Origins per distribution, default 100, adjustable; API Reference, CreateDistribution/UpdateDistribution errors: TooManyOrigins (You cannot create more origins for the distribution)",
+		Code:    "TooManyOrigins",
+		applies: types(tDistribution),
+		check: func(r ruleInput) string {
+			if unknown(r.in, "origins") {
+				return ""
+			}
+			if n := len(objects(r.in, "origins")); n > MaxOriginsPerDistribution {
+				return fmt.Sprintf("You cannot create more origins for the distribution: it has %d, the default quota (Origins per distribution) is %d; raise it in Service Quotas or route with fewer origins.", n, MaxOriginsPerDistribution)
+			}
+			return ""
 		},
 	},
 }

@@ -2,6 +2,7 @@ package awsmodel
 
 import (
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -50,7 +51,16 @@ func cdCases() []ruleCase {
 	certChange := with(attachedPrimary, "viewerCertificate", cert(certB, "TLSv1.2_2021"))
 	commentChange := with(attachedPrimary, "comment", pv("v2"))
 	tlsAndHTTP := with(attachedPrimary, "viewerCertificate", cert(certA, "TLSv1.2_2025"), "httpVersion", pv("http1.1"))
+	origins := func(n int) resource.PropertyMap {
+		var os []map[string]any
+		for i := 0; i < n; i++ {
+			os = append(os, map[string]any{"originId": fmt.Sprintf("o%d", i), "domainName": fmt.Sprintf("c%d.example.com", i)})
+		}
+		return resource.PropertyMap{"origins": pv(os)}
+	}
 	return []ruleCase{
+		{rule: "cloudfront.origins-per-distribution", typ: tDistribution,
+			bad: origins(MaxOriginsPerDistribution + 1), ok: origins(MaxOriginsPerDistribution), contains: "more origins"},
 		{rule: "cloudfront.cd-policy-not-on-create", typ: tDistribution, setup: existing(onCreate),
 			bad:      onCreate,
 			ok:       resource.PropertyMap{"httpVersion": pv("http2")},
