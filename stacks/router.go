@@ -84,6 +84,7 @@ func routerProgram(ctx *pulumi.Context, f *fleet.Fleet) error {
 		ViewerHostedZoneID:   f.Router.ViewerHostedZoneID,
 		ViewerCertificateArn: f.Router.ViewerCertificateArn,
 		Traffic:              f.Router.Traffic,
+		AttachPolicy:         f.Router.AttachDeploymentPolicy,
 		Dashboard:            &component.DashboardArgs{Name: "cellctl-" + f.Project + "-fleet", Region: f.Router.Region, Cells: dash},
 	})
 	if err != nil {

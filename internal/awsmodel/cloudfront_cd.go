@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/pulumi/pulumi/sdk/v3/go/common/resource"
+
 	"github.com/cellctl/cellctl/router/canary"
 )
 
@@ -36,6 +38,82 @@ func init() {
 		},
 	})
 	rules = append(rules, cdRules...)
+}
+
+// CDLockedFields are the distribution settings CloudFront refuses to
+// change while the distribution is linked by a continuous deployment
+// policy (the primary with its policy attached, or its staging
+// distribution). The Developer Guide lists what may change on a linked
+// pair — cache behaviors (their function associations included), origins
+// and origin groups, custom error responses, geographic restrictions, the
+// default root object, logging and the comment; everything else in
+// DistributionConfig is refused, and aws/aws-cli#10446 reports the viewer
+// certificate and minimum TLS version (viewerCertificate) refused until the
+// policy is detached.
+var CDLockedFields = []string{"aliases", "enabled", "httpVersion", "isIpv6Enabled", "priceClass", "viewerCertificate", "webAclId"}
+
+// MaxOriginsPerDistribution is CloudFront's default quota "Origins per
+// distribution" (Developer Guide, Quotas, General quotas on distributions:
+// 100, "Request a higher quota" — adjustable in Service Quotas; accounts
+// that predate the raise may still hold 25). More origins are refused with
+// TooManyOrigins ("You cannot create more origins for the distribution").
+const MaxOriginsPerDistribution = 100
+
+// cdLinked reports whether a distribution's deployed outputs link it to a
+// continuous deployment policy.
+func cdLinked(old resource.PropertyMap) bool {
+	if old == nil {
+		return false
+	}
+	staging, _ := boolean(old, "staging")
+	return staging || str(old, "continuousDeploymentPolicyId") != ""
+}
+
+// cdLockedChanges lists the locked fields an update changes; a field
+// absent from the inputs compares as the default AWS reports.
+func cdLockedChanges(in, old resource.PropertyMap) []string {
+	spec := specs[tDistribution]
+	var changed []string
+	for _, f := range CDLockedFields {
+		k := resource.PropertyKey(f)
+		nv, hasNew := in[k]
+		if !hasNew || nv.IsNull() {
+			d, ok := spec.outDefaults[f]
+			if !ok {
+				continue
+			}
+			nv = resource.NewPropertyValue(d)
+		}
+		if nv.ContainsUnknowns() {
+			continue
+		}
+		ov, hasOld := old[k]
+		if !hasOld || ov.IsNull() {
+			d, ok := spec.outDefaults[f]
+			if !ok {
+				continue
+			}
+			ov = resource.NewPropertyValue(d)
+		}
+		if !cdValueEqual(nv, ov) {
+			changed = append(changed, f)
+		}
+	}
+	return changed
+}
+
+// cdValueEqual compares two property values ignoring secret wrapping and
+// treating an empty array and an absent one alike.
+func cdValueEqual(a, b resource.PropertyValue) bool {
+	strip := func(v resource.PropertyValue) any {
+		return v.MapRepl(nil, func(v resource.PropertyValue) (any, bool) {
+			if v.IsSecret() {
+				return v.SecretValue().Element.Mappable(), true
+			}
+			return nil, false
+		})
+	}
+	return fmt.Sprint(strip(a)) == fmt.Sprint(strip(b))
 }
 
 var cdRules = []Rule{
@@ -195,6 +273,52 @@ var cdRules = []Rule{
 			}
 			if known(h, "value") && str(h, "value") == "" {
 				return "The header value of a SingleHeaderConfig must not be empty."
+			}
+			return ""
+		},
+	},
+	{
+		ID:      "cloudfront.cd-policy-not-on-create",
+		Doc:     "Amazon CloudFront API Reference, CreateDistribution and DistributionConfig.ContinuousDeploymentPolicyId (a policy is attached to an existing primary with UpdateDistribution; CreateDistribution answers \"Continuous deployment policy is not supported during distribution creation\"); pulumi-aws / terraform-provider-aws docs, aws_cloudfront_continuous_deployment_policy: attach the policy to the primary in a later update",
+		Code:    "InvalidArgument",
+		applies: types(tDistribution),
+		check: func(r ruleInput) string {
+			if r.op != OpCreate {
+				return ""
+			}
+			if id := str(r.in, "continuousDeploymentPolicyId"); id != "" {
+				return fmt.Sprintf("Continuous deployment policy is not supported during distribution creation (continuousDeploymentPolicyId %s): create the distribution without it, then attach the policy in an update.", id)
+			}
+			return ""
+		},
+	},
+	{
+		ID:      "cloudfront.cd-linked-locked-fields",
+		Doc:     "Amazon CloudFront Developer Guide, Learn how continuous deployment works, Update primary and staging distributions (what may change while a policy links the pair: cache behaviors, origins, origin groups, custom error responses, geographic restrictions, default root object, logging, comment); aws/aws-cli#10446 (viewer certificate and minimum TLS version refused until the policy is detached)",
+		Code:    "IllegalUpdate",
+		applies: types(tDistribution),
+		check: func(r ruleInput) string {
+			if r.op != OpUpdate || !cdLinked(r.old) {
+				return ""
+			}
+			changed := cdLockedChanges(r.in, r.old)
+			if len(changed) == 0 {
+				return ""
+			}
+			return fmt.Sprintf("One or more fields updated are not supported for continuous deployment (%s): detach the continuous deployment policy from the primary distribution, make the change, then attach it again.", strings.Join(changed, ", "))
+		},
+	},
+	{
+		ID:      "cloudfront.origins-per-distribution",
+		Doc:     "Amazon CloudFront Developer Guide, Quotas, General quotas on distributions: Origins per distribution, default 100, adjustable; API Reference, CreateDistribution/UpdateDistribution errors: TooManyOrigins (You cannot create more origins for the distribution)",
+		Code:    "TooManyOrigins",
+		applies: types(tDistribution),
+		check: func(r ruleInput) string {
+			if unknown(r.in, "origins") {
+				return ""
+			}
+			if n := len(objects(r.in, "origins")); n > MaxOriginsPerDistribution {
+				return fmt.Sprintf("You cannot create more origins for the distribution: it has %d, the default quota (Origins per distribution) is %d; raise it in Service Quotas or route with fewer origins.", n, MaxOriginsPerDistribution)
 			}
 			return ""
 		},

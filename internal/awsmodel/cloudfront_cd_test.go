@@ -1,6 +1,9 @@
 package awsmodel
 
 import (
+	"errors"
+	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/pulumi/pulumi/sdk/v3/go/common/resource"
@@ -23,7 +26,62 @@ func cdCases() []ruleCase {
 	names := func(q int, items ...string) resource.PropertyMap {
 		return resource.PropertyMap{"enabled": pv(true), "stagingDistributionDnsNames": pv(map[string]any{"items": items, "quantity": q})}
 	}
+	cert := func(arn, tls string) resource.PropertyValue {
+		return pv(map[string]any{"acmCertificateArn": arn, "sslSupportMethod": "sni-only", "minimumProtocolVersion": tls})
+	}
+	const certA, certB = "arn:aws:acm:us-east-1:123456789012:certificate/0a1b", "arn:aws:acm:us-east-1:123456789012:certificate/0c2d"
+	attachedPrimary := resource.PropertyMap{"continuousDeploymentPolicyId": pv("p-1"), "httpVersion": pv("http2"),
+		"aliases": pv([]string{"app.example.com"}), "viewerCertificate": cert(certA, "TLSv1.2_2021"), "comment": pv("v1")}
+	// existing creates the policy the maps name (cd-policy-exists would
+	// refuse a made-up id first) and writes its id into each of them.
+	existing := func(maps ...resource.PropertyMap) func(t *testing.T, m *Mock) {
+		return func(t *testing.T, m *Mock) {
+			id, _, err := m.NewResource(tCDPolicy, "pol", resource.PropertyMap{"enabled": pv(false)}, "")
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, mp := range maps {
+				if _, ok := mp["continuousDeploymentPolicyId"]; ok && str(mp, "continuousDeploymentPolicyId") != "" {
+					mp["continuousDeploymentPolicyId"] = pv(id)
+				}
+			}
+		}
+	}
+	onCreate := resource.PropertyMap{"continuousDeploymentPolicyId": pv("p-1"), "httpVersion": pv("http2")}
+	certChange := with(attachedPrimary, "viewerCertificate", cert(certB, "TLSv1.2_2021"))
+	commentChange := with(attachedPrimary, "comment", pv("v2"))
+	tlsAndHTTP := with(attachedPrimary, "viewerCertificate", cert(certA, "TLSv1.2_2025"), "httpVersion", pv("http1.1"))
+	origins := func(n int) resource.PropertyMap {
+		var os []map[string]any
+		for i := 0; i < n; i++ {
+			os = append(os, map[string]any{"originId": fmt.Sprintf("o%d", i), "domainName": fmt.Sprintf("c%d.example.com", i)})
+		}
+		return resource.PropertyMap{"origins": pv(os)}
+	}
 	return []ruleCase{
+		{rule: "cloudfront.origins-per-distribution", typ: tDistribution,
+			bad: origins(MaxOriginsPerDistribution + 1), ok: origins(MaxOriginsPerDistribution), contains: "more origins"},
+		{rule: "cloudfront.cd-policy-not-on-create", typ: tDistribution, setup: existing(onCreate),
+			bad:      onCreate,
+			ok:       resource.PropertyMap{"httpVersion": pv("http2")},
+			contains: "not supported during distribution creation"},
+		// A linked primary may not rotate its viewer certificate, raise the
+		// minimum TLS version or change its HTTP version.
+		{rule: "cloudfront.cd-linked-locked-fields", typ: tDistribution, op: OpUpdate, old: attachedPrimary,
+			setup:    existing(attachedPrimary, certChange, commentChange),
+			bad:      certChange,
+			ok:       commentChange,
+			contains: "viewerCertificate"},
+		{rule: "cloudfront.cd-linked-locked-fields", typ: tDistribution, op: OpUpdate, old: attachedPrimary,
+			setup:    existing(attachedPrimary, tlsAndHTTP),
+			bad:      tlsAndHTTP,
+			contains: "httpVersion, viewerCertificate"},
+		// A staging distribution is linked too.
+		{rule: "cloudfront.cd-linked-locked-fields", typ: tDistribution, op: OpUpdate,
+			old:      resource.PropertyMap{"staging": pv(true), "priceClass": pv("PriceClass_100")},
+			bad:      resource.PropertyMap{"staging": pv(true), "priceClass": pv("PriceClass_All")},
+			ok:       resource.PropertyMap{"staging": pv(true), "priceClass": pv("PriceClass_100")},
+			contains: "priceClass"},
 		{rule: "cloudfront.cd-no-http3", typ: tDistribution,
 			bad:      resource.PropertyMap{"staging": pv(true), "httpVersion": pv("http2and3")},
 			ok:       resource.PropertyMap{"staging": pv(true), "httpVersion": pv("http2")},
@@ -86,4 +144,65 @@ func TestPrimaryDistributionNamesAnExistingPolicy(t *testing.T) {
 	if msg := rule.check(ruleInput{typ: tDistribution, in: resource.PropertyMap{"continuousDeploymentPolicyId": pv(id)}, cloud: m}); msg != "" {
 		t.Fatalf("existing policy %s refused: %s", id, msg)
 	}
+}
+
+// The router's sequence, as CloudFront judges each call: the primary is
+// created without its policy, an update attaches it, later updates of what
+// a linked pair may change pass; detached, anything may change again.
+func TestPrimaryCreateThenAttachSequence(t *testing.T) {
+	m := NewMock(Env{})
+	base := resource.PropertyMap{"enabled": pv(true), "httpVersion": pv("http2"), "comment": pv("v1"),
+		"origins":              pv([]map[string]any{{"originId": "o", "domainName": "a.example.com"}}),
+		"defaultCacheBehavior": pv(map[string]any{"targetOriginId": "o", "viewerProtocolPolicy": "https-only"}),
+		"restrictions":         pv(map[string]any{"geoRestriction": map[string]any{"restrictionType": "none"}}),
+		"viewerCertificate":    pv(map[string]any{"cloudfrontDefaultCertificate": true})}
+	policy := mustCreate(t, m, tCDPolicy, "pol", resource.PropertyMap{"enabled": pv(false)})
+	pid := str(policy, "id")
+	if pid == "" {
+		pid = "p-1"
+	}
+	withPolicy := base.Copy()
+	withPolicy["continuousDeploymentPolicyId"] = pv(pid)
+	req := func(in, old resource.PropertyMap) error {
+		_, _, err := Outputs(Request{Type: tDistribution, Name: "cdn", Inputs: in, Old: old, Seed: []byte("s"), Now: MockTime})
+		return err
+	}
+	var ae *APIError
+	if err := req(withPolicy, nil); !errors.As(err, &ae) || ae.Code != "InvalidArgument" || ae.Operation != "CreateDistributionWithTags" {
+		t.Fatalf("create with the policy: %v, want InvalidArgument from CreateDistributionWithTags", err)
+	}
+	_, created, err := Outputs(Request{Type: tDistribution, Name: "cdn", Inputs: base, Seed: []byte("s"), Now: MockTime})
+	if err != nil {
+		t.Fatalf("create without the policy: %v", err)
+	}
+	if err := req(withPolicy, created); err != nil {
+		t.Fatalf("attaching the policy in an update: %v", err)
+	}
+	linked := withPolicy.Copy()
+	next := withPolicy.Copy()
+	next["comment"] = pv("v2")
+	if err := req(next, linked); err != nil {
+		t.Fatalf("a linked primary's comment change: %v", err)
+	}
+	next = withPolicy.Copy()
+	next["httpVersion"] = pv("http1.1")
+	if err := req(next, linked); !errors.As(err, &ae) || ae.Code != "IllegalUpdate" || !strings.Contains(ae.Message, "httpVersion") {
+		t.Fatalf("a linked primary's httpVersion change: %v, want IllegalUpdate naming httpVersion", err)
+	}
+	// An absent input compares as the default AWS reports: omitting
+	// isIpv6Enabled (false) on a primary deployed with false is no change.
+	if err := req(withPolicy, with(linked, "isIpv6Enabled", pv(false))); err != nil {
+		t.Fatalf("an omitted input equal to its default counted as a change: %v", err)
+	}
+	if err := req(next, created); err != nil {
+		t.Fatalf("an unlinked primary's httpVersion change: %v", err)
+	}
+}
+
+func with(m resource.PropertyMap, kv ...any) resource.PropertyMap {
+	out := m.Copy()
+	for i := 0; i < len(kv); i += 2 {
+		out[resource.PropertyKey(kv[i].(string))] = kv[i+1].(resource.PropertyValue)
+	}
+	return out
 }

@@ -33,6 +33,12 @@ const (
 	// PutDashboard DashboardName: "Valid characters are A–Z, a–z, 0–9, "-",
 	// and "_"", up to 255 characters.
 	MaxDashboardNameLen = 255
+	// Properties of a Metric Widget Object: metrics "Array of metrics …
+	// You can include up to 500 metrics and expressions in one graph"
+	// (hidden ones — "visible": false inputs of an expression — count too;
+	// CloudWatch User Guide, Graphing metrics: "You can add up to 500
+	// metrics to a graph").
+	MaxGraphMetrics = 500
 )
 
 var (
@@ -129,6 +135,9 @@ func validateMetricWidget(p string, props map[string]any, fail func(string, stri
 	if !ok {
 		fail(p, "Should have required property 'metrics'")
 		return
+	}
+	if len(metrics) > MaxGraphMetrics {
+		fail(p+"/metrics", "Should NOT have more than %d items (a graph holds at most %d metrics and expressions, hidden ones included); it has %d", MaxGraphMetrics, MaxGraphMetrics, len(metrics))
 	}
 	ids := map[string]bool{}
 	for j, m := range metrics {

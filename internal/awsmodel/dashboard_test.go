@@ -46,7 +46,12 @@ func TestDashboardBodyRules(t *testing.T) {
 	for i := range alarms {
 		alarms[i] = fmt.Sprintf(`"arn:aws:cloudwatch:us-east-1:123456789012:alarm:a%d"`, i)
 	}
+	graph := make([]string, MaxGraphMetrics+1)
+	for i := range graph {
+		graph[i] = fmt.Sprintf(`["AWS/ApplicationELB","RequestCount","LoadBalancer","app/a/%d",{"id":"m%d","visible":false}]`, i, i)
+	}
 	for body, want := range map[string]string{
+		`{"widgets":[{"type":"metric","width":12,"height":6,"properties":{"region":"us-east-1","metrics":[` + strings.Join(graph, ",") + `]}}]}`: "/widgets/0/properties/metrics",
 		`not json`:       "valid JSON object",
 		`{"widgets":{}}`: `"/widgets"`,
 		`{"widgets":[` + strings.Join(many, ",") + `]}`:                                                 "more than 500 items",

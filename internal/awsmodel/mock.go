@@ -30,6 +30,22 @@ type Mock struct {
 	stacks    map[string]resource.PropertyMap
 	live      map[string]mockResource
 	counters  map[string]int
+	// deployed names resources ("type::name") a test renders as updates
+	// of a resource already deployed with the same inputs (Deployed).
+	deployed map[string]bool
+}
+
+// Deployed makes the mock judge the next renders of the resource typ
+// named name as updates of a deployment with the same inputs, so a test
+// can render what a later up sends (e.g. a primary distribution with its
+// continuous deployment policy attached, which a create refuses).
+func (m *Mock) Deployed(typ, name string) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.deployed == nil {
+		m.deployed = map[string]bool{}
+	}
+	m.deployed[typ+"::"+name] = true
 }
 
 type mockResource struct {
@@ -87,7 +103,13 @@ func (m *Mock) NewResource(typ, name string, inputs resource.PropertyMap, provid
 		}
 		return "", nil, fmt.Errorf("%s %q has a problem: %s", typ, name, strings.Join(msgs, "; "))
 	}
-	id, outs, err := Outputs(Request{Type: typ, Name: name, Inputs: checked, Env: env, Seed: seed, Cloud: m, Now: MockTime})
+	var old resource.PropertyMap
+	m.mu.Lock()
+	if m.deployed[typ+"::"+name] {
+		old = checked.Copy()
+	}
+	m.mu.Unlock()
+	id, outs, err := Outputs(Request{Type: typ, Name: name, Inputs: checked, Env: env, Seed: seed, Cloud: m, Now: MockTime, Old: old})
 	if err != nil {
 		return "", nil, err
 	}

@@ -52,7 +52,7 @@ func Outputs(req Request) (string, resource.PropertyMap, error) {
 	if req.Old != nil {
 		op = OpUpdate
 	}
-	if err := CheckRules(req.Type, req.Name, req.Inputs, env, req.Cloud, op); err != nil {
+	if err := checkRules(ruleInput{typ: req.Type, name: req.Name, in: req.Inputs, env: env, cloud: req.Cloud, op: op, old: req.Old}); err != nil {
 		return "", nil, err
 	}
 	c := &calc{spec: spec, env: env, typ: req.Type, name: req.Name, in: req.Inputs, out: out,

@@ -41,6 +41,12 @@ type ruleInput struct {
 	in        resource.PropertyMap
 	env       Env
 	cloud     Cloud
+	// op is OpCreate or OpUpdate; old holds the outputs before an update
+	// (nil on create). Create-time and update-time restrictions read them;
+	// Audit judges every rendered resource as a create (what a first up
+	// sends).
+	op  int
+	old resource.PropertyMap
 }
 
 func (r ruleInput) lookup(ref string) (string, resource.PropertyMap, bool) {
@@ -80,7 +86,11 @@ func RuleByID(id string) (Rule, bool) {
 // CheckRules returns the error AWS gives for the first API rule inputs of
 // typ break, or nil. Unknown values (previews) are never judged.
 func CheckRules(typ, name string, inputs resource.PropertyMap, env Env, cloud Cloud, op int) error {
-	in := ruleInput{typ: typ, name: name, in: inputs, env: env.normalized(), cloud: cloud}
+	return checkRules(ruleInput{typ: typ, name: name, in: inputs, env: env.normalized(), cloud: cloud, op: op})
+}
+
+func checkRules(in ruleInput) error {
+	typ, name, op := in.typ, in.name, in.op
 	for _, r := range rules {
 		if r.AuditOnly || !r.applies(typ) {
 			continue

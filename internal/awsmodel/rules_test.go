@@ -18,6 +18,10 @@ type ruleCase struct {
 	bad, ok  resource.PropertyMap
 	env      Env
 	contains string
+	// op and old make the case an update (OpUpdate, the deployed
+	// outputs); zero: a create.
+	op  int
+	old resource.PropertyMap
 }
 
 func mustCreate(t *testing.T, m *Mock, typ, name string, in resource.PropertyMap) resource.PropertyMap {
@@ -246,16 +250,16 @@ func TestEveryRuleRefusesAViolation(t *testing.T) {
 			if tc.setup != nil {
 				tc.setup(t, m)
 			}
-			msg := rule.check(ruleInput{typ: tc.typ, name: "r", in: tc.bad, env: tc.env.normalized(), cloud: m})
+			msg := rule.check(ruleInput{typ: tc.typ, name: "r", in: tc.bad, env: tc.env.normalized(), cloud: m, op: tc.op, old: tc.old})
 			if !strings.Contains(msg, tc.contains) {
 				t.Fatalf("violating input: got %q, want a message containing %q", msg, tc.contains)
 			}
 			if tc.ok != nil {
-				if msg := rule.check(ruleInput{typ: tc.typ, name: "r", in: tc.ok, env: tc.env.normalized(), cloud: m}); msg != "" {
+				if msg := rule.check(ruleInput{typ: tc.typ, name: "r", in: tc.ok, env: tc.env.normalized(), cloud: m, op: tc.op, old: tc.old}); msg != "" {
 					t.Fatalf("fixed input refused: %s", msg)
 				}
 			}
-			err := CheckRules(tc.typ, "r", tc.bad, tc.env, m, OpCreate)
+			err := checkRules(ruleInput{typ: tc.typ, name: "r", in: tc.bad, env: tc.env.normalized(), cloud: m, op: tc.op, old: tc.old})
 			var ae *APIError
 			switch {
 			case rule.AuditOnly && err != nil:

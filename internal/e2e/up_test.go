@@ -63,6 +63,14 @@ func TestFleetLifecycle(t *testing.T) {
 	if s := second.stack(t, "router"); s.Changes.Create == 0 || s.Outputs["distributionDomain"] == nil {
 		t.Errorf("router: %+v", s)
 	}
+	// The simulator refuses a policy on the primary's create, as CloudFront
+	// does: the router's first up succeeds only by creating the primary
+	// without it and attaching it in a second pass.
+	if s := second.stack(t, "router"); s.Outputs["attachedDeploymentPolicyId"] == "" ||
+		s.Outputs["attachedDeploymentPolicyId"] != s.Outputs["continuousDeploymentPolicyId"] ||
+		!strings.Contains(strings.Join(s.Notes, " "), "attached the policy in a second update") {
+		t.Errorf("router's first up did not attach its continuous deployment policy after creating the primary: outputs %v, notes %v", s.Outputs, s.Notes)
+	}
 
 	// A third up changes nothing.
 	var third opResult

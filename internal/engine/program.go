@@ -15,11 +15,21 @@ import (
 // configuration, unless the run's inputs say otherwise (a given cell
 // configuration, released protection). The inputs go into a copy of the
 // fleet; the loaded fleet, which other runs share, is never changed.
+//
+// The router renders its primary distribution with its continuous
+// deployment policy attached: what every up of a deployed router sends.
+// A run that may create the primary asks for programWith(…, false)
+// (routerseq.go).
 func (e *Engine) program(stack string, in stackrun.Inputs) (pulumi.RunFunc, error) {
+	return e.programWith(stack, in, true)
+}
+
+func (e *Engine) programWith(stack string, in stackrun.Inputs, attachPolicy bool) (pulumi.RunFunc, error) {
 	f, err := withInputs(e.opts.Fleet, stack, in)
 	if err != nil {
 		return nil, err
 	}
+	f = withPolicy(f, stack, attachPolicy)
 	if e.opts.Program != nil {
 		return e.opts.Program(f), nil
 	}

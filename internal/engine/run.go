@@ -22,6 +22,7 @@ import (
 	"github.com/pulumi/pulumi/sdk/v3/go/auto/optup"
 	"github.com/pulumi/pulumi/sdk/v3/go/common/apitype"
 
+	"github.com/cellctl/cellctl/internal/fleet"
 	"github.com/cellctl/cellctl/internal/outcome"
 	"github.com/cellctl/cellctl/internal/stackrun"
 )
@@ -58,7 +59,16 @@ func (e *Engine) runStack(ctx context.Context, req stackrun.Request) *stackrun.R
 		return secs(d)
 	}
 	defer func() { res.Timing.Finish = lap() }()
-	program, err := e.program(name, req.Inputs)
+	// The router's first up creates its primary distribution without the
+	// continuous deployment policy, then attaches it (routerseq.go).
+	attach := true
+	var err error
+	if name == fleet.RouterStack && (op == stackrun.OpUp || op == stackrun.OpPreview) {
+		if attach, err = e.primaryDeployed(ctx); err != nil {
+			return fail(err)
+		}
+	}
+	program, err := e.programWith(name, req.Inputs, attach)
 	if err != nil {
 		return fail(err)
 	}
@@ -125,8 +135,30 @@ func (e *Engine) runStack(ctx context.Context, req stackrun.Request) *stackrun.R
 		}
 		time.Sleep(time.Duration(200*(attempt+1)) * time.Millisecond)
 	}
-	res.Timing.Engine = lap()
 	changes, diags, failedRes := tr.snapshot()
+	if runErr == nil && op == stackrun.OpUp && !attach {
+		// The second pass of the router's first up: the primary exists
+		// now, so the same program renders it attached to its policy.
+		attached, err := e.programWith(name, req.Inputs, true)
+		if err != nil {
+			return fail(err)
+		}
+		w.stack.Workspace().SetProgram(attached)
+		again := req
+		again.Refresh = false
+		tr = newTracker(name, e.opts.Events)
+		var second map[string]int
+		second, runErr = e.execute(ctx, again, w, tr, res)
+		c2, d2, f2 := tr.snapshot()
+		changes, diags, failedRes = append(changes, c2...), append(diags, d2...), append(failedRes, f2...)
+		if summary != nil && second != nil {
+			summary[string(apitype.OpUpdate)] += second[string(apitype.OpUpdate)]
+		}
+		if runErr == nil {
+			res.Notes = append(res.Notes, attachNote)
+		}
+	}
+	res.Timing.Engine = lap()
 	res.Planned = changes
 	res.FailedResources = failedRes
 	res.Changes = changesOf(summary, changes)

@@ -110,6 +110,13 @@ type Router struct {
 	// the staging distribution; set only on the per-run copy the engine
 	// builds from stackrun.Inputs.Router, never by the loader.
 	Traffic *canary.Traffic
+	// AttachDeploymentPolicy attaches the continuous deployment policy to
+	// the primary distribution. CloudFront refuses the policy on the
+	// primary's create, so the engine sets it on the per-run copy only
+	// when the router's state already holds the primary (and runs the
+	// attach as a second pass right after a first create); the loader
+	// never sets it, so an offline render shows what a first up creates.
+	AttachDeploymentPolicy bool
 }
 
 // Router defaults.

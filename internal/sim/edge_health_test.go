@@ -58,7 +58,16 @@ func TestEdgeMetricsFollowTheBuildEachDistributionRuns(t *testing.T) {
 			"trafficConfig", map[string]any{"type": "SingleWeight", "singleWeightConfig": map[string]any{"weight": weight}})
 	}
 	policy := h.create(typeCDPolicy, "cdn-policy", policyIn(false, 0.1))
-	primary := h.create(typeDistribution, "cdn", distInputs(v1, "continuousDeploymentPolicyId", policy.id))
+	// CloudFront refuses the policy on the primary's create: it is
+	// attached by an update, as the router's second pass does.
+	primary := h.create(typeDistribution, "cdn", distInputs(v1))
+	if _, err := h.tryCreate(typeDistribution, "cdn-with-policy", distInputs(v1, "continuousDeploymentPolicyId", policy.id)); err == nil || !strings.Contains(err.Error(), "InvalidArgument") {
+		t.Fatalf("the simulator created a primary with its policy attached (%v): CloudFront refuses that", err)
+	}
+	primary, err := h.tryUpdate(primary, distInputs(v1, "continuousDeploymentPolicyId", policy.id))
+	if err != nil {
+		t.Fatalf("attaching the policy in an update: %v", err)
+	}
 
 	// A new table is published and canaried at 10 %.
 	clk.advance(time.Minute)

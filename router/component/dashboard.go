@@ -144,6 +144,53 @@ func WorstExpression(fn string, n int) string {
 	return fn + "([" + strings.Join(ids, ", ") + "])"
 }
 
+// graphGroup is the cells one graph of a panel draws: all of one region
+// (a metric math expression combines only series of its own region, so
+// every region gets its own worst-cell line), at most maxGraphCells of
+// them (CloudWatch's 500 metrics and expressions per graph, hidden ones
+// included: the 5xx panel needs four per cell, plus the worst line).
+type graphGroup struct {
+	region, suffix string
+	cells          []DashboardCell
+}
+
+// maxGraphCells is how many cells one graph draws: the widest panel (5xx:
+// three hidden inputs and the cell's line) plus the worst line must stay
+// within awsmodel.MaxGraphMetrics (500): 4·124 + 1 = 497.
+const maxGraphCells = (500 - 1) / 4
+
+func graphGroups(cells []DashboardCell, home string) []graphGroup {
+	byRegion := map[string][]DashboardCell{}
+	var regions []string
+	for _, c := range cells {
+		r := c.Region
+		if r == "" {
+			r = home
+		}
+		if _, ok := byRegion[r]; !ok {
+			regions = append(regions, r)
+		}
+		byRegion[r] = append(byRegion[r], c)
+	}
+	sort.Strings(regions)
+	var out []graphGroup
+	for _, r := range regions {
+		rc := byRegion[r]
+		for start := 0; start < len(rc); start += maxGraphCells {
+			end := min(start+maxGraphCells, len(rc))
+			g := graphGroup{region: r, cells: rc[start:end]}
+			switch {
+			case len(rc) > maxGraphCells:
+				g.suffix = fmt.Sprintf(" — %s, cells %d–%d of %d", r, start+1, end, len(rc))
+			case len(regions) > 1:
+				g.suffix = " — " + r
+			}
+			out = append(out, g)
+		}
+	}
+	return out
+}
+
 // DashboardBody generates the dashboard's body (the DashboardBody JSON of
 // PutDashboard) from the routed cells, in cell order.
 func DashboardBody(s DashboardSpec) (string, error) {
@@ -169,28 +216,33 @@ func DashboardBody(s DashboardSpec) (string, error) {
 	}}
 	y := 2
 	if len(cells) > 0 {
+		groups := graphGroups(cells, s.Region)
 		for pi, p := range panels {
-			var metrics [][]any
-			for i, c := range cells {
-				region := map[string]any{}
-				if c.Region != "" && c.Region != s.Region {
-					region["region"] = c.Region
+			for gi, g := range groups {
+				var metrics [][]any
+				for i, c := range g.cells {
+					region := map[string]any{}
+					if g.region != s.Region {
+						region["region"] = g.region
+					}
+					metrics = append(metrics, p.lines(i, c, region)...)
 				}
-				metrics = append(metrics, p.lines(i, c, region)...)
+				worst := map[string]any{"expression": WorstExpression(p.worst, len(g.cells)), "id": "worst", "label": "worst cell in " + g.region, "color": "#d62728"}
+				if g.region != s.Region {
+					worst["region"] = g.region
+				}
+				metrics = append(metrics, []any{worst})
+				widgets = append(widgets, map[string]any{
+					"type": "metric", "x": ((pi*len(groups) + gi) % 2) * graphWidth, "y": y + ((pi*len(groups)+gi)/2)*graphHeight,
+					"width": graphWidth, "height": graphHeight,
+					"properties": map[string]any{
+						"title": p.title + g.suffix, "region": s.Region, "view": "timeSeries", "period": 60, "stacked": false,
+						"metrics": metrics,
+					},
+				})
 			}
-			metrics = append(metrics, []any{map[string]any{
-				"expression": WorstExpression(p.worst, len(cells)), "id": "worst", "label": "worst cell",
-				"color": "#d62728",
-			}})
-			widgets = append(widgets, map[string]any{
-				"type": "metric", "x": (pi % 2) * graphWidth, "y": y + (pi/2)*graphHeight, "width": graphWidth, "height": graphHeight,
-				"properties": map[string]any{
-					"title": p.title, "region": s.Region, "view": "timeSeries", "period": 60, "stacked": false,
-					"metrics": metrics,
-				},
-			})
 		}
-		y += (len(panels) + 1) / 2 * graphHeight
+		y += (len(panels)*len(groups) + 1) / 2 * graphHeight
 	}
 	var arns []string
 	for _, c := range cells {

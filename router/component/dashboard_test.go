@@ -80,51 +80,58 @@ func TestFleetDashboardOneSeriesPerRoutedCell(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			f := tc.fleet(t)
 			doc := dashboardOf(t, mustRunRouter(t, f))
-			graphs := map[string]map[string]any{}
+			// A graph per signal and region: metric math combines only
+			// series of one region, so each region has its own worst line.
+			graphs := map[string][]map[string]any{}
 			var alarms []string
 			for _, w := range doc.Widgets {
 				switch w.Type {
 				case "metric":
-					graphs[strings.SplitN(w.Properties["title"].(string), " ", 2)[0]] = w.Properties
+					k := strings.SplitN(w.Properties["title"].(string), " ", 2)[0]
+					graphs[k] = append(graphs[k], w.Properties)
 				case "alarm":
 					for _, a := range w.Properties["alarms"].([]any) {
 						alarms = append(alarms, a.(string))
 					}
 				}
 			}
-			ids := make([]string, len(tc.cells))
-			for i := range ids {
-				ids[i] = fmt.Sprintf("c%d", i)
-			}
 			for title, fn := range map[string]string{"5xx": "MAX", "p99": "MAX", "healthy": "MIN", "requests": "MAX"} {
-				props, ok := graphs[title]
-				if !ok {
+				if len(graphs[title]) == 0 {
 					t.Fatalf("no %s graph; graphs %v", title, graphs)
 				}
-				labels, exprs, worst := series(t, props)
-				if !reflect.DeepEqual(labels, tc.cells) {
-					t.Errorf("%s lines %v, want one per routed cell %v", title, labels, tc.cells)
+				var all []string
+				for _, props := range graphs[title] {
+					labels, exprs, worst := series(t, props)
+					all = append(all, labels...)
+					ids := make([]string, len(labels))
+					for i := range ids {
+						ids[i] = fmt.Sprintf("c%d", i)
+					}
+					if want := fn + "([" + strings.Join(ids, ", ") + "])"; worst != want {
+						t.Errorf("%s worst line %q, want %q", title, worst, want)
+					}
+					if title == "5xx" && exprs[labels[0]] != "100 * (FILL(t0, 0) + FILL(e0, 0)) / r0" {
+						t.Errorf("%s 5xx line %q", labels[0], exprs[labels[0]])
+					}
 				}
-				if want := fn + "([" + strings.Join(ids, ", ") + "])"; worst != want {
-					t.Errorf("%s worst line %q, want %q", title, worst, want)
+				sort.Strings(all)
+				if !reflect.DeepEqual(all, tc.cells) {
+					t.Errorf("%s lines %v, want one per routed cell %v", title, all, tc.cells)
 				}
-				if title == "5xx" {
-					if exprs["cell-a"] != "100 * (FILL(t0, 0) + FILL(e0, 0)) / r0" {
-						t.Errorf("cell-a 5xx line %q", exprs["cell-a"])
+			}
+			// The 5xx graphs read each cell by its own load balancer.
+			lbs := map[string]bool{}
+			for _, props := range graphs["5xx"] {
+				for _, m := range props["metrics"].([]any) {
+					row := m.([]any)
+					if len(row) > 2 && row[1] == "RequestCount" {
+						lbs[row[3].(string)] = true
 					}
 				}
 			}
-			// The 5xx graph reads each cell by its own load balancer.
-			var lbs []string
-			for _, m := range graphs["5xx"]["metrics"].([]any) {
-				row := m.([]any)
-				if len(row) > 2 && row[1] == "RequestCount" {
-					lbs = append(lbs, row[3].(string))
-				}
-			}
-			for i, c := range tc.cells {
-				if lbs[i] != "app/"+c+"-alb/0123456789abcdef" {
-					t.Errorf("5xx graph reads %v, want each cell's albArnSuffix", lbs)
+			for _, c := range tc.cells {
+				if !lbs["app/"+c+"-alb/0123456789abcdef"] {
+					t.Errorf("5xx graphs read %v, want each cell's albArnSuffix", lbs)
 				}
 			}
 			var want []string
@@ -174,7 +181,7 @@ func TestDashboardBodyGenerator(t *testing.T) {
 		t.Errorf("%d alarm widgets with %d alarms, want 2 with 120", alarmWidgets, alarms)
 	}
 	if !strings.Contains(body, `"arn:aws:cloudwatch:eu-west-1:123456789012:alarm:cellctl-cell-03-5xx-rate"`) ||
-		!strings.Contains(body, `"id":"c3","label":"cell-03","region":"eu-west-1"`) {
+		!strings.Contains(body, `"id":"c0","label":"cell-03","region":"eu-west-1"`) || !strings.Contains(body, `"label":"worst cell in eu-west-1","region":"eu-west-1"`) {
 		t.Errorf("the eu-west-1 cell is not read in its region")
 	}
 
@@ -203,6 +210,77 @@ func BenchmarkDashboardBody100Cells(b *testing.B) {
 	for b.Loop() {
 		if _, err := component.DashboardBody(spec); err != nil {
 			b.Fatal(err)
+		}
+	}
+}
+
+// A 256-cell fleet over three regions: every graph stays within
+// CloudWatch's 500 metrics and expressions (hidden ones count; the 5xx
+// panel needs four per cell), every cell is drawn once per signal, and
+// each worst-cell line combines only series of its own region.
+func TestFleetDashboardAt256CellsOverThreeRegions(t *testing.T) {
+	regions := []string{"us-east-1", "eu-west-1", "ap-southeast-2"}
+	var cells []component.DashboardCell
+	for i := 0; i < 256; i++ {
+		id := fmt.Sprintf("cell-%03d", i)
+		cells = append(cells, component.DashboardCell{Cell: id, Region: regions[i%3],
+			LoadBalancer: "app/" + id + "/0123", TargetGroup: "targetgroup/" + id + "/4567", AlarmNames: []string{id + "-5xx"}})
+	}
+	body, err := component.DashboardBody(component.DashboardSpec{Region: "us-east-1", Account: "123456789012", Cells: cells})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if errs := awsmodel.ValidateDashboardBody(body); len(errs) != 0 {
+		t.Fatalf("PutDashboard would refuse the 256-cell body: %v", errs)
+	}
+	var doc struct {
+		Widgets []struct {
+			Type       string         `json:"type"`
+			Properties map[string]any `json:"properties"`
+		} `json:"widgets"`
+	}
+	if err := json.Unmarshal([]byte(body), &doc); err != nil {
+		t.Fatal(err)
+	}
+	drawn := map[string]map[string]int{} // signal → cell → lines
+	for _, w := range doc.Widgets {
+		if w.Type != "metric" {
+			continue
+		}
+		title := w.Properties["title"].(string)
+		metrics := w.Properties["metrics"].([]any)
+		if len(metrics) > awsmodel.MaxGraphMetrics {
+			t.Errorf("%s: %d metrics and expressions, CloudWatch allows %d", title, len(metrics), awsmodel.MaxGraphMetrics)
+		}
+		signal := strings.SplitN(title, " ", 2)[0]
+		if drawn[signal] == nil {
+			drawn[signal] = map[string]int{}
+		}
+		seen := map[string]bool{}
+		for _, m := range metrics {
+			row := m.([]any)
+			opts := row[len(row)-1].(map[string]any)
+			r, _ := opts["region"].(string)
+			if r == "" {
+				r = "us-east-1"
+			}
+			seen[r] = true
+			if v, ok := opts["visible"].(bool); (!ok || v) && opts["id"] != "worst" {
+				drawn[signal][opts["label"].(string)]++
+			}
+		}
+		if len(seen) != 1 {
+			t.Errorf("%s mixes regions %v in one metric math graph", title, seen)
+		}
+	}
+	for _, s := range []string{"5xx", "p99", "healthy", "requests"} {
+		if len(drawn[s]) != 256 {
+			t.Errorf("%s: %d cells drawn, want 256", s, len(drawn[s]))
+		}
+		for c, n := range drawn[s] {
+			if n != 1 {
+				t.Errorf("%s: %s drawn %d times", s, c, n)
+			}
 		}
 	}
 }

@@ -90,6 +90,12 @@ type RouterArgs struct {
 	// distribution for this run (a router canary step); nil: stable, both
 	// run the function's newest version.
 	Traffic *canary.Traffic
+	// AttachPolicy attaches the continuous deployment policy to the
+	// primary distribution. False on the router's first create: CloudFront
+	// refuses a policy during distribution creation, so the primary is
+	// created without it and the engine's second pass attaches it
+	// (docs/ARCHITECTURE.md, "The router's create/update sequence").
+	AttachPolicy bool
 	// Dashboard is the fleet's CloudWatch dashboard (dashboard.go); nil:
 	// none.
 	Dashboard *DashboardArgs
@@ -119,6 +125,7 @@ type Router struct {
 	Outputs   pulumi.Map
 
 	primaryArn, stagingArn pulumi.StringOutput
+	attachedPolicy         pulumi.StringOutput
 }
 
 // NewRouter builds the router.

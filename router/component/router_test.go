@@ -78,6 +78,10 @@ func runRouterProgram(t *testing.T, f *fleet.Fleet, undeployed ...string) (*rout
 		}
 		model.SetStackOutputs(c.ID, outs)
 	}
+	if f.Router.AttachDeploymentPolicy {
+		// What the engine's second pass renders: the primary exists.
+		model.Deployed(typeDistribution, component.PrimaryDistributionName(fleet.RouterStack))
+	}
 	key := f.ConfigKey(fleet.OriginVerifyKey)
 	rec, exports, err := mocks.Run(mocks.Options{
 		Project: f.Project, Stack: fleet.RouterStack,

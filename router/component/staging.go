@@ -69,11 +69,22 @@ func (r *Router) distributions(ctx *pulumi.Context, name string, args *RouterArg
 		return err
 	}
 	pargs := distributionArgs(args, secret, viewerCert, tags, primaryArn)
-	pargs.ContinuousDeploymentPolicyId = r.DeploymentPolicy.ID()
-	r.Distribution, err = cloudfront.NewDistribution(ctx, name+"-cdn", pargs, parent)
+	// CloudFront refuses the policy on CreateDistribution: a first up
+	// creates the primary without it, a second pass attaches it.
+	attached := pulumi.String("").ToStringOutput()
+	if args.AttachPolicy {
+		attached = r.DeploymentPolicy.ID().ToStringOutput()
+		pargs.ContinuousDeploymentPolicyId = attached
+	}
+	r.Distribution, err = cloudfront.NewDistribution(ctx, PrimaryDistributionName(name), pargs, parent)
+	r.attachedPolicy = attached
 	r.primaryArn, r.stagingArn = primaryArn, stagingArn
 	return err
 }
+
+// PrimaryDistributionName is the logical name of the router's primary
+// distribution (the engine looks for it in the router's state).
+func PrimaryDistributionName(router string) string { return router + "-cdn" }
 
 // stableTraffic is t, or the stable split when t is nil.
 func stableTraffic(t *canary.Traffic) canary.Traffic {
@@ -120,8 +131,10 @@ func (r *Router) canaryOutputs(args *RouterArgs) pulumi.Map {
 		"stagingDistributionId":        r.StagingDistribution.ID(),
 		"stagingDistributionDomain":    r.StagingDistribution.DomainName,
 		"continuousDeploymentPolicyId": r.DeploymentPolicy.ID(),
-		"canaryPhase":                  pulumi.String(string(t.Phase)),
-		"functionName":                 r.Function.Name,
+		// "" until the second pass of the router's first up attached it.
+		"attachedDeploymentPolicyId": r.attachedPolicy,
+		"canaryPhase":                pulumi.String(string(t.Phase)),
+		"functionName":               r.Function.Name,
 	}
 }
 

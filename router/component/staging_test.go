@@ -7,10 +7,12 @@ import (
 
 	"github.com/pulumi/pulumi/sdk/v3/go/common/resource"
 
+	"github.com/cellctl/cellctl/internal/awsmodel"
 	"github.com/cellctl/cellctl/internal/fleet"
 	"github.com/cellctl/cellctl/internal/mocks"
 	"github.com/cellctl/cellctl/router/canary"
 	"github.com/cellctl/cellctl/router/component"
+	"github.com/cellctl/cellctl/stacks"
 )
 
 const typePolicy = "aws:cloudfront/continuousDeploymentPolicy:ContinuousDeploymentPolicy"
@@ -45,6 +47,8 @@ func withTraffic(t *testing.T, tr *canary.Traffic) *fleet.Fleet {
 	f := demoFleet(t)
 	r := *f.Router
 	r.Traffic = tr
+	// A canary step runs on a deployed router: its policy is attached.
+	r.AttachDeploymentPolicy = true
 	f.Router = &r
 	return f
 }
@@ -57,8 +61,45 @@ func lambdaArn(d *mocks.Resource) string {
 	return str(get(as[0], "lambdaArn"))
 }
 
-func TestStableRouterHasAnIdleStagingPairAndNoHTTP3(t *testing.T) {
+// attached is f as the engine's second pass (and every later up) renders
+// it: the primary is deployed, its policy attached.
+func attached(f *fleet.Fleet) *fleet.Fleet {
+	r := *f.Router
+	r.AttachDeploymentPolicy = true
+	f.Router = &r
+	return f
+}
+
+func TestFirstCreateRendersThePrimaryWithoutItsPolicy(t *testing.T) {
 	r := mustRunRouter(t, demoFleet(t))
+	if got := str(in(r.primary(t), "continuousDeploymentPolicyId")); got != "" {
+		t.Errorf("a first create sends the primary with continuousDeploymentPolicyId %q: CloudFront refuses a policy during distribution creation", got)
+	}
+	r.one(t, typePolicy) // the policy and staging exist from the first pass
+	if got := r.outputs["attachedDeploymentPolicyId"]; got.Value != "" {
+		t.Errorf("attachedDeploymentPolicyId = %v after the first pass, want \"\"", got.Value)
+	}
+}
+
+func TestPolicyOnThePrimarysCreateIsRefused(t *testing.T) {
+	// The shape the router rendered before the create/attach sequence: the
+	// mocks (like CloudFront) refuse it when the primary is created.
+	f := attached(demoFleet(t))
+	model := awsmodel.NewMock(awsmodel.Env{Partition: "aws", Account: "123456789012", Region: f.Router.Region})
+	for _, c := range f.Cells {
+		model.SetStackOutputs(c.ID, resource.PropertyMap{"dnsName": resource.NewStringProperty(albDNS(c.ID)),
+			"albArnSuffix": resource.NewStringProperty("app/x/1"), "targetGroupArnSuffix": resource.NewStringProperty("targetgroup/x/1")})
+	}
+	key := f.ConfigKey(fleet.OriginVerifyKey)
+	_, _, err := mocks.Run(mocks.Options{Project: f.Project, Stack: fleet.RouterStack,
+		Config: map[string]string{key: testSecret}, SecretKeys: []string{key}}, model, stacks.Program(f))
+	if err == nil || !strings.Contains(err.Error(), "not supported during distribution creation") {
+		t.Fatalf("creating the primary with its policy: err = %v, want CloudFront's InvalidArgument refusal", err)
+	}
+}
+
+func TestStableRouterHasAnIdleStagingPairAndNoHTTP3(t *testing.T) {
+	r := mustRunRouter(t, attached(demoFleet(t)))
 	p, s, fn := r.primary(t), r.staging(t), r.one(t, typeFunction)
 	pol := r.one(t, typePolicy)
 	for _, d := range []*mocks.Resource{p, s} {
