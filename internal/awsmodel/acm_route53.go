@@ -162,3 +162,50 @@ func init() {
 		},
 	})
 }
+
+// HostedZoneLookupKey is the Cloud.Lookup key of a Route 53 hosted zone by
+// its id ("Z…" or "/hostedzone/Z…"); a cloud that knows the zone answers
+// with outputs {"name": "<domain>"}. The mocks know no zone and judge
+// nothing.
+func HostedZoneLookupKey(id string) string {
+	return "route53-zone:" + strings.TrimPrefix(strings.TrimSpace(id), "/hostedzone/")
+}
+
+// NameInZone reports whether a record called name may be created in a
+// hosted zone for the domain zone: the zone's own name or a subdomain of
+// it (a wildcard "*.x" is a name under x). Case and a trailing dot do not
+// matter.
+func NameInZone(name, zone string) bool {
+	name = strings.ToLower(strings.TrimSuffix(name, "."))
+	zone = strings.ToLower(strings.TrimSuffix(zone, "."))
+	return zone != "" && (name == zone || strings.HasSuffix(name, "."+zone))
+}
+
+// RecordNotPermitted is Route 53's message for a record outside its zone.
+func RecordNotPermitted(name, zone string) string {
+	return fmt.Sprintf("RRSet with DNS name %s. is not permitted in zone %s.", strings.ToLower(strings.TrimSuffix(name, ".")), strings.ToLower(strings.TrimSuffix(zone, ".")))
+}
+
+func init() {
+	rules = append(rules, Rule{
+		ID: "route53.record-in-zone",
+		Doc: "Amazon Route 53 API Reference, ChangeResourceRecordSets (InvalidChangeBatch: \"RRSet with DNS name … is not permitted in zone …\"); " +
+			"Route 53 Developer Guide, Working with records: a hosted zone holds records only for its domain and its subdomains " +
+			"(ACM's DNS validation CNAME _….<domain> included)",
+		Code:    "InvalidChangeBatch",
+		applies: types(tRecord),
+		check: func(r ruleInput) string {
+			if !known(r.in, "name") || !known(r.in, "zoneId") {
+				return ""
+			}
+			_, zone, ok := r.lookup(HostedZoneLookupKey(str(r.in, "zoneId")))
+			if !ok || str(zone, "name") == "" {
+				return ""
+			}
+			if name := str(r.in, "name"); !NameInZone(name, str(zone, "name")) {
+				return RecordNotPermitted(name, str(zone, "name"))
+			}
+			return ""
+		},
+	})
+}

@@ -181,6 +181,13 @@ func init() {
 			if v := c.s("engineVersion"); v != "" {
 				version = v
 			}
+			if v := c.s("engineVersion"); v != "" && (!c.update || str(c.old, "engineVersion") != v) && EngineVersionRetired(c.cloud, engine, v) {
+				op := OpCreate
+				if c.update {
+					op = OpUpdate
+				}
+				return c.apiErr(op, "InvalidParameterCombination", "Cannot find version %s for %s", v, engine)
+			}
 			c.def("engineVersion", version)
 			c.set("engineVersionActual", rdsActualVersion(engine, version))
 			c.def("port", port)
@@ -326,4 +333,31 @@ func (c *calc) setVPCFromSubnets(subnets []string) {
 		}
 	}
 	c.def("vpcId", newRand([]byte("vpc-of:"+strings.Join(subnets, ","))).ResourceID("vpc"))
+}
+
+// EngineVersionLookupKey is the Cloud.Lookup key that asks whether AWS
+// still offers engine at version for new resources. A cloud that knows
+// (the simulator) answers with outputs {"status": "retired"} for a version
+// it no longer offers; the mocks know nothing and refuse nothing.
+//
+// AWS stops offering an old minor of Aurora PostgreSQL for new clusters
+// ahead of its end of standard support: CreateDBCluster then fails with
+// InvalidParameterCombination "Cannot find version 15.8 for
+// aurora-postgresql", and DescribeDBEngineVersions (Engine, EngineVersion)
+// returns no DBEngineVersion for it. A running cluster keeps its version
+// until it is upgraded. (Amazon Aurora User Guide, "Amazon Aurora
+// PostgreSQL updates" / "Aurora PostgreSQL release calendar"; Amazon RDS
+// API Reference, DescribeDBEngineVersions and CreateDBCluster errors.)
+func EngineVersionLookupKey(engine, version string) string {
+	return "rds-engine-version:" + engine + ":" + version
+}
+
+// EngineVersionRetired reports whether the cloud says AWS no longer
+// offers engine at version for new resources.
+func EngineVersionRetired(cloud Cloud, engine, version string) bool {
+	if cloud == nil {
+		return false
+	}
+	_, out, ok := cloud.Lookup(EngineVersionLookupKey(engine, version))
+	return ok && str(out, "status") == "retired"
 }

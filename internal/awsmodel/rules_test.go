@@ -234,6 +234,7 @@ func TestEveryRuleRefusesAViolation(t *testing.T) {
 	covered := map[string]bool{}
 	cases := append(append(ruleCases(), nameCases()...), cdCases()...)
 	cases = append(append(cases, elbConditionCases()...), dashboardCases()...)
+	cases = append(cases, zoneCases()...)
 	for i, tc := range cases {
 		t.Run(fmt.Sprintf("%s/%d", tc.rule, i), func(t *testing.T) {
 			rule, ok := RuleByID(tc.rule)

@@ -14,12 +14,23 @@ import (
 // while rendering; this adds what no single resource shows: quota sums,
 // rules AWS only enforces later (a 502 at request time, a failed next up),
 // and AWS types the model does not know, which no rule could have checked.
+//
+// Quotas are judged over the whole report, never per stack: AWS counts a
+// region's VPCs or Elastic IPs over every cell in it (and the default
+// VPC), so nine single-NAT cells in one region need nine Elastic IPs even
+// though each stack alone needs one. Audit's own per-stack quota sums are
+// therefore replaced by JudgeQuotas' (hard limits only; adjustable
+// defaults become the increases JudgeQuotas lists).
 func (r *Report) Rules() []awsmodel.Violation {
 	var out []awsmodel.Violation
 	for _, s := range r.Stacks {
-		out = append(out, awsmodel.Audit(auditResources(s))...)
+		for _, v := range awsmodel.Audit(auditResources(s)) {
+			if !strings.HasPrefix(v.Rule, "quota.") {
+				out = append(out, v)
+			}
+		}
 	}
-	return out
+	return append(out, r.JudgeQuotas().Violations...)
 }
 
 // auditResources turns a rendered stack into audit input, each resource in

@@ -500,7 +500,7 @@ func Preflight(ctx context.Context, o Options) (notes []string, err error) {
 	if err != nil {
 		return nil, fmt.Errorf("the quota check before creating %s failed, nothing was created: %w (rerun with --skip-quota-check to create anyway)", strings.Join(o.NewCells, ", "), err)
 	}
-	var refusals []string
+	refusals := engineVersions(ctx, o)
 	for _, r := range rep.Rows {
 		if r.Adding <= 0 {
 			continue
@@ -516,8 +516,37 @@ func Preflight(ctx context.Context, o Options) (notes []string, err error) {
 	}
 	if len(refusals) > 0 {
 		return notes, &outcome.FindingsError{Count: len(refusals), Err: fmt.Errorf(
-			"refusing to create %s: nothing was created, these quotas have no room for it:\n  %s\n(raise the quota, or rerun with --skip-quota-check to create anyway)",
+			"refusing to create %s: nothing was created, these quotas have no room for it or AWS refuses what it pins:\n  %s\n(raise the quota or pin what AWS offers, or rerun with --skip-quota-check to create anyway)",
 			strings.Join(o.NewCells, ", "), strings.Join(refusals, "\n  "))}
 	}
 	return notes, nil
+}
+
+// engineVersions checks, for each new cell, that RDS in its region still
+// offers the Aurora PostgreSQL version it pins (DescribeDBEngineVersions):
+// AWS retires old minors, and CreateDBCluster then fails with
+// InvalidParameterCombination "Cannot find version 15.8 for
+// aurora-postgresql" after the network is already built. An unreadable
+// answer is a refusal too (fail closed).
+func engineVersions(ctx context.Context, o Options) []string {
+	var out []string
+	for _, id := range o.NewCells {
+		c := o.Fleet.Cell(id)
+		if c == nil || c.AuroraEngineVersion == "" {
+			continue
+		}
+		inv, err := awsapi.NewInventory(ctx, o.Target(c.Region))
+		offered := false
+		if err == nil {
+			offered, err = inv.EngineVersionOffered(ctx, "aurora-postgresql", c.AuroraEngineVersion)
+		}
+		switch {
+		case err != nil:
+			out = append(out, fmt.Sprintf("unknown %s: cannot tell whether aurora-postgresql %s is offered in %s: %v; fix the read (rds:DescribeDBEngineVersions) and rerun", id, c.AuroraEngineVersion, c.Region, err))
+		case !offered:
+			out = append(out, fmt.Sprintf("%s pins aurora-postgresql %s (cells:auroraEngineVersion), which RDS no longer offers in %s (DescribeDBEngineVersions lists no such version; CreateDBCluster would fail: InvalidParameterCombination: Cannot find version %s for aurora-postgresql); pin a listed minor or the major (\"%s\")",
+				id, c.AuroraEngineVersion, c.Region, c.AuroraEngineVersion, strings.SplitN(c.AuroraEngineVersion, ".", 2)[0]))
+		}
+	}
+	return out
 }

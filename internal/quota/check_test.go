@@ -213,3 +213,29 @@ func BenchmarkQuotaAPICalls(b *testing.B) {
 		})
 	}
 }
+
+// TestPreflightRefusesARetiredAuroraMinor: up's preflight asks RDS
+// (DescribeDBEngineVersions, here the simulator's API) whether the pinned
+// minor is still offered, and refuses a retired one before anything is
+// created.
+func TestPreflightRefusesARetiredAuroraMinor(t *testing.T) {
+	c, target, _ := simCloud(t)
+	fl := demoFleet(t)
+	fl.Cell("cell-a").AuroraEngineVersion = "15.8"
+	if _, err := Preflight(context.Background(), Options{Fleet: fl, Target: target, NewCells: []string{"cell-a"}}); err != nil {
+		t.Fatalf("15.8 is offered: %v", err)
+	}
+	if err := c.RetireEngineVersion("aurora-postgresql", "15.8", false); err != nil {
+		t.Fatal(err)
+	}
+	_, err := Preflight(context.Background(), Options{Fleet: fl, Target: target, NewCells: []string{"cell-a"}})
+	var findings *outcome.FindingsError
+	if !errors.As(err, &findings) {
+		t.Fatalf("a retired minor must be refused: %v", err)
+	}
+	for _, want := range []string{"refusing to create cell-a", "cell-a pins aurora-postgresql 15.8", "us-east-1", "Cannot find version 15.8 for aurora-postgresql", "pin a listed minor or the major (\"15\")"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("refusal %q must say %q", err, want)
+		}
+	}
+}

@@ -7,7 +7,6 @@ import (
 
 	"github.com/pulumi/pulumi/sdk/v3/go/common/resource"
 
-	"github.com/cellctl/cellctl/internal/awsmodel"
 	"github.com/cellctl/cellctl/internal/mocks"
 	"github.com/cellctl/cellctl/internal/plan"
 )
@@ -24,10 +23,8 @@ func (e Entry) Cost(cell *plan.Stack) (float64, error) {
 	return e.cost(e.Code, e.Scope, cell)
 }
 
-// recordedCloud answers awsmodel's lookups from a rendered stack, so the
-// quota rules the simulator enforces (awsmodel.QuotaUsage) count the plan
-// exactly as they count a live cloud (a NAT gateway's zone is its
-// subnet's).
+// recordedCloud answers lookups from a rendered stack: a Fargate
+// service's task definition, for fargateCost.
 type recordedCloud struct{ byID map[string]*mocks.Resource }
 
 func newRecordedCloud(rs []*mocks.Resource) *recordedCloud {
@@ -56,19 +53,15 @@ func (c *recordedCloud) Next(string) int { return 1 }
 // resources: summed over the region or account, or — for a per-zone or
 // per-group quota — the fullest zone or group of the cell (inbound and
 // outbound rules are separate values of the same quota).
+//
+// The counting is plan.QuotaDemand's, the one arithmetic `plan --strict`
+// sums a whole region with, so the audit, up's preflight and the offline
+// plan cannot disagree on what a cell needs.
 func modelCost(code string, scope Scope, cell *plan.Stack) (float64, error) {
-	env := awsmodel.Env{Partition: "aws", Account: plan.Account, Region: cell.Region}
-	rs := cell.Recorded()
-	cloud := newRecordedCloud(rs)
 	byKey := map[string]float64{}
-	for _, r := range rs {
-		if !r.Custom {
-			continue
-		}
-		for _, u := range awsmodel.QuotaUsage(r.Type, env, r.Outputs, cloud) {
-			if u.Code == code || u.Code == code+"#egress" {
-				byKey[u.Scope] += u.Amount
-			}
+	for _, d := range plan.QuotaDemand([]*plan.Stack{cell}) {
+		if d.Code == code || d.Code == code+"#egress" {
+			byKey[d.Scope] += d.Amount
 		}
 	}
 	total, most := 0.0, 0.0

@@ -416,6 +416,26 @@ func (q *queryView) rds(action string, in queryIn) ([]el, *apiError) {
 				leaf("DBInstanceArn", q.s(r, "arn")), leaf("DBInstanceClass", q.s(r, "instanceClass")), leaf("Engine", q.s(r, "engine")),
 				leaf("DBClusterIdentifier", q.s(r, "clusterIdentifier")), leaf("DBInstanceStatus", "available")}})
 		}
+	case "DescribeDBEngineVersions":
+		// The versions AWS offers for new clusters: the model's list,
+		// less what `sim engine-version retire` took away.
+		list, member = "DBEngineVersions", "DBEngineVersion"
+		engine, version, family := in.get("Engine"), in.get("EngineVersion"), in.get("DBParameterGroupFamily")
+		majors := make([]string, 0, len(awsmodel.AuroraPostgreSQLVersions))
+		for m := range awsmodel.AuroraPostgreSQLVersions {
+			majors = append(majors, m)
+		}
+		sort.Slice(majors, func(i, j int) bool { a, _ := strconv.Atoi(majors[i]); b, _ := strconv.Atoi(majors[j]); return a < b })
+		for _, m := range majors {
+			fam := "aurora-postgresql" + m
+			for _, v := range awsmodel.AuroraPostgreSQLVersions[m] {
+				if (engine != "" && engine != "aurora-postgresql") || (version != "" && version != v) || (family != "" && family != fam) || q.st.retired("aurora-postgresql", v) {
+					continue
+				}
+				items = append(items, el{name: member, kids: []el{leaf("Engine", "aurora-postgresql"), leaf("EngineVersion", v),
+					leaf("DBParameterGroupFamily", fam), leaf("Status", "available")}})
+			}
+		}
 	default:
 		return nil, unknownAction("rds", action)
 	}

@@ -52,6 +52,12 @@ type state struct {
 	// Snapshots are the DB cluster snapshots deletes left behind, by
 	// "<region>/<identifier>" (they outlive their cluster, as in AWS).
 	Snapshots map[string]Snapshot
+	// Zones are the account's Route 53 hosted zones (id → domain name,
+	// lower case, no trailing dot); Route 53 is global, so every region
+	// sees them.
+	Zones map[string]string
+	// Retired lists "<engine> <version>" AWS no longer offers.
+	Retired []string
 
 	dirtyMeta   bool
 	dirtyStacks map[string]bool
@@ -110,6 +116,11 @@ type metaFile struct {
 	Counters map[string]int `json:"counters,omitempty"`
 	// Snapshots are the final DB cluster snapshots, by region/identifier.
 	Snapshots map[string]Snapshot `json:"snapshots,omitempty"`
+	// Zones are the account's Route 53 hosted zones: id → domain name.
+	Zones map[string]string `json:"zones,omitempty"`
+	// Retired are the engine versions AWS no longer offers for new
+	// resources, as "<engine> <version>" ("aurora-postgresql 15.8").
+	Retired []string `json:"retiredEngineVersions,omitempty"`
 }
 
 // shardFile is resources/<stack>.json.
@@ -306,7 +317,11 @@ func (s *store) loadState() (*state, error) {
 		}
 		s.meta, s.metaKey = &m, key
 	}
-	st := &state{Account: s.meta.Account, Counters: map[string]int{}, Snapshots: map[string]Snapshot{}, dirtyStacks: map[string]bool{}}
+	st := &state{Account: s.meta.Account, Counters: map[string]int{}, Snapshots: map[string]Snapshot{}, Zones: map[string]string{},
+		Retired: append([]string(nil), s.meta.Retired...), dirtyStacks: map[string]bool{}}
+	for k, v := range s.meta.Zones {
+		st.Zones[k] = v
+	}
 	for k, v := range s.meta.Counters {
 		st.Counters[k] = v
 	}
@@ -396,7 +411,7 @@ func (s *store) saveState(st *state) error {
 		}
 	}
 	if st.dirtyMeta {
-		m := &metaFile{Format: formatV1, Account: st.Account, Counters: st.Counters, Snapshots: st.Snapshots}
+		m := &metaFile{Format: formatV1, Account: st.Account, Counters: st.Counters, Snapshots: st.Snapshots, Zones: st.Zones, Retired: st.Retired}
 		path := filepath.Join(s.dir, cloudFile)
 		if err := writeJSON(path, m); err != nil {
 			s.invalidate()

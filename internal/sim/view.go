@@ -88,6 +88,21 @@ func (v *view) uniqueNames(r *record) []awsmodel.UniqueName {
 
 // Lookup implements awsmodel.Cloud.
 func (v *view) Lookup(ref string) (string, resource.PropertyMap, bool) {
+	// Account facts that are not resources: a hosted zone's name, and
+	// whether an engine version is still offered.
+	if id, ok := strings.CutPrefix(ref, "route53-zone:"); ok {
+		if name, known := v.st.Zones[id]; known {
+			return "route53:HostedZone", resource.PropertyMap{"id": resource.NewStringProperty(id), "name": resource.NewStringProperty(name)}, true
+		}
+		return "", nil, false
+	}
+	if ev, ok := strings.CutPrefix(ref, "rds-engine-version:"); ok {
+		engine, version, _ := strings.Cut(ev, ":")
+		if v.st.retired(engine, version) {
+			return "rds:DBEngineVersion", resource.PropertyMap{"status": resource.NewStringProperty("retired")}, true
+		}
+		return "", nil, false
+	}
 	for _, r := range v.st.Resources {
 		if refers(r, ref) {
 			return r.Type, v.outputs(r), true

@@ -43,6 +43,10 @@ type Rendered struct {
 	// they found.
 	Strict     bool
 	Violations []awsmodel.Violation
+	// QuotaIncreases are the adjustable quotas the rendered stacks need
+	// above AWS's defaults, summed per region and account (strict only):
+	// requests to make before the first up, not violations.
+	QuotaIncreases []offline.QuotaIncrease
 }
 
 var (
@@ -52,8 +56,9 @@ var (
 		}
 		return struct {
 			*offline.Report
-			Rules []awsmodel.Violation `json:"rules"`
-		}{r.Report, append([]awsmodel.Violation{}, r.Violations...)}
+			Rules          []awsmodel.Violation    `json:"rules"`
+			QuotaIncreases []offline.QuotaIncrease `json:"quotaIncreases"`
+		}{r.Report, append([]awsmodel.Violation{}, r.Violations...), append([]offline.QuotaIncrease{}, r.QuotaIncreases...)}
 	})
 	planTable = render.Format[*Rendered]{Name: render.FormatTable, Render: printPlan}
 )
@@ -110,6 +115,7 @@ func planRun(ctx context.Context, opts *PlanOptions) error {
 	shown := &Rendered{Fleet: fl, Report: report, Resources: opts.Resources, Strict: opts.Strict}
 	if opts.Strict {
 		shown.Violations = report.Rules()
+		shown.QuotaIncreases = report.JudgeQuotas().Increases
 	}
 	if err := opts.View.Render(opts.IO, shown); err != nil {
 		return err
@@ -160,6 +166,7 @@ func printPlan(io *iostreams.IOStreams, r *Rendered) error {
 	}
 	if r.Strict {
 		printRules(io, r.Violations)
+		printIncreases(io, r.QuotaIncreases)
 	}
 	return nil
 }
@@ -187,5 +194,20 @@ func printRules(io *iostreams.IOStreams, violations []awsmodel.Violation) {
 	fmt.Fprintf(out, "aws rules: %s\n", s.Bad(fmt.Sprintf("%d violation(s)", len(violations))))
 	for _, v := range violations {
 		fmt.Fprintf(out, "  - %s\n", v.String())
+	}
+}
+
+// printIncreases lists the adjustable quotas the fleet needs raised: AWS's
+// defaults are what an account starts with, so these are requests to make
+// before the first up (which reads the applied values and refuses when
+// one is still short).
+func printIncreases(io *iostreams.IOStreams, incs []offline.QuotaIncrease) {
+	if len(incs) == 0 {
+		return
+	}
+	out := io.Out
+	fmt.Fprintf(out, "quota increases needed (above AWS's defaults, summed per region; `up` checks the applied values): %d\n", len(incs))
+	for _, q := range incs {
+		fmt.Fprintf(out, "  - %s\n", q.String())
 	}
 }

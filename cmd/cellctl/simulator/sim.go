@@ -60,7 +60,7 @@ func NewCmdSim(f *cmdutil.Factory) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "sim",
 		Short: "Control the simulated AWS (a rehearsal cloud, not AWS)",
-		Long:  simNotice + "\n\nInject faults, add latency, set alarm states and quotas, or edit a live\nresource behind Pulumi's back (drift).",
+		Long:  simNotice + "\n\nInject faults, add latency, set alarm states and quotas, or edit a live\nresource behind Pulumi's back (drift). Name the account's hosted zones\n(sim zone add) and retire engine versions (sim engine-version retire).",
 		PersistentPreRunE: func(cmd *cobra.Command, args []string) error {
 			if err := cmd.Root().PersistentPreRunE(cmd, args); err != nil {
 				return err
@@ -70,8 +70,9 @@ func NewCmdSim(f *cmdutil.Factory) *cobra.Command {
 	}
 	cmd.AddCommand(newCmdSimResources(opts), newCmdSimFault(opts), newCmdSimLatency(opts), newCmdSimAlarm(opts),
 		newCmdSimQuota(opts), newCmdSimEdit(opts), newCmdSimReset(opts), newCmdSimCode(opts))
-	cmd.AddCommand(newCmdSimHealth(opts)) // sim_health.go
-	cmd.AddCommand(newCmdSimEdge(opts))   // edge.go
+	cmd.AddCommand(newCmdSimHealth(opts))                             // sim_health.go
+	cmd.AddCommand(newCmdSimEdge(opts))                               // edge.go
+	cmd.AddCommand(newCmdSimZone(opts), newCmdSimEngineVersion(opts)) // zones.go
 	return cmd
 }
 
