@@ -102,7 +102,15 @@ func run(ctx context.Context, env *Env, op stackrun.Operation, o Options) (*Repo
 	if err != nil {
 		return nil, err
 	}
-	expected, err := gate(ctx, env, names)
+	reqs := make([]stackrun.Request, len(names))
+	for i, n := range names {
+		reqs[i] = stackrun.Request{Stack: n, Op: op, Refresh: o.Refresh}
+	}
+	connect := env.Engine
+	if o.DryRun {
+		connect = nil
+	}
+	expected, eng, err := check(ctx, env, reqs, false, connect)
 	if err != nil {
 		return nil, err
 	}
@@ -110,20 +118,6 @@ func run(ctx context.Context, env *Env, op stackrun.Operation, o Options) (*Repo
 	rep := &Report{Plan: p, DryRun: o.DryRun}
 	if o.DryRun {
 		return rep, nil
-	}
-	eng, err := env.Engine()
-	if err != nil {
-		return nil, err
-	}
-	if r, ok := eng.(DeployedReader); ok {
-		if err := immutable(ctx, env, r, names); err != nil {
-			return nil, err
-		}
-	}
-	if op == stackrun.OpUp && env.QuotaCheck != nil {
-		if err := quotaPreflight(ctx, env, eng, names); err != nil {
-			return nil, err
-		}
 	}
 	rep.Result, err = execute(ctx, env, eng, p)
 	return rep, err

@@ -55,7 +55,11 @@ func Destroy(ctx context.Context, env *Env, o DestroyOptions) (*Report, error) {
 	}
 	var expected map[string]int
 	if len(protected) > 0 {
-		if expected, err = gate(ctx, env, []string{c.ID}); err != nil {
+		// Lifting the protection is an up: it passes the apply path's
+		// gates like any other (a renumbered cell is not redeployed on
+		// the way to its destroy).
+		release := []stackrun.Request{{Stack: c.ID, Op: stackrun.OpUp, Inputs: stackrun.Inputs{ReleaseProtection: true}}}
+		if expected, err = Check(ctx, env, eng, release, true); err != nil {
 			return nil, err
 		}
 	}

@@ -35,10 +35,13 @@ type Target struct {
 	// Endpoint, when set, is the base URL every service is called at
 	// (the simulator's "http://127.0.0.1:PORT"). Empty means AWS.
 	Endpoint string
-	// AccessKeyID and SecretAccessKey are static credentials used with
-	// Endpoint. They are ignored for AWS, which uses the default chain
-	// (environment, shared config and SSO, web identity, ECS/EC2 roles).
-	AccessKeyID, SecretAccessKey string
+	// AccessKeyID, SecretAccessKey and SessionToken are static
+	// credentials used with Endpoint. The session token is part of a
+	// temporary credential (SSO, an assumed role, CI's web identity): the
+	// keys without it are refused. They are ignored for AWS, which uses
+	// the default chain (environment — AWS_SESSION_TOKEN included —,
+	// shared config and SSO, web identity, ECS/EC2 roles).
+	AccessKeyID, SecretAccessKey, SessionToken string
 	// Profile selects a shared-config profile on AWS ("" = default chain).
 	Profile string
 	// MaxAttempts bounds retries (0 = DefaultMaxAttempts).
@@ -84,7 +87,7 @@ func (t Target) Config(ctx context.Context) (aws.Config, error) {
 		// may leak into calls meant for the simulator.
 		cfg := aws.Config{
 			Region:       t.Region,
-			Credentials:  aws.NewCredentialsCache(credentials.NewStaticCredentialsProvider(t.AccessKeyID, t.SecretAccessKey, "")),
+			Credentials:  aws.NewCredentialsCache(credentials.NewStaticCredentialsProvider(t.AccessKeyID, t.SecretAccessKey, t.SessionToken)),
 			BaseEndpoint: aws.String(t.Endpoint),
 			Retryer:      retryer,
 		}

@@ -22,6 +22,7 @@ import (
 	"path/filepath"
 	"sync"
 
+	"github.com/cellctl/cellctl/internal/awsapi"
 	"github.com/cellctl/cellctl/internal/sim"
 )
 
@@ -60,6 +61,29 @@ type AWSAccess struct {
 // DefaultChain reports whether clients use AWS's endpoints and the SDK's
 // default credential chain.
 func (a AWSAccess) DefaultChain() bool { return a.Endpoint == "" }
+
+// Target is the one way a reader's target is built from the access: on
+// AWS's endpoints only the region (the SDK's default chain finds the
+// credentials, temporary ones with their session token included); at an
+// endpoint, the whole static credential — keys and session token — so a
+// temporary credential handed to a custom endpoint still signs.
+func (a AWSAccess) Target(region string) awsapi.Target {
+	if a.DefaultChain() {
+		return awsapi.Target{Region: region}
+	}
+	return awsapi.Target{Region: region, Endpoint: a.Endpoint,
+		AccessKeyID: a.AccessKeyID, SecretAccessKey: a.SecretAccessKey, SessionToken: a.SessionToken}
+}
+
+// Target is the reader target of a region on this cloud (AWSAccess.Target
+// of the bundle's access; on sim the first call starts its AWS API).
+func (b *Bundle) Target(ctx context.Context, region string) (awsapi.Target, error) {
+	a, err := b.AWS(ctx)
+	if err != nil {
+		return awsapi.Target{}, err
+	}
+	return a.Target(region), nil
+}
 
 // The simulator's static fake credentials: it accepts these and nothing
 // else, so a client pointed at it can never be holding real keys.

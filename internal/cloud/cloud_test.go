@@ -80,3 +80,50 @@ func TestUnknownCloud(t *testing.T) {
 		t.Fatalf("err = %v", err)
 	}
 }
+
+// A temporary credential is three parts: the reader target keeps the
+// session token at an endpoint, and on AWS's endpoints leaves the
+// credential to the SDK's default chain, which reads AWS_SESSION_TOKEN
+// with the keys (an SSO session, an assumed role, CI's web identity).
+func TestTargetKeepsTheSessionToken(t *testing.T) {
+	ctx := context.Background()
+	at := AWSAccess{Endpoint: "http://127.0.0.1:1", AccessKeyID: "ASIAEXAMPLE", SecretAccessKey: "secret", SessionToken: "token-1"}
+	tg := at.Target("eu-west-1")
+	if tg.Region != "eu-west-1" || tg.Endpoint != at.Endpoint || tg.SessionToken != "token-1" {
+		t.Fatalf("endpoint target = %+v", tg)
+	}
+	cfg, err := tg.Config(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	creds, err := cfg.Credentials.Retrieve(ctx)
+	if err != nil || creds.SessionToken != "token-1" || creds.AccessKeyID != "ASIAEXAMPLE" {
+		t.Fatalf("endpoint credentials = %+v, %v", creds, err)
+	}
+
+	t.Setenv("AWS_CONFIG_FILE", t.TempDir()+"/none")
+	t.Setenv("AWS_SHARED_CREDENTIALS_FILE", t.TempDir()+"/none")
+	t.Setenv("AWS_PROFILE", "")
+	t.Setenv("AWS_ACCESS_KEY_ID", "ASIACHAIN")
+	t.Setenv("AWS_SECRET_ACCESS_KEY", "chain-secret")
+	t.Setenv("AWS_SESSION_TOKEN", "chain-token")
+	b, err := New(AWS, t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	tg, err = b.Target(ctx, "us-east-1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tg.Endpoint != "" || tg.AccessKeyID != "" || tg.SessionToken != "" {
+		t.Fatalf("aws target must leave credentials to the default chain: %+v", tg)
+	}
+	cfg, err = tg.Config(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	creds, err = cfg.Credentials.Retrieve(ctx)
+	if err != nil || creds.SessionToken != "chain-token" || creds.AccessKeyID != "ASIACHAIN" {
+		t.Fatalf("default-chain credentials = %+v, %v", creds, err)
+	}
+}

@@ -33,14 +33,25 @@ import (
 
 // Env is what a deploy runs against.
 type Env struct {
+	// Fleet is the fleet's desired state (internal/desired): the
+	// repository plus what earlier rollouts shipped and kept.
 	Fleet *fleet.Fleet
-	// Runner runs one stack's operation (internal/engine).
+	// Repository is the fleet as its stack files say (nil: Fleet). A cell
+	// the rollout ships another image than its stack file names records
+	// that file's image, so the desired state knows when a later commit
+	// takes over (internal/desired).
+	Repository *fleet.Fleet
+	// Runner runs one stack's operation through the apply path
+	// (internal/apply.Runner: its gates, then the engine).
 	Runner runplan.StackRunner
-	// Outputs reads a deployed stack's outputs (secrets masked).
+	// Outputs reads a deployed stack's outputs (secrets masked); nil,
+	// nil when it was never deployed.
 	Outputs func(ctx context.Context, stack string) (map[string]any, error)
-	// Prepare readies the engine for updating these stacks (provider
-	// plugin, the fleet's origin-verify secret); nil: nothing to do.
-	Prepare func(ctx context.Context, stacks []string) error
+	// Prepare checks every change the rollout may make before its first
+	// wave — the apply path's gates (internal/apply.Runner.Prepare):
+	// offline render and isolation audit, immutable index and region —
+	// and readies the engine (provider plugin); nil: nothing to do.
+	Prepare func(ctx context.Context, reqs []stackrun.Request) error
 	// Reader returns the CloudWatch reader of a region.
 	Reader func(ctx context.Context, region string) (gate.Reader, error)
 	// Store keeps rollout records and the fleet's rollout lock.
@@ -115,8 +126,10 @@ func Desired(fl *fleet.Fleet, image string) (map[string]executor.CellConfig, err
 
 // Plan builds the rollout plan: waves.yaml's waves, each cell's desired
 // configuration, the exposure from routing.json, and bakes and polls
-// multiplied by scale (when positive).
-func Plan(fl *fleet.Fleet, image string, scale float64) (executor.Plan, *waves.Plan, error) {
+// multiplied by scale (when positive). repo, when set, is the fleet as
+// the repository says: the plan records the repository's image of every
+// cell it ships another image to (executor.Plan.Repository).
+func Plan(fl, repo *fleet.Fleet, image string, scale float64) (executor.Plan, *waves.Plan, error) {
 	if fl.Waves == nil || len(fl.Waves.Waves) == 0 {
 		return executor.Plan{}, nil, fmt.Errorf("%s: the fleet has no waves; deploy rolls out wave by wave", fleet.WavesFile)
 	}
@@ -146,6 +159,16 @@ func Plan(fl *fleet.Fleet, image string, scale float64) (executor.Plan, *waves.P
 		}
 	}
 	p := fromwaves.Plan(wp, desired, wp.Exposure(fl.Routing, waves.Estimate{}))
+	if repo != nil {
+		for id, cfg := range desired {
+			if c := repo.Cell(id); c != nil && c.Image != cfg.Image {
+				if p.Repository == nil {
+					p.Repository = map[string]string{}
+				}
+				p.Repository[id] = c.Image
+			}
+		}
+	}
 	if err := p.Validate(); err != nil {
 		return executor.Plan{}, nil, fmt.Errorf("%s: %w", fleet.WavesFile, err)
 	}
@@ -191,7 +214,11 @@ func Run(ctx context.Context, env *Env, o Options) (*Result, error) {
 		who, err := env.Abandon(ctx, o.Abandon)
 		return &Result{Abandoned: who}, err
 	}
-	plan, wp, err := Plan(env.Fleet, o.Image, o.BakeScale)
+	repo := env.Repository
+	if repo == nil {
+		repo = env.Fleet
+	}
+	plan, wp, err := Plan(env.Fleet, repo, o.Image, o.BakeScale)
 	if err != nil {
 		return nil, err
 	}
@@ -207,15 +234,25 @@ func Run(ctx context.Context, env *Env, o Options) (*Result, error) {
 		}
 		return &Result{Description: d}, err
 	}
-	stacks := []string{}
-	for _, w := range plan.Waves {
-		stacks = append(stacks, w.Cells...)
-	}
-	if env.Fleet.Router != nil {
-		stacks = append(stacks, fleet.RouterStack)
-	}
 	if env.Prepare != nil {
-		if err := env.Prepare(ctx, stacks); err != nil {
+		// Every update the waves will make, as they will make it (the
+		// configuration given as data), and the router's: a fleet that
+		// fails the isolation audit or renumbers a cell is refused before
+		// the first wave, exactly as up refuses it.
+		var reqs []stackrun.Request
+		for _, w := range plan.Waves {
+			for _, c := range w.Cells {
+				s, err := cellspec.ToSpec(plan.Desired[c])
+				if err != nil {
+					return nil, err
+				}
+				reqs = append(reqs, stackrun.Request{Stack: c, Op: stackrun.OpUp, Inputs: stackrun.Inputs{Cell: &s}})
+			}
+		}
+		if env.Fleet.Router != nil {
+			reqs = append(reqs, stackrun.Request{Stack: fleet.RouterStack, Op: stackrun.OpUp})
+		}
+		if err := env.Prepare(ctx, reqs); err != nil {
 			return nil, err
 		}
 	}

@@ -117,7 +117,7 @@ func env(t *testing.T, fl *fleet.Fleet, c *cloud) *Env {
 
 func TestPlanScalesBakesAndOverridesTheImage(t *testing.T) {
 	fl := demoFleet(t)
-	p, _, err := Plan(fl, "app:v9", 0.01)
+	p, _, err := Plan(fl, nil, "app:v9", 0.01)
 	if err != nil {
 		t.Fatal(err)
 	}

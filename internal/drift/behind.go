@@ -20,8 +20,10 @@ type DeployedReader interface {
 }
 
 // Behind compares what each cell last deployed (its deployedSpec stack
-// output, written by every up and every rollout wave) with what the
-// repository asks for now, key by key. A cell never deployed, or whose
+// output, written by every up and every rollout wave) with what it should
+// run now, key by key: f is the fleet's desired state (internal/desired —
+// the repository plus what rollouts shipped and kept), so a cell a
+// rollout moved ahead of its stack file is not behind. A cell never deployed, or whose
 // deployed configuration cannot be read, is a finding too: an audit that
 // cannot read a cell does not call it current.
 func Behind(ctx context.Context, f *fleet.Fleet, ids []string, r DeployedReader, parallel int) Part {
@@ -64,7 +66,7 @@ func behindCell(ctx context.Context, f *fleet.Fleet, c *fleet.Cell, r DeployedRe
 }
 
 // compareSpecs lists every key whose deployed value differs from the
-// repository's, old (deployed) → new (repo).
+// desired state's, old (deployed) → new (desired).
 func compareSpecs(f *fleet.Fleet, c *fleet.Cell, dep spec.Cell) []Finding {
 	var out []Finding
 	add := func(key, old, now string) {
@@ -80,7 +82,7 @@ func compareSpecs(f *fleet.Fleet, c *fleet.Cell, dep spec.Cell) []Finding {
 			add(k.Name, old, now)
 		}
 	}
-	next := fmt.Sprintf("ship the repository's state: `cellctl deploy` (wave by wave, gated) or `cellctl up %s`", c.ID)
+	next := fmt.Sprintf("ship the desired state: `cellctl deploy` (wave by wave, gated) or `cellctl up %s`", c.ID)
 	for i := range out {
 		out[i].Next = next
 		if out[i].Key == "index" || out[i].Key == RegionKey {

@@ -18,7 +18,6 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
-	"time"
 
 	"github.com/pulumi/pulumi/sdk/v3/go/auto"
 	"github.com/pulumi/pulumi/sdk/v3/go/common/resource/config"
@@ -103,15 +102,7 @@ func New(opts Options) (*Engine, error) {
 		e.cloud = &cloud.Bundle{Kind: cloud.AWS}
 	}
 
-	e.backend = opts.Backend
-	if e.backend == "" {
-		e.backend = os.Getenv("PULUMI_BACKEND_URL")
-	}
-	if e.backend == "" {
-		// Created by the first run that writes state (see open): a
-		// read-only command on a fresh clone leaves no .cellctl behind.
-		e.backend = "file://" + filepath.ToSlash(filepath.Join(opts.Fleet.Dir, StateDir, "state"))
-	}
+	e.backend = BackendURL(opts.Backend, opts.Fleet.Dir)
 	// The demo passphrase protects nothing real: only the simulated cloud
 	// with the default backend (the fleet's own .cellctl/state) may use it.
 	if e.cloud.Kind == cloud.Sim && opts.Backend == "" && os.Getenv("PULUMI_BACKEND_URL") == "" {
@@ -132,6 +123,20 @@ func New(opts Options) (*Engine, error) {
 		}
 	}
 	return e, nil
+}
+
+// BackendURL is the backend a fleet's engine uses: the --backend flag,
+// else PULUMI_BACKEND_URL, else the file backend in the fleet's
+// .cellctl/state (created by the first run that writes state, see open: a
+// read-only command on a fresh clone leaves no .cellctl behind).
+func BackendURL(flag, fleetDir string) string {
+	if flag != "" {
+		return flag
+	}
+	if u := os.Getenv("PULUMI_BACKEND_URL"); u != "" {
+		return u
+	}
+	return "file://" + filepath.ToSlash(filepath.Join(fleetDir, StateDir, "state"))
 }
 
 // Backend is the backend URL in use.
@@ -317,26 +322,24 @@ func (e *Engine) open(ctx context.Context, name string, create bool, mode access
 		return nil, fmt.Errorf("workspace: %w", err)
 	}
 	// A file backend's checkpoint can be read while another process is
-	// replacing it (two operators on one stack); that read fails with
-	// "failed to load checkpoint". It is transient: retry briefly, and let
-	// the operation itself meet the other process's lock.
-	for attempt := 0; ; attempt++ {
+	// replacing it (two operators on one stack): retryBusy, and let the
+	// operation itself meet the other process's lock.
+	notDeployed := false
+	err = retryBusy(ctx, func() error {
+		var err error
 		if create {
 			w.stack, err = auto.UpsertStack(ctx, name, ws)
 		} else {
 			w.stack, err = auto.SelectStack(ctx, name, ws)
 			if auto.IsSelectStack404Error(err) {
-				return nil, ErrNotDeployed
+				notDeployed = true
+				return nil
 			}
 		}
-		if err == nil || attempt == 4 || !strings.Contains(err.Error(), "failed to load checkpoint") {
-			break
-		}
-		select {
-		case <-ctx.Done():
-			return nil, ctx.Err()
-		case <-time.After(time.Duration(100*(attempt+1)) * time.Millisecond):
-		}
+		return err
+	})
+	if notDeployed {
+		return nil, ErrNotDeployed
 	}
 	if err != nil {
 		return nil, fmt.Errorf("stack %s: %w", name, cleanErr(err))

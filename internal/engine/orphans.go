@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"sort"
 	"strings"
-	"time"
 
 	"github.com/pulumi/pulumi/sdk/v3/go/auto/optrefresh"
 
@@ -167,13 +166,10 @@ func (e *Engine) adoptOrphans(ctx context.Context, w *workspace, name string) ([
 	}
 	// The adopted entries hold only their ids: read their inputs and
 	// outputs from the cloud, so the up diffs them like any other.
-	for attempt := 0; ; attempt++ {
-		_, err = w.stack.Refresh(ctx, optrefresh.SuppressProgress())
-		if err == nil || attempt == 3 || !strings.Contains(err.Error(), "failed to load checkpoint") {
-			break
-		}
-		time.Sleep(time.Duration(200*(attempt+1)) * time.Millisecond)
-	}
+	err = retryBusy(ctx, func() error {
+		_, err := w.stack.Refresh(ctx, optrefresh.SuppressProgress())
+		return err
+	})
 	if err != nil {
 		return nil, fmt.Errorf("reading the adopted resources of %s from the cloud: %w", name, cleanErr(err))
 	}

@@ -124,17 +124,15 @@ func (e *Engine) runStack(ctx context.Context, req stackrun.Request) *stackrun.R
 	var tr *tracker
 	var summary map[string]int
 	var runErr error
-	for attempt := 0; ; attempt++ {
+	// The checkpoint was being replaced by another process as this one
+	// loaded it: nothing started, so run again (the operation then meets
+	// that process's lock, or the finished checkpoint).
+	runErr = retryBusy(ctx, func() error {
+		var err error
 		tr = newTracker(name, e.opts.Events)
-		summary, runErr = e.execute(ctx, req, w, tr, res)
-		// The checkpoint was being replaced by another process as this one
-		// loaded it: nothing started, so run again (the operation then
-		// meets that process's lock, or the finished checkpoint).
-		if runErr == nil || attempt == 2 || !strings.Contains(runErr.Error(), "failed to load checkpoint") {
-			break
-		}
-		time.Sleep(time.Duration(200*(attempt+1)) * time.Millisecond)
-	}
+		summary, err = e.execute(ctx, req, w, tr, res)
+		return err
+	})
 	changes, diags, failedRes := tr.snapshot()
 	if runErr == nil && op == stackrun.OpUp && !attach {
 		// The second pass of the router's first up: the primary exists
@@ -442,16 +440,13 @@ func (e *Engine) resolvePending(ctx context.Context, w *workspace, name string) 
 			opts = append(opts, optrefresh.ImportPendingCreates(imports))
 		}
 	}
-	for attempt := 0; ; attempt++ {
-		_, err = w.stack.Refresh(ctx, opts...)
-		// A live run holding the lock is replacing the checkpoint (and its
-		// .attrs, written non-atomically) as this one loads it: transient;
-		// the retry meets that run's lock.
-		if err == nil || attempt == 3 || !strings.Contains(err.Error(), "failed to load checkpoint") {
-			break
-		}
-		time.Sleep(time.Duration(200*(attempt+1)) * time.Millisecond)
-	}
+	// A live run holding the lock is replacing the checkpoint (and its
+	// .attrs, written non-atomically) as this one loads it: retryBusy;
+	// the retry meets that run's lock.
+	err = retryBusy(ctx, func() error {
+		_, err := w.stack.Refresh(ctx, opts...)
+		return err
+	})
 	if err != nil {
 		if auto.IsConcurrentUpdateError(err) {
 			return nil, err

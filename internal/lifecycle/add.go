@@ -174,10 +174,15 @@ func AddCell(ctx context.Context, env *Env, o AddOptions) (*AddReport, error) {
 		return rep, err
 	}
 	step("deploying %s (cellctl up %s)", id, id)
-	ar, err := apply.Up(ctx, &apply.Env{
+	aenv := &apply.Env{
 		Fleet: fl, Engine: func() (apply.Engine, error) { return eng, nil },
 		Parallel: env.Parallel, Log: env.Log, Events: env.Events, Stop: env.Stop,
-	}, apply.Options{Cells: []string{id}})
+	}
+	if env.QuotaCheck != nil {
+		// A new cell is where quota runs out: the same preflight as up.
+		aenv.QuotaCheck = func(ctx context.Context, cells []string) error { return env.QuotaCheck(ctx, fl, cells) }
+	}
+	ar, err := apply.Up(ctx, aenv, apply.Options{Cells: []string{id}})
 	if ar != nil && ar.Result != nil {
 		rep.Stacks = append(rep.Stacks, ar.Result.Stacks...)
 		if err == nil {

@@ -57,6 +57,9 @@ type Env struct {
 	Log io.Writer
 	// Events receives the runs' progress.
 	Events func(stackrun.Event)
+	// QuotaCheck, when set, checks that new cells fit the account's
+	// quotas before they are created (apply's quota preflight; cell add).
+	QuotaCheck func(ctx context.Context, fl *fleet.Fleet, newCells []string) error
 	// Stop, once closed, starts no new stack (the first Ctrl-C).
 	Stop <-chan struct{}
 	// Sleep waits d or until ctx is done; nil: a real timer.

@@ -33,9 +33,11 @@ import (
 
 	"golang.org/x/sync/errgroup"
 
+	"github.com/cellctl/cellctl/internal/apply"
 	"github.com/cellctl/cellctl/internal/engine"
 	"github.com/cellctl/cellctl/internal/fleet"
 	"github.com/cellctl/cellctl/internal/outcome"
+	"github.com/cellctl/cellctl/internal/runplan"
 	"github.com/cellctl/cellctl/internal/stackrun"
 	"github.com/cellctl/cellctl/waves/executor"
 )
@@ -123,6 +125,10 @@ type Rotator struct {
 	// command scales them).
 	Waves  []executor.Wave
 	Engine Engine
+	// Runner is the apply path every phase's up goes through
+	// (internal/apply.Runner: the safety gates, then the engine); nil:
+	// Engine.
+	Runner runplan.StackRunner
 	Gate   executor.Gate
 	Store  Store
 	Clock  executor.Clock
@@ -497,18 +503,15 @@ func (r *Rotator) wave(name string) executor.Wave {
 }
 
 func (r *Rotator) up(ctx context.Context, stack string) error {
-	res := r.Engine.RunStack(ctx, stackrun.Request{Stack: stack, Op: stackrun.OpUp})
-	switch {
-	case res == nil:
-		return fmt.Errorf("up %s: the engine returned no result", stack)
-	case res.Locked():
-		return res.Err
-	case res.Err != nil:
-		return fmt.Errorf("up %s: %w", stack, res.Err)
-	case res.Result != stackrun.Succeeded:
-		return fmt.Errorf("up %s: %s", stack, res.Result)
+	var runner runplan.StackRunner = r.Engine
+	if r.Runner != nil {
+		runner = r.Runner
 	}
-	return nil
+	res, err := apply.Apply(ctx, runner, stackrun.Request{Stack: stack, Op: stackrun.OpUp})
+	if res != nil && res.Locked() {
+		return res.Err
+	}
+	return err
 }
 
 // bake polls the gate over the wave's bake; a breach, an unreadable gate

@@ -25,6 +25,7 @@ import (
 	"io"
 	"time"
 
+	"github.com/cellctl/cellctl/internal/apply"
 	"github.com/cellctl/cellctl/internal/fleet"
 	"github.com/cellctl/cellctl/internal/outcome"
 	"github.com/cellctl/cellctl/internal/runplan"
@@ -337,18 +338,13 @@ func (c *run) up(ctx context.Context, t canary.Traffic) (map[string]any, error) 
 }
 
 func (c *run) upStack(ctx context.Context, t *canary.Traffic) (map[string]any, error) {
-	res := c.env.Runner.RunStack(ctx, stackrun.Request{Stack: fleet.RouterStack, Op: stackrun.OpUp, Inputs: stackrun.Inputs{Router: t}})
 	phase := "stable"
 	if t != nil {
 		phase = string(t.Phase)
 	}
-	switch {
-	case res == nil:
-		return nil, fmt.Errorf("up router (%s): the engine returned no result", phase)
-	case res.Err != nil:
-		return nil, fmt.Errorf("up router (%s): %w", phase, res.Err)
-	case res.Result != stackrun.Succeeded:
-		return nil, fmt.Errorf("up router (%s): %s", phase, res.Result)
+	res, err := apply.Apply(ctx, c.env.Runner, stackrun.Request{Stack: fleet.RouterStack, Op: stackrun.OpUp, Inputs: stackrun.Inputs{Router: t}})
+	if err != nil {
+		return nil, fmt.Errorf("router (%s): %w", phase, err)
 	}
 	if res.Outputs != nil {
 		return res.Outputs, nil

@@ -262,7 +262,7 @@ func newRecord(id string, plan Plan, h Holder) *Record {
 	for _, w := range plan.Waves {
 		wr := WaveRecord{Name: w.Name, State: WavePending}
 		for _, c := range w.Cells {
-			wr.Cells = append(wr.Cells, CellRecord{Cell: c, State: CellPending, After: plan.Desired[c].Clone()})
+			wr.Cells = append(wr.Cells, CellRecord{Cell: c, State: CellPending, After: plan.Desired[c].Clone(), RepoImage: plan.Repository[c]})
 		}
 		rec.Waves = append(rec.Waves, wr)
 	}
@@ -439,7 +439,7 @@ func (r *run) restart() {
 		prev.History = nil
 		*wr = WaveRecord{Name: wr.Name, State: WavePending, History: append(wr.History, prev)}
 		for _, c := range prev.Cells {
-			wr.Cells = append(wr.Cells, CellRecord{Cell: c.Cell, State: CellPending, After: r.plan.Desired[c.Cell].Clone()})
+			wr.Cells = append(wr.Cells, CellRecord{Cell: c.Cell, State: CellPending, After: r.plan.Desired[c.Cell].Clone(), RepoImage: r.plan.Repository[c.Cell]})
 		}
 	}
 	r.rec.Router = ""

@@ -39,6 +39,11 @@ type Plan struct {
 	Waves []Wave `json:"waves"`
 	// Desired is the configuration each cell gets, by cell id.
 	Desired map[string]CellConfig `json:"desired"`
+	// Repository is, for each cell the plan ships another image than its
+	// stack file names (deploy --image), the image the repository names.
+	// Each cell record keeps it (CellRecord.RepoImage): internal/desired
+	// holds the shipped image only while the repository still says this.
+	Repository map[string]string `json:"repository,omitempty"`
 }
 
 // Wave is one wave of the plan, with its gate policy as plain values.
@@ -145,6 +150,10 @@ func (p Plan) ID() string {
 	var doc struct {
 		Waves   []idWave          `json:"w"`
 		Desired map[string]string `json:"d"`
+		// Repo: a rollout of the same image over a repository that moved
+		// meanwhile is a new rollout, so its records say what the
+		// repository said when it shipped.
+		Repo map[string]string `json:"r,omitempty"`
 	}
 	doc.Desired = map[string]string{}
 	for _, w := range p.Waves {
@@ -156,6 +165,9 @@ func (p Plan) ID() string {
 			raw = []byte(err.Error())
 		}
 		doc.Desired[c] = string(raw)
+	}
+	if len(p.Repository) > 0 {
+		doc.Repo = p.Repository
 	}
 	raw, _ := json.Marshal(doc)
 	sum := sha256.Sum256(raw)

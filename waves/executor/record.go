@@ -94,9 +94,12 @@ type CellRecord struct {
 	// from the cell (Updater.Current); a rollback redeploys exactly this.
 	Before *CellConfig `json:"before,omitempty"`
 	// After is the configuration the rollout ships to it.
-	After   CellConfig `json:"after"`
-	Error   string     `json:"error,omitempty"`
-	Updated time.Time  `json:"updated,omitzero"`
+	After CellConfig `json:"after"`
+	// RepoImage is the image the repository named when After ships
+	// another one (deploy --image); "" when After is the repository's.
+	RepoImage string    `json:"repoImage,omitempty"`
+	Error     string    `json:"error,omitempty"`
+	Updated   time.Time `json:"updated,omitzero"`
 }
 
 // Poll is one reading of the gate during a bake.

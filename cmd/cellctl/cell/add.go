@@ -33,6 +33,11 @@ type AddOptions struct {
 	Engine   lifecycle.EngineFunc
 	Parallel int
 	View     render.View[*lc.AddReport]
+	// QuotaCheck checks the new cell fits the account's quotas before it
+	// is created, as up does (nil: no check); --skip-quota-check turns it
+	// off.
+	QuotaCheck     func(ctx context.Context, fl *fleet.Fleet, newCells []string) error
+	SkipQuotaCheck bool
 
 	ID     string
 	Index  int
@@ -43,7 +48,7 @@ type AddOptions struct {
 
 // NewCmdAdd builds `cellctl cell add`.
 func NewCmdAdd(f *cmdutil.Factory, runF func(*AddOptions) error) *cobra.Command {
-	opts := &AddOptions{IO: f.IO, Load: lifecycle.Loader(f), Engine: lifecycle.EngineOf(f)}
+	opts := &AddOptions{IO: f.IO, Load: lifecycle.Loader(f), Engine: lifecycle.EngineOf(f), QuotaCheck: f.QuotaCheck}
 	cmd := &cobra.Command{
 		Use:   "add [ID]",
 		Short: "Create a cell, deploy it, then give it tenants and publish the router",
@@ -89,6 +94,7 @@ files already written) or undo.`,
 	cmd.Flags().StringVar(&opts.Wave, "wave", "", "wave of stacks/waves.yaml to put the cell in (default: the last)")
 	cmd.Flags().StringVar(&opts.Take, "take", "auto", `buckets to give the cell once it is up: "auto" (its share) or a number`)
 	cmd.Flags().BoolVar(&opts.DryRun, "dry-run", false, "say what would be written, deployed and moved; change nothing")
+	cmd.Flags().BoolVar(&opts.SkipQuotaCheck, "skip-quota-check", false, "create the cell without checking the account's quotas first")
 	return cmd
 }
 
@@ -120,6 +126,9 @@ func addRun(ctx context.Context, opts *AddOptions) error {
 		Log:      opts.IO.ErrOut,
 		Events:   display.Handle,
 		Stop:     cmdutil.Graceful(ctx).Done(),
+	}
+	if !opts.SkipQuotaCheck {
+		env.QuotaCheck = opts.QuotaCheck
 	}
 	rep, err := lc.AddCell(ctx, env, lc.AddOptions{ID: opts.ID, Index: opts.Index, Wave: opts.Wave, Take: take, DryRun: opts.DryRun})
 	display.Close()

@@ -14,11 +14,15 @@ import (
 	"sync"
 
 	"github.com/cellctl/cellctl/internal/cloud"
+	"github.com/cellctl/cellctl/internal/desired"
 	"github.com/cellctl/cellctl/internal/engine"
 	"github.com/cellctl/cellctl/internal/fleet"
 	"github.com/cellctl/cellctl/internal/iostreams"
 	"github.com/cellctl/cellctl/internal/render"
+	"github.com/cellctl/cellctl/internal/rollout"
 	"github.com/cellctl/cellctl/internal/stackrun"
+	"github.com/cellctl/cellctl/waves/executor"
+	"github.com/cellctl/cellctl/waves/executor/backend"
 )
 
 // Output formats (-o).
@@ -54,6 +58,11 @@ type Factory struct {
 	fleet     *fleet.Fleet
 	fleetErr  error
 
+	recordsOnce sync.Once
+	records     []*executor.Record
+	recordsErr  error
+	notesOnce   sync.Once
+
 	cloudOnce sync.Once
 	cloud     *cloud.Bundle
 	cloudErr  error
@@ -78,6 +87,64 @@ func (f *Factory) Fleet() (*fleet.Fleet, error) {
 		}
 	})
 	return f.fleet, f.fleetErr
+}
+
+// Desired resolves what the fleet's cells should run: the repository
+// plus what rollouts shipped and kept, from the rollout records in the
+// backend (internal/desired). Every command that changes a cell takes its
+// fleet from here, never from the repository alone: a rotation, a canary
+// or an up after `deploy --image` must not ship the repository's older
+// image. Each pinned cell is noted on stderr once, with how to commit it.
+func (f *Factory) Desired() (*desired.State, error) {
+	fl, err := f.Fleet()
+	if err != nil {
+		return nil, err
+	}
+	return f.DesiredOf(fl)
+}
+
+// DesiredOf is the desired state of a fleet loaded from the repository
+// (the lifecycle commands reload it between their steps); the records are
+// read once per process.
+func (f *Factory) DesiredOf(fl *fleet.Fleet) (*desired.State, error) {
+	f.recordsOnce.Do(func() { f.records, f.recordsErr = readRecords(fl.Dir, f.Global.Backend) })
+	if f.recordsErr != nil {
+		return nil, fmt.Errorf("reading what rollouts shipped (the rollout records in the backend), nothing was changed: %w", f.recordsErr)
+	}
+	st := desired.Resolve(fl, f.records)
+	f.notesOnce.Do(func() {
+		for _, n := range st.Notes() {
+			fmt.Fprintln(f.IO.ErrOut, "note: "+n)
+		}
+	})
+	return st, nil
+}
+
+// readRecords lists the rollout records of the fleet's backend. A backend
+// that is not a bucket (the Pulumi Cloud) holds none: deploy cannot keep
+// its record there, so no rollout can have shipped anything.
+func readRecords(dir, flag string) ([]*executor.Record, error) {
+	url := engine.BackendURL(flag, dir)
+	if !strings.HasPrefix(url, "file://") && !strings.HasPrefix(url, "s3://") {
+		return nil, nil
+	}
+	ctx := context.Background()
+	rs, err := rollout.Open(ctx, url)
+	if err != nil {
+		return nil, err
+	}
+	defer rs.Close()
+	return backend.New(rs).List(ctx)
+}
+
+// DesiredFleet is the desired state's fleet (Desired): the fleet every
+// command that changes a cell runs with.
+func (f *Factory) DesiredFleet() (*fleet.Fleet, error) {
+	st, err := f.Desired()
+	if err != nil {
+		return nil, err
+	}
+	return st.Fleet, nil
 }
 
 // Cloud builds the cloud bundle of --cloud once, for the fleet's

@@ -17,6 +17,7 @@ import (
 
 	"github.com/cellctl/cellctl/cellmodule/spec"
 	"github.com/cellctl/cellctl/cmd/cellctl/cmdutil"
+	"github.com/cellctl/cellctl/internal/apply"
 	"github.com/cellctl/cellctl/internal/awsapi"
 	"github.com/cellctl/cellctl/internal/deploy"
 	"github.com/cellctl/cellctl/internal/engine"
@@ -52,7 +53,7 @@ type Options struct {
 
 // NewCmdDeploy builds `cellctl deploy`.
 func NewCmdDeploy(f *cmdutil.Factory, runF func(*Options) error) *cobra.Command {
-	opts := &Options{IO: f.IO, Fleet: f.Fleet, Env: EnvOf(f)}
+	opts := &Options{IO: f.IO, Fleet: f.DesiredFleet, Env: EnvOf(f)}
 	cmd := &cobra.Command{
 		Use:   "deploy",
 		Short: "Roll the fleet's desired state out wave by wave, behind health gates",
@@ -224,41 +225,46 @@ func EnvOf(f *cmdutil.Factory) func(ctx context.Context, fl *fleet.Fleet, events
 			return nil, nil, err
 		}
 		store := backend.New(rs)
+		// The repository's own fleet beside the desired one (fl): the plan
+		// records which images it ships over the stack files'.
+		repo, err := f.Fleet()
+		if err != nil {
+			_ = rs.Close()
+			return nil, nil, err
+		}
 		var mu sync.Mutex
 		readers := map[string]gate.Reader{}
-		var prep sync.Once
-		var prepErr error
-		env := &deploy.Env{
-			Fleet: fl,
-			Runner: &deploy.ReportingRunner{Runner: eng, Events: events, Expected: func(ctx context.Context, stack string) int {
+		// Every stack change of the rollout (a wave's update and
+		// rollback, the router canary's steps, the dry run's previews)
+		// goes through the apply path: its gates, then the engine with
+		// the display's progress.
+		gated := &apply.Runner{
+			Env:    &apply.Env{Fleet: fl, Parallel: f.Global.Parallel, Log: f.IO.ErrOut},
+			Engine: eng,
+			Next: &deploy.ReportingRunner{Runner: eng, Events: events, Expected: func(ctx context.Context, stack string) int {
 				st, err := eng.Status(ctx, []string{stack})
 				if err != nil || len(st) != 1 || st[0] == nil {
 					return 0 // unknown: the display counts without a total
 				}
 				return st[0].Resources
 			}},
-			Outputs: func(ctx context.Context, stack string) (map[string]any, error) { return outputs(ctx, eng, stack) },
-			Prepare: func(ctx context.Context, stacks []string) error {
-				if err := eng.PreparePlugins(ctx); err != nil {
-					return err
-				}
-				changed, err := eng.EnsureOriginVerifySecret(ctx, stacks)
-				if len(changed) > 0 {
-					fmt.Fprintf(f.IO.ErrOut, "stored the fleet's origin-verify secret (encrypted) in %s — commit these files\n", strings.Join(changed, ", "))
-				}
-				return err
-			},
+		}
+		env := &deploy.Env{
+			Fleet:      fl,
+			Repository: repo,
+			Runner:     gated,
+			Outputs:    func(ctx context.Context, stack string) (map[string]any, error) { return outputs(ctx, eng, stack) },
+			Prepare:    gated.Prepare,
 			Reader: func(ctx context.Context, region string) (gate.Reader, error) {
 				mu.Lock()
 				defer mu.Unlock()
 				if r, ok := readers[region]; ok {
 					return r, nil
 				}
-				access, err := bundle.AWS(ctx)
+				t, err := bundle.Target(ctx, region)
 				if err != nil {
 					return nil, err
 				}
-				t := awsapi.Target{Region: region, Endpoint: access.Endpoint, AccessKeyID: access.AccessKeyID, SecretAccessKey: access.SecretAccessKey}
 				cw, err := awsapi.NewCloudWatch(ctx, t)
 				if err != nil {
 					return nil, err
@@ -268,18 +274,9 @@ func EnvOf(f *cmdutil.Factory) func(ctx context.Context, fl *fleet.Fleet, events
 				return r, nil
 			},
 			Preview: func(ctx context.Context, cell string, cfg spec.Cell) ([]stackrun.Change, error) {
-				prep.Do(func() { prepErr = eng.PreparePlugins(ctx) })
-				if prepErr != nil {
-					return nil, prepErr
-				}
-				res := eng.RunStack(ctx, stackrun.Request{Stack: cell, Op: stackrun.OpPreview, Inputs: stackrun.Inputs{Cell: &cfg}})
-				switch {
-				case res == nil:
-					return nil, errors.New("the engine returned no result")
-				case res.Err != nil:
-					return nil, res.Err
-				case res.Result != stackrun.Succeeded:
-					return nil, fmt.Errorf("preview %s", res.Result)
+				res, err := apply.Apply(ctx, gated, stackrun.Request{Stack: cell, Op: stackrun.OpPreview, Inputs: stackrun.Inputs{Cell: &cfg}})
+				if err != nil {
+					return nil, err
 				}
 				return res.Planned, nil
 			},
@@ -293,19 +290,14 @@ func EnvOf(f *cmdutil.Factory) func(ctx context.Context, fl *fleet.Fleet, events
 	}
 }
 
-// outputs reads a stack's outputs through the engine (nil: not deployed).
+// outputs reads a stack's outputs with the engine's one reader
+// (DeployedOutputs); nil, nil: not deployed, as deploy.Env.Outputs says.
 func outputs(ctx context.Context, eng *engine.Engine, stack string) (map[string]any, error) {
-	st, err := eng.Status(ctx, []string{stack})
-	if err != nil {
-		return nil, err
+	outs, err := eng.DeployedOutputs(ctx, stack)
+	if errors.Is(err, stackrun.ErrNotDeployed) {
+		return nil, nil
 	}
-	if len(st) != 1 || st[0] == nil {
-		return nil, fmt.Errorf("stack %s: the engine returned no status", stack)
-	}
-	if st[0].Error != "" {
-		return nil, errors.New(st[0].Error)
-	}
-	return st[0].Outputs, nil
+	return outs, err
 }
 
 // abandon breaks a dead holder's lock. A holder on this host whose process

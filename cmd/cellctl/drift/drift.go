@@ -46,7 +46,7 @@ var (
 
 // NewCmdDrift builds `cellctl drift`.
 func NewCmdDrift(f *cmdutil.Factory, runF func(*DriftOptions) error) *cobra.Command {
-	opts := &DriftOptions{IO: f.IO, Fleet: f.Fleet, Readers: func(fl *fleet.Fleet) (Readers, error) { return f.Engine(fl, nil) }}
+	opts := &DriftOptions{IO: f.IO, Fleet: f.DesiredFleet, Readers: func(fl *fleet.Fleet) (Readers, error) { return f.Engine(fl, nil) }}
 	var skew, behind bool
 	cloud := &cloudFlag{cloud: &f.Global.Cloud}
 	var failOn string

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"golang.org/x/sync/errgroup"
 
 	"github.com/cellctl/cellctl/cmd/cellctl/cmdutil"
 	"github.com/cellctl/cellctl/internal/awsapi"
@@ -19,6 +20,7 @@ import (
 	"github.com/cellctl/cellctl/internal/iostreams"
 	"github.com/cellctl/cellctl/internal/outcome"
 	"github.com/cellctl/cellctl/internal/render"
+	"github.com/cellctl/cellctl/internal/stackrun"
 )
 
 // Options are the inputs of `cellctl health`.
@@ -125,22 +127,27 @@ func outputs(f *cmdutil.Factory) func(ctx context.Context, stacks []string) (map
 		if err != nil {
 			return nil, err
 		}
-		st, err := eng.Status(ctx, stacks)
-		if err != nil {
-			return nil, err
+		// The engine's one reader of deployed outputs, a few stacks at a
+		// time; a stack never deployed has none (health says so).
+		out := make([]Deployed, len(stacks))
+		g, gctx := errgroup.WithContext(ctx)
+		g.SetLimit(max(f.Global.Parallel, 4))
+		for i, s := range stacks {
+			g.Go(func() error {
+				outs, err := eng.DeployedOutputs(gctx, s)
+				if errors.Is(err, stackrun.ErrNotDeployed) {
+					err = nil
+				}
+				out[i] = Deployed{Outputs: outs, Err: err}
+				return nil
+			})
 		}
-		out := map[string]Deployed{}
-		for i, s := range st {
-			switch {
-			case s == nil:
-				out[stacks[i]] = Deployed{Err: errors.New("the engine returned no status")}
-			case s.Error != "":
-				out[stacks[i]] = Deployed{Err: errors.New(s.Error)}
-			default:
-				out[stacks[i]] = Deployed{Outputs: s.Outputs}
-			}
+		_ = g.Wait()
+		byStack := map[string]Deployed{}
+		for i, s := range stacks {
+			byStack[s] = out[i]
 		}
-		return out, nil
+		return byStack, nil
 	}
 }
 
@@ -152,11 +159,11 @@ func readers(f *cmdutil.Factory) func(ctx context.Context, region string) (healt
 		if err != nil {
 			return nil, err
 		}
-		access, err := bundle.AWS(ctx)
+		t, err := bundle.Target(ctx, region)
 		if err != nil {
 			return nil, err
 		}
-		return awsapi.NewCloudWatch(ctx, awsapi.Target{Region: region, Endpoint: access.Endpoint, AccessKeyID: access.AccessKeyID, SecretAccessKey: access.SecretAccessKey})
+		return awsapi.NewCloudWatch(ctx, t)
 	}
 }
 

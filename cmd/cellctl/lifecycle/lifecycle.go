@@ -6,7 +6,6 @@ package lifecycle
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"path/filepath"
 	"strings"
@@ -53,23 +52,14 @@ func (e outputsOf) RolloutHolder(ctx context.Context) (*rollout.Holder, error) {
 	return st.Holder(ctx)
 }
 
+// Outputs is the engine's one reader of deployed outputs.
 func (e outputsOf) Outputs(ctx context.Context, stack string) (map[string]any, error) {
-	sts, err := e.Status(ctx, []string{stack})
-	if err != nil {
-		return nil, err
-	}
-	st := sts[0]
-	switch {
-	case st.Error != "":
-		return nil, errors.New(st.Error)
-	case !st.Deployed:
-		return nil, stackrun.ErrNotDeployed
-	}
-	return st.Outputs, nil
+	return e.DeployedOutputs(ctx, stack)
 }
 
-// Loader loads the fleet from disk, afresh on every call (the commands
-// change the repository between their steps).
+// Loader loads the fleet's desired state (cmdutil.Factory.DesiredOf),
+// from disk afresh on every call (the commands change the repository
+// between their steps).
 func Loader(f *cmdutil.Factory) func() (*fleet.Fleet, error) {
 	return func() (*fleet.Fleet, error) {
 		dir, err := filepath.Abs(f.Global.Dir)
@@ -80,7 +70,13 @@ func Loader(f *cmdutil.Factory) func() (*fleet.Fleet, error) {
 		if err != nil {
 			return nil, fmt.Errorf("invalid fleet configuration in %s:\n%w", f.Global.Dir, err)
 		}
-		return fl, nil
+		// What the cells should run, not the repository alone: a retire
+		// or an add deploys the router and cells with it.
+		st, err := f.DesiredOf(fl)
+		if err != nil {
+			return nil, err
+		}
+		return st.Fleet, nil
 	}
 }
 

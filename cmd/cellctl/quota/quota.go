@@ -11,7 +11,6 @@ import (
 
 	"github.com/cellctl/cellctl/cmd/cellctl/cmdutil"
 	"github.com/cellctl/cellctl/internal/awsapi"
-	"github.com/cellctl/cellctl/internal/cloud"
 	"github.com/cellctl/cellctl/internal/fleet"
 	"github.com/cellctl/cellctl/internal/iostreams"
 	"github.com/cellctl/cellctl/internal/quota"
@@ -79,20 +78,8 @@ func TargetFunc(f *cmdutil.Factory) func(ctx context.Context, region string) (aw
 		if err != nil {
 			return awsapi.Target{}, err
 		}
-		a, err := b.AWS(ctx)
-		if err != nil {
-			return awsapi.Target{}, err
-		}
-		return TargetOf(a, region), nil
+		return b.Target(ctx, region)
 	}
-}
-
-// TargetOf is the reader target of a region for the cloud's access.
-func TargetOf(a cloud.AWSAccess, region string) awsapi.Target {
-	if a.DefaultChain() {
-		return awsapi.Target{Region: region}
-	}
-	return awsapi.Target{Region: region, Endpoint: a.Endpoint, AccessKeyID: a.AccessKeyID, SecretAccessKey: a.SecretAccessKey}
 }
 
 // Targets resolves the access once and returns the per-region function

@@ -46,7 +46,7 @@ func NewCmdRouter(f *cmdutil.Factory, runF func(*CanaryOptions) error) *cobra.Co
 
 // NewCmdCanary builds `cellctl router canary`.
 func NewCmdCanary(f *cmdutil.Factory, runF func(*CanaryOptions) error) *cobra.Command {
-	o := &CanaryOptions{IO: f.IO, Fleet: f.Fleet, Env: deploycmd.EnvOf(f)}
+	o := &CanaryOptions{IO: f.IO, Fleet: f.DesiredFleet, Env: deploycmd.EnvOf(f)}
 	cmd := &cobra.Command{
 		Use:   "canary",
 		Short: "Canary the router's edge function on the staging distribution, then promote it or discard it",
@@ -130,7 +130,15 @@ func CanaryRun(ctx context.Context, o *CanaryOptions) error {
 	}
 	defer done()
 	if env.Prepare != nil {
-		if err := env.Prepare(ctx, []string{fleet.RouterStack}); err != nil {
+		// The apply path's gates over the whole fleet before the first
+		// step, exactly as up checks it: a fleet that fails the
+		// isolation audit or renumbers a cell is refused.
+		var reqs []stackrun.Request
+		for _, id := range fl.CellIDs() {
+			reqs = append(reqs, stackrun.Request{Stack: id, Op: stackrun.OpPreview})
+		}
+		reqs = append(reqs, stackrun.Request{Stack: fleet.RouterStack, Op: stackrun.OpUp})
+		if err := env.Prepare(ctx, reqs); err != nil {
 			return err
 		}
 	}

@@ -11,11 +11,13 @@ import (
 
 	"github.com/cellctl/cellctl/cmd/cellctl/cmdutil"
 	deploycmd "github.com/cellctl/cellctl/cmd/cellctl/deploy"
+	"github.com/cellctl/cellctl/internal/apply"
 	"github.com/cellctl/cellctl/internal/deploy"
 	"github.com/cellctl/cellctl/internal/fleet"
 	"github.com/cellctl/cellctl/internal/iostreams"
 	"github.com/cellctl/cellctl/internal/originsecret"
 	"github.com/cellctl/cellctl/internal/rollout"
+	"github.com/cellctl/cellctl/internal/stackrun"
 )
 
 // NewCmdSecret builds `cellctl secret`.
@@ -42,7 +44,7 @@ type RotateOptions struct {
 
 // NewCmdRotate builds `cellctl secret rotate`.
 func NewCmdRotate(f *cmdutil.Factory, runF func(*RotateOptions) error) *cobra.Command {
-	opts := &RotateOptions{IO: f.IO, Fleet: f.Fleet, Setup: setup(f)}
+	opts := &RotateOptions{IO: f.IO, Fleet: f.DesiredFleet, Setup: setup(f)}
 	cmd := &cobra.Command{
 		Use:   "rotate",
 		Short: "Replace the origin-verify secret in three gated phases, never refusing a request",
@@ -134,7 +136,7 @@ func RotateRun(ctx context.Context, o *RotateOptions) error {
 // CloudWatch, waves.yaml's waves, and the record and lock in the backend.
 func setup(f *cmdutil.Factory) func(ctx context.Context, fl *fleet.Fleet, scale float64) (*originsecret.Rotator, func(), error) {
 	return func(ctx context.Context, fl *fleet.Fleet, scale float64) (*originsecret.Rotator, func(), error) {
-		plan, wp, err := deploy.Plan(fl, "", scale)
+		plan, wp, err := deploy.Plan(fl, nil, "", scale)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -152,14 +154,22 @@ func setup(f *cmdutil.Factory) func(ctx context.Context, fl *fleet.Fleet, scale 
 			doneEnv()
 			return nil, nil, err
 		}
+		// Every phase's up goes through the apply path; its gates run
+		// over the whole fleet before the first phase writes anything.
+		gated := &apply.Runner{Env: &apply.Env{Fleet: fl, Parallel: f.Global.Parallel, Log: f.IO.ErrOut}, Engine: eng}
 		rot := &originsecret.Rotator{
 			Fleet:  fl,
 			Waves:  plan.Waves,
 			Engine: eng,
+			Runner: gated,
 			Gate:   &deploy.RegionalGate{Fleet: fl, Plan: wp, Reader: env.Reader, Outputs: env.Outputs},
 			Store:  &originsecret.BackendStore{S: rs},
 		}
-		if err := eng.PreparePlugins(ctx); err != nil {
+		var reqs []stackrun.Request
+		for _, st := range fl.StackNames() {
+			reqs = append(reqs, stackrun.Request{Stack: st, Op: stackrun.OpUp})
+		}
+		if err := gated.Prepare(ctx, reqs); err != nil {
 			_ = rs.Close()
 			doneEnv()
 			return nil, nil, err

@@ -36,7 +36,7 @@ type DestroyOptions struct {
 
 // NewCmdDestroy builds `cellctl destroy`.
 func NewCmdDestroy(f *cmdutil.Factory, runF func(*DestroyOptions) error) *cobra.Command {
-	opts := &DestroyOptions{IO: f.IO, Fleet: f.Fleet, Engine: engineOf(f)}
+	opts := &DestroyOptions{IO: f.IO, Fleet: f.DesiredFleet, Engine: engineOf(f)}
 	cmd := &cobra.Command{
 		Use:   "destroy CELL",
 		Short: "Tear down one cell (refused until it is drained)",

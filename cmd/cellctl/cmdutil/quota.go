@@ -1,0 +1,31 @@
+package cmdutil
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/cellctl/cellctl/internal/awsapi"
+	"github.com/cellctl/cellctl/internal/fleet"
+	"github.com/cellctl/cellctl/internal/quota"
+)
+
+// QuotaCheck is the quota preflight of every command that creates cells
+// (up, cell add) over the factory's cloud: the same readers and verdict as
+// `cellctl quota`, for the new cells only. Its error stops the run before
+// anything is created.
+func (f *Factory) QuotaCheck(ctx context.Context, fl *fleet.Fleet, cells []string) error {
+	b, err := f.Cloud()
+	if err != nil {
+		return err
+	}
+	probe, err := b.Target(ctx, quota.AccountRegion)
+	if err != nil {
+		return fmt.Errorf("the quota check before creating %v cannot reach AWS, nothing was created: %w (rerun with --skip-quota-check to create anyway)", cells, err)
+	}
+	targets := func(region string) awsapi.Target { t := probe; t.Region = region; return t }
+	notes, err := quota.Preflight(ctx, quota.Options{Fleet: fl, Target: targets, NewCells: cells, Parallel: f.Global.Parallel})
+	for _, n := range notes {
+		fmt.Fprintln(f.IO.ErrOut, "quota:", n)
+	}
+	return err
+}
