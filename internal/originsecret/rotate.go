@@ -26,6 +26,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/cellctl/cellctl/waves"
 	"io"
 	"slices"
 	"strings"
@@ -247,7 +248,7 @@ func (r *Rotator) newRecord() *Record {
 
 func (r *Rotator) save(ctx context.Context, rec *Record) error {
 	rec.Updated = r.now()
-	if err := r.Store.Save(ctx, rec); err != nil {
+	if err := r.Store.Save(context.WithoutCancel(ctx), rec); err != nil {
 		return fmt.Errorf("saving rotation %s's record: %w", rec.ID, err)
 	}
 	return nil
@@ -365,7 +366,9 @@ func (r *Rotator) runStep(ctx context.Context, rec *Record, s *Step, cur, next s
 	}
 	if err != nil {
 		s.State, s.Error = Halted, err.Error()
-		_ = r.save(ctx, rec)
+		if serr := r.save(ctx, rec); serr != nil {
+			return errors.Join(err, serr)
+		}
 		return err
 	}
 	done := r.now()
@@ -511,60 +514,35 @@ func (r *Rotator) up(ctx context.Context, stack string) error {
 	return nil
 }
 
-// bake polls the gate over the wave's bake; a breach, an unreadable gate
-// (fail closed) or an inconclusive end under on_inconclusive: halt stops
-// the rotation.
+// bake runs the wave's bake with the executor's bake loop
+// (executor.Baker): a breach, an unreadable gate (fail closed) or an
+// inconclusive end under on_inconclusive: halt stops the rotation. Every
+// poll is saved in the step's record before it is acted on; a record that
+// cannot be saved stops the rotation.
 func (r *Rotator) bake(ctx context.Context, rec *Record, s *Step, w executor.Wave, cells []string) error {
 	clock := r.Clock
 	if clock == nil {
 		clock = executor.RealClock{}
 	}
-	start := clock.Now()
-	for {
-		// Wait first, as the rollout executor does: the gate reads the
-		// window since the bake started.
-		left := w.Bake - clock.Now().Sub(start)
-		if left > 0 {
-			wait := left
-			if w.Poll > 0 && w.Poll < left {
-				wait = w.Poll
-			}
-			select {
-			case <-ctx.Done():
-				return ctx.Err()
-			case <-clock.After(wait):
-			}
-		}
-		now := clock.Now()
-		vs, err := r.Gate.Check(ctx, executor.GateQuery{Wave: w.Name, Cells: cells, Start: start, End: now})
-		if err != nil {
-			return outcome.Halted(s.Name, fmt.Errorf("%s: the gate could not be read (a breach: gates fail closed): %w", s.Name, err))
-		}
-		s.Verdicts = vs
-		_ = r.save(ctx, rec)
-		var breaches, unsure []string
-		for _, v := range vs {
-			switch v.Decision {
-			case executor.Breached:
-				if v.Breach != nil {
-					breaches = append(breaches, v.Breach.String())
-				} else {
-					breaches = append(breaches, v.Cell+" breached")
-				}
-			case executor.Inconclusive:
-				unsure = append(unsure, fmt.Sprintf("%s (%s)", v.Cell, v.Reason))
-			}
-		}
-		if len(breaches) > 0 {
-			return outcome.Halted(s.Name, fmt.Errorf("%s: %s; fix the cause, then `cellctl secret rotate` resumes at this step", s.Name, strings.Join(breaches, "; ")))
-		}
-		if clock.Now().Sub(start) >= w.Bake {
-			if len(unsure) > 0 && w.OnInconclusive != executor.InconclusivePromote {
-				return outcome.Halted(s.Name, fmt.Errorf("%s: the bake ended inconclusive for %s (on_inconclusive: halt)", s.Name, strings.Join(unsure, ", ")))
-			}
-			return nil
-		}
+	b := executor.Baker{Gate: r.Gate, Clock: clock, Stop: nil, Record: func(p executor.Poll) error {
+		s.Verdicts = p.Verdicts
+		return r.save(ctx, rec)
+	}}
+	res, err := b.Bake(ctx, executor.BakeSpec{Step: w.Name, Cells: cells, Start: clock.Now().UTC(), Duration: w.Bake, Poll: w.Poll})
+	if err != nil {
+		return fmt.Errorf("%s: %w; run `cellctl secret rotate` again to resume at this step", s.Name, err)
 	}
+	switch {
+	case res.Decision == waves.Breached:
+		why := res.Breach.String()
+		if res.Breach.Signal == executor.SignalGate {
+			why += " (a gate it cannot read is a breach: gates fail closed)"
+		}
+		return outcome.Halted(s.Name, fmt.Errorf("%s: %s; fix the cause, then `cellctl secret rotate` resumes at this step", s.Name, why))
+	case res.Decision == waves.Inconclusive && w.OnInconclusive != waves.InconclusivePromote:
+		return outcome.Halted(s.Name, fmt.Errorf("%s: the bake ended inconclusive (%s; on_inconclusive: halt); check the cells' traffic, then `cellctl secret rotate` resumes at this step", s.Name, res.Reason))
+	}
+	return nil
 }
 
 // MarshalRecord is the record as stored.

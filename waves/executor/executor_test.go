@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/cellctl/cellctl/waves"
 	"reflect"
 	"slices"
 	"strings"
@@ -40,23 +41,23 @@ type fleet struct {
 
 func newFleet(t *testing.T) *fleet {
 	t.Helper()
-	waves := []Wave{
+	ws := []Wave{
 		{Name: "wave-1", Cells: []string{"cell-a"}, Bake: 30 * time.Minute},
 		{Name: "wave-2", Cells: []string{"cell-b", "cell-c"}, Bake: time.Hour},
 		{Name: "wave-3", Cells: []string{"cell-d", "cell-e"}, Bake: 10 * time.Minute, MaxParallel: 1},
 	}
 	before := map[string]CellConfig{}
 	desired := map[string]CellConfig{}
-	for i := range waves {
-		waves[i].Poll = 30 * time.Second
-		waves[i].OnBreach = HaltAndRollbackWave
-		waves[i].OnInconclusive = InconclusiveHalt
-		for _, c := range waves[i].Cells {
+	for i := range ws {
+		ws[i].Poll = 30 * time.Second
+		ws[i].OnBreach = waves.HaltAndRollbackWave
+		ws[i].OnInconclusive = waves.InconclusiveHalt
+		for _, c := range ws[i].Cells {
 			before[c] = oldConfig()
 			desired[c] = withImage(oldConfig(), "app:v2")
 		}
 	}
-	f := &fleet{plan: Plan{Waves: waves, Desired: desired}, cells: newCells(before), store: newStore(), events: &events{}, clock: newClock()}
+	f := &fleet{plan: Plan{Waves: ws, Desired: desired}, cells: newCells(before), store: newStore(), events: &events{}, clock: newClock()}
 	f.gate = &fakeGate{answer: healthByImage(f.cells, nil)}
 	f.ex = &Executor{Updater: f.cells, Gate: f.gate, Store: f.store, Clock: f.clock, Progress: f.events}
 	return f
@@ -279,9 +280,9 @@ func TestConfigChangeIsRolledBackExactly(t *testing.T) {
 		var out []Verdict
 		for _, c := range q.Cells {
 			if q.Wave == "wave-2" {
-				out = append(out, Verdict{Cell: c, Decision: Breached, Breach: &Breach{Signal: "p99_latency_ms", Reading: "900ms", Threshold: "< 400"}})
+				out = append(out, Verdict{Cell: c, Decision: waves.Breached, Breach: &Breach{Signal: "p99_latency_ms", Reading: "900ms", Threshold: "< 400"}})
 			} else {
-				out = append(out, Verdict{Cell: c, Decision: Pass})
+				out = append(out, Verdict{Cell: c, Decision: waves.Pass})
 			}
 		}
 		return out, nil
@@ -326,7 +327,7 @@ func TestBeforeConfigComesFromTheCellNotTheRepo(t *testing.T) {
 
 func TestHaltPolicyStopsWithoutRollback(t *testing.T) {
 	f := newFleet(t)
-	f.plan.Waves[1].OnBreach = Halt
+	f.plan.Waves[1].OnBreach = waves.Halt
 	f.gate.answer = healthByImage(f.cells, map[string]bool{"cell-c app:v2": true})
 	out, err := f.run(t, f.opts())
 	var h *HaltedError
@@ -350,9 +351,9 @@ func inconclusiveGate(cells *fakeCells) func(q GateQuery) ([]Verdict, error) {
 		var out []Verdict
 		for _, c := range q.Cells {
 			if q.Wave == "wave-2" {
-				out = append(out, Verdict{Cell: c, Decision: Inconclusive, Reason: "12 requests < min_requests 100"})
+				out = append(out, Verdict{Cell: c, Decision: waves.Inconclusive, Reason: "12 requests < min_requests 100"})
 			} else {
-				out = append(out, Verdict{Cell: c, Decision: Pass})
+				out = append(out, Verdict{Cell: c, Decision: waves.Pass})
 			}
 		}
 		return out, nil
@@ -370,7 +371,7 @@ func TestInconclusiveHaltsByDefault(t *testing.T) {
 	if !strings.Contains(err.Error(), "inconclusive") || !strings.Contains(err.Error(), "min_requests 100") {
 		t.Errorf("message %q does not say why", err)
 	}
-	// Inconclusive early in the bake is normal: only the end decides.
+	// waves.Inconclusive early in the bake is normal: only the end decides.
 	if n := f.gate.wavesChecked()["wave-2"]; n != 120 {
 		t.Errorf("wave-2 polled %d times, want the whole bake (120)", n)
 	}
@@ -382,7 +383,7 @@ func TestInconclusiveHaltsByDefault(t *testing.T) {
 func TestInconclusivePromoteCarriesOn(t *testing.T) {
 	f := newFleet(t)
 	f.gate.answer = inconclusiveGate(f.cells)
-	f.plan.Waves[1].OnInconclusive = InconclusivePromote
+	f.plan.Waves[1].OnInconclusive = waves.InconclusivePromote
 	if _, err := f.run(t, f.opts()); err != nil {
 		t.Fatalf("Run: %v", err)
 	}
@@ -428,7 +429,7 @@ func TestMaxParallelBoundsAWave(t *testing.T) {
 				}
 			}
 			plan := Plan{Waves: []Wave{{Name: "w", Cells: names, MaxParallel: tc.limit, Poll: time.Second,
-				OnBreach: HaltAndRollbackWave, OnInconclusive: InconclusiveHalt}}, Desired: desired}
+				OnBreach: waves.HaltAndRollbackWave, OnInconclusive: waves.InconclusiveHalt}}, Desired: desired}
 			ex := &Executor{Updater: cells, Gate: &fakeGate{answer: healthByImage(cells, nil)}, Store: newStore(), Clock: newClock()}
 			if _, err := ex.Run(context.Background(), plan, Options{}); err != nil {
 				t.Fatal(err)
@@ -1102,7 +1103,7 @@ func TestALockedCellStackStopsTheWaveWithoutABreach(t *testing.T) {
 
 func TestRetryOfAWaveHaltedWithoutRollbackKeepsItsBeforeConfig(t *testing.T) {
 	f := newFleet(t)
-	f.plan.Waves[1].OnBreach = Halt
+	f.plan.Waves[1].OnBreach = waves.Halt
 	bad := map[string]bool{"cell-c app:v2": true}
 	f.gate.answer = healthByImage(f.cells, bad)
 	if _, err := f.run(t, f.opts()); err == nil {

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/cellctl/cellctl/waves"
 	"sync"
 	"testing"
 	"time"
@@ -157,11 +158,11 @@ func healthByImage(cells *fakeCells, bad map[string]bool) func(q GateQuery) ([]V
 			img := cells.get(c).Image
 			if bad[img] || bad[c+" "+img] {
 				b := &Breach{Cell: c, Signal: "error_rate_5xx", Reading: "3.2%", Threshold: "< 0.5%"}
-				out = append(out, Verdict{Cell: c, Decision: Breached, Breach: b,
+				out = append(out, Verdict{Cell: c, Decision: waves.Breached, Breach: b,
 					Readings: []Reading{{Signal: "error_rate_5xx", Value: "3.2%", Threshold: "< 0.5%"}}})
 				continue
 			}
-			out = append(out, Verdict{Cell: c, Decision: Pass,
+			out = append(out, Verdict{Cell: c, Decision: waves.Pass,
 				Readings: []Reading{{Signal: "error_rate_5xx", Value: "0.1%", Threshold: "< 0.5%", OK: true}}})
 		}
 		return out, nil
