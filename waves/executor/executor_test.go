@@ -1167,3 +1167,100 @@ func TestOutcomesMapToTheProductsExitCodes(t *testing.T) {
 		t.Errorf("a refusal exits %d", code)
 	}
 }
+
+// killedMidRollbackThenAbandoned leaves rollout app:v2 as issue 21 found
+// it: cell-c breached in wave-2, the run died while rolling cell-c back
+// (it still runs app:v2), and the operator broke its lock with `deploy
+// --abandon`.
+func killedMidRollbackThenAbandoned(t *testing.T, f *fleet) string {
+	t.Helper()
+	f.gate.answer = healthByImage(f.cells, map[string]bool{"cell-c app:v2": true, "cell-c app:v3": true})
+	ctx, cancel := context.WithCancel(context.Background())
+	f.cells.fail = func(cell string, cfg CellConfig) error {
+		if cfg.Image == "app:v1" && cell == "cell-c" {
+			cancel()
+			return context.Canceled
+		}
+		return nil
+	}
+	if _, err := f.ex.Run(ctx, f.plan, f.opts()); !errors.Is(err, context.Canceled) {
+		t.Fatalf("err = %v, want the run interrupted mid-rollback", err)
+	}
+	f.cells.fail = nil
+	id := f.plan.ID()
+	if rec := f.store.record(t, id); rec.Waves[1].State != WaveRollingBack || f.cells.get("cell-c").Image != "app:v2" {
+		t.Fatalf("setup: wave-2 %s, cell-c on %s", rec.Waves[1].State, f.cells.get("cell-c").Image)
+	}
+	// deploy --abandon: the lock broken, the record says abandoned.
+	if err := f.store.BreakLock(context.Background(), *f.store.holder()); err != nil {
+		t.Fatal(err)
+	}
+	rec := f.store.record(t, id)
+	rec.State = Abandoned
+	if err := f.store.Save(context.Background(), rec); err != nil {
+		t.Fatal(err)
+	}
+	return id
+}
+
+func TestANewRolloutFinishesAnAbandonedRollbackAndNeverRollsBackToTheBreachedImage(t *testing.T) {
+	f := newFleet(t)
+	abandoned := killedMidRollbackThenAbandoned(t, f)
+
+	// A new rollout (app:v3), which breaches on cell-c too.
+	for c := range f.plan.Desired {
+		f.plan.Desired[c] = withImage(oldConfig(), "app:v3")
+	}
+	_, err := f.run(t, f.opts())
+	var h *HaltedError
+	if !errors.As(err, &h) || h.Wave != "wave-2" || !h.RolledBack {
+		t.Fatalf("err = %v, want wave-2 of the new rollout breached and rolled back", err)
+	}
+	if got := f.cells.get("cell-c").Image; got != "app:v1" {
+		t.Fatalf("cell-c runs %s after the new rollout's rollback: want app:v1, the last image that passed (app:v2 breached)", got)
+	}
+	rec := f.store.record(t, f.plan.ID())
+	for _, c := range rec.Waves[1].Cells {
+		if c.Before == nil || c.Before.Image != "app:v1" {
+			t.Errorf("the new rollout recorded %s's configuration before it as %+v, want app:v1", c.Cell, c.Before)
+		}
+	}
+	old := f.store.record(t, abandoned)
+	if old.Waves[1].State != WaveRolledBack || old.State != HaltedState {
+		t.Errorf("the abandoned rollout's record says %s / wave-2 %s, want its rollback finished", old.State, old.Waves[1].State)
+	}
+	if !slices.ContainsFunc(f.events.messages(), func(m string) bool {
+		return strings.Contains(m, abandoned) && strings.Contains(m, "finishing that rollback")
+	}) {
+		t.Errorf("the new rollout did not say it finished rollout %s's rollback: %v", abandoned, f.events.messages())
+	}
+}
+
+func TestANewRolloutIsRefusedWhileAnAbandonedRollbackCannotBeFinished(t *testing.T) {
+	f := newFleet(t)
+	abandoned := killedMidRollbackThenAbandoned(t, f)
+	f.cells.fail = func(cell string, cfg CellConfig) error {
+		if cell == "cell-c" {
+			return errors.New("stack locked")
+		}
+		return nil
+	}
+	for c := range f.plan.Desired {
+		f.plan.Desired[c] = withImage(oldConfig(), "app:v3")
+	}
+	applied := len(f.cells.applies())
+	_, err := f.run(t, f.opts())
+	var refused *RefusedError
+	if !errors.As(err, &refused) || !strings.Contains(err.Error(), abandoned) || !strings.Contains(err.Error(), "rolling back") ||
+		!strings.Contains(err.Error(), "cell-c") || !strings.Contains(err.Error(), "rerun `cellctl deploy`") {
+		t.Fatalf("err = %v, want a refusal naming the rollout left mid-rollback, its cell and the next command", err)
+	}
+	for _, a := range f.cells.applies()[applied:] {
+		if strings.HasSuffix(a, " app:v3") {
+			t.Fatalf("the new rollout shipped %q while a rollback was unfinished", a)
+		}
+	}
+	if f.store.holder() != nil {
+		t.Errorf("a refused new rollout keeps the lock: %v", f.store.holder())
+	}
+}

@@ -295,3 +295,22 @@ func (e *events) messages() []string {
 }
 
 var errDied = errors.New("process killed")
+
+// List implements Lister: every record, as stored.
+func (s *memStore) List(ctx context.Context) ([]*Record, error) {
+	s.mu.Lock()
+	ids := make([]string, 0, len(s.records))
+	for id := range s.records {
+		ids = append(ids, id)
+	}
+	s.mu.Unlock()
+	var out []*Record
+	for _, id := range ids {
+		r, err := s.Load(ctx, id)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, r)
+	}
+	return out, nil
+}

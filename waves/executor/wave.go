@@ -88,13 +88,18 @@ func (r *run) begin(ctx context.Context, w Wave, wr *WaveRecord) error {
 	if err := g.Wait(); err != nil {
 		return err
 	}
+	var notes []string
 	r.mu.Lock()
 	wr.Started = r.clock.Now().UTC()
 	changed := 0
 	for j := range wr.Cells {
 		cr := &wr.Cells[j]
 		before := current[j].Clone()
-		cr.Before = &before
+		target, note := r.rollbackTarget(cr.Cell, before)
+		if note != "" {
+			notes = append(notes, note)
+		}
+		cr.Before = &target
 		cr.After = r.plan.Desired[cr.Cell].Clone()
 		if before.Equal(cr.After) {
 			cr.State = CellStateUnchanged
@@ -109,6 +114,9 @@ func (r *run) begin(ctx context.Context, w Wave, wr *WaveRecord) error {
 		wr.State = WaveUpdating
 	}
 	r.mu.Unlock()
+	for _, n := range notes {
+		r.emit(Event{Kind: Note, Wave: w.Name, Message: n})
+	}
 	for _, cr := range wr.Cells {
 		if cr.State == CellStateUnchanged {
 			r.emit(Event{Kind: CellUnchanged, Wave: w.Name, Cell: cr.Cell})
