@@ -191,6 +191,7 @@ func (r *Rotator) Run(ctx context.Context, o Options) (*Record, error) {
 	} else {
 		r.logf("rotation %s: resuming from its record", rec.ID)
 		rec.Notes = append(rec.Notes, fmt.Sprintf("%s: resumed", r.now().Format(time.RFC3339)))
+		r.adopt(rec)
 	}
 	// Every stack file holds the current value (recovered from the
 	// deployed state when a file lacks it).
@@ -229,6 +230,44 @@ func (r *Rotator) Run(ctx context.Context, o Options) (*Record, error) {
 	rec.Finished = &t
 	r.logf("rotation %s: complete — every cell accepts only the new value, and CloudFront sends it", rec.ID)
 	return rec, r.save(ctx, rec)
+}
+
+// adopt gives a cell that joined a wave since the rotation started
+// (`cellctl cell add` mid-rotation) the phase's values: it joins its
+// wave's steps, and the step of its wave that already ran for the phase
+// the rotation is in runs again — the accept before the router switched
+// (the new cell must accept the next value before CloudFront sends it),
+// the drop after (it must accept what the router sends). Rerunning a step
+// is safe: the other cells already hold its values.
+func (r *Rotator) adopt(rec *Record) {
+	in := map[string]bool{}
+	for _, s := range rec.Steps {
+		for _, c := range s.Cells {
+			in[c] = true
+		}
+	}
+	switched := false
+	if sw := rec.step(Switch + "/" + fleet.RouterStack); sw != nil && sw.State == Done {
+		switched = true
+	}
+	for _, w := range r.Waves {
+		for _, c := range w.Cells {
+			if in[c] {
+				continue
+			}
+			for _, s := range rec.Steps {
+				if s.Wave != w.Name || s.Kind == Switch {
+					continue
+				}
+				s.Cells = append(s.Cells, c)
+				if s.State == Done && (s.Kind == Drop || !switched) {
+					s.State = Pending
+					rec.Notes = append(rec.Notes, fmt.Sprintf("%s: %s joined wave %s during the rotation: running the step again for it", s.Name, c, w.Name))
+					r.logf("%s: %s joined wave %s during the rotation: running this step again so it gets the rotation's values", s.Name, c, w.Name)
+				}
+			}
+		}
+	}
 }
 
 func (r *Rotator) newRecord() *Record {
@@ -467,7 +506,8 @@ func (r *Rotator) switchRouter(ctx context.Context, rec *Record, s *Step, cur, n
 	}
 	if len(refusing) > 0 {
 		slices.Sort(refusing)
-		return fmt.Errorf("refused: %s do not accept the next value in their deployed ALB rules; switching the router would refuse their requests", strings.Join(refusing, ", "))
+		return fmt.Errorf("refused: %s do not accept the next value in their deployed ALB rules; switching the router would refuse their requests — "+
+			"a cell of waves.yaml's waves gets the values when `cellctl secret rotate` runs again; a cell in no wave must join one first (waves.yaml), then run `cellctl secret rotate`", strings.Join(refusing, ", "))
 	}
 	if _, err := r.Engine.SetStackSecrets(ctx, fleet.RouterStack, map[string]*string{r.key(): &next}); err != nil {
 		return err

@@ -337,3 +337,41 @@ func TestAFailedRecordSaveStopsTheRotation(t *testing.T) {
 		t.Fatal("the rotation went on past a record it could not save")
 	}
 }
+
+// A cell added mid-rotation (`cellctl cell add`, before the router
+// switched) gets the rotation's values and the rotation finishes, instead
+// of every rerun failing "cell-c do not accept the next value".
+func TestACellAddedMidRotationGetsThePhasesValues(t *testing.T) {
+	for _, steps := range []int{1, 3} { // after the canary's accept; after the switch
+		e := newFake("cell-a", "cell-b")
+		st := &memStore{}
+		r := rotator(e, st, gateFunc(passAll))
+		if _, err := r.Run(context.Background(), Options{Steps: steps}); !errors.Is(err, ErrPaused) {
+			t.Fatal(err)
+		}
+		// cell add: a new stack file with the fleet's current value, deployed,
+		// in the wave "rest"; the router routes to it with what it sends.
+		cur := e.files["cell-a"][kCur]
+		if steps == 3 {
+			cur = e.files[fleet.RouterStack][kCur]
+		}
+		e.cells = append(e.cells, "cell-c")
+		e.files["cell-c"] = map[string]string{kCur: cur}
+		e.up("cell-c")
+		e.up(fleet.RouterStack)
+		r.Fleet.Cells = append(r.Fleet.Cells, &fleet.Cell{})
+		r.Fleet.Cells[len(r.Fleet.Cells)-1].ID = "cell-c"
+		r.Waves[1].Cells = append(r.Waves[1].Cells, "cell-c")
+
+		rec, err := r.Run(context.Background(), Options{})
+		if err != nil {
+			t.Fatalf("after %d step(s): %v", steps, err)
+		}
+		if !rec.Complete() || len(e.refused()) > 0 {
+			t.Fatalf("after %d step(s): complete %v, refused %v", steps, rec.Complete(), e.refused())
+		}
+		if got := e.deployed["cell-c"].Accepts; len(got) != 1 || got[0] != e.files[fleet.RouterStack][kCur] {
+			t.Fatalf("after %d step(s): cell-c accepts %v, the router sends %s", steps, got, e.files[fleet.RouterStack][kCur])
+		}
+	}
+}
