@@ -75,6 +75,17 @@ const (
 	InconclusivePromote InconclusivePolicy = "promote"
 )
 
+// Decision is the gate's judgement — of one reading, one cell's poll, or a
+// whole bake — and the one verdict vocabulary of every gated change (a
+// wave, a router canary phase, a rotation step).
+type Decision string
+
+const (
+	Pass         Decision = "pass"
+	Breached     Decision = "breach"
+	Inconclusive Decision = "inconclusive"
+)
+
 var (
 	breachPolicies       = []string{string(HaltAndRollbackWave), string(Halt)}
 	inconclusivePolicies = []string{string(InconclusiveHalt), string(InconclusivePromote)}

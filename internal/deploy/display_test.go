@@ -6,6 +6,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"github.com/cellctl/cellctl/waves"
 	"os"
 	"path/filepath"
 	"strings"
@@ -57,7 +58,7 @@ func ev(e executor.Event) step  { return step{ev: &e} }
 func eng(e stackrun.Event) step { return step{engine: &e} }
 func wait(d time.Duration) step { return step{wait: d} }
 func frame() step               { return step{frame: true} }
-func verdict(cell string, d executor.Decision, rs ...executor.Reading) executor.Verdict {
+func verdict(cell string, d waves.Decision, rs ...executor.Reading) executor.Verdict {
 	return executor.Verdict{Cell: cell, Decision: d, Readings: rs}
 }
 
@@ -66,8 +67,8 @@ func verdict(cell string, d executor.Decision, rs ...executor.Reading) executor.
 // is rolled back.
 func script() []step {
 	breach := &executor.Breach{Cell: "cell-b", Signal: "error_rate_5xx", Reading: "3%", Threshold: "< 0.5%"}
-	good := verdict("cell-a", executor.Pass, executor.Reading{Signal: "error_rate_5xx", Value: "0.1%", OK: true}, executor.Reading{Signal: "p99_latency_ms", Value: "120ms", OK: true})
-	bad := executor.Verdict{Cell: "cell-b", Decision: executor.Breached, Breach: breach,
+	good := verdict("cell-a", waves.Pass, executor.Reading{Signal: "error_rate_5xx", Value: "0.1%", OK: true}, executor.Reading{Signal: "p99_latency_ms", Value: "120ms", OK: true})
+	bad := executor.Verdict{Cell: "cell-b", Decision: waves.Breached, Breach: breach,
 		Readings: []executor.Reading{{Signal: "error_rate_5xx", Value: "3%"}, {Signal: "p99_latency_ms", Value: "900ms"}}}
 	return []step{
 		ev(executor.Event{Kind: executor.RolloutStarted, Message: "rollout r-0123456789ab: 2 waves"}),

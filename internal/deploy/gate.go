@@ -49,7 +49,7 @@ func (g *RegionalGate) Check(ctx context.Context, q executor.GateQuery) ([]execu
 		}
 		if err != nil {
 			for _, c := range cells {
-				out = append(out, executor.Verdict{Cell: c, Decision: executor.Breached, Breach: &executor.Breach{
+				out = append(out, executor.Verdict{Cell: c, Decision: waves.Breached, Breach: &executor.Breach{
 					Cell: c, Signal: executor.SignalGate, Reading: fmt.Sprintf("cannot read CloudWatch in %s: %v", region, err)}})
 			}
 			continue

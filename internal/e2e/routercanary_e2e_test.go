@@ -129,15 +129,14 @@ func TestRouterCanaryCatchesABadTableAndPromotesAGoodOne(t *testing.T) {
 		Primary   string `json:"primaryFunctionArn"`
 		Candidate string `json:"candidateFunctionArn"`
 		Steps     []struct {
-			Phase string `json:"phase"`
-			Bake  struct {
-				Decision string `json:"decision"`
-			} `json:"bake"`
+			Phase    string `json:"phase"`
+			Decision string `json:"decision"`
+			Polls    []any  `json:"polls"`
 		} `json:"steps"`
 	}
 	decode(t, r, &res)
 	if res.Outcome != "promoted" || len(res.Steps) != 2 || res.Steps[0].Phase != "header" || res.Steps[1].Phase != "weight" ||
-		res.Steps[0].Bake.Decision != "promote" || res.Steps[1].Bake.Decision != "promote" {
+		res.Steps[0].Decision != "pass" || res.Steps[1].Decision != "pass" || len(res.Steps[0].Polls) == 0 || len(res.Steps[1].Polls) == 0 {
 		t.Fatalf("good table v%d: %+v\n%s", good, res, r)
 	}
 	promoted := readEdge(t, dir)

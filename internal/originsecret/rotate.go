@@ -26,6 +26,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/cellctl/cellctl/waves"
 	"io"
 	"slices"
 	"strings"
@@ -196,6 +197,7 @@ func (r *Rotator) Run(ctx context.Context, o Options) (*Record, error) {
 	} else {
 		r.logf("rotation %s: resuming from its record", rec.ID)
 		rec.Notes = append(rec.Notes, fmt.Sprintf("%s: resumed", r.now().Format(time.RFC3339)))
+		r.adopt(rec)
 	}
 	// Every stack file holds the current value (recovered from the
 	// deployed state when a file lacks it).
@@ -236,6 +238,44 @@ func (r *Rotator) Run(ctx context.Context, o Options) (*Record, error) {
 	return rec, r.save(ctx, rec)
 }
 
+// adopt gives a cell that joined a wave since the rotation started
+// (`cellctl cell add` mid-rotation) the phase's values: it joins its
+// wave's steps, and the step of its wave that already ran for the phase
+// the rotation is in runs again — the accept before the router switched
+// (the new cell must accept the next value before CloudFront sends it),
+// the drop after (it must accept what the router sends). Rerunning a step
+// is safe: the other cells already hold its values.
+func (r *Rotator) adopt(rec *Record) {
+	in := map[string]bool{}
+	for _, s := range rec.Steps {
+		for _, c := range s.Cells {
+			in[c] = true
+		}
+	}
+	switched := false
+	if sw := rec.step(Switch + "/" + fleet.RouterStack); sw != nil && sw.State == Done {
+		switched = true
+	}
+	for _, w := range r.Waves {
+		for _, c := range w.Cells {
+			if in[c] {
+				continue
+			}
+			for _, s := range rec.Steps {
+				if s.Wave != w.Name || s.Kind == Switch {
+					continue
+				}
+				s.Cells = append(s.Cells, c)
+				if s.State == Done && (s.Kind == Drop || !switched) {
+					s.State = Pending
+					rec.Notes = append(rec.Notes, fmt.Sprintf("%s: %s joined wave %s during the rotation: running the step again for it", s.Name, c, w.Name))
+					r.logf("%s: %s joined wave %s during the rotation: running this step again so it gets the rotation's values", s.Name, c, w.Name)
+				}
+			}
+		}
+	}
+}
+
 func (r *Rotator) newRecord() *Record {
 	now := r.now()
 	b := make([]byte, 3)
@@ -253,7 +293,7 @@ func (r *Rotator) newRecord() *Record {
 
 func (r *Rotator) save(ctx context.Context, rec *Record) error {
 	rec.Updated = r.now()
-	if err := r.Store.Save(ctx, rec); err != nil {
+	if err := r.Store.Save(context.WithoutCancel(ctx), rec); err != nil {
 		return fmt.Errorf("saving rotation %s's record: %w", rec.ID, err)
 	}
 	return nil
@@ -371,7 +411,9 @@ func (r *Rotator) runStep(ctx context.Context, rec *Record, s *Step, cur, next s
 	}
 	if err != nil {
 		s.State, s.Error = Halted, err.Error()
-		_ = r.save(ctx, rec)
+		if serr := r.save(ctx, rec); serr != nil {
+			return errors.Join(err, serr)
+		}
 		return err
 	}
 	done := r.now()
@@ -470,7 +512,8 @@ func (r *Rotator) switchRouter(ctx context.Context, rec *Record, s *Step, cur, n
 	}
 	if len(refusing) > 0 {
 		slices.Sort(refusing)
-		return fmt.Errorf("refused: %s do not accept the next value in their deployed ALB rules; switching the router would refuse their requests", strings.Join(refusing, ", "))
+		return fmt.Errorf("refused: %s do not accept the next value in their deployed ALB rules; switching the router would refuse their requests — "+
+			"a cell of waves.yaml's waves gets the values when `cellctl secret rotate` runs again; a cell in no wave must join one first (waves.yaml), then run `cellctl secret rotate`", strings.Join(refusing, ", "))
 	}
 	if _, err := r.Engine.SetStackSecrets(ctx, fleet.RouterStack, map[string]*string{r.key(): &next}); err != nil {
 		return err
@@ -514,60 +557,35 @@ func (r *Rotator) up(ctx context.Context, stack string) error {
 	return err
 }
 
-// bake polls the gate over the wave's bake; a breach, an unreadable gate
-// (fail closed) or an inconclusive end under on_inconclusive: halt stops
-// the rotation.
+// bake runs the wave's bake with the executor's bake loop
+// (executor.Baker): a breach, an unreadable gate (fail closed) or an
+// inconclusive end under on_inconclusive: halt stops the rotation. Every
+// poll is saved in the step's record before it is acted on; a record that
+// cannot be saved stops the rotation.
 func (r *Rotator) bake(ctx context.Context, rec *Record, s *Step, w executor.Wave, cells []string) error {
 	clock := r.Clock
 	if clock == nil {
 		clock = executor.RealClock{}
 	}
-	start := clock.Now()
-	for {
-		// Wait first, as the rollout executor does: the gate reads the
-		// window since the bake started.
-		left := w.Bake - clock.Now().Sub(start)
-		if left > 0 {
-			wait := left
-			if w.Poll > 0 && w.Poll < left {
-				wait = w.Poll
-			}
-			select {
-			case <-ctx.Done():
-				return ctx.Err()
-			case <-clock.After(wait):
-			}
-		}
-		now := clock.Now()
-		vs, err := r.Gate.Check(ctx, executor.GateQuery{Wave: w.Name, Cells: cells, Start: start, End: now})
-		if err != nil {
-			return outcome.Halted(s.Name, fmt.Errorf("%s: the gate could not be read (a breach: gates fail closed): %w", s.Name, err))
-		}
-		s.Verdicts = vs
-		_ = r.save(ctx, rec)
-		var breaches, unsure []string
-		for _, v := range vs {
-			switch v.Decision {
-			case executor.Breached:
-				if v.Breach != nil {
-					breaches = append(breaches, v.Breach.String())
-				} else {
-					breaches = append(breaches, v.Cell+" breached")
-				}
-			case executor.Inconclusive:
-				unsure = append(unsure, fmt.Sprintf("%s (%s)", v.Cell, v.Reason))
-			}
-		}
-		if len(breaches) > 0 {
-			return outcome.Halted(s.Name, fmt.Errorf("%s: %s; fix the cause, then `cellctl secret rotate` resumes at this step", s.Name, strings.Join(breaches, "; ")))
-		}
-		if clock.Now().Sub(start) >= w.Bake {
-			if len(unsure) > 0 && w.OnInconclusive != executor.InconclusivePromote {
-				return outcome.Halted(s.Name, fmt.Errorf("%s: the bake ended inconclusive for %s (on_inconclusive: halt)", s.Name, strings.Join(unsure, ", ")))
-			}
-			return nil
-		}
+	b := executor.Baker{Gate: r.Gate, Clock: clock, Stop: nil, Record: func(p executor.Poll) error {
+		s.Verdicts = p.Verdicts
+		return r.save(ctx, rec)
+	}}
+	res, err := b.Bake(ctx, executor.BakeSpec{Step: w.Name, Cells: cells, Start: clock.Now().UTC(), Duration: w.Bake, Poll: w.Poll})
+	if err != nil {
+		return fmt.Errorf("%s: %w; run `cellctl secret rotate` again to resume at this step", s.Name, err)
 	}
+	switch {
+	case res.Decision == waves.Breached:
+		why := res.Breach.String()
+		if res.Breach.Signal == executor.SignalGate {
+			why += " (a gate it cannot read is a breach: gates fail closed)"
+		}
+		return outcome.Halted(s.Name, fmt.Errorf("%s: %s; fix the cause, then `cellctl secret rotate` resumes at this step", s.Name, why))
+	case res.Decision == waves.Inconclusive && w.OnInconclusive != waves.InconclusivePromote:
+		return outcome.Halted(s.Name, fmt.Errorf("%s: the bake ended inconclusive (%s; on_inconclusive: halt); check the cells' traffic, then `cellctl secret rotate` resumes at this step", s.Name, res.Reason))
+	}
+	return nil
 }
 
 // MarshalRecord is the record as stored.

@@ -4,9 +4,11 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"github.com/cellctl/cellctl/waves"
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/cellctl/cellctl/internal/engine"
 	"github.com/cellctl/cellctl/internal/fleet"
@@ -108,10 +110,17 @@ type memStore struct {
 	rec    *Record
 	locked error
 	held   bool
+	// failAfter, when positive, fails every save after that many.
+	failAfter int
+	saves     int
 }
 
 func (m *memStore) Load(context.Context) (*Record, error) { return m.rec, nil }
 func (m *memStore) Save(_ context.Context, r *Record) error {
+	m.saves++
+	if m.failAfter > 0 && m.saves > m.failAfter {
+		return errors.New("backend unreachable")
+	}
 	data, _ := MarshalRecord(r)
 	m.rec = nil
 	var cp Record
@@ -136,7 +145,7 @@ func (g gateFunc) Check(_ context.Context, q executor.GateQuery) ([]executor.Ver
 func passAll(q executor.GateQuery) ([]executor.Verdict, error) {
 	var out []executor.Verdict
 	for _, c := range q.Cells {
-		out = append(out, executor.Verdict{Cell: c, Decision: executor.Pass})
+		out = append(out, executor.Verdict{Cell: c, Decision: waves.Pass})
 	}
 	return out, nil
 }
@@ -228,7 +237,13 @@ func TestSwitchBreachPutsTheRouterBack(t *testing.T) {
 		if !breach {
 			return passAll(q)
 		}
-		return []executor.Verdict{{Cell: "cell-b", Decision: executor.Breached, Breach: &executor.Breach{Cell: "cell-b", Signal: "error_rate_5xx", Reading: "9%"}}}, nil
+		vs, _ := passAll(q)
+		for i := range vs {
+			if vs[i].Cell == "cell-b" {
+				vs[i] = executor.Verdict{Cell: "cell-b", Decision: waves.Breached, Breach: &executor.Breach{Cell: "cell-b", Signal: "error_rate_5xx", Reading: "9%"}}
+			}
+		}
+		return vs, nil
 	})
 	r := rotator(e, st, g)
 	if _, err := r.Run(context.Background(), Options{Steps: 2}); !errors.Is(err, ErrPaused) {
@@ -296,5 +311,67 @@ func TestUndeployedCellIsNotDeployed(t *testing.T) {
 	}
 	if e.files["cell-b"][kCur] != e.files[fleet.RouterStack][kCur] {
 		t.Fatal("cell-b's file did not get the new value")
+	}
+}
+
+// A poll that cannot be recorded stops the rotation before it goes on: the
+// record must say where the rotation is (the rollout executor's rule).
+func TestAFailedRecordSaveStopsTheRotation(t *testing.T) {
+	e := newFake("cell-a", "cell-b")
+	st := &memStore{failAfter: 2} // the start and the first step's start are saved
+	polled := 0
+	r := rotator(e, st, gateFunc(func(q executor.GateQuery) ([]executor.Verdict, error) {
+		polled++
+		return passAll(q)
+	}))
+	// A bake of several polls (real clock, milliseconds).
+	r.Waves[0].Bake, r.Waves[0].Poll = 40*time.Millisecond, 5*time.Millisecond
+	_, err := r.Run(context.Background(), Options{})
+	if err == nil || !strings.Contains(err.Error(), "backend unreachable") {
+		t.Fatalf("got %v, want the save failure", err)
+	}
+	if polled != 1 {
+		t.Fatalf("the gate was polled %d times: the bake must stop at the poll it could not record", polled)
+	}
+	if sw := st.rec.step(Switch + "/" + fleet.RouterStack); sw == nil || sw.State != Pending {
+		t.Fatal("the rotation went on past a record it could not save")
+	}
+}
+
+// A cell added mid-rotation (`cellctl cell add`, before the router
+// switched) gets the rotation's values and the rotation finishes, instead
+// of every rerun failing "cell-c do not accept the next value".
+func TestACellAddedMidRotationGetsThePhasesValues(t *testing.T) {
+	for _, steps := range []int{1, 3} { // after the canary's accept; after the switch
+		e := newFake("cell-a", "cell-b")
+		st := &memStore{}
+		r := rotator(e, st, gateFunc(passAll))
+		if _, err := r.Run(context.Background(), Options{Steps: steps}); !errors.Is(err, ErrPaused) {
+			t.Fatal(err)
+		}
+		// cell add: a new stack file with the fleet's current value, deployed,
+		// in the wave "rest"; the router routes to it with what it sends.
+		cur := e.files["cell-a"][kCur]
+		if steps == 3 {
+			cur = e.files[fleet.RouterStack][kCur]
+		}
+		e.cells = append(e.cells, "cell-c")
+		e.files["cell-c"] = map[string]string{kCur: cur}
+		e.up("cell-c")
+		e.up(fleet.RouterStack)
+		r.Fleet.Cells = append(r.Fleet.Cells, &fleet.Cell{})
+		r.Fleet.Cells[len(r.Fleet.Cells)-1].ID = "cell-c"
+		r.Waves[1].Cells = append(r.Waves[1].Cells, "cell-c")
+
+		rec, err := r.Run(context.Background(), Options{})
+		if err != nil {
+			t.Fatalf("after %d step(s): %v", steps, err)
+		}
+		if !rec.Complete() || len(e.refused()) > 0 {
+			t.Fatalf("after %d step(s): complete %v, refused %v", steps, rec.Complete(), e.refused())
+		}
+		if got := e.deployed["cell-c"].Accepts; len(got) != 1 || got[0] != e.files[fleet.RouterStack][kCur] {
+			t.Fatalf("after %d step(s): cell-c accepts %v, the router sends %s", steps, got, e.files[fleet.RouterStack][kCur])
+		}
 	}
 }

@@ -32,6 +32,8 @@ import (
 	"github.com/cellctl/cellctl/internal/stackrun"
 	"github.com/cellctl/cellctl/router/canary"
 	"github.com/cellctl/cellctl/waves"
+	"github.com/cellctl/cellctl/waves/executor"
+	"github.com/cellctl/cellctl/waves/executor/fromwaves"
 	"github.com/cellctl/cellctl/waves/gate"
 	"github.com/cellctl/cellctl/waves/signal"
 )
@@ -57,7 +59,9 @@ type Env struct {
 	// Reader returns the CloudWatch reader of a region; CloudFront's
 	// metrics are read in us-east-1 (signal.MetricsRegion).
 	Reader func(ctx context.Context, region string) (gate.Reader, error)
-	Clock  gate.Clock
+	// Clock is the bake's clock (nil: the wall clock), the executor's as
+	// every gated change's.
+	Clock executor.Clock
 	// Log receives one line per step and poll (stderr).
 	Log io.Writer
 	// Token returns the smoke header's value; nil: 16 random hex digits.
@@ -142,11 +146,16 @@ const (
 	Reverted    = "reverted"     // --discard
 )
 
-// Step is one phase of a canary as it ran.
+// Step is one phase of a canary as it ran: its traffic split and its bake
+// as the executor's one bake loop recorded it (every poll, the decision).
 type Step struct {
 	Phase   canary.Phase   `json:"phase"`
 	Traffic canary.Traffic `json:"traffic"`
-	Bake    *gate.Result   `json:"bake,omitempty"`
+	// Decision is the bake's: pass, breach or inconclusive ("" when the
+	// bake did not finish).
+	Decision waves.Decision  `json:"decision,omitempty"`
+	Reason   string          `json:"reason,omitempty"`
+	Polls    []executor.Poll `json:"polls,omitempty"`
 }
 
 // Result is what a canary did.
@@ -266,41 +275,67 @@ func (c *run) run(ctx context.Context) error {
 	return nil
 }
 
-// bake judges the staging distribution over one phase; a breach or an
-// inconclusive bake discards the canary and halts.
+// bake judges the staging distribution over one phase with the executor's
+// bake loop (executor.Baker) and the gate evaluator over the edge signals;
+// a breach or an inconclusive bake discards the canary and halts.
 func (c *run) bake(ctx context.Context, t canary.Traffic, d time.Duration, minRequests int) error {
-	step := Step{Phase: t.Phase, Traffic: t}
+	c.res.Steps = append(c.res.Steps, Step{Phase: t.Phase, Traffic: t})
+	step := &c.res.Steps[len(c.res.Steps)-1]
 	reader, err := c.env.Reader(ctx, signal.MetricsRegion)
 	if err != nil {
-		c.res.Steps = append(c.res.Steps, step)
 		return c.halt(ctx, t.Phase, fmt.Sprintf("cannot read CloudWatch in %s: %v", signal.MetricsRegion, err))
 	}
 	clock := c.env.Clock
 	if clock == nil {
-		clock = gate.RealClock
+		clock = executor.RealClock{}
 	}
-	b := &gate.Bake{
-		Reader:   reader,
-		Gate:     waves.Gate{MinRequests: minRequests, Poll: c.o.Poll, OnBreach: waves.HaltAndRollbackWave, OnInconclusive: waves.InconclusiveHalt},
-		Duration: d,
-		Clock:    clock,
-		Signals:  signal.Edge,
-		OnPoll: func(p gate.Poll) error {
-			c.logf("%s phase: %s", t.Phase, p.Summary())
-			return nil
-		},
+	g := &edgeGate{
+		checker: &gate.Checker{Reader: reader, Gate: waves.Gate{MinRequests: minRequests, Poll: c.o.Poll}, Signals: signal.Edge},
+		target:  gate.Target{Cell: fleet.RouterStack, Distribution: c.res.StagingDistribution, Thresholds: c.o.Thresholds},
 	}
-	target := gate.Target{Cell: fleet.RouterStack, Distribution: c.res.StagingDistribution, Thresholds: c.o.Thresholds}
-	res, err := b.Run(ctx, []gate.Target{target}, clock.Now())
-	step.Bake = &res
-	c.res.Steps = append(c.res.Steps, step)
+	b := executor.Baker{Gate: g, Clock: clock, Record: func(p executor.Poll) error {
+		step.Polls = append(step.Polls, p)
+		for _, v := range p.Verdicts {
+			c.logf("%s phase: %s", t.Phase, verdictLine(v))
+		}
+		return nil
+	}}
+	res, err := b.Bake(ctx, executor.BakeSpec{Step: string(t.Phase) + " phase", Cells: []string{fleet.RouterStack}, Start: clock.Now().UTC(), Duration: d, Poll: c.o.Poll})
 	if err != nil {
-		return fmt.Errorf("router canary: %s phase interrupted: %w (the staging distribution still runs %s; run `cellctl router canary` again, or `cellctl router canary --discard`)", t.Phase, err, c.res.Candidate)
+		return fmt.Errorf("router canary: %w (the staging distribution still runs %s; run `cellctl router canary` again, or `cellctl router canary --discard`)", err, c.res.Candidate)
 	}
-	if res.Decision != gate.Promote {
-		return c.halt(ctx, t.Phase, res.Reason)
+	step.Decision = res.Decision
+	switch res.Decision {
+	case waves.Breached:
+		step.Reason = res.Breach.String()
+	case waves.Inconclusive:
+		// An inconclusive canary is never promoted.
+		step.Reason = "inconclusive: " + res.Reason
+	default:
+		return nil
 	}
-	return nil
+	return c.halt(ctx, t.Phase, step.Reason)
+}
+
+// edgeGate is the gate evaluator as the bake loop's Gate for the one
+// target a canary judges: the staging distribution.
+type edgeGate struct {
+	checker *gate.Checker
+	target  gate.Target
+}
+
+func (g *edgeGate) Check(ctx context.Context, q executor.GateQuery) ([]executor.Verdict, error) {
+	return []executor.Verdict{fromwaves.Verdict(g.checker.Check(ctx, g.target, q.Start, q.End))}, nil
+}
+
+func verdictLine(v executor.Verdict) string {
+	switch {
+	case v.Breach != nil:
+		return v.Breach.String()
+	case v.Reason != "":
+		return fmt.Sprintf("%s: %s: %s", v.Cell, v.Decision, v.Reason)
+	}
+	return fmt.Sprintf("%s: %s", v.Cell, v.Decision)
 }
 
 // halt discards the canary and returns the halt (exit 3).

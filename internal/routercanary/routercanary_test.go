@@ -11,6 +11,7 @@ import (
 	"github.com/cellctl/cellctl/internal/outcome"
 	"github.com/cellctl/cellctl/internal/stackrun"
 	"github.com/cellctl/cellctl/router/canary"
+	"github.com/cellctl/cellctl/waves"
 	"github.com/cellctl/cellctl/waves/gate"
 )
 
@@ -144,7 +145,7 @@ func TestGoodCandidateIsPromotedAfterSmokeAndWeight(t *testing.T) {
 	if r.ups[0].PrimaryFunctionArn != v1 || r.ups[1].PrimaryFunctionArn != v1 || r.ups[1].Weight != DefaultWeight {
 		t.Errorf("the primary must keep %s while the candidate bakes: %+v %+v", v1, r.ups[0], r.ups[1])
 	}
-	if len(res.Steps) != 2 || res.Steps[0].Bake.Decision != gate.Promote || res.Steps[1].Bake.Decision != gate.Promote {
+	if len(res.Steps) != 2 || res.Steps[0].Decision != waves.Pass || res.Steps[1].Decision != waves.Pass {
 		t.Errorf("steps %+v: want two passed bakes", res.Steps)
 	}
 }

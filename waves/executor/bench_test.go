@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/cellctl/cellctl/waves"
 	"os"
 	"path/filepath"
 	"sync"
@@ -41,7 +42,7 @@ func benchFleet(bake, poll time.Duration, image string) Plan {
 	var p Plan
 	p.Desired = map[string]CellConfig{}
 	for w := range 4 {
-		wave := Wave{Name: fmt.Sprintf("wave-%d", w+1), Bake: bake, Poll: poll, OnBreach: HaltAndRollbackWave, OnInconclusive: InconclusiveHalt}
+		wave := Wave{Name: fmt.Sprintf("wave-%d", w+1), Bake: bake, Poll: poll, OnBreach: waves.HaltAndRollbackWave, OnInconclusive: waves.InconclusiveHalt}
 		for c := range 4 {
 			cell := fmt.Sprintf("cell-%d", w*4+c)
 			wave.Cells = append(wave.Cells, cell)
@@ -121,10 +122,10 @@ func BenchmarkBreachToRollback(b *testing.B) {
 					mu.Lock()
 					appeared = at
 					mu.Unlock()
-					out = append(out, Verdict{Cell: c, Decision: Breached, Breach: &Breach{Signal: "error_rate_5xx", Reading: "3.2%", Threshold: "< 0.5%"}})
+					out = append(out, Verdict{Cell: c, Decision: waves.Breached, Breach: &Breach{Signal: "error_rate_5xx", Reading: "3.2%", Threshold: "< 0.5%"}})
 					continue
 				}
-				out = append(out, Verdict{Cell: c, Decision: Pass})
+				out = append(out, Verdict{Cell: c, Decision: waves.Pass})
 			}
 			return out, nil
 		}}
@@ -137,7 +138,7 @@ func BenchmarkBreachToRollback(b *testing.B) {
 		})
 		ex := &Executor{Updater: cells, Gate: gate, Store: &fileStore{memStore: newStore(), dir: b.TempDir()}, Progress: progress}
 		plan := Plan{Waves: []Wave{{Name: "canary", Cells: []string{"cell-0", "cell-1"}, Bake: bake, Poll: poll,
-			OnBreach: HaltAndRollbackWave, OnInconclusive: InconclusiveHalt}},
+			OnBreach: waves.HaltAndRollbackWave, OnInconclusive: waves.InconclusiveHalt}},
 			Desired: map[string]CellConfig{"cell-0": withImage(oldConfig(), "bad"), "cell-1": withImage(oldConfig(), "bad")}}
 		if _, err := ex.Run(context.Background(), plan, Options{}); err == nil {
 			b.Fatal("want a halt")

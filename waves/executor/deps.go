@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"time"
+
+	"github.com/cellctl/cellctl/waves"
 )
 
 // The executor's dependencies are defined here, where they are used, with
@@ -44,16 +46,6 @@ type ApplyResult struct {
 	Changed int `json:"changed"`
 }
 
-// Decision is the gate's verdict on one cell (the names of the gate
-// evaluator's pass / breach / inconclusive).
-type Decision string
-
-const (
-	Pass         Decision = "pass"
-	Breached     Decision = "breach"
-	Inconclusive Decision = "inconclusive"
-)
-
 // Breach says which cell failed which signal: the reading and the
 // threshold it broke, as the operator reads them ("3.2%", "< 0.5%").
 type Breach struct {
@@ -89,10 +81,10 @@ type Reading struct {
 
 // Verdict is the gate's decision on one cell and the readings behind it.
 type Verdict struct {
-	Cell     string    `json:"cell"`
-	Decision Decision  `json:"decision"`
-	Breach   *Breach   `json:"breach,omitempty"`
-	Readings []Reading `json:"readings,omitempty"`
+	Cell     string         `json:"cell"`
+	Decision waves.Decision `json:"decision"`
+	Breach   *Breach        `json:"breach,omitempty"`
+	Readings []Reading      `json:"readings,omitempty"`
 	// Reason explains an inconclusive verdict ("37 requests < min 100").
 	Reason string `json:"reason,omitempty"`
 }

@@ -3,6 +3,7 @@ package executor
 import (
 	"context"
 	"fmt"
+	"github.com/cellctl/cellctl/waves"
 	"time"
 
 	"github.com/hashicorp/go-multierror"
@@ -21,14 +22,14 @@ type Description struct {
 
 // WaveDescription is one wave of the dry run.
 type WaveDescription struct {
-	Name           string             `json:"name"`
-	Cells          []CellDescription  `json:"cells"`
-	Bake           time.Duration      `json:"bake"`
-	Poll           time.Duration      `json:"poll"`
-	MaxParallel    int                `json:"maxParallel,omitempty"`
-	Gate           string             `json:"gate,omitempty"`
-	OnBreach       BreachPolicy       `json:"onBreach"`
-	OnInconclusive InconclusivePolicy `json:"onInconclusive"`
+	Name           string                   `json:"name"`
+	Cells          []CellDescription        `json:"cells"`
+	Bake           time.Duration            `json:"bake"`
+	Poll           time.Duration            `json:"poll"`
+	MaxParallel    int                      `json:"maxParallel,omitempty"`
+	Gate           string                   `json:"gate,omitempty"`
+	OnBreach       waves.BreachPolicy       `json:"onBreach"`
+	OnInconclusive waves.InconclusivePolicy `json:"onInconclusive"`
 	// Exposure is the wave's own share; Cumulative adds every wave up to
 	// this one (nil when the plan carries no exposure).
 	Exposure   *Exposure `json:"exposure,omitempty"`

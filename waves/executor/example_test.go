@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/cellctl/cellctl/waves"
 	"time"
 )
 
@@ -21,7 +22,7 @@ func ExampleExecutor_Run() {
 	}
 	wave := func(name, cell string) Wave {
 		return Wave{Name: name, Cells: []string{cell}, Bake: 30 * time.Minute, Poll: 30 * time.Second,
-			OnBreach: HaltAndRollbackWave, OnInconclusive: InconclusiveHalt}
+			OnBreach: waves.HaltAndRollbackWave, OnInconclusive: waves.InconclusiveHalt}
 	}
 	plan := Plan{
 		Waves:   []Wave{wave("canary", "cell-a"), wave("rest", "cell-b")},

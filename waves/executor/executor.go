@@ -90,6 +90,9 @@ type run struct {
 	saveErr error
 	// retried is the wave a --retry reset, if any.
 	retried string
+	// breached are the configurations breached waves of any rollout
+	// shipped, by cell (settle): never a rollback target.
+	breached map[string][]poisoned
 }
 
 // Run executes the plan. It returns the outcome (nil only when nothing was
@@ -163,6 +166,10 @@ func (ex *Executor) run(ctx context.Context, plan Plan, opts Options) (*Outcome,
 	r.rec = rec
 
 	if err := r.admit(first); err != nil {
+		r.refused(existed)
+		return r.outcome(ctx), err
+	}
+	if err := r.settle(ctx); err != nil {
 		r.refused(existed)
 		return r.outcome(ctx), err
 	}

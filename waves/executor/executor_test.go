@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/cellctl/cellctl/waves"
 	"reflect"
 	"slices"
 	"strings"
@@ -40,23 +41,23 @@ type fleet struct {
 
 func newFleet(t *testing.T) *fleet {
 	t.Helper()
-	waves := []Wave{
+	ws := []Wave{
 		{Name: "wave-1", Cells: []string{"cell-a"}, Bake: 30 * time.Minute},
 		{Name: "wave-2", Cells: []string{"cell-b", "cell-c"}, Bake: time.Hour},
 		{Name: "wave-3", Cells: []string{"cell-d", "cell-e"}, Bake: 10 * time.Minute, MaxParallel: 1},
 	}
 	before := map[string]CellConfig{}
 	desired := map[string]CellConfig{}
-	for i := range waves {
-		waves[i].Poll = 30 * time.Second
-		waves[i].OnBreach = HaltAndRollbackWave
-		waves[i].OnInconclusive = InconclusiveHalt
-		for _, c := range waves[i].Cells {
+	for i := range ws {
+		ws[i].Poll = 30 * time.Second
+		ws[i].OnBreach = waves.HaltAndRollbackWave
+		ws[i].OnInconclusive = waves.InconclusiveHalt
+		for _, c := range ws[i].Cells {
 			before[c] = oldConfig()
 			desired[c] = withImage(oldConfig(), "app:v2")
 		}
 	}
-	f := &fleet{plan: Plan{Waves: waves, Desired: desired}, cells: newCells(before), store: newStore(), events: &events{}, clock: newClock()}
+	f := &fleet{plan: Plan{Waves: ws, Desired: desired}, cells: newCells(before), store: newStore(), events: &events{}, clock: newClock()}
 	f.gate = &fakeGate{answer: healthByImage(f.cells, nil)}
 	f.ex = &Executor{Updater: f.cells, Gate: f.gate, Store: f.store, Clock: f.clock, Progress: f.events}
 	return f
@@ -279,9 +280,9 @@ func TestConfigChangeIsRolledBackExactly(t *testing.T) {
 		var out []Verdict
 		for _, c := range q.Cells {
 			if q.Wave == "wave-2" {
-				out = append(out, Verdict{Cell: c, Decision: Breached, Breach: &Breach{Signal: "p99_latency_ms", Reading: "900ms", Threshold: "< 400"}})
+				out = append(out, Verdict{Cell: c, Decision: waves.Breached, Breach: &Breach{Signal: "p99_latency_ms", Reading: "900ms", Threshold: "< 400"}})
 			} else {
-				out = append(out, Verdict{Cell: c, Decision: Pass})
+				out = append(out, Verdict{Cell: c, Decision: waves.Pass})
 			}
 		}
 		return out, nil
@@ -326,7 +327,7 @@ func TestBeforeConfigComesFromTheCellNotTheRepo(t *testing.T) {
 
 func TestHaltPolicyStopsWithoutRollback(t *testing.T) {
 	f := newFleet(t)
-	f.plan.Waves[1].OnBreach = Halt
+	f.plan.Waves[1].OnBreach = waves.Halt
 	f.gate.answer = healthByImage(f.cells, map[string]bool{"cell-c app:v2": true})
 	out, err := f.run(t, f.opts())
 	var h *HaltedError
@@ -350,9 +351,9 @@ func inconclusiveGate(cells *fakeCells) func(q GateQuery) ([]Verdict, error) {
 		var out []Verdict
 		for _, c := range q.Cells {
 			if q.Wave == "wave-2" {
-				out = append(out, Verdict{Cell: c, Decision: Inconclusive, Reason: "12 requests < min_requests 100"})
+				out = append(out, Verdict{Cell: c, Decision: waves.Inconclusive, Reason: "12 requests < min_requests 100"})
 			} else {
-				out = append(out, Verdict{Cell: c, Decision: Pass})
+				out = append(out, Verdict{Cell: c, Decision: waves.Pass})
 			}
 		}
 		return out, nil
@@ -370,7 +371,7 @@ func TestInconclusiveHaltsByDefault(t *testing.T) {
 	if !strings.Contains(err.Error(), "inconclusive") || !strings.Contains(err.Error(), "min_requests 100") {
 		t.Errorf("message %q does not say why", err)
 	}
-	// Inconclusive early in the bake is normal: only the end decides.
+	// waves.Inconclusive early in the bake is normal: only the end decides.
 	if n := f.gate.wavesChecked()["wave-2"]; n != 120 {
 		t.Errorf("wave-2 polled %d times, want the whole bake (120)", n)
 	}
@@ -382,7 +383,7 @@ func TestInconclusiveHaltsByDefault(t *testing.T) {
 func TestInconclusivePromoteCarriesOn(t *testing.T) {
 	f := newFleet(t)
 	f.gate.answer = inconclusiveGate(f.cells)
-	f.plan.Waves[1].OnInconclusive = InconclusivePromote
+	f.plan.Waves[1].OnInconclusive = waves.InconclusivePromote
 	if _, err := f.run(t, f.opts()); err != nil {
 		t.Fatalf("Run: %v", err)
 	}
@@ -428,7 +429,7 @@ func TestMaxParallelBoundsAWave(t *testing.T) {
 				}
 			}
 			plan := Plan{Waves: []Wave{{Name: "w", Cells: names, MaxParallel: tc.limit, Poll: time.Second,
-				OnBreach: HaltAndRollbackWave, OnInconclusive: InconclusiveHalt}}, Desired: desired}
+				OnBreach: waves.HaltAndRollbackWave, OnInconclusive: waves.InconclusiveHalt}}, Desired: desired}
 			ex := &Executor{Updater: cells, Gate: &fakeGate{answer: healthByImage(cells, nil)}, Store: newStore(), Clock: newClock()}
 			if _, err := ex.Run(context.Background(), plan, Options{}); err != nil {
 				t.Fatal(err)
@@ -1102,7 +1103,7 @@ func TestALockedCellStackStopsTheWaveWithoutABreach(t *testing.T) {
 
 func TestRetryOfAWaveHaltedWithoutRollbackKeepsItsBeforeConfig(t *testing.T) {
 	f := newFleet(t)
-	f.plan.Waves[1].OnBreach = Halt
+	f.plan.Waves[1].OnBreach = waves.Halt
 	bad := map[string]bool{"cell-c app:v2": true}
 	f.gate.answer = healthByImage(f.cells, bad)
 	if _, err := f.run(t, f.opts()); err == nil {
@@ -1164,5 +1165,102 @@ func TestOutcomesMapToTheProductsExitCodes(t *testing.T) {
 	}
 	if code := exitcode.Of(&RefusedError{Reason: "x"}); code != exitcode.Error {
 		t.Errorf("a refusal exits %d", code)
+	}
+}
+
+// killedMidRollbackThenAbandoned leaves rollout app:v2 as issue 21 found
+// it: cell-c breached in wave-2, the run died while rolling cell-c back
+// (it still runs app:v2), and the operator broke its lock with `deploy
+// --abandon`.
+func killedMidRollbackThenAbandoned(t *testing.T, f *fleet) string {
+	t.Helper()
+	f.gate.answer = healthByImage(f.cells, map[string]bool{"cell-c app:v2": true, "cell-c app:v3": true})
+	ctx, cancel := context.WithCancel(context.Background())
+	f.cells.fail = func(cell string, cfg CellConfig) error {
+		if cfg.Image == "app:v1" && cell == "cell-c" {
+			cancel()
+			return context.Canceled
+		}
+		return nil
+	}
+	if _, err := f.ex.Run(ctx, f.plan, f.opts()); !errors.Is(err, context.Canceled) {
+		t.Fatalf("err = %v, want the run interrupted mid-rollback", err)
+	}
+	f.cells.fail = nil
+	id := f.plan.ID()
+	if rec := f.store.record(t, id); rec.Waves[1].State != WaveRollingBack || f.cells.get("cell-c").Image != "app:v2" {
+		t.Fatalf("setup: wave-2 %s, cell-c on %s", rec.Waves[1].State, f.cells.get("cell-c").Image)
+	}
+	// deploy --abandon: the lock broken, the record says abandoned.
+	if err := f.store.BreakLock(context.Background(), *f.store.holder()); err != nil {
+		t.Fatal(err)
+	}
+	rec := f.store.record(t, id)
+	rec.State = Abandoned
+	if err := f.store.Save(context.Background(), rec); err != nil {
+		t.Fatal(err)
+	}
+	return id
+}
+
+func TestANewRolloutFinishesAnAbandonedRollbackAndNeverRollsBackToTheBreachedImage(t *testing.T) {
+	f := newFleet(t)
+	abandoned := killedMidRollbackThenAbandoned(t, f)
+
+	// A new rollout (app:v3), which breaches on cell-c too.
+	for c := range f.plan.Desired {
+		f.plan.Desired[c] = withImage(oldConfig(), "app:v3")
+	}
+	_, err := f.run(t, f.opts())
+	var h *HaltedError
+	if !errors.As(err, &h) || h.Wave != "wave-2" || !h.RolledBack {
+		t.Fatalf("err = %v, want wave-2 of the new rollout breached and rolled back", err)
+	}
+	if got := f.cells.get("cell-c").Image; got != "app:v1" {
+		t.Fatalf("cell-c runs %s after the new rollout's rollback: want app:v1, the last image that passed (app:v2 breached)", got)
+	}
+	rec := f.store.record(t, f.plan.ID())
+	for _, c := range rec.Waves[1].Cells {
+		if c.Before == nil || c.Before.Image != "app:v1" {
+			t.Errorf("the new rollout recorded %s's configuration before it as %+v, want app:v1", c.Cell, c.Before)
+		}
+	}
+	old := f.store.record(t, abandoned)
+	if old.Waves[1].State != WaveRolledBack || old.State != HaltedState {
+		t.Errorf("the abandoned rollout's record says %s / wave-2 %s, want its rollback finished", old.State, old.Waves[1].State)
+	}
+	if !slices.ContainsFunc(f.events.messages(), func(m string) bool {
+		return strings.Contains(m, abandoned) && strings.Contains(m, "finishing that rollback")
+	}) {
+		t.Errorf("the new rollout did not say it finished rollout %s's rollback: %v", abandoned, f.events.messages())
+	}
+}
+
+func TestANewRolloutIsRefusedWhileAnAbandonedRollbackCannotBeFinished(t *testing.T) {
+	f := newFleet(t)
+	abandoned := killedMidRollbackThenAbandoned(t, f)
+	f.cells.fail = func(cell string, cfg CellConfig) error {
+		if cell == "cell-c" {
+			return errors.New("stack locked")
+		}
+		return nil
+	}
+	for c := range f.plan.Desired {
+		f.plan.Desired[c] = withImage(oldConfig(), "app:v3")
+	}
+	applied := len(f.cells.applies())
+	_, err := f.run(t, f.opts())
+	var refused *RefusedError
+	if !errors.As(err, &refused) || !strings.Contains(err.Error(), abandoned) || !strings.Contains(err.Error(), "rolling back") ||
+		!strings.Contains(err.Error(), "cell-c") || !strings.Contains(err.Error(), "rerun `cellctl deploy`") {
+		t.Fatalf("err = %v, want a refusal naming the rollout left mid-rollback, its cell and the next command", err)
+	}
+	for _, a := range f.cells.applies()[applied:] {
+		if strings.HasSuffix(a, " app:v3") {
+			t.Fatalf("the new rollout shipped %q while a rollback was unfinished", a)
+		}
+	}
+	if f.store.holder() != nil {
+		t.Errorf("a refused new rollout keeps the lock: %v", f.store.holder())
 	}
 }

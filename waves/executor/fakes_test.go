@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/cellctl/cellctl/waves"
 	"sync"
 	"testing"
 	"time"
@@ -157,11 +158,11 @@ func healthByImage(cells *fakeCells, bad map[string]bool) func(q GateQuery) ([]V
 			img := cells.get(c).Image
 			if bad[img] || bad[c+" "+img] {
 				b := &Breach{Cell: c, Signal: "error_rate_5xx", Reading: "3.2%", Threshold: "< 0.5%"}
-				out = append(out, Verdict{Cell: c, Decision: Breached, Breach: b,
+				out = append(out, Verdict{Cell: c, Decision: waves.Breached, Breach: b,
 					Readings: []Reading{{Signal: "error_rate_5xx", Value: "3.2%", Threshold: "< 0.5%"}}})
 				continue
 			}
-			out = append(out, Verdict{Cell: c, Decision: Pass,
+			out = append(out, Verdict{Cell: c, Decision: waves.Pass,
 				Readings: []Reading{{Signal: "error_rate_5xx", Value: "0.1%", Threshold: "< 0.5%", OK: true}}})
 		}
 		return out, nil
@@ -294,3 +295,22 @@ func (e *events) messages() []string {
 }
 
 var errDied = errors.New("process killed")
+
+// List implements Lister: every record, as stored.
+func (s *memStore) List(ctx context.Context) ([]*Record, error) {
+	s.mu.Lock()
+	ids := make([]string, 0, len(s.records))
+	for id := range s.records {
+		ids = append(ids, id)
+	}
+	s.mu.Unlock()
+	var out []*Record
+	for _, id := range ids {
+		r, err := s.Load(ctx, id)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, r)
+	}
+	return out, nil
+}

@@ -5,30 +5,10 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"github.com/cellctl/cellctl/waves"
 	"time"
 
 	"github.com/hashicorp/go-multierror"
-)
-
-// BreachPolicy is what a rollout does when a wave's gate breaches. The
-// values are waves.yaml's (waves.HaltAndRollbackWave, waves.Halt).
-type BreachPolicy string
-
-const (
-	// HaltAndRollbackWave redeploys the breached wave's cells with the
-	// configuration recorded before the wave, then halts.
-	HaltAndRollbackWave BreachPolicy = "halt_and_rollback_wave"
-	// Halt stops the rollout and leaves the wave as it is, for a human.
-	Halt BreachPolicy = "halt"
-)
-
-// InconclusivePolicy is what a rollout does when a bake ends without enough
-// traffic to judge (waves.InconclusiveHalt, waves.InconclusivePromote).
-type InconclusivePolicy string
-
-const (
-	InconclusiveHalt    InconclusivePolicy = "halt"
-	InconclusivePromote InconclusivePolicy = "promote"
 )
 
 // Plan is what a rollout ships: the waves in order and the configuration
@@ -55,9 +35,9 @@ type Wave struct {
 	// all of them.
 	MaxParallel int `json:"maxParallel,omitempty"`
 	// Poll is how often the gate is read while the wave bakes.
-	Poll           time.Duration      `json:"poll"`
-	OnBreach       BreachPolicy       `json:"onBreach"`
-	OnInconclusive InconclusivePolicy `json:"onInconclusive"`
+	Poll           time.Duration            `json:"poll"`
+	OnBreach       waves.BreachPolicy       `json:"onBreach"`
+	OnInconclusive waves.InconclusivePolicy `json:"onInconclusive"`
 	// Gate describes the gate in words for the dry run ("error_rate_5xx <
 	// 0.5%, p99_latency_ms < 400, min 100 requests"); the Gate interface
 	// does the checking.
@@ -115,14 +95,14 @@ func (p Plan) Validate() error {
 			errs = multierror.Append(errs, fmt.Errorf("wave %q: max_parallel %d is negative", w.Name, w.MaxParallel))
 		}
 		switch w.OnBreach {
-		case HaltAndRollbackWave, Halt:
+		case waves.HaltAndRollbackWave, waves.Halt:
 		default:
-			errs = multierror.Append(errs, fmt.Errorf("wave %q: on_breach %q (allowed: %s, %s)", w.Name, w.OnBreach, HaltAndRollbackWave, Halt))
+			errs = multierror.Append(errs, fmt.Errorf("wave %q: on_breach %q (allowed: %s, %s)", w.Name, w.OnBreach, waves.HaltAndRollbackWave, waves.Halt))
 		}
 		switch w.OnInconclusive {
-		case InconclusiveHalt, InconclusivePromote:
+		case waves.InconclusiveHalt, waves.InconclusivePromote:
 		default:
-			errs = multierror.Append(errs, fmt.Errorf("wave %q: on_inconclusive %q (allowed: %s, %s)", w.Name, w.OnInconclusive, InconclusiveHalt, InconclusivePromote))
+			errs = multierror.Append(errs, fmt.Errorf("wave %q: on_inconclusive %q (allowed: %s, %s)", w.Name, w.OnInconclusive, waves.InconclusiveHalt, waves.InconclusivePromote))
 		}
 	}
 	return errs.ErrorOrNil()

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/cellctl/cellctl/waves"
 	"strings"
 	"sync"
 	"time"
@@ -87,13 +88,18 @@ func (r *run) begin(ctx context.Context, w Wave, wr *WaveRecord) error {
 	if err := g.Wait(); err != nil {
 		return err
 	}
+	var notes []string
 	r.mu.Lock()
 	wr.Started = r.clock.Now().UTC()
 	changed := 0
 	for j := range wr.Cells {
 		cr := &wr.Cells[j]
 		before := current[j].Clone()
-		cr.Before = &before
+		target, note := r.rollbackTarget(cr.Cell, before)
+		if note != "" {
+			notes = append(notes, note)
+		}
+		cr.Before = &target
 		cr.After = r.plan.Desired[cr.Cell].Clone()
 		if before.Equal(cr.After) {
 			cr.State = CellStateUnchanged
@@ -108,6 +114,9 @@ func (r *run) begin(ctx context.Context, w Wave, wr *WaveRecord) error {
 		wr.State = WaveUpdating
 	}
 	r.mu.Unlock()
+	for _, n := range notes {
+		r.emit(Event{Kind: Note, Wave: w.Name, Message: n})
+	}
 	for _, cr := range wr.Cells {
 		if cr.State == CellStateUnchanged {
 			r.emit(Event{Kind: CellUnchanged, Wave: w.Name, Cell: cr.Cell})
@@ -249,141 +258,61 @@ func (r *run) bakedCells(wr *WaveRecord) []string {
 	return out
 }
 
-// bake polls the gate every Poll until Bake has passed since the wave's
-// update finished. A breach at any poll ends the bake; at the end, an
-// inconclusive cell halts unless the wave promotes on inconclusive. The
-// window always starts at the recorded bake start, so a bake resumed after
-// a crash still judges the time nobody was watching.
+// bake runs the wave's bake (Baker, the one bake loop) from its recorded
+// start: every poll goes into the wave's record before it is acted on. A
+// breach applies on_breach; at the end, an inconclusive cell halts unless
+// the wave promotes on inconclusive.
 func (r *run) bake(ctx context.Context, w Wave, wr *WaveRecord) error {
 	cells := r.bakedCells(wr)
 	r.mu.Lock()
 	start := wr.BakeStart
 	r.mu.Unlock()
-	var last []Verdict
-	for {
-		left := w.Bake - r.clock.Now().Sub(start)
-		if left > 0 {
+	b := Baker{Gate: r.ex.Gate, Clock: r.clock, Stop: r.opts.Stop,
+		Waiting: func(left time.Duration, last []Verdict) {
 			r.emit(Event{Kind: Baking, Wave: w.Name, Left: left, Verdicts: last})
-			// Checked first: select picks among ready cases at random.
-			if err := ctx.Err(); err != nil {
-				return fmt.Errorf("wave %s interrupted while baking (%s left); rerun the same deploy to continue the bake: %w", w.Name, left.Round(time.Second), err)
-			}
-			if r.stopped() {
-				return fmt.Errorf("wave %s stopped while baking (%s left): %w", w.Name, left.Round(time.Second), ErrStopped)
-			}
-			select {
-			case <-ctx.Done():
-				return fmt.Errorf("wave %s interrupted while baking (%s left); rerun the same deploy to continue the bake: %w", w.Name, left.Round(time.Second), ctx.Err())
-			case <-r.opts.Stop:
-				return fmt.Errorf("wave %s stopped while baking (%s left): %w", w.Name, left.Round(time.Second), ErrStopped)
-			case <-r.clock.After(min(w.Poll, left)):
-			}
-		}
-		now := r.clock.Now().UTC()
-		verdicts, gateErr := r.ex.Gate.Check(ctx, GateQuery{Wave: w.Name, Cells: cells, Start: start, End: now})
-		if gateErr != nil && ctx.Err() != nil {
-			return fmt.Errorf("wave %s interrupted while baking; rerun the same deploy to continue the bake: %w", w.Name, ctx.Err())
-		}
-		verdicts = judge(cells, verdicts, gateErr)
-		last = verdicts
-		poll := Poll{At: now, Verdicts: verdicts}
-		if gateErr != nil {
-			poll.Error = gateErr.Error()
-		}
-		r.mu.Lock()
-		wr.Polls = append(wr.Polls, poll)
-		r.mu.Unlock()
-		if err := r.save(ctx); err != nil {
-			return err
-		}
-		if b := firstBreach(verdicts); b != nil {
-			return r.breach(ctx, w, wr, *b, verdicts)
-		}
-		if r.clock.Now().Sub(start) < w.Bake {
-			continue
-		}
-		if reason := inconclusive(verdicts); reason != "" && w.OnInconclusive != InconclusivePromote {
+		},
+		Record: func(p Poll) error {
 			r.mu.Lock()
-			wr.State, wr.Reason, wr.Finished = WaveHalted, reason, r.clock.Now().UTC()
+			wr.Polls = append(wr.Polls, p)
 			r.mu.Unlock()
-			if err := r.save(ctx); err != nil {
-				return err
-			}
-			r.emit(Event{Kind: WaveBreached, Wave: w.Name, Verdicts: verdicts, Message: "inconclusive: " + reason})
-			return &HaltedError{RolloutID: r.rec.ID, Wave: w.Name, Reason: "inconclusive: " + reason,
-				Next: fmt.Sprintf("the wave's cells keep the new configuration; check their traffic, then rerun with --retry (or set on_inconclusive: promote); `cellctl rollout status %s`", r.rec.ID)}
+			return r.save(ctx)
+		}}
+	res, err := b.Bake(ctx, BakeSpec{Step: w.Name, Cells: cells, Start: start, Duration: w.Bake, Poll: w.Poll})
+	if err != nil {
+		if errors.Is(err, ErrStopped) || ctx.Err() != nil {
+			return fmt.Errorf("wave %w; rerun the same deploy to continue the bake", err)
 		}
+		return err
+	}
+	switch {
+	case res.Decision == waves.Breached:
+		return r.breach(ctx, w, wr, *res.Breach, res.Verdicts)
+	case res.Decision == waves.Inconclusive && w.OnInconclusive != waves.InconclusivePromote:
 		r.mu.Lock()
-		wr.State, wr.Finished = WaveDone, r.clock.Now().UTC()
+		wr.State, wr.Reason, wr.Finished = WaveHalted, res.Reason, r.clock.Now().UTC()
 		r.mu.Unlock()
 		if err := r.save(ctx); err != nil {
 			return err
 		}
-		r.emit(Event{Kind: WavePassed, Wave: w.Name, Verdicts: verdicts})
-		return nil
+		r.emit(Event{Kind: WaveBreached, Wave: w.Name, Verdicts: res.Verdicts, Message: "inconclusive: " + res.Reason})
+		return &HaltedError{RolloutID: r.rec.ID, Wave: w.Name, Reason: "inconclusive: " + res.Reason,
+			Next: fmt.Sprintf("the wave's cells keep the new configuration; check their traffic, then rerun with --retry (or set on_inconclusive: promote); `cellctl rollout status %s`", r.rec.ID)}
 	}
-}
-
-// judge makes the gate's answer total and fail-closed: a read error
-// breaches every cell, and a cell the gate said nothing about breaches.
-func judge(cells []string, got []Verdict, gateErr error) []Verdict {
-	by := map[string]Verdict{}
-	for _, v := range got {
-		by[v.Cell] = v
+	r.mu.Lock()
+	wr.State, wr.Finished = WaveDone, r.clock.Now().UTC()
+	r.mu.Unlock()
+	if err := r.save(ctx); err != nil {
+		return err
 	}
-	out := make([]Verdict, 0, len(cells))
-	for _, c := range cells {
-		v, ok := by[c]
-		switch {
-		case gateErr != nil:
-			v = Verdict{Cell: c, Decision: Breached, Readings: v.Readings,
-				Breach: &Breach{Cell: c, Signal: SignalGate, Reading: "unreadable: " + gateErr.Error()}}
-		case !ok:
-			v = Verdict{Cell: c, Decision: Breached, Breach: &Breach{Cell: c, Signal: SignalGate, Reading: "the gate returned no verdict for the cell"}}
-		case v.Decision == Breached && v.Breach == nil:
-			v.Breach = &Breach{Cell: c, Signal: SignalGate, Reading: "breach without details"}
-		case v.Decision != Pass && v.Decision != Breached && v.Decision != Inconclusive:
-			v = Verdict{Cell: c, Decision: Breached, Readings: v.Readings,
-				Breach: &Breach{Cell: c, Signal: SignalGate, Reading: fmt.Sprintf("unknown decision %q", v.Decision)}}
-		}
-		if v.Breach != nil && v.Breach.Cell == "" {
-			b := *v.Breach
-			b.Cell = c
-			v.Breach = &b
-		}
-		out = append(out, v)
-	}
-	return out
-}
-
-func firstBreach(vs []Verdict) *Breach {
-	for _, v := range vs {
-		if v.Decision == Breached {
-			return v.Breach
-		}
-	}
+	r.emit(Event{Kind: WavePassed, Wave: w.Name, Verdicts: res.Verdicts})
 	return nil
-}
-
-func inconclusive(vs []Verdict) string {
-	var parts []string
-	for _, v := range vs {
-		if v.Decision == Inconclusive {
-			reason := v.Reason
-			if reason == "" {
-				reason = "too little traffic to judge"
-			}
-			parts = append(parts, v.Cell+": "+reason)
-		}
-	}
-	return strings.Join(parts, "; ")
 }
 
 // breach applies the wave's on_breach policy.
 func (r *run) breach(ctx context.Context, w Wave, wr *WaveRecord, b Breach, verdicts []Verdict) error {
 	r.mu.Lock()
 	wr.Breach = &b
-	if w.OnBreach == Halt {
+	if w.OnBreach == waves.Halt {
 		wr.State, wr.Finished = WaveHalted, r.clock.Now().UTC()
 	} else {
 		wr.State = WaveRollingBack
@@ -393,7 +322,7 @@ func (r *run) breach(ctx context.Context, w Wave, wr *WaveRecord, b Breach, verd
 		return err
 	}
 	r.emit(Event{Kind: WaveBreached, Wave: w.Name, Cell: b.Cell, Breach: &b, Verdicts: verdicts})
-	if w.OnBreach == Halt {
+	if w.OnBreach == waves.Halt {
 		return &HaltedError{RolloutID: r.rec.ID, Wave: w.Name, Breach: &b,
 			Next: fmt.Sprintf("on_breach is halt: inspect the cells (`cellctl rollout status %s`), then rerun with --retry or ship a fix", r.rec.ID)}
 	}

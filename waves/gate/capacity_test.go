@@ -19,7 +19,7 @@ func TestGateIgnoresTheCapacityAlarm(t *testing.T) {
 	}
 	tg.AlarmNames["capacity"] = "cellctl-cell-a-capacity-warning"
 	p := check(r, waves.DefaultGate(), tg)
-	if p.Verdict != Pass {
+	if p.Verdict != waves.Pass {
 		t.Fatalf("a healthy cell in capacity ALARM: %+v, want pass", p)
 	}
 	for _, rd := range p.Readings {

@@ -47,7 +47,7 @@ func edgeCheck(r Reader, minRequests int) Poll {
 func TestEdgeSignalsReadTheStagingDistributionInAWSCloudFront(t *testing.T) {
 	r := &edgeReader{values: map[string][]float64{"requests": {500}, "edge5xxrate": {0.2}}}
 	p := edgeCheck(r, 100)
-	if p.Verdict != Pass {
+	if p.Verdict != waves.Pass {
 		t.Fatalf("healthy staging distribution: %s", p.Summary())
 	}
 	if len(r.asked) != 1 {
@@ -64,15 +64,15 @@ func TestEdgeSignalsBreachOnErrorsAndFailClosed(t *testing.T) {
 	cases := []struct {
 		name    string
 		r       *edgeReader
-		verdict Verdict
+		verdict waves.Decision
 		want    string
 	}{
-		{"5xx rate above the threshold", &edgeReader{values: map[string][]float64{"requests": {500}, "edge5xxrate": {4}}}, Breach, "edge_error_rate_5xx 4%"},
-		{"the function failed", &edgeReader{values: map[string][]float64{"requests": {500}, "edge5xxrate": {0}, "lambdaexec": {3}}}, Breach, "edge_function_errors 3 errors"},
-		{"invalid responses count too", &edgeReader{values: map[string][]float64{"requests": {500}, "edge5xxrate": {0}, "lambdavalid": {1}}}, Breach, "edge_function_errors 1 error"},
-		{"error counter not returned", &edgeReader{values: map[string][]float64{"requests": {500}, "edge5xxrate": {0}}, missing: map[string]bool{"lambdaexec": true}}, Breach, "LambdaExecutionError was not returned"},
-		{"5xx rate without a datapoint", &edgeReader{values: map[string][]float64{"requests": {500}}}, Breach, "no 5xxErrorRate datapoint"},
-		{"too little traffic", &edgeReader{values: map[string][]float64{"requests": {20}, "edge5xxrate": {0}}}, Inconclusive, "fewer than min_requests 100"},
+		{"5xx rate above the threshold", &edgeReader{values: map[string][]float64{"requests": {500}, "edge5xxrate": {4}}}, waves.Breached, "edge_error_rate_5xx 4%"},
+		{"the function failed", &edgeReader{values: map[string][]float64{"requests": {500}, "edge5xxrate": {0}, "lambdaexec": {3}}}, waves.Breached, "edge_function_errors 3 errors"},
+		{"invalid responses count too", &edgeReader{values: map[string][]float64{"requests": {500}, "edge5xxrate": {0}, "lambdavalid": {1}}}, waves.Breached, "edge_function_errors 1 error"},
+		{"error counter not returned", &edgeReader{values: map[string][]float64{"requests": {500}, "edge5xxrate": {0}}, missing: map[string]bool{"lambdaexec": true}}, waves.Breached, "LambdaExecutionError was not returned"},
+		{"5xx rate without a datapoint", &edgeReader{values: map[string][]float64{"requests": {500}}}, waves.Breached, "no 5xxErrorRate datapoint"},
+		{"too little traffic", &edgeReader{values: map[string][]float64{"requests": {20}, "edge5xxrate": {0}}}, waves.Inconclusive, "fewer than min_requests 100"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -105,15 +105,6 @@ type Update struct {
 	Message string `json:"message,omitempty"`
 }
 
-// Verdict is the judgement of one reading, one cell's poll, or a bake.
-type Verdict string
-
-const (
-	Pass         Verdict = "pass"
-	Breach       Verdict = "breach"
-	Inconclusive Verdict = "inconclusive"
-)
-
 // Source says where a reading came from.
 type Source string
 
@@ -134,9 +125,9 @@ type Reading struct {
 	Value *float64 `json:"value,omitempty"`
 	// Text is the reading as an operator reads it: "3.2%", "ALARM",
 	// "unreadable".
-	Text      string  `json:"text"`
-	Threshold string  `json:"threshold,omitempty"`
-	Verdict   Verdict `json:"verdict"`
+	Text      string         `json:"text"`
+	Threshold string         `json:"threshold,omitempty"`
+	Verdict   waves.Decision `json:"verdict"`
 	// Detail says why, in words, when the verdict is not a plain pass.
 	Detail string `json:"detail,omitempty"`
 }
@@ -148,16 +139,16 @@ type Poll struct {
 	WindowStart time.Time `json:"window_start"`
 	WindowEnd   time.Time `json:"window_end"`
 	// Requests is the ALB request count over the window (-1 when unread).
-	Requests float64   `json:"requests"`
-	Verdict  Verdict   `json:"verdict"`
-	Readings []Reading `json:"readings"`
+	Requests float64        `json:"requests"`
+	Verdict  waves.Decision `json:"verdict"`
+	Readings []Reading      `json:"readings"`
 }
 
 // Breaches are the readings of the poll that breached.
 func (p Poll) Breaches() []Reading {
 	var out []Reading
 	for _, r := range p.Readings {
-		if r.Verdict == Breach {
+		if r.Verdict == waves.Breached {
 			out = append(out, r)
 		}
 	}
@@ -169,7 +160,7 @@ func (p Poll) Breaches() []Reading {
 func (p Poll) Summary() string {
 	var parts []string
 	for _, r := range p.Readings {
-		if r.Verdict != p.Verdict || p.Verdict == Pass {
+		if r.Verdict != p.Verdict || p.Verdict == waves.Pass {
 			continue
 		}
 		parts = append(parts, r.describe())
@@ -217,19 +208,19 @@ func (c *Checker) Check(ctx context.Context, t Target, start, end time.Time) Pol
 		if msg == "" {
 			msg = "the update failed"
 		}
-		p.Readings = append(p.Readings, Reading{Source: FromUpdate, Text: "failed", Verdict: Breach, Detail: msg})
+		p.Readings = append(p.Readings, Reading{Source: FromUpdate, Text: "failed", Verdict: waves.Breached, Detail: msg})
 	}
 	p.Readings = append(p.Readings, c.alarms(ctx, t)...)
 	metrics, requests := c.metrics(ctx, t, start, end)
 	p.Readings = append(p.Readings, metrics...)
 	p.Requests = requests
-	p.Verdict = Pass
+	p.Verdict = waves.Pass
 	for _, r := range p.Readings {
 		switch {
-		case r.Verdict == Breach:
-			p.Verdict = Breach
-		case r.Verdict == Inconclusive && p.Verdict == Pass:
-			p.Verdict = Inconclusive
+		case r.Verdict == waves.Breached:
+			p.Verdict = waves.Breached
+		case r.Verdict == waves.Inconclusive && p.Verdict == waves.Pass:
+			p.Verdict = waves.Inconclusive
 		}
 	}
 	return p
@@ -261,7 +252,7 @@ func (c *Checker) alarms(ctx context.Context, t Target) []Reading {
 		}
 		name := names[s.AlarmKey]
 		if name == "" {
-			readings = append(readings, Reading{Source: FromAlarm, Signal: s.Name, Alarm: s.AlarmName(t.Cell), Text: "missing", Verdict: Breach,
+			readings = append(readings, Reading{Source: FromAlarm, Signal: s.Name, Alarm: s.AlarmName(t.Cell), Text: "missing", Verdict: waves.Breached,
 				Detail: fmt.Sprintf("the cell stack exports no %q alarm: run `cellctl up %s`", s.AlarmKey, t.Cell)})
 			continue
 		}
@@ -280,19 +271,19 @@ func (c *Checker) alarms(ctx context.Context, t Target) []Reading {
 		st, ok := states[r.Alarm]
 		switch {
 		case err != nil:
-			r.Text, r.Verdict, r.Detail = "unreadable", Breach, "DescribeAlarms: "+err.Error()
+			r.Text, r.Verdict, r.Detail = "unreadable", waves.Breached, "DescribeAlarms: "+err.Error()
 		case !ok:
-			r.Text, r.Verdict, r.Detail = "missing", Breach, "no such alarm in CloudWatch"
+			r.Text, r.Verdict, r.Detail = "missing", waves.Breached, "no such alarm in CloudWatch"
 		case st.State == StateOK:
-			r.Text, r.Verdict = st.State, Pass
+			r.Text, r.Verdict = st.State, waves.Pass
 		case st.State == StateAlarm:
-			r.Text, r.Verdict, r.Detail = st.State, Breach, st.Reason
+			r.Text, r.Verdict, r.Detail = st.State, waves.Breached, st.Reason
 		case st.State == StateInsufficientData:
 			// Only a just-created alarm has no data yet (the template's
 			// alarms treat missing data as not breaching): not a pass.
-			r.Text, r.Verdict, r.Detail = st.State, Inconclusive, "the alarm has not evaluated yet"
+			r.Text, r.Verdict, r.Detail = st.State, waves.Inconclusive, "the alarm has not evaluated yet"
 		default:
-			r.Text, r.Verdict, r.Detail = st.State, Breach, "unknown alarm state"
+			r.Text, r.Verdict, r.Detail = st.State, waves.Breached, "unknown alarm state"
 		}
 	}
 	return readings
@@ -333,7 +324,7 @@ func (c *Checker) metrics(ctx context.Context, t Target, start, end time.Time) (
 	unreadable := func(detail string) ([]Reading, float64) {
 		var out []Reading
 		for _, s := range sigs {
-			out = append(out, Reading{Source: FromMetric, Signal: s.Name, Text: "unreadable", Threshold: s.Format(t.Thresholds.Get(s.Name)), Verdict: Breach, Detail: detail})
+			out = append(out, Reading{Source: FromMetric, Signal: s.Name, Text: "unreadable", Threshold: s.Format(t.Thresholds.Get(s.Name)), Verdict: waves.Breached, Detail: detail})
 		}
 		return out, -1
 	}
@@ -413,31 +404,31 @@ func (c *Checker) metrics(ctx context.Context, t Target, start, end time.Time) (
 		}
 		switch {
 		case traffic && requests < 0:
-			r.Text, r.Verdict, r.Detail = "unreadable", Breach, strings.Join(append(append(hard, soft...), values[signal.Requests.ID].problem), "; ")
+			r.Text, r.Verdict, r.Detail = "unreadable", waves.Breached, strings.Join(append(append(hard, soft...), values[signal.Requests.ID].problem), "; ")
 		case len(hard) > 0:
-			r.Text, r.Verdict, r.Detail = "unreadable", Breach, strings.Join(append(hard, soft...), "; ")
+			r.Text, r.Verdict, r.Detail = "unreadable", waves.Breached, strings.Join(append(hard, soft...), "; ")
 		case traffic && tooLittle:
-			r.Text, r.Verdict = "no verdict", Inconclusive
+			r.Text, r.Verdict = "no verdict", waves.Inconclusive
 			r.Detail = fmt.Sprintf("%g requests in the window, fewer than min_requests %d", requests, c.Gate.MinRequests)
 		case traffic && noTraffic:
 			// min_requests is 0 and nothing came: nothing to judge, and
 			// the operator said that is acceptable.
-			r.Text, r.Verdict, r.Detail = "no requests", Pass, "min_requests is 0"
+			r.Text, r.Verdict, r.Detail = "no requests", waves.Pass, "min_requests is 0"
 		case len(soft) > 0:
-			r.Text, r.Verdict, r.Detail = "unreadable", Breach, strings.Join(soft, "; ")
+			r.Text, r.Verdict, r.Detail = "unreadable", waves.Breached, strings.Join(soft, "; ")
 		case !th.IsSet():
-			r.Text, r.Verdict, r.Detail = "no threshold", Breach, "the cell has no threshold for this signal"
+			r.Text, r.Verdict, r.Detail = "no threshold", waves.Breached, "the cell has no threshold for this signal"
 		default:
 			v := compute(s.Name, values, requests)
 			r.Value = &v
 			r.Text = s.FormatValue(v)
 			if th.Passes(v) {
-				r.Verdict = Pass
+				r.Verdict = waves.Pass
 			} else {
-				r.Verdict = Breach
+				r.Verdict = waves.Breached
 			}
 		}
-		if r.Value == nil && r.Verdict == Breach && r.Text == "" {
+		if r.Value == nil && r.Verdict == waves.Breached && r.Text == "" {
 			r.Text = "unreadable"
 		}
 		out = append(out, r)

@@ -117,7 +117,7 @@ func check(r Reader, g waves.Gate, tg Target) Poll {
 func TestHealthyCellPasses(t *testing.T) {
 	r := newReader(func(string, int) window { return healthy() })
 	p := (&Checker{Reader: r, Gate: waves.DefaultGate()}).Check(context.Background(), target("cell-a"), t0, t0.Add(100*time.Second))
-	if p.Verdict != Pass || p.Requests != 1000 || !p.WindowStart.Equal(t0) || !p.WindowEnd.Equal(t0.Add(100*time.Second)) {
+	if p.Verdict != waves.Pass || p.Requests != 1000 || !p.WindowStart.Equal(t0) || !p.WindowEnd.Equal(t0.Add(100*time.Second)) {
 		t.Fatalf("poll %+v", p)
 	}
 	got := map[signal.Name]string{}
@@ -155,7 +155,7 @@ func TestFailingCellBreachesNamingSignalReadingAndThreshold(t *testing.T) {
 		return w
 	})
 	p := check(r, waves.DefaultGate(), target("cell-b"))
-	if p.Verdict != Breach {
+	if p.Verdict != waves.Breached {
 		t.Fatalf("poll %+v", p)
 	}
 	if want := "cell-b: breach: error_rate_5xx 3.1% (threshold < 0.5%)"; p.Summary() != want {
@@ -173,10 +173,10 @@ func TestFailingCellBreachesNamingSignalReadingAndThreshold(t *testing.T) {
 		}
 		return w
 	})
-	if p := check(r, waves.DefaultGate(), target("cell-a")); p.Verdict != Pass {
+	if p := check(r, waves.DefaultGate(), target("cell-a")); p.Verdict != waves.Pass {
 		t.Fatalf("first poll of the flapping cell: %s", p.Summary())
 	}
-	if p := check(r, waves.DefaultGate(), target("cell-a")); p.Verdict != Breach || !strings.Contains(p.Summary(), "p99_latency_ms 900ms (threshold < 400ms)") {
+	if p := check(r, waves.DefaultGate(), target("cell-a")); p.Verdict != waves.Breached || !strings.Contains(p.Summary(), "p99_latency_ms 900ms (threshold < 400ms)") {
 		t.Fatalf("its bad poll: %s", p.Summary())
 	}
 }
@@ -184,7 +184,7 @@ func TestFailingCellBreachesNamingSignalReadingAndThreshold(t *testing.T) {
 func TestAlarmInAlarmBreachesEvenWithGoodMetrics(t *testing.T) {
 	r := newReader(func(string, int) window { return healthy() })
 	r.alarms["cellctl-cell-a-unhealthy-tasks"] = StateAlarm
-	if p := check(r, waves.DefaultGate(), target("cell-a")); p.Verdict != Breach || !strings.Contains(p.Summary(), "alarm cellctl-cell-a-unhealthy-tasks ALARM") {
+	if p := check(r, waves.DefaultGate(), target("cell-a")); p.Verdict != waves.Breached || !strings.Contains(p.Summary(), "alarm cellctl-cell-a-unhealthy-tasks ALARM") {
 		t.Fatalf("%s", p.Summary())
 	}
 }
@@ -230,7 +230,7 @@ func TestUnreadableSignalsBreach(t *testing.T) {
 				c.setup(r)
 			}
 			p := check(r, waves.DefaultGate(), target("cell-a"))
-			if p.Verdict != Breach || !strings.Contains(p.Summary(), c.want) {
+			if p.Verdict != waves.Breached || !strings.Contains(p.Summary(), c.want) {
 				t.Fatalf("verdict %s, summary:\n  %s\nwant it to contain:\n  %s", p.Verdict, p.Summary(), c.want)
 			}
 		})
@@ -245,7 +245,7 @@ func TestMissingStackOutputsBreach(t *testing.T) {
 	p := check(r, waves.DefaultGate(), tg)
 	s := p.Summary()
 	for _, want := range []string{`the cell stack exports no "5xx" alarm`, "the cell's TargetGroup is not known"} {
-		if p.Verdict != Breach || !strings.Contains(s, want) {
+		if p.Verdict != waves.Breached || !strings.Contains(s, want) {
 			t.Errorf("%s\nwant %q", s, want)
 		}
 	}
@@ -255,7 +255,7 @@ func TestFailedUpdateBreaches(t *testing.T) {
 	r := newReader(func(string, int) window { return healthy() })
 	tg := target("cell-a")
 	tg.Update = Update{Failed: true, Message: "ECS deployment circuit breaker: rolling back to deployment ecs-svc/123"}
-	if p := check(r, waves.DefaultGate(), tg); p.Verdict != Breach || !strings.Contains(p.Summary(), "update failed: ECS deployment circuit breaker") {
+	if p := check(r, waves.DefaultGate(), tg); p.Verdict != waves.Breached || !strings.Contains(p.Summary(), "update failed: ECS deployment circuit breaker") {
 		t.Fatalf("%s", p.Summary())
 	}
 }
@@ -265,12 +265,12 @@ func TestNoTrafficIsInconclusiveNeverAPass(t *testing.T) {
 		return window{requests: 40, healthy: 2, absent: []string{"target5xx", "elb5xx"}, p99Seconds: 0.1}
 	}
 	p := check(newReader(quiet), waves.DefaultGate(), target("cell-a"))
-	if p.Verdict != Inconclusive || !strings.Contains(p.Summary(), "40 requests in the window, fewer than min_requests 100") {
+	if p.Verdict != waves.Inconclusive || !strings.Contains(p.Summary(), "40 requests in the window, fewer than min_requests 100") {
 		t.Fatalf("%s", p.Summary())
 	}
 	// Low traffic does not excuse a metric that was only partly read.
 	partial := func(c string, n int) window { w := quiet(c, n); w.incomplete = []string{"target5xx"}; return w }
-	if p := check(newReader(partial), waves.DefaultGate(), target("cell-a")); p.Verdict != Breach ||
+	if p := check(newReader(partial), waves.DefaultGate(), target("cell-a")); p.Verdict != waves.Breached ||
 		!strings.Contains(p.Summary(), "HTTPCode_Target_5XX_Count was only partly returned") {
 		t.Errorf("partial read under low traffic: %s", p.Summary())
 	}
@@ -281,10 +281,10 @@ func TestNoTrafficIsInconclusiveNeverAPass(t *testing.T) {
 	none := func(string, int) window {
 		return window{healthy: 2, absent: []string{"requests", "target5xx", "elb5xx", "p99"}}
 	}
-	if p := check(newReader(none), g, target("cell-a")); p.Verdict != Pass {
+	if p := check(newReader(none), g, target("cell-a")); p.Verdict != waves.Pass {
 		t.Errorf("min_requests 0: %s", p.Summary())
 	}
-	if p := check(newReader(func(c string, n int) window { w := none(c, n); w.healthy = 0; return w }), g, target("cell-a")); p.Verdict != Breach {
+	if p := check(newReader(func(c string, n int) window { w := none(c, n); w.healthy = 0; return w }), g, target("cell-a")); p.Verdict != waves.Breached {
 		t.Errorf("no traffic and no task must still breach: %s", p.Summary())
 	}
 }
@@ -292,7 +292,7 @@ func TestNoTrafficIsInconclusiveNeverAPass(t *testing.T) {
 func TestAlarmWithoutDataYetIsNotAPass(t *testing.T) {
 	r := newReader(func(string, int) window { return healthy() })
 	r.alarms["cellctl-cell-a-5xx-rate"] = StateInsufficientData
-	if p := check(r, waves.DefaultGate(), target("cell-a")); p.Verdict != Inconclusive {
+	if p := check(r, waves.DefaultGate(), target("cell-a")); p.Verdict != waves.Inconclusive {
 		t.Fatalf("%s", p.Summary())
 	}
 }
@@ -302,7 +302,7 @@ func TestLegacyGatesListLimitsTheSignals(t *testing.T) {
 	g := waves.DefaultGate()
 	g.Signals = []signal.Name{signal.ErrorRate5xx}
 	p := check(r, g, target("cell-a"))
-	if p.Verdict != Pass {
+	if p.Verdict != waves.Pass {
 		t.Fatalf("a wave gating only 5xx-rate must not read latency: %s", p.Summary())
 	}
 	for _, rd := range p.Readings {
@@ -319,12 +319,12 @@ func TestTargetFromOutputs(t *testing.T) {
 	}
 	tg := TargetFromOutputs("cell-a", outputs, target("cell-a").Thresholds, Update{})
 	p := (&Checker{Reader: newReader(func(string, int) window { return healthy() }), Gate: waves.DefaultGate()}).Check(context.Background(), tg, t0, t0.Add(time.Minute))
-	if p.Verdict != Pass {
+	if p.Verdict != waves.Pass {
 		t.Fatalf("%s", p.Summary())
 	}
 	// A cell whose stack has no outputs (never deployed) must not pass.
 	empty := TargetFromOutputs("cell-a", map[string]any{}, target("cell-a").Thresholds, Update{})
-	if p := (&Checker{Reader: newReader(func(string, int) window { return healthy() }), Gate: waves.DefaultGate()}).Check(context.Background(), empty, t0, t0.Add(time.Minute)); p.Verdict != Breach {
+	if p := (&Checker{Reader: newReader(func(string, int) window { return healthy() }), Gate: waves.DefaultGate()}).Check(context.Background(), empty, t0, t0.Add(time.Minute)); p.Verdict != waves.Breached {
 		t.Fatalf("no outputs: %s", p.Summary())
 	}
 }
@@ -349,7 +349,7 @@ func BenchmarkPoll16Cells(b *testing.B) {
 		for _, tg := range targets {
 			last = c.Check(context.Background(), tg, t0, t0.Add(time.Minute))
 		}
-		if last.Verdict != Pass {
+		if last.Verdict != waves.Pass {
 			b.Fatal(last.Summary())
 		}
 		r.queries = r.queries[:0]

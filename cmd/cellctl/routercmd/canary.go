@@ -185,8 +185,8 @@ func (o *CanaryOptions) show(res *routercanary.Result) error {
 	var rows [][]string
 	for _, st := range res.Steps {
 		verdict, reason := "-", ""
-		if st.Bake != nil {
-			verdict, reason = string(st.Bake.Verdict), st.Bake.Reason
+		if st.Decision != "" {
+			verdict, reason = string(st.Decision), st.Reason
 		}
 		rows = append(rows, []string{string(st.Phase), verdict, reason})
 	}

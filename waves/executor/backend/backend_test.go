@@ -3,6 +3,7 @@ package backend
 import (
 	"context"
 	"errors"
+	"github.com/cellctl/cellctl/waves"
 	"path/filepath"
 	"testing"
 	"time"
@@ -101,7 +102,7 @@ func TestExecutorOverTheBackend(t *testing.T) {
 	gate := passGate{}
 	wave := func(name, cell string) executor.Wave {
 		return executor.Wave{Name: name, Cells: []string{cell}, Bake: time.Millisecond, Poll: time.Millisecond,
-			OnBreach: executor.HaltAndRollbackWave, OnInconclusive: executor.InconclusiveHalt}
+			OnBreach: waves.HaltAndRollbackWave, OnInconclusive: waves.InconclusiveHalt}
 	}
 	plan := executor.Plan{Waves: []executor.Wave{wave("canary", "cell-a"), wave("rest", "cell-b")},
 		Desired: map[string]executor.CellConfig{"cell-a": {Image: "app:v2"}, "cell-b": {Image: "app:v2"}}}
@@ -147,7 +148,7 @@ type passGate struct{}
 func (passGate) Check(_ context.Context, q executor.GateQuery) ([]executor.Verdict, error) {
 	var out []executor.Verdict
 	for _, c := range q.Cells {
-		out = append(out, executor.Verdict{Cell: c, Decision: executor.Pass})
+		out = append(out, executor.Verdict{Cell: c, Decision: waves.Pass})
 	}
 	return out, nil
 }

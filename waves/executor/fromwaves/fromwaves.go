@@ -34,8 +34,8 @@ func Plan(p *waves.Plan, desired map[string]executor.CellConfig, exposure []wave
 			Bake:           w.Bake,
 			MaxParallel:    w.Parallel,
 			Poll:           w.Gate.Poll,
-			OnBreach:       executor.BreachPolicy(w.Gate.OnBreach),
-			OnInconclusive: executor.InconclusivePolicy(w.Gate.OnInconclusive),
+			OnBreach:       w.Gate.OnBreach,
+			OnInconclusive: w.Gate.OnInconclusive,
 			Gate:           Describe(w.Gate),
 		}
 		if e, ok := byWave[w.Name]; ok {
@@ -95,7 +95,7 @@ func (g *Gate) Check(ctx context.Context, q executor.GateQuery) ([]executor.Verd
 	for _, cell := range q.Cells {
 		t, err := g.Target(ctx, cell)
 		if err != nil {
-			out = append(out, executor.Verdict{Cell: cell, Decision: executor.Breached, Breach: &executor.Breach{
+			out = append(out, executor.Verdict{Cell: cell, Decision: waves.Breached, Breach: &executor.Breach{
 				Cell: cell, Signal: executor.SignalGate, Reading: "cannot find what to read: " + err.Error()}})
 			continue
 		}
@@ -111,12 +111,12 @@ func (g *Gate) Check(ctx context.Context, q executor.GateQuery) ([]executor.Verd
 // readings as an operator reads them, and for a breach the first breaching
 // reading (its signal or alarm, reading and threshold).
 func Verdict(p gate.Poll) executor.Verdict {
-	v := executor.Verdict{Cell: p.Cell, Decision: executor.Decision(p.Verdict)}
+	v := executor.Verdict{Cell: p.Cell, Decision: p.Verdict}
 	for _, r := range p.Readings {
-		v.Readings = append(v.Readings, executor.Reading{Signal: name(r), Value: r.Text, Threshold: r.Threshold, OK: r.Verdict == gate.Pass})
+		v.Readings = append(v.Readings, executor.Reading{Signal: name(r), Value: r.Text, Threshold: r.Threshold, OK: r.Verdict == waves.Pass})
 	}
 	switch p.Verdict {
-	case gate.Breach:
+	case waves.Breached:
 		b := &executor.Breach{Cell: p.Cell, Signal: executor.SignalGate, Reading: p.Summary()}
 		if br := p.Breaches(); len(br) > 0 {
 			b.Signal, b.Reading, b.Threshold = name(br[0]), br[0].Text, br[0].Threshold
@@ -125,7 +125,7 @@ func Verdict(p gate.Poll) executor.Verdict {
 			}
 		}
 		v.Breach = b
-	case gate.Inconclusive:
+	case waves.Inconclusive:
 		v.Reason = p.Summary()
 	}
 	return v

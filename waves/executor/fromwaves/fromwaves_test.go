@@ -53,13 +53,13 @@ func TestPlanCarriesEveryWavesPolicy(t *testing.T) {
 		t.Fatal(err)
 	}
 	c, w2, w3 := ep.Waves[0], ep.Waves[1], ep.Waves[2]
-	if c.Bake != 10*time.Minute || c.Poll != 30*time.Second || c.OnBreach != executor.HaltAndRollbackWave || c.OnInconclusive != executor.InconclusiveHalt {
+	if c.Bake != 10*time.Minute || c.Poll != 30*time.Second || c.OnBreach != waves.HaltAndRollbackWave || c.OnInconclusive != waves.InconclusiveHalt {
 		t.Errorf("canary %+v", c)
 	}
 	if c.Exposure == nil || c.Exposure.Buckets != 0.05 || w2.Exposure != nil {
 		t.Errorf("exposure canary %+v wave-2 %+v", c.Exposure, w2.Exposure)
 	}
-	if w2.MaxParallel != 1 || w3.OnBreach != executor.Halt {
+	if w2.MaxParallel != 1 || w3.OnBreach != waves.Halt {
 		t.Errorf("wave-2 max_parallel %d, wave-3 on_breach %s", w2.MaxParallel, w3.OnBreach)
 	}
 	if !strings.Contains(c.Gate, "error_rate_5xx < 0.5%") || !strings.Contains(c.Gate, "min 100 requests") || !strings.Contains(w3.Gate, "min 50 requests") {
@@ -136,14 +136,14 @@ func TestVerdictsNameTheBreachingSignalReadingAndThreshold(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if vs[0].Decision != executor.Pass || len(vs[0].Readings) == 0 {
+	if vs[0].Decision != waves.Pass || len(vs[0].Readings) == 0 {
 		t.Errorf("cell-a %+v", vs[0])
 	}
 	b := vs[1].Breach
-	if vs[1].Decision != executor.Breached || b == nil || b.Signal != "error_rate_5xx" || b.Reading != "3.2%" || b.Threshold != "< 0.5%" {
+	if vs[1].Decision != waves.Breached || b == nil || b.Signal != "error_rate_5xx" || b.Reading != "3.2%" || b.Threshold != "< 0.5%" {
 		t.Errorf("cell-b %+v breach %+v", vs[1], b)
 	}
-	if vs[2].Decision != executor.Inconclusive || !strings.Contains(vs[2].Reason, "cell-c") {
+	if vs[2].Decision != waves.Inconclusive || !strings.Contains(vs[2].Reason, "cell-c") {
 		t.Errorf("cell-c %+v", vs[2])
 	}
 	if _, err := g.Check(context.Background(), executor.GateQuery{Wave: "nope", Cells: []string{"cell-a"}}); err == nil {
@@ -153,7 +153,7 @@ func TestVerdictsNameTheBreachingSignalReadingAndThreshold(t *testing.T) {
 		return gate.Target{}, errors.New("stack cell-a has no outputs")
 	}}
 	vs, _ = broken.Check(context.Background(), executor.GateQuery{Wave: "canary", Cells: []string{"cell-a"}, Start: t0, End: t0.Add(time.Minute)})
-	if vs[0].Decision != executor.Breached || !strings.Contains(vs[0].Breach.Reading, "no outputs") {
+	if vs[0].Decision != waves.Breached || !strings.Contains(vs[0].Breach.Reading, "no outputs") {
 		t.Errorf("an unreadable target did not breach: %+v", vs[0])
 	}
 }
