@@ -235,6 +235,9 @@ func Run(ctx context.Context, env *Env, o Options) (*Result, error) {
 			co.HeaderBake, co.WeightBake, co.Poll = scaled(co.HeaderBake, o.BakeScale), scaled(co.WeightBake, o.BakeScale), scaled(co.Poll, o.BakeScale)
 		}
 		opts.Router = func(ctx context.Context) error {
+			if err := checkTable(ctx, env); err != nil {
+				return err
+			}
 			_, err := routercanary.Run(ctx, rc, co)
 			return err
 		}

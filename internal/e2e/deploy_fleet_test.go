@@ -114,7 +114,7 @@ type rolloutJSON struct {
 	ID     string `json:"id"`
 	State  string `json:"state"`
 	Holder struct {
-		RolloutID string    `json:"rolloutId"`
+		ID        string    `json:"id"`
 		Host      string    `json:"host"`
 		PID       int       `json:"pid"`
 		Started   time.Time `json:"started"`
