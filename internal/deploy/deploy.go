@@ -10,6 +10,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/cellctl/cellctl/internal/outcome"
 	"io"
 	"sync"
 	"time"
@@ -56,6 +57,9 @@ type Env struct {
 	Progress executor.Progress
 	Clock    executor.Clock
 	Log      io.Writer
+	// Holder reads who holds the fleet lock now (nil: nobody), so a deploy
+	// refuses before Prepare writes anything (nil: not checked early).
+	Holder func(ctx context.Context) (*executor.Holder, error)
 }
 
 // Options are the deploy command's choices.
@@ -213,6 +217,18 @@ func Run(ctx context.Context, env *Env, o Options) (*Result, error) {
 	}
 	if env.Fleet.Router != nil {
 		stacks = append(stacks, fleet.RouterStack)
+	}
+	// Prepare writes (the origin-verify secret into stack files, the
+	// backend's stacks): a fleet another run holds is refused first, with
+	// nothing written. The executor takes the lock itself below.
+	if env.Holder != nil {
+		h, err := env.Holder(ctx)
+		if err != nil {
+			return nil, err
+		}
+		if h != nil && h.ID != plan.ID() {
+			return nil, outcome.Locked("", &executor.LockedError{Holder: *h})
+		}
 	}
 	if env.Prepare != nil {
 		if err := env.Prepare(ctx, stacks); err != nil {

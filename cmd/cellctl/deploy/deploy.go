@@ -281,7 +281,8 @@ func EnvOf(f *cmdutil.Factory) func(ctx context.Context, fl *fleet.Fleet, events
 				}
 				return res.Planned, nil
 			},
-			Store: store,
+			Store:  store,
+			Holder: rs.Holder,
 			Abandon: func(ctx context.Context, id string) (string, error) {
 				return abandon(ctx, rs, store, id)
 			},
