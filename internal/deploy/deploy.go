@@ -10,6 +10,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/cellctl/cellctl/internal/outcome"
 	"io"
 	"sync"
 	"time"
@@ -67,6 +68,9 @@ type Env struct {
 	Progress executor.Progress
 	Clock    executor.Clock
 	Log      io.Writer
+	// Holder reads who holds the fleet lock now (nil: nobody), so a deploy
+	// refuses before Prepare writes anything (nil: not checked early).
+	Holder func(ctx context.Context) (*executor.Holder, error)
 }
 
 // Options are the deploy command's choices.
@@ -234,6 +238,18 @@ func Run(ctx context.Context, env *Env, o Options) (*Result, error) {
 		}
 		return &Result{Description: d}, err
 	}
+	// Prepare writes (the origin-verify secret into stack files, the
+	// backend's stacks): a fleet another run holds is refused first, with
+	// nothing written. The executor takes the lock itself below.
+	if env.Holder != nil {
+		h, err := env.Holder(ctx)
+		if err != nil {
+			return nil, err
+		}
+		if h != nil && h.ID != plan.ID() {
+			return nil, outcome.Locked("", &executor.LockedError{Holder: *h})
+		}
+	}
 	if env.Prepare != nil {
 		// Every update the waves will make, as they will make it (the
 		// configuration given as data), and the router's: a fleet that
@@ -272,6 +288,9 @@ func Run(ctx context.Context, env *Env, o Options) (*Result, error) {
 			co.HeaderBake, co.WeightBake, co.Poll = scaled(co.HeaderBake, o.BakeScale), scaled(co.WeightBake, o.BakeScale), scaled(co.Poll, o.BakeScale)
 		}
 		opts.Router = func(ctx context.Context) error {
+			if err := checkTable(ctx, env); err != nil {
+				return err
+			}
 			_, err := routercanary.Run(ctx, rc, co)
 			return err
 		}

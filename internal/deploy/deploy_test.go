@@ -222,7 +222,7 @@ func TestASecondRolloutIsRefusedWithExitFourNamingTheHolder(t *testing.T) {
 	}
 	e := env(t, fl, c)
 	ctx := context.Background()
-	other := executor.Holder{RolloutID: "r-0000000000aa", Host: "ci-7", PID: 4242, Started: time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC), Nonce: "n1"}
+	other := executor.Holder{ID: "r-0000000000aa", Verb: "deploy", Host: "ci-7", PID: 4242, Started: time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC), Nonce: "n1"}
 	if err := e.Store.Lock(ctx, other); err != nil {
 		t.Fatal(err)
 	}

@@ -114,10 +114,10 @@ type rolloutJSON struct {
 	ID     string `json:"id"`
 	State  string `json:"state"`
 	Holder struct {
-		RolloutID string    `json:"rolloutId"`
-		Host      string    `json:"host"`
-		PID       int       `json:"pid"`
-		Started   time.Time `json:"started"`
+		ID      string    `json:"id"`
+		Host    string    `json:"host"`
+		PID     int       `json:"pid"`
+		Started time.Time `json:"started"`
 	} `json:"holder"`
 	Waves []struct {
 		Name      string    `json:"name"`

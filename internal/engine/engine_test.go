@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/cellctl/cellctl/internal/fleet"
+	"github.com/cellctl/cellctl/internal/rollout"
 	"github.com/cellctl/cellctl/internal/stackrun"
 )
 
@@ -26,7 +27,7 @@ func TestLockHolders(t *testing.T) {
 	if hs[1].Stale {
 		t.Errorf("a holder on another host is never called stale: %+v", hs[1])
 	}
-	if !processAlive(os.Getpid()) {
+	if !rollout.ProcessAlive(os.Getpid()) {
 		t.Error("this process is alive")
 	}
 }

@@ -11,10 +11,10 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/cellctl/cellctl/internal/outcome"
+	"github.com/cellctl/cellctl/internal/rollout"
 )
 
 // lockLine matches the lock holders pulumi lists for a file backend:
@@ -37,26 +37,10 @@ func lockHolders(msg string) []LockHolder {
 	for _, m := range lockLine.FindAllStringSubmatch(msg, -1) {
 		pid, _ := strconv.Atoi(m[3])
 		h := LockHolder{User: m[1], Host: m[2], PID: pid, Since: m[4]}
-		h.Stale = h.Host == host && pid > 0 && !processAlive(pid)
+		h.Stale = h.Host == host && pid > 0 && !rollout.ProcessAlive(pid)
 		out = append(out, h)
 	}
 	return out
-}
-
-// processAlive reports whether pid runs on this machine. A zombie — dead,
-// not yet reaped — counts as gone.
-func processAlive(pid int) bool {
-	err := syscall.Kill(pid, 0)
-	if err != nil && !errors.Is(err, syscall.EPERM) {
-		return false
-	}
-	stat, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "stat"))
-	if err != nil {
-		return true // no procfs: trust kill(0)
-	}
-	s := string(stat)
-	fields := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
-	return len(fields) == 0 || fields[0] != "Z"
 }
 
 // explain turns a lock conflict into what the operator must do: wait for a
@@ -161,7 +145,7 @@ func (e *Engine) currentLocks(_ context.Context, stack string) ([]LockHolder, bo
 			continue
 		}
 		h := LockHolder{User: l.Username, Host: l.Hostname, PID: l.Pid, Since: l.Timestamp.Format(time.RFC3339)}
-		h.Stale = h.Host == host && h.PID > 0 && !processAlive(h.PID)
+		h.Stale = h.Host == host && h.PID > 0 && !rollout.ProcessAlive(h.PID)
 		out = append(out, h)
 	}
 	return out, true, nil

@@ -108,11 +108,6 @@ func AddCell(ctx context.Context, env *Env, o AddOptions) (*AddReport, error) {
 		return nil, err
 	}
 	if !o.DryRun {
-		unlock, err := lockTable(fl)
-		if err != nil {
-			return nil, err
-		}
-		defer unlock()
 		eng, err := env.Engine(fl)
 		if err != nil {
 			return nil, err

@@ -47,13 +47,6 @@ func Drain(ctx context.Context, env *Env, o DrainOptions) (*Report, error) {
 	if err != nil {
 		return nil, err
 	}
-	if !o.DryRun {
-		unlock, err := lockTable(fl)
-		if err != nil {
-			return nil, err
-		}
-		defer unlock()
-	}
 	rep := &Report{DryRun: o.DryRun}
 	pinned := router.RefusePinned
 	if o.MovePinned {
@@ -87,9 +80,6 @@ func Drain(ctx context.Context, env *Env, o DrainOptions) (*Report, error) {
 
 	eng, err := env.Engine(fl)
 	if err != nil {
-		return nil, err
-	}
-	if err := rolloutFree(ctx, env, eng, o); err != nil {
 		return nil, err
 	}
 	if err := base(ctx, env, eng, t, rep); err != nil {
@@ -193,11 +183,6 @@ func single(ctx context.Context, env *Env, fl *fleet.Fleet, tr *router.Transitio
 		rep.Transitions = append(rep.Transitions, tr)
 		return rep, nil
 	}
-	unlock, err := lockTable(fl)
-	if err != nil {
-		return nil, err
-	}
-	defer unlock()
 	eng, err := env.Engine(fl)
 	if err != nil {
 		return nil, err
@@ -206,27 +191,4 @@ func single(ctx context.Context, env *Env, fl *fleet.Fleet, tr *router.Transitio
 		return nil, err
 	}
 	return rep, change(ctx, env, fl, tr, next, rep)
-}
-
-// rolloutFree refuses a drain while a rollout holds the fleet: the drain
-// would move tenants onto cells the rollout is changing (and the rollout's
-// exposure figures would no longer hold). An evacuation (--now) goes ahead
-// anyway — it is the lever for a cell in trouble, often during a rollout —
-// and says so. A lock that cannot be read refuses: fail closed.
-func rolloutFree(ctx context.Context, env *Env, eng Engine, o DrainOptions) error {
-	h, err := eng.RolloutHolder(ctx)
-	if err != nil {
-		return fmt.Errorf("refusing to drain %s: cannot tell whether a rollout is in progress: %w", o.Cell, err)
-	}
-	if h == nil {
-		return nil
-	}
-	held := fmt.Sprintf("rollout %s (host %s, pid %d, since %s)", h.RolloutID, h.Host, h.PID, h.Started.UTC().Format(time.RFC3339))
-	if o.Now {
-		env.logf("warning: %s is in progress; evacuating %s anyway (--now)", held, o.Cell)
-		return nil
-	}
-	return fmt.Errorf("refusing to drain %s: %s is in progress and a drain would move tenants onto cells it is changing; "+
-		"wait for it to finish, evacuate with `cellctl drain %s --now`, or, if its holder is gone, `cellctl deploy --abandon %s`",
-		o.Cell, held, o.Cell, h.RolloutID)
 }

@@ -25,7 +25,6 @@ import (
 
 	"github.com/cellctl/cellctl/internal/apply"
 	"github.com/cellctl/cellctl/internal/fleet"
-	"github.com/cellctl/cellctl/internal/rollout"
 	"github.com/cellctl/cellctl/internal/stackrun"
 	"github.com/cellctl/cellctl/router"
 )
@@ -38,9 +37,6 @@ type Engine interface {
 	// Outputs returns a deployed stack's outputs (secrets masked);
 	// stackrun.ErrNotDeployed when it was never deployed.
 	Outputs(ctx context.Context, stack string) (map[string]any, error)
-	// RolloutHolder names the rollout that holds the fleet now (nil:
-	// none), from the rollout lock in the engine's backend.
-	RolloutHolder(ctx context.Context) (*rollout.Holder, error)
 }
 
 // Env is what a lifecycle command runs with.

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"errors"
-	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -13,7 +12,6 @@ import (
 	"time"
 
 	"github.com/cellctl/cellctl/internal/fleet"
-	"github.com/cellctl/cellctl/internal/rollout"
 	"github.com/cellctl/cellctl/internal/stackrun"
 	"github.com/cellctl/cellctl/router"
 )
@@ -30,15 +28,6 @@ type fakeEngine struct {
 	fail     map[string]error // "op stack" → error
 	// gone: cell stacks that are not deployed.
 	gone map[string]bool
-	// rollout holds the fleet when set; rolloutErr makes the lock unreadable.
-	rollout    *rollout.Holder
-	rolloutErr error
-}
-
-func (f *fakeEngine) RolloutHolder(context.Context) (*rollout.Holder, error) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return f.rollout, f.rolloutErr
 }
 
 var _ Engine = (*fakeEngine)(nil)
@@ -263,39 +252,6 @@ func TestDrainNowTouchesOnlyTheRouter(t *testing.T) {
 	}
 }
 
-// TestDrainRefusedDuringARollout: a planned drain waits for the rollout
-// that holds the fleet (and fails closed on a lock it cannot read); an
-// evacuation goes ahead and says so.
-func TestDrainRefusedDuringARollout(t *testing.T) {
-	h := newHarness(t, 1)
-	h.eng.rollout = &rollout.Holder{RolloutID: "r-0123456789ab", Host: "ci-7", PID: 4242, Started: time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC)}
-	before := h.table(t).Version()
-	_, err := Drain(context.Background(), h.env, DrainOptions{Cell: "cell-d"})
-	want := "refusing to drain cell-d: rollout r-0123456789ab (host ci-7, pid 4242, since 2026-12-01T09:00:00Z) is in progress and a drain would move tenants onto cells it is changing; " +
-		"wait for it to finish, evacuate with `cellctl drain cell-d --now`, or, if its holder is gone, `cellctl deploy --abandon r-0123456789ab`"
-	if err == nil || err.Error() != want {
-		t.Fatalf("error %v\nwant %s", err, want)
-	}
-	if runs := h.eng.runs(); len(runs) != 0 || h.table(t).Version() != before {
-		t.Fatalf("a refused drain ran %v and left version %d", runs, h.table(t).Version())
-	}
-	h.eng.rollout, h.eng.rolloutErr = nil, errors.New("AccessDenied")
-	if _, err := Drain(context.Background(), h.env, DrainOptions{Cell: "cell-d"}); err == nil ||
-		err.Error() != "refusing to drain cell-d: cannot tell whether a rollout is in progress: AccessDenied" {
-		t.Fatalf("unreadable lock: %v", err)
-	}
-	h.eng.rollout, h.eng.rolloutErr = &rollout.Holder{RolloutID: "r-0123456789ab", Host: "ci-7", PID: 4242}, nil
-	if _, err := Drain(context.Background(), h.env, DrainOptions{Cell: "cell-d", Now: true}); err != nil {
-		t.Fatalf("--now during a rollout: %v\n%s", err, h.log)
-	}
-	if !strings.Contains(h.log.String(), "is in progress; evacuating cell-d anyway (--now)") {
-		t.Errorf("the evacuation must say it ran during a rollout:\n%s", h.log)
-	}
-	if cs, _ := h.table(t).Cell("cell-d"); cs.State != router.CellDrained {
-		t.Fatalf("cell-d is %s", cs.State)
-	}
-}
-
 // TestDrainRefusals: every refusal leaves the table as it was and runs
 // nothing; the messages are exact.
 func TestDrainRefusals(t *testing.T) {
@@ -475,35 +431,6 @@ func TestPublishRaceSameVersion(t *testing.T) {
 	}
 	if runs := h.eng.runs(); len(runs) != 0 {
 		t.Fatalf("the refused publish ran %v", runs)
-	}
-}
-
-// TestOneChangeAtATime: while another command holds the checkout's
-// routing lock, a change is refused before it reads the router or writes.
-func TestOneChangeAtATime(t *testing.T) {
-	h := newHarness(t, 1)
-	fl, err := fleet.Load(h.dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	unlock, err := lockTable(fl)
-	if err != nil {
-		t.Fatal(err)
-	}
-	// flock locks are per open file: a second open in this process
-	// conflicts like another process would.
-	before := h.tableBytes(t)
-	_, err = Drain(context.Background(), h.env, DrainOptions{Cell: "cell-d", Now: true})
-	want := fmt.Sprintf("another cellctl command (pid %d) is changing stacks/routing.json in this checkout; run this one again when it is done", os.Getpid())
-	if err == nil || err.Error() != want {
-		t.Fatalf("error:\n got %v\nwant %s", err, want)
-	}
-	if h.tableBytes(t) != before || len(h.eng.calls) != 0 {
-		t.Fatalf("a refused change touched something: %v", h.eng.calls)
-	}
-	unlock()
-	if _, err := Drain(context.Background(), h.env, DrainOptions{Cell: "cell-d", Now: true}); err != nil {
-		t.Fatalf("after the lock is released: %v", err)
 	}
 }
 

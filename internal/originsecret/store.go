@@ -19,8 +19,12 @@ import (
 // another machine resumes it.
 const RecordKey = ".cellctl/rotations/origin-verify.json"
 
-// LockID is the holder id a rotation takes the fleet's rollout lock with.
-const LockID = "secret-rotate"
+// LockID and LockVerb are the fleet lock holder's id and verb of a
+// rotation (one rotation at a time: its record is the fleet's).
+const (
+	LockID   = "secret-rotate"
+	LockVerb = "secret rotate"
+)
 
 // BackendStore keeps the record and takes the lock through rollout.Store.
 type BackendStore struct {
@@ -55,16 +59,18 @@ func (b *BackendStore) Save(ctx context.Context, r *Record) error {
 	return b.S.Bucket().WriteAll(ctx, RecordKey, append(data, '\n'), &blob.WriterOptions{ContentType: "application/json"})
 }
 
-// Lock implements Store. A lock left by a rotation whose process is gone
-// from this host is taken over (the rotation resumes from its record);
-// any other holder — a rollout, or a live rotation — is refused.
+// Lock implements Store: the rotation takes the fleet lock (verb "secret
+// rotate", id LockID). A lock left by a rotation whose process is gone from
+// this host is taken over (the rotation resumes from its record); any other
+// holder — a rollout, a drain, a live rotation — is refused with exit 4,
+// naming it.
 func (b *BackendStore) Lock(ctx context.Context) (func(), error) {
 	now := time.Now
 	if b.Now != nil {
 		now = b.Now
 	}
 	for attempt := 0; ; attempt++ {
-		l, err := b.S.Acquire(ctx, rollout.Me(LockID, now()))
+		l, err := b.S.Acquire(ctx, rollout.Me(LockVerb, LockID, now()))
 		if err == nil {
 			return func() { _ = l.Release(context.WithoutCancel(ctx)) }, nil
 		}
@@ -72,16 +78,15 @@ func (b *BackendStore) Lock(ctx context.Context) (func(), error) {
 		if !errors.As(err, &held) {
 			return nil, err
 		}
-		if attempt == 0 && held.Holder.RolloutID == LockID && held.Holder.GoneFromThisHost() {
-			if _, err := b.S.Abandon(ctx, LockID); err != nil {
+		if attempt == 0 && held.Holder.ID == LockID && held.Holder.GoneFromThisHost() {
+			if err := b.S.Break(ctx, held.Holder); err != nil {
 				return nil, err
 			}
 			continue
 		}
-		if held.Holder.RolloutID == LockID {
-			return nil, outcome.Locked("", fmt.Errorf("another `cellctl secret rotate` runs: %s; wait for it", held.Holder))
+		if held.Holder.ID == LockID {
+			return nil, outcome.Locked("", fmt.Errorf("another `cellctl secret rotate` runs: %w", held))
 		}
-		return nil, outcome.Locked("", fmt.Errorf("refused while a rollout holds the fleet (%s): a rotation deploys every cell and the router, "+
-			"and never interleaves with a rollout; wait for it, or `cellctl deploy --abandon %s` if its process is gone", held.Holder, held.Holder.RolloutID))
+		return nil, outcome.Locked("", fmt.Errorf("refused: a rotation deploys every cell and the router and never interleaves with another change to the fleet: %w", held))
 	}
 }

@@ -47,7 +47,7 @@ func TestExactlyOneOfManyConcurrentAcquirersWins(t *testing.T) {
 				wg.Add(1)
 				go func(i int) {
 					defer wg.Done()
-					h := Me(newID(t0.Add(time.Duration(i)*time.Second)), t0)
+					h := Me("deploy", newID(t0.Add(time.Duration(i)*time.Second)), t0)
 					<-start
 					l, err := s.Acquire(context.Background(), h)
 					mu.Lock()
@@ -88,7 +88,7 @@ func TestExactlyOneProcessWins(t *testing.T) {
 		}
 		at, _ := strconv.ParseInt(os.Getenv("ROLLOUT_LOCK_AT"), 10, 64)
 		time.Sleep(time.Until(time.Unix(0, at)))
-		_, err = s.Acquire(context.Background(), Me(newID(time.Now()), time.Now()))
+		_, err = s.Acquire(context.Background(), Me("deploy", newID(time.Now()), time.Now()))
 		var he *HeldError
 		switch {
 		case err == nil:
@@ -137,17 +137,17 @@ func TestExactlyOneProcessWins(t *testing.T) {
 func TestHeldErrorNamesTheHolder(t *testing.T) {
 	s, _ := fileStore(t)
 	ctx := context.Background()
-	first := Holder{RolloutID: newID(t0), Host: "ci-runner-7", PID: 4242, Started: t0, Nonce: "n1"}
+	first := Holder{ID: newID(t0), Verb: "deploy", Host: "ci-runner-7", PID: 4242, Started: t0, Nonce: "n1"}
 	if _, err := s.Acquire(ctx, first); err != nil {
 		t.Fatal(err)
 	}
-	_, err := s.Acquire(ctx, Me(newID(t0.Add(time.Minute)), t0))
+	_, err := s.Acquire(ctx, Me("deploy", newID(t0.Add(time.Minute)), t0))
 	var he *HeldError
 	if !errors.As(err, &he) || he.Holder != first {
 		t.Fatalf("err %v", err)
 	}
-	want := "another rollout holds the fleet: rollout " + first.RolloutID + " (pid 4242 on ci-runner-7, since 2026-12-01T09:30:00Z); " +
-		"wait for it, or if that process is gone run `cellctl deploy --abandon " + first.RolloutID + "`"
+	want := "the fleet is held by deploy " + first.ID + " (host ci-runner-7, pid 4242, started 2026-12-01T09:30:00Z); " +
+		"wait for it to finish, or if that process is gone, clear the lock with `cellctl deploy --abandon " + first.ID + "`"
 	if err.Error() != want {
 		t.Errorf("message\n%s\nwant\n%s", err, want)
 	}
@@ -156,7 +156,7 @@ func TestHeldErrorNamesTheHolder(t *testing.T) {
 func TestReleaseAndAbandon(t *testing.T) {
 	s, dir := fileStore(t)
 	ctx := context.Background()
-	a := Me(newID(t0), t0)
+	a := Me("deploy", newID(t0), t0)
 	la, err := s.Acquire(ctx, a)
 	if err != nil {
 		t.Fatal(err)
@@ -181,13 +181,13 @@ func TestReleaseAndAbandon(t *testing.T) {
 		go func(i int) {
 			defer wg.Done()
 			// nil: another operator had already removed the lock.
-			h, err := s.Abandon(ctx, a.RolloutID)
+			h, err := s.Abandon(ctx, a.ID)
 			if err != nil || (h != nil && h.Nonce != a.Nonce) {
 				t.Errorf("abandon: %v %v", h, err)
 			}
 			abandons.Done()
 			<-abandoned
-			if _, err := s.Acquire(ctx, Me(newID(t0.Add(time.Duration(i+1)*time.Minute)), t0)); err == nil {
+			if _, err := s.Acquire(ctx, Me("deploy", newID(t0.Add(time.Duration(i+1)*time.Minute)), t0)); err == nil {
 				mu.Lock()
 				winners++
 				mu.Unlock()
@@ -223,7 +223,7 @@ func TestReleaseAndAbandon(t *testing.T) {
 	if h, _ := s.Holder(ctx); h != nil {
 		t.Errorf("still held by %v", h)
 	}
-	if h, err := s.Abandon(ctx, a.RolloutID); h != nil || err != nil {
+	if h, err := s.Abandon(ctx, a.ID); h != nil || err != nil {
 		t.Errorf("abandoning a free lock: %v %v", h, err)
 	}
 }

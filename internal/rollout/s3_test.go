@@ -106,7 +106,7 @@ func TestS3LockUsesConditionalWrites(t *testing.T) {
 	f := &fakeS3{objects: map[string][]byte{}, conflicts: 1}
 	s := s3Store(t, f)
 	ctx := context.Background()
-	first := Me(newID(t0), t0)
+	first := Me("deploy", newID(t0), t0)
 	// The first conditional write meets a 409 ConditionalRequestConflict;
 	// Acquire retries as AWS says to, and wins.
 	l, err := s.Acquire(ctx, first)
@@ -117,17 +117,17 @@ func TestS3LockUsesConditionalWrites(t *testing.T) {
 		t.Fatalf("lock objects %v, %d conditional writes", keys(f.objects), f.conditional)
 	}
 	// The second operator gets 412 and a HeldError naming the first.
-	_, err = s.Acquire(ctx, Me(newID(t0.Add(time.Minute)), t0))
+	_, err = s.Acquire(ctx, Me("deploy", newID(t0.Add(time.Minute)), t0))
 	var he *HeldError
 	if !errors.As(err, &he) || he.Holder.Nonce != first.Nonce {
 		t.Fatalf("second acquire: %v", err)
 	}
 	// Documents beside the lock (the executor's records) live under the
 	// backend's prefix too.
-	if err := s.Bucket().WriteAll(ctx, RecordPrefix+first.RolloutID+".json", []byte("{}"), nil); err != nil {
+	if err := s.Bucket().WriteAll(ctx, RecordPrefix+first.ID+".json", []byte("{}"), nil); err != nil {
 		t.Fatal(err)
 	}
-	if _, ok := f.objects["team-a/"+RecordPrefix+first.RolloutID+".json"]; !ok {
+	if _, ok := f.objects["team-a/"+RecordPrefix+first.ID+".json"]; !ok {
 		t.Fatalf("record objects %v", keys(f.objects))
 	}
 	if err := l.Release(ctx); err != nil {

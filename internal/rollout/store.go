@@ -22,7 +22,11 @@ import (
 // Keys inside the backend bucket, beside Pulumi's own .pulumi/.
 const (
 	RecordPrefix = ".cellctl/rollouts/"
-	LockKey      = ".cellctl/locks/rollout.json"
+	// LockKey is the fleet lock. It keeps the path of the rollout lock
+	// it grew from, so a lock an older cellctl left still locks.
+	LockKey = ".cellctl/locks/rollout.json"
+	// OverridePrefix holds the audit records of emergency lock overrides.
+	OverridePrefix = ".cellctl/locks/overrides/"
 )
 
 // errExists is a create-if-absent that found the object present.
@@ -33,7 +37,7 @@ var errExists = errors.New("already exists")
 // https://docs.aws.amazon.com/AmazonS3/latest/userguide/conditional-writes.html
 var errConflict = errors.New("a concurrent conditional write")
 
-// Store is the rollout lock in a Pulumi backend, and the backend's bucket
+// Store is the fleet lock in a Pulumi backend, and the backend's bucket
 // the rollout executor keeps its records in (waves/executor/backend: the
 // one record type is executor.Record).
 type Store struct {

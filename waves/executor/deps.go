@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/cellctl/cellctl/internal/rollout"
 	"time"
 
 	"github.com/cellctl/cellctl/waves"
@@ -106,25 +107,10 @@ type Gate interface {
 	Check(ctx context.Context, q GateQuery) ([]Verdict, error)
 }
 
-// Holder identifies the run that holds the one-rollout lock.
-type Holder struct {
-	RolloutID string    `json:"rolloutId"`
-	Host      string    `json:"host"`
-	PID       int       `json:"pid"`
-	Started   time.Time `json:"started"`
-	// Nonce tells two runs apart that share id, host and pid (a rerun
-	// after kill -9 in a container, where pids repeat).
-	Nonce string `json:"nonce,omitempty"`
-}
-
-func (h Holder) String() string {
-	return fmt.Sprintf("rollout %s (host %s, pid %d, started %s)", h.RolloutID, h.Host, h.PID, h.Started.UTC().Format(time.RFC3339))
-}
-
-// Same reports whether two holders are the same run.
-func (h Holder) Same(o Holder) bool {
-	return h.RolloutID == o.RolloutID && h.Host == o.Host && h.PID == o.PID && h.Started.Equal(o.Started) && h.Nonce == o.Nonce
-}
+// Holder identifies the run that holds the fleet lock: the fleet's one
+// holder type (internal/rollout), whatever the verb. A rollout holds it
+// under its id.
+type Holder = rollout.Holder
 
 // ErrNoRecord is what Store.Load returns (possibly wrapped) for a rollout
 // that has no record yet.

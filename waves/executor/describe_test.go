@@ -3,8 +3,6 @@ package executor
 import (
 	"context"
 	"errors"
-	"os"
-	"os/exec"
 	"reflect"
 	"strings"
 	"testing"
@@ -89,21 +87,5 @@ func TestDescribeReportsUnreadableCells(t *testing.T) {
 	}
 	if d.Waves[0].Cumulative != nil {
 		t.Errorf("cumulative exposure without exposure")
-	}
-}
-
-func TestProcessAlive(t *testing.T) {
-	if !ProcessAlive(Holder{PID: os.Getpid()}) {
-		t.Errorf("this process is not alive")
-	}
-	cmd := exec.Command("true")
-	if err := cmd.Run(); err != nil {
-		t.Fatalf("cannot run true: %v", err)
-	}
-	if ProcessAlive(Holder{PID: cmd.Process.Pid}) {
-		t.Errorf("a reaped process (pid %d) is alive", cmd.Process.Pid)
-	}
-	if !ProcessAlive(Holder{}) {
-		t.Errorf("an unknown pid must be presumed alive")
 	}
 }

@@ -52,7 +52,8 @@ func (e *HaltedError) Error() string {
 	return b.String()
 }
 
-// LockedError says another rollout holds the fleet (exit 4).
+// LockedError says another run holds the fleet lock (exit 4): a rollout,
+// or any other verb that changes the fleet.
 type LockedError struct {
 	Holder Holder
 	// State is the holder's recorded state when known ("" otherwise): a
@@ -65,13 +66,13 @@ type LockedError struct {
 func (e *LockedError) Error() string {
 	if e.State == Interrupted {
 		return fmt.Sprintf("another rollout holds the fleet: %s stopped before it finished; rerun that deploy to continue it, or give it up with `cellctl deploy --abandon %s`",
-			e.Holder, e.Holder.RolloutID)
+			e.Holder, e.Holder.ID)
 	}
 	if e.State == Paused {
 		return fmt.Sprintf("another rollout holds the fleet: %s is paused before wave %s; continue it (`cellctl deploy --wave %s` with its image), or give it up with `cellctl deploy --abandon %s`",
-			e.Holder, e.Next, e.Next, e.Holder.RolloutID)
+			e.Holder, e.Next, e.Next, e.Holder.ID)
 	}
-	return fmt.Sprintf("another rollout holds the fleet: %s; if that run is dead, run `cellctl deploy --abandon %s`", e.Holder, e.Holder.RolloutID)
+	return fmt.Sprintf("the fleet is held by %s; %s", e.Holder, e.Holder.Remedy())
 }
 
 // RefusedError says the options ask for something this rollout's record

@@ -53,8 +53,12 @@ type Options struct {
 	// Host and PID identify this run in the lock (the holder's host, pid).
 	Host string
 	PID  int
+	// Verb names the operation in the fleet lock's holder (default
+	// "deploy"), so a refused operator reads what holds the fleet.
+	Verb string
 	// Alive reports whether a lock holder's process still runs; it is only
-	// asked about holders on this Host. nil: every holder is presumed alive
+	// asked about holders on this Host (the command passes the fleet lock's
+	// one check, rollout.ProcessAlive). nil: every holder is presumed alive
 	// (never steal a lock on a guess).
 	Alive func(Holder) bool
 	// Stop, when closed, asks the run to stop at the next safe point: cell
@@ -143,7 +147,11 @@ func (ex *Executor) run(ctx context.Context, plan Plan, opts Options) (*Outcome,
 	if id == "" {
 		id = plan.ID()
 	}
-	r.holder = Holder{RolloutID: id, Host: opts.Host, PID: opts.PID, Started: r.clock.Now().UTC(), Nonce: nonce()}
+	verb := opts.Verb
+	if verb == "" {
+		verb = "deploy"
+	}
+	r.holder = Holder{ID: id, Verb: verb, Host: opts.Host, PID: opts.PID, Started: r.clock.Now().UTC(), Nonce: nonce()}
 
 	if err := r.lock(ctx); err != nil {
 		return nil, err
@@ -312,8 +320,8 @@ func (r *run) lock(ctx context.Context) error {
 		return nil
 	}
 	held := le.Holder
-	if held.RolloutID != r.holder.RolloutID {
-		if rec, lerr := r.ex.Store.Load(ctx, held.RolloutID); lerr == nil {
+	if held.ID != r.holder.ID {
+		if rec, lerr := r.ex.Store.Load(ctx, held.ID); lerr == nil {
 			le.State = rec.State
 			if rec.State == Paused {
 				le.Next = nextWave(rec)
@@ -322,7 +330,7 @@ func (r *run) lock(ctx context.Context) error {
 		return le
 	}
 	stale := ""
-	if rec, lerr := r.ex.Store.Load(ctx, held.RolloutID); lerr == nil && rec.Holder.Same(held) && rec.State != Running {
+	if rec, lerr := r.ex.Store.Load(ctx, held.ID); lerr == nil && rec.Holder.Same(held) && rec.State != Running {
 		// The holder itself wrote that it stopped.
 		stale = fmt.Sprintf("the last run of this rollout stopped (%s)", rec.State)
 	} else if held.Host == r.holder.Host && r.opts.Alive != nil && !r.opts.Alive(held) {
@@ -348,7 +356,7 @@ func (r *run) lock(ctx context.Context) error {
 // says the rollout ended, so the next run of it can take the lock over).
 func (r *run) unlock() {
 	if err := r.ex.Store.Unlock(context.Background(), r.holder); err != nil {
-		r.emit(Event{Kind: Note, Err: err, Message: fmt.Sprintf("could not release the rollout lock: %v; `cellctl deploy --abandon %s` removes it", err, r.holder.RolloutID)})
+		r.emit(Event{Kind: Note, Err: err, Message: fmt.Sprintf("could not release the rollout lock: %v; `cellctl deploy --abandon %s` removes it", err, r.holder.ID)})
 	}
 }
 

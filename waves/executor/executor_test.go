@@ -583,7 +583,7 @@ func TestCtrlCDuringBakeKeepsTheLockAndResumes(t *testing.T) {
 		other.Desired[c] = withImage(oldConfig(), "app:v3")
 	}
 	var le *LockedError
-	if _, err := f.ex.Run(context.Background(), other, Options{Host: "laptop", PID: 7}); !errors.As(err, &le) || le.Holder.RolloutID != rec.ID || le.State != Interrupted {
+	if _, err := f.ex.Run(context.Background(), other, Options{Host: "laptop", PID: 7}); !errors.As(err, &le) || le.Holder.ID != rec.ID || le.State != Interrupted {
 		t.Fatalf("second rollout: %v, want locked by %s (interrupted)", err, rec.ID)
 	}
 	if !strings.Contains(le.Error(), "stopped before it finished; rerun that deploy") {
@@ -602,7 +602,7 @@ func TestCtrlCDuringBakeKeepsTheLockAndResumes(t *testing.T) {
 func TestConcurrentRolloutIsRefusedNamingTheHolder(t *testing.T) {
 	f := newFleet(t)
 	started := time.Date(2026, 12, 1, 8, 0, 0, 0, time.UTC)
-	holder := Holder{RolloutID: "r-0123456789ab", Host: "ci-7", PID: 4242, Started: started}
+	holder := Holder{ID: "r-0123456789ab", Host: "ci-7", PID: 4242, Started: started}
 	if err := f.store.Lock(context.Background(), holder); err != nil {
 		t.Fatal(err)
 	}
@@ -1144,7 +1144,7 @@ func TestOutcomesMapToTheProductsExitCodes(t *testing.T) {
 	}
 
 	g := newFleet(t)
-	_ = g.store.Lock(context.Background(), Holder{RolloutID: "r-other", Host: "h", PID: 1})
+	_ = g.store.Lock(context.Background(), Holder{ID: "r-other", Host: "h", PID: 1})
 	_, err = g.run(t, g.opts())
 	if code := exitcode.Of(err); code != exitcode.Locked {
 		t.Errorf("a held fleet exits %d (%v), want %d", code, err, exitcode.Locked)

@@ -125,24 +125,25 @@ func (r *run) outcome(ctx context.Context) *Outcome {
 	return &Outcome{Record: rec, Summary: Summarize(rec, current)}
 }
 
-// Abandon breaks the lock of rollout id for a holder that is dead (the
-// operator's `deploy --abandon ID`) and marks its record abandoned; rerunning
-// the same deploy continues it. It refuses when another rollout holds the
-// lock, and reports when no rollout does.
+// Abandon breaks the fleet lock of holder id for a holder that is dead (the
+// operator's `deploy --abandon ID`: a rollout, another verb's run, or
+// "unreadable" for a lock that cannot be parsed) and marks a rollout's
+// record abandoned; rerunning the same deploy continues it. It refuses
+// when another id holds the lock, and reports when nothing does.
 func Abandon(ctx context.Context, store Store, id string, probe Holder) (*Holder, error) {
 	// The store has no read of the lock: a lock attempt either answers with
 	// the holder or takes the (free) lock, which is then given back.
-	probe.RolloutID = "abandon-" + id
+	probe.ID = "abandon-" + id
 	err := store.Lock(ctx, probe)
 	var le *LockedError
 	switch {
 	case err == nil:
 		_ = store.Unlock(ctx, probe)
-		return nil, &RefusedError{Reason: fmt.Sprintf("no rollout holds the fleet's lock: nothing to abandon (rollout %s is not running)", id)}
+		return nil, &RefusedError{Reason: fmt.Sprintf("nothing holds the fleet lock: nothing to abandon (%s is not running)", id)}
 	case !errors.As(err, &le):
 		return nil, fmt.Errorf("reading the rollout lock: %w", err)
-	case le.Holder.RolloutID != id:
-		return nil, &RefusedError{Reason: fmt.Sprintf("the lock is held by %s, not rollout %s", le.Holder, id)}
+	case le.Holder.ID != id:
+		return nil, &RefusedError{Reason: fmt.Sprintf("the fleet lock is held by %s, not %s", le.Holder, id)}
 	}
 	held := le.Holder
 	if err := store.BreakLock(ctx, held); err != nil {

@@ -66,6 +66,11 @@ type Factory struct {
 	cloudOnce sync.Once
 	cloud     *cloud.Bundle
 	cloudErr  error
+
+	// OpenLockStore opens the fleet lock's store (nil: the backend of the
+	// fleet's engine); tests set it.
+	OpenLockStore func(ctx context.Context) (*rollout.Store, error)
+	lock          fleetLock
 }
 
 // NewFactory returns a factory over io.
@@ -163,6 +168,9 @@ func (f *Factory) Cloud() (*cloud.Bundle, error) {
 
 // Close releases what the factory started.
 func (f *Factory) Close() {
+	if f.lock.store != nil {
+		_ = f.lock.store.Close()
+	}
 	if f.cloud != nil {
 		_ = f.cloud.Close()
 	}

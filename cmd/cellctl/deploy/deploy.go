@@ -3,8 +3,6 @@ package deploy
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -135,7 +133,7 @@ func Run(ctx context.Context, o *Options) error {
 	res, err := deploy.Run(ctx, env, deploy.Options{
 		Image: o.Image, DryRun: o.DryRun, Through: o.Through, Wave: o.Wave, Rebake: o.Rebake, Retry: o.Retry,
 		Abandon: o.Abandon, BakeScale: o.BakeScale, Host: host, PID: os.Getpid(),
-		Alive: executor.ProcessAlive, Stop: cmdutil.Graceful(ctx).Done(),
+		Alive: func(h executor.Holder) bool { return rollout.ProcessAlive(h.PID) }, Stop: cmdutil.Graceful(ctx).Done(),
 	})
 	if verr := show(o, res); verr != nil && err == nil {
 		err = verr
@@ -280,7 +278,8 @@ func EnvOf(f *cmdutil.Factory) func(ctx context.Context, fl *fleet.Fleet, events
 				}
 				return res.Planned, nil
 			},
-			Store: store,
+			Store:  store,
+			Holder: rs.Holder,
 			Abandon: func(ctx context.Context, id string) (string, error) {
 				return abandon(ctx, rs, store, id)
 			},
@@ -300,17 +299,16 @@ func outputs(ctx context.Context, eng *engine.Engine, stack string) (map[string]
 	return outs, err
 }
 
-// abandon breaks a dead holder's lock. A holder on this host whose process
-// still runs is not dead: that is refused.
+// abandon breaks a dead holder's fleet lock — a rollout's, any other
+// verb's, or one that cannot be parsed (id "unreadable"): the one way to
+// clear the fleet lock. A holder on this host whose process still runs is
+// not dead: that is refused.
 func abandon(ctx context.Context, rs *rollout.Store, store *backend.Store, id string) (string, error) {
 	host, _ := os.Hostname()
-	if h, err := rs.Holder(ctx); err == nil && h != nil && h.RolloutID == id && h.Host == host &&
-		executor.ProcessAlive(executor.Holder{PID: h.PID}) {
-		return "", fmt.Errorf("rollout %s is still running on this host (pid %d): stop it (Ctrl-C) instead of abandoning it", id, h.PID)
+	if h, err := rs.Holder(ctx); err == nil && h != nil && h.ID == id && h.Host == host && rollout.ProcessAlive(h.PID) {
+		return "", fmt.Errorf("%s is still running on this host (pid %d): stop it (Ctrl-C) instead of abandoning it", h, h.PID)
 	}
-	nonce := make([]byte, 8)
-	_, _ = rand.Read(nonce)
-	held, err := executor.Abandon(ctx, store, id, executor.Holder{Host: host, PID: os.Getpid(), Started: time.Now().UTC(), Nonce: hex.EncodeToString(nonce)})
+	held, err := executor.Abandon(ctx, store, id, rollout.Me("deploy --abandon", "abandon-"+id, time.Now()))
 	if held == nil {
 		return "", err
 	}

@@ -18,7 +18,6 @@ import (
 	"github.com/cellctl/cellctl/internal/lifecycle"
 	"github.com/cellctl/cellctl/internal/progress"
 	"github.com/cellctl/cellctl/internal/render"
-	"github.com/cellctl/cellctl/internal/rollout"
 	"github.com/cellctl/cellctl/internal/stackrun"
 	"github.com/cellctl/cellctl/router"
 )
@@ -40,17 +39,6 @@ func EngineOf(f *cmdutil.Factory) EngineFunc {
 // outputsOf gives the engine the Outputs the lifecycle reads the deployed
 // router's table version from.
 type outputsOf struct{ *engine.Engine }
-
-// RolloutHolder reads the rollout lock in the engine's backend, where
-// `cellctl deploy` takes it.
-func (e outputsOf) RolloutHolder(ctx context.Context) (*rollout.Holder, error) {
-	st, err := rollout.Open(ctx, e.Backend())
-	if err != nil {
-		return nil, err
-	}
-	defer st.Close()
-	return st.Holder(ctx)
-}
 
 // Outputs is the engine's one reader of deployed outputs.
 func (e outputsOf) Outputs(ctx context.Context, stack string) (map[string]any, error) {

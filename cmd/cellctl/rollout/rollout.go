@@ -4,6 +4,7 @@ package rollout
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"strings"
@@ -89,22 +90,33 @@ func ListRun(ctx context.Context, o *Options) error {
 		return err
 	}
 	defer done()
+	// A damaged record hides no other: list what reads, then name what
+	// does not (and exit 1 for it).
 	recs, err := s.List(ctx)
-	if err != nil {
+	var bad *backend.UnreadableError
+	if err != nil && !errors.As(err, &bad) {
 		return err
 	}
 	if o.Output == cmdutil.FormatJSON {
 		if recs == nil {
 			recs = []*executor.Record{}
 		}
-		return render.JSON(o.IO.Out, recs)
+		if jerr := render.JSON(o.IO.Out, recs); jerr != nil {
+			return jerr
+		}
+		return err
 	}
 	rows := [][]string{}
 	for _, r := range recs {
 		rows = append(rows, []string{r.ID, string(r.State), stamp(r.Started), stamp(r.Updated), where(r), r.Holder.Host})
 	}
+	if bad != nil {
+		for _, u := range bad.Records {
+			rows = append(rows, []string{u.ID, "unreadable", "-", "-", "-", "-"})
+		}
+	}
 	fmt.Fprintln(o.IO.Out, render.Out(o.IO).Table([]string{"ID", "STATE", "STARTED", "UPDATED", "AT", "HOST"}, rows))
-	return nil
+	return err
 }
 
 // StatusRun shows one record (the latest when no id is given).
@@ -121,8 +133,14 @@ func StatusRun(ctx context.Context, o *Options) error {
 		}
 	} else {
 		recs, err := s.List(ctx)
-		if err != nil {
+		var bad *backend.UnreadableError
+		if err != nil && !errors.As(err, &bad) {
 			return err
+		}
+		if bad != nil {
+			// The latest may be the one that does not read: say so
+			// rather than present an older rollout as the latest.
+			return fmt.Errorf("which rollout is the latest is unknown: %w; name one (`cellctl rollout status ID`, ids in `cellctl rollout list`)", bad)
 		}
 		if len(recs) == 0 {
 			return fmt.Errorf("no rollout is recorded in this backend yet")

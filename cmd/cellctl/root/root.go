@@ -42,7 +42,12 @@ stacks/Pulumi.cell-<id>.yaml (one per cell), stacks/Pulumi.router.yaml,
 stacks/waves.yaml (rollout order) and stacks/routing.json (tenant routing).
 
 Exit codes: 0 ok, 1 error, 2 findings (drift, quota, isolation),
-3 rollout halted, 4 a stack is locked by another operation.`,
+3 rollout halted, 4 a stack or the fleet is locked by another operation.
+
+Every command that changes the fleet (up, destroy, deploy, drain, undrain,
+migrate, cell add, router canary, secret rotate) holds the fleet lock in
+the backend while it runs; another one is refused with exit 4, naming the
+holder. Read-only commands and every --dry-run never take it.`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 		PersistentPreRunE: func(cmd *cobra.Command, args []string) error {
@@ -67,16 +72,19 @@ Exit codes: 0 ok, 1 error, 2 findings (drift, quota, isolation),
 	pf.BoolVar(&g.NoColor, "no-color", false, "disable colour (also NO_COLOR=1)")
 	pf.BoolVarP(&g.Yes, "yes", "y", false, "answer yes to confirmations (for CI)")
 
-	// Every command is registered here, in help order.
+	// Every command is registered here, in help order. The verbs that
+	// change the fleet are marked here (mutates), and take the fleet lock
+	// in cmdutil.Mutates; deploy takes it in the rollout executor, secret
+	// rotate in its rotation store — the same lock (internal/rollout).
 	cmd.AddCommand(
 		plan.NewCmdPlan(f, nil),
-		stack.NewCmdUp(f, nil),
+		mutates(f, stack.NewCmdUp(f, nil), "", "up", true),
 		stack.NewCmdPreview(f, nil),
 		stack.NewCmdStatus(f, nil),
-		stack.NewCmdDestroy(f, nil),
+		mutates(f, stack.NewCmdDestroy(f, nil), "", "destroy", true),
 		stack.NewCmdUnlock(f, nil),
 		deploy.NewCmdDeploy(f, nil),
-		routercmd.NewCmdRouter(f, nil),
+		mutates(f, routercmd.NewCmdRouter(f, nil), "canary", "router canary", false),
 		rollout.NewCmdRollout(f, nil),
 		route.NewCmdRoute(f, nil),
 		route.NewCmdCapacity(f, nil),
@@ -84,14 +92,36 @@ Exit codes: 0 ok, 1 error, 2 findings (drift, quota, isolation),
 		health.NewCmdHealth(f, nil),
 		observability.NewCmdObservability(f, nil),
 		route.NewCmdLanes(f, nil),
-		cell.NewCmdCell(f),
-		lifecycle.NewCmdDrain(f, nil),
-		lifecycle.NewCmdUndrain(f, nil),
-		lifecycle.NewCmdMigrate(f, nil),
+		mutates(f, cell.NewCmdCell(f), "add", "cell add", false),
+		mutates(f, lifecycle.NewCmdDrain(f, nil), "", "drain", true),
+		mutates(f, lifecycle.NewCmdUndrain(f, nil), "", "undrain", false),
+		mutates(f, lifecycle.NewCmdMigrate(f, nil), "", "migrate", false),
 		drift.NewCmdDrift(f, nil),
 		simulator.NewCmdSim(f),
 		secret.NewCmdSecret(f),
 	)
+	return cmd
+}
+
+// mutates marks cmd (or its subcommand sub) as the fleet-changing verb,
+// with the emergency override flag when override. It returns cmd.
+func mutates(f *cmdutil.Factory, cmd *cobra.Command, sub, verb string, override bool) *cobra.Command {
+	target := cmd
+	if sub != "" {
+		target = nil
+		for _, c := range cmd.Commands() {
+			if c.Name() == sub {
+				target = c
+			}
+		}
+		if target == nil {
+			panic("cellctl: " + cmd.Name() + " has no subcommand " + sub)
+		}
+	}
+	if override {
+		cmdutil.AddOverrideFlag(target)
+	}
+	cmdutil.Mutates(f, target, verb)
 	return cmd
 }
 

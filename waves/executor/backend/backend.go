@@ -1,5 +1,5 @@
 // Package backend is the rollout executor's Store over internal/rollout:
-// the one-rollout lock is rollout.Store's (create-if-absent in the Pulumi
+// the lock is the fleet lock, rollout.Store's (create-if-absent in the Pulumi
 // backend, file:// or s3://, holder with a nonce, tombstoned abandon), and
 // the executor's records (the one record type) are JSON objects under
 // rollout.RecordPrefix in the same bucket, so a CI job on another machine
@@ -49,7 +49,9 @@ func key(id string) (string, error) {
 func (b *Store) Load(ctx context.Context, id string) (*executor.Record, error) {
 	k, err := key(id)
 	if err != nil {
-		return nil, err
+		// Only rollouts have records: another holder's id (a drain's
+		// op-…, "unreadable") has none.
+		return nil, fmt.Errorf("%w: %w", executor.ErrNoRecord, err)
 	}
 	data, err := b.s.ReadBucket().ReadAll(ctx, k)
 	if gcerrors.Code(err) == gcerrors.NotFound {
@@ -82,23 +84,13 @@ func (b *Store) Save(ctx context.Context, r *executor.Record) error {
 	return nil
 }
 
-func toRollout(h executor.Holder) rollout.Holder {
-	return rollout.Holder{RolloutID: h.RolloutID, Host: h.Host, PID: h.PID, Started: h.Started, Nonce: h.Nonce}
-}
-
-func fromRollout(h rollout.Holder) executor.Holder {
-	return executor.Holder{RolloutID: h.RolloutID, Host: h.Host, PID: h.PID, Started: h.Started, Nonce: h.Nonce}
-}
-
-// Lock takes the fleet's rollout lock.
+// Lock takes the fleet lock (the one lock of every verb that changes the
+// fleet) for h.
 func (b *Store) Lock(ctx context.Context, h executor.Holder) error {
-	if h.Nonce == "" {
-		return errors.New("rollout lock: a holder needs a nonce")
-	}
-	l, err := b.s.Acquire(ctx, toRollout(h))
+	l, err := b.s.Acquire(ctx, h)
 	var held *rollout.HeldError
 	if errors.As(err, &held) {
-		return &executor.LockedError{Holder: fromRollout(held.Holder)}
+		return &executor.LockedError{Holder: held.Holder}
 	}
 	if err != nil {
 		return err
@@ -121,18 +113,9 @@ func (b *Store) Unlock(ctx context.Context, h executor.Holder) error {
 	return l.Release(ctx)
 }
 
-// BreakLock removes the lock if it is still held by exactly held. The
-// check and rollout.Store.Abandon (whose tombstone per holder nonce makes
-// concurrent abandons of one holder safe) leave only the window between
-// this read and Abandon's own read of the holder.
+// BreakLock removes the lock if it is still held by exactly held
+// (rollout.Store.Break: same nonce, through the tombstone that makes
+// concurrent breaks of one holder safe).
 func (b *Store) BreakLock(ctx context.Context, held executor.Holder) error {
-	cur, err := b.s.Holder(ctx)
-	if err != nil {
-		return err
-	}
-	if cur == nil || cur.Nonce != held.Nonce {
-		return nil // gone already, or someone else's now: Lock will say whose
-	}
-	_, err = b.s.Abandon(ctx, held.RolloutID)
-	return err
+	return b.s.Break(ctx, held)
 }

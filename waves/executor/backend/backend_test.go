@@ -23,7 +23,7 @@ func open(t *testing.T) (*Store, *rollout.Store) {
 }
 
 func holder(id string, pid int, nonce string) executor.Holder {
-	return executor.Holder{RolloutID: id, Host: "ci-1", PID: pid, Started: time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC), Nonce: nonce}
+	return executor.Holder{ID: id, Host: "ci-1", PID: pid, Started: time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC), Nonce: nonce}
 }
 
 func TestRecordsRoundTrip(t *testing.T) {
@@ -115,7 +115,7 @@ func TestExecutorOverTheBackend(t *testing.T) {
 	other.Desired = map[string]executor.CellConfig{"cell-a": {Image: "app:v3"}, "cell-b": {Image: "app:v3"}}
 	_, err := job().Run(ctx, other, executor.Options{Host: "laptop", PID: 2})
 	var le *executor.LockedError
-	if !errors.As(err, &le) || le.Holder.RolloutID != plan.ID() || le.State != executor.Paused {
+	if !errors.As(err, &le) || le.Holder.ID != plan.ID() || le.State != executor.Paused {
 		t.Fatalf("another rollout while paused: %v", err)
 	}
 	out, err := job().Run(ctx, plan, executor.Options{Host: "ci-2", PID: 3, Wave: "rest"})

@@ -14,13 +14,40 @@ import (
 	"github.com/cellctl/cellctl/waves/executor"
 )
 
+// Unreadable is a record List found but could not read.
+type Unreadable struct {
+	ID  string
+	Key string
+	Err error
+}
+
+// UnreadableError names the records List could not read. List returns it
+// beside every record it could read: one damaged record hides no other.
+type UnreadableError struct {
+	Records []Unreadable
+}
+
+func (e *UnreadableError) Error() string {
+	var b strings.Builder
+	for i, u := range e.Records {
+		if i > 0 {
+			b.WriteString("; ")
+		}
+		fmt.Fprintf(&b, "rollout %s cannot be read (%s: %v)", u.ID, u.Key, u.Err)
+	}
+	b.WriteString(": restore the object from the backend's versioning or backup; remove it only if that rollout is over and its history is not needed")
+	return b.String()
+}
+
 // List reads every executor rollout record in the backend, newest start
 // first. A key that is not a record id this package writes (the older
-// internal/rollout records share the prefix) is skipped; a record that
-// does not read is an error naming it.
+// internal/rollout records share the prefix) is skipped. A record that
+// does not read is named in an *UnreadableError, returned with all the
+// records that did read.
 func (b *Store) List(ctx context.Context) ([]*executor.Record, error) {
 	it := b.s.ReadBucket().List(&blob.ListOptions{Prefix: rollout.RecordPrefix})
 	var out []*executor.Record
+	var bad []Unreadable
 	for {
 		obj, err := it.Next(ctx)
 		if errors.Is(err, io.EOF) {
@@ -35,10 +62,14 @@ func (b *Store) List(ctx context.Context) ([]*executor.Record, error) {
 		}
 		r, err := b.Load(ctx, id)
 		if err != nil {
-			return nil, err
+			bad = append(bad, Unreadable{ID: id, Key: obj.Key, Err: err})
+			continue
 		}
 		out = append(out, r)
 	}
 	sort.SliceStable(out, func(i, j int) bool { return out[i].Started.After(out[j].Started) })
+	if len(bad) > 0 {
+		return out, &UnreadableError{Records: bad}
+	}
 	return out, nil
 }

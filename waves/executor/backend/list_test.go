@@ -2,6 +2,7 @@ package backend
 
 import (
 	"context"
+	"errors"
 	"testing"
 	"time"
 
@@ -31,7 +32,12 @@ func TestListIsNewestFirstAndSkipsForeignKeys(t *testing.T) {
 	if err := bucket.WriteAll(ctx, rollout.RecordPrefix+"r-000000000003.json", []byte("{"), nil); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.List(ctx); err == nil {
-		t.Error("a corrupt record was listed silently")
+	got, err = s.List(ctx)
+	var ue *UnreadableError
+	if !errors.As(err, &ue) || len(ue.Records) != 1 || ue.Records[0].ID != "r-000000000003" {
+		t.Fatalf("a corrupt record: %v, want an UnreadableError naming r-000000000003", err)
+	}
+	if len(got) != 2 || got[0].ID != "r-000000000002" {
+		t.Errorf("a corrupt record hid the readable ones: %+v", got)
 	}
 }

@@ -1,0 +1,142 @@
+package cmdutil
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os/user"
+	"sync"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/cellctl/cellctl/internal/outcome"
+	"github.com/cellctl/cellctl/internal/rollout"
+)
+
+// LockAnnotation marks a command that changes the fleet; its value is the
+// verb the fleet lock's holder names ("up", "drain", …). Mutates sets it.
+const LockAnnotation = "cellctl/fleet-lock"
+
+// OverrideFlag is the emergency override of the fleet lock (up, destroy,
+// drain): the run goes ahead while another run holds the fleet, and the
+// override is logged to stderr and recorded in the backend.
+const OverrideFlag = "override-lock-for-emergency"
+
+// fleetLock is the process's hold on the fleet lock: taken once per
+// process (the first mutating verb), so a verb that runs another inside it
+// reuses the hold instead of refusing itself.
+type fleetLock struct {
+	mu    sync.Mutex
+	depth int
+	lock  *rollout.Lock
+	store *rollout.Store
+}
+
+// Mutates marks cmd as a verb that changes the fleet (stacks, routing
+// table, waves, secrets) and makes its RunE take the fleet lock first —
+// the one place a command acquires it. A --dry-run never takes it (it
+// writes nothing). With OverrideFlag defined on cmd and set, a held lock
+// is logged and recorded instead of refusing. The verbs the rollout
+// executor runs (deploy) take the same lock through its Store instead.
+func Mutates(f *Factory, cmd *cobra.Command, verb string) *cobra.Command {
+	if cmd.Annotations == nil {
+		cmd.Annotations = map[string]string{}
+	}
+	cmd.Annotations[LockAnnotation] = verb
+	run := cmd.RunE
+	cmd.RunE = func(c *cobra.Command, args []string) error {
+		if dry, err := c.Flags().GetBool("dry-run"); err == nil && dry {
+			return run(c, args)
+		}
+		override, _ := c.Flags().GetBool(OverrideFlag)
+		release, err := f.LockFleet(c.Context(), verb, override)
+		if err != nil {
+			return err
+		}
+		defer release()
+		return run(c, args)
+	}
+	return cmd
+}
+
+// AddOverrideFlag defines OverrideFlag on cmd.
+func AddOverrideFlag(cmd *cobra.Command) {
+	cmd.Flags().Bool(OverrideFlag, false, "EMERGENCY: run even while another operation (a rollout) holds the fleet lock; logged to stderr and recorded in the backend")
+}
+
+// LockFleet takes the fleet lock for verb, in the backend of the fleet's
+// engine, and returns its release. Another holder is an exit-4
+// outcome.LockedError naming its id, verb, host, pid and start, and how to
+// clear it when it is stale or unreadable — unless override, which logs the
+// override (who, when, over whom) to stderr and into the backend and goes
+// ahead without the lock. Nested calls in one process share one hold.
+func (f *Factory) LockFleet(ctx context.Context, verb string, override bool) (release func(), err error) {
+	f.lock.mu.Lock()
+	defer f.lock.mu.Unlock()
+	if f.lock.lock != nil {
+		f.lock.depth++
+		return f.releaseFleet, nil
+	}
+	if f.lock.store == nil {
+		if f.OpenLockStore != nil {
+			f.lock.store, err = f.OpenLockStore(ctx)
+		} else {
+			f.lock.store, err = f.openLockStore(ctx)
+		}
+		if err != nil {
+			return nil, err
+		}
+	}
+	me := rollout.Me(verb, rollout.NewID(), time.Now())
+	l, err := f.lock.store.Acquire(ctx, me)
+	var held *rollout.HeldError
+	switch {
+	case err == nil:
+		f.lock.lock, f.lock.depth = l, 1
+		return f.releaseFleet, nil
+	case !errors.As(err, &held):
+		return nil, err
+	case !override:
+		return nil, outcome.Locked("", fmt.Errorf("`cellctl %s` changes the fleet and waits for no one: %w", verb, held))
+	}
+	who := "unknown"
+	if u, uerr := user.Current(); uerr == nil {
+		who = u.Username
+	}
+	key, rerr := f.lock.store.Override(ctx, me, held.Holder, who)
+	if rerr != nil {
+		// An override nobody can audit is not taken.
+		return nil, fmt.Errorf("--%s: %w; nothing was changed", OverrideFlag, rerr)
+	}
+	fmt.Fprintf(f.IO.ErrOut, "EMERGENCY OVERRIDE: %s@%s (pid %d) runs `cellctl %s` at %s while the fleet is held by %s; recorded in the backend as %s\n",
+		who, me.Host, me.PID, verb, me.Started.Format(time.RFC3339), held.Holder, key)
+	return func() {}, nil
+}
+
+// releaseFleet gives up one nested hold; the last releases the lock.
+func (f *Factory) releaseFleet() {
+	f.lock.mu.Lock()
+	defer f.lock.mu.Unlock()
+	if f.lock.depth--; f.lock.depth > 0 || f.lock.lock == nil {
+		return
+	}
+	if err := f.lock.lock.Release(context.Background()); err != nil {
+		fmt.Fprintf(f.IO.ErrOut, "could not release the fleet lock: %v; `cellctl deploy --abandon %s` clears it\n", err, f.lock.lock.Holder.ID)
+	}
+	f.lock.lock = nil
+}
+
+// openLockStore opens the fleet lock in the backend the fleet's engine
+// uses (--backend, $PULUMI_BACKEND_URL or the fleet's .cellctl/state).
+func (f *Factory) openLockStore(ctx context.Context) (*rollout.Store, error) {
+	fl, err := f.Fleet()
+	if err != nil {
+		return nil, err
+	}
+	eng, err := f.Engine(fl, nil)
+	if err != nil {
+		return nil, err
+	}
+	return rollout.Open(ctx, eng.Backend())
+}
