@@ -55,6 +55,11 @@ Exit codes: 0 ok, 1 error, 2 findings (drift, quota, isolation),
 			if g.Parallel < 1 {
 				return fmt.Errorf("--parallel must be at least 1, got %d", g.Parallel)
 			}
+			// Whatever a killed cellctl left in $TMPDIR (its run directory:
+			// workspaces, scratch backends, pulumi output) goes first, at
+			// the start of any command, so a kill -9 never leaves state on
+			// disk past the next run.
+			f.SweepTemp()
 			return nil
 		},
 	}

@@ -94,7 +94,7 @@ same canary as its router step; ` + "`cellctl up router`" + ` is the ungated for
 	fl.StringVar(&o.Max5xx, "max-5xx", "<= 1%", "the staging distribution's 5xx rate threshold")
 	fl.StringVar(&o.MaxErrors, "max-function-errors", "<= 0", "the edge function's error count threshold over a bake")
 	fl.BoolVar(&o.Canary.Discard, "discard", false, "only revert the staging distribution to what the primary runs")
-	fl.Float64Var(&o.BakeScale, "bake-scale", 0, "multiply bakes and poll (rehearsals on --cloud sim only)")
+	cmdutil.BakeScaleVar(fl, &o.BakeScale, "multiply bakes and poll (rehearsals on --cloud sim only)")
 	return cmd
 }
 
@@ -107,7 +107,7 @@ func CanaryRun(ctx context.Context, o *CanaryOptions) error {
 		if o.Cloud != cmdutil.CloudSim {
 			return fmt.Errorf("--bake-scale is for rehearsals on the simulated cloud (--cloud sim); on %s the canary bakes as its flags say", o.Cloud)
 		}
-		if o.BakeScale < 0 || o.BakeScale > 1 {
+		if !(o.BakeScale > 0 && o.BakeScale <= 1) {
 			return fmt.Errorf("--bake-scale %g: allowed is more than 0 and at most 1", o.BakeScale)
 		}
 		for _, d := range []*time.Duration{&o.Canary.HeaderBake, &o.Canary.WeightBake, &o.Canary.Poll} {
