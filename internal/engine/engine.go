@@ -249,7 +249,7 @@ func (e *Engine) open(ctx context.Context, name string, create bool, mode access
 	if err != nil {
 		return nil, err
 	}
-	dir, err := mkdirTemp("cellctl-"+name+"-")
+	dir, err := mkdirTemp("cellctl-" + name + "-")
 	if err != nil {
 		if scratch != "" {
 			_ = os.RemoveAll(scratch)

@@ -433,8 +433,8 @@ func TestStaleOrMissingNowIsAFinding(t *testing.T) {
 		want string
 	}{
 		"nothing published for 4 minutes": {minute{requests: 600, healthy: 2, p99Seconds: 0.1, quietFor: 4 * time.Minute}, "now unreadable: the newest datapoint is 4m0s old"},
-		"no requests for 4 minutes":        {minute{requests: 600, healthy: 2, p99Seconds: 0.1, idleFor: 4 * time.Minute}, "now unreadable: the newest RequestCount datapoint is 4m0s old"},
-		"no requests in the window":        {minute{requests: 0, healthy: 2}, "now unreadable: no RequestCount datapoint in the window"},
+		"no requests for 4 minutes":       {minute{requests: 600, healthy: 2, p99Seconds: 0.1, idleFor: 4 * time.Minute}, "now unreadable: the newest RequestCount datapoint is 4m0s old"},
+		"no requests in the window":       {minute{requests: 0, healthy: 2}, "now unreadable: no RequestCount datapoint in the window"},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
