@@ -23,6 +23,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"time"
 
 	"github.com/cellctl/cellctl/internal/fleet"
@@ -108,6 +109,28 @@ func (o Options) WithDefaults() Options {
 	for _, s := range signal.Edge {
 		if !o.Thresholds.Get(s.Name).IsSet() {
 			o.Thresholds.Set(s.Name, s.Default)
+		}
+	}
+	return o
+}
+
+// Scaled is the canary of a rehearsal (--bake-scale f, 0 < f ≤ 1): its
+// bakes and poll shortened by f (at least a second), and its minimum
+// request counts with them — a shorter bake sees proportionally fewer
+// requests, so an unscaled minimum (500) could never be met and every
+// rehearsal of an edge change was inconclusive.
+func (o Options) Scaled(f float64) Options {
+	if !(f > 0 && f < 1) {
+		return o
+	}
+	for _, d := range []*time.Duration{&o.HeaderBake, &o.WeightBake, &o.Poll} {
+		if *d > 0 {
+			*d = max(time.Second, time.Duration(float64(*d)*f))
+		}
+	}
+	for _, n := range []*int{&o.HeaderMinRequests, &o.WeightMinRequests} {
+		if *n > 0 {
+			*n = max(1, int(math.Ceil(float64(*n)*f)))
 		}
 	}
 	return o
@@ -272,7 +295,8 @@ func (c *run) bake(ctx context.Context, t canary.Traffic, d time.Duration, minRe
 	reader, err := c.env.Reader(ctx, signal.MetricsRegion)
 	if err != nil {
 		c.res.Steps = append(c.res.Steps, step)
-		return c.halt(ctx, t.Phase, fmt.Sprintf("cannot read CloudWatch in %s: %v", signal.MetricsRegion, err))
+		return c.halt(ctx, t.Phase, fmt.Sprintf("cannot read CloudWatch in %s: %v", signal.MetricsRegion, err),
+			"the canary could not be judged (its metrics were unreadable): fix the read, then run `cellctl router canary` again")
 	}
 	clock := c.env.Clock
 	if clock == nil {
@@ -297,13 +321,20 @@ func (c *run) bake(ctx context.Context, t canary.Traffic, d time.Duration, minRe
 		return fmt.Errorf("router canary: %s phase interrupted: %w (the staging distribution still runs %s; run `cellctl router canary` again, or `cellctl router canary --discard`)", t.Phase, err, c.res.Candidate)
 	}
 	if res.Decision != gate.Promote {
-		return c.halt(ctx, t.Phase, res.Reason)
+		next := "fix the routing table or the edge handler, then run `cellctl router canary` again"
+		if res.Verdict == gate.Inconclusive {
+			// Too little traffic (or no verdict yet) says nothing about the
+			// table or the handler: say so, and what would conclude it.
+			next = fmt.Sprintf("the canary was inconclusive, not failed (nothing shows the routing table or the edge handler is wrong): "+
+				"run `cellctl router canary` again with a longer bake or more traffic, or lower its minimum (--header-min-requests / --weight-min-requests, now %d)", minRequests)
+		}
+		return c.halt(ctx, t.Phase, res.Reason, next)
 	}
 	return nil
 }
 
 // halt discards the canary and returns the halt (exit 3).
-func (c *run) halt(ctx context.Context, phase canary.Phase, reason string) error {
+func (c *run) halt(ctx context.Context, phase canary.Phase, reason, next string) error {
 	c.res.Reason = reason
 	if err := c.discard(ctx); err != nil {
 		return fmt.Errorf("router canary: the %s phase failed (%s) and reverting the staging distribution failed: %w; run `cellctl router canary --discard`", phase, reason, err)
@@ -312,7 +343,7 @@ func (c *run) halt(ctx context.Context, phase canary.Phase, reason string) error
 	return &outcome.HaltedError{
 		Wave: "router",
 		Err:  fmt.Errorf("router canary halted in its %s phase: %s; the staging distribution was reverted to %s and the primary never ran %s", phase, reason, c.res.Primary, c.res.Candidate),
-		Next: "fix the routing table or the edge handler, then run `cellctl router canary` again",
+		Next: next,
 	}
 }
 

@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"time"
 
 	"github.com/spf13/cobra"
 
@@ -110,9 +109,7 @@ func CanaryRun(ctx context.Context, o *CanaryOptions) error {
 		if !(o.BakeScale > 0 && o.BakeScale <= 1) {
 			return fmt.Errorf("--bake-scale %g: allowed is more than 0 and at most 1", o.BakeScale)
 		}
-		for _, d := range []*time.Duration{&o.Canary.HeaderBake, &o.Canary.WeightBake, &o.Canary.Poll} {
-			*d = max(time.Second, time.Duration(float64(*d)*o.BakeScale))
-		}
+		o.Canary = o.Canary.WithDefaults().Scaled(o.BakeScale)
 	}
 	if err := o.Canary.WithDefaults().Validate(); err != nil {
 		return err
