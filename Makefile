@@ -84,7 +84,7 @@ lint-workflows: $(BIN)/actionlint
 # Benchmarks: routing, loaders, plan, and the engine on the simulated cloud
 # (BenchmarkFleetUp takes a few minutes). Numbers are in docs/BENCHMARKS.md.
 bench: build pulumi
-	$(GO) test -run '^$$' -bench . -benchmem ./router/... ./internal/plan ./internal/sim ./waves/...
+	$(GO) test -run '^$$' -bench . -benchmem ./router/... ./internal/plan ./internal/sim ./internal/quota ./internal/health ./waves/...
 	$(GO) test -run '^$$' -bench . -benchtime 1x -timeout 60m ./internal/e2e
 	$(NODE) router/edge/bench.js
 	$(NODE) router/edge/bench_lanes.js

@@ -46,6 +46,12 @@ const DefaultBake = 10 * time.Minute
 // MaxBake bounds a bake so a typo ("300h") cannot stall a rollout for weeks.
 const MaxBake = 24 * time.Hour
 
+// MinBake is the shortest bake the gate can judge: one metric period (the
+// gate reads CloudWatch in whole minutes). A shorter bake reads an empty
+// window (GetMetricData refuses StartTime = EndTime), so a good release
+// would be breached and rolled back; a bake must also cover one poll.
+const MinBake = time.Minute
+
 // Gate defaults and bounds.
 const (
 	DefaultPoll        = 30 * time.Second
@@ -186,6 +192,7 @@ func Parse(file string, data []byte) (*Plan, error) {
 	}
 	plan := &Plan{File: file}
 	defBake := DefaultBake
+	defBakeLine, defBakeField := 0, ""
 	base := DefaultGate()
 	var wavesNode, gateNode *yaml.Node
 	for _, p := range diag.Pairs(file, "", root, &errs) {
@@ -195,7 +202,7 @@ func Parse(file string, data []byte) (*Plan, error) {
 				switch d.Key.Value {
 				case "bake":
 					if b, ok := parseBake(file, "defaults.bake", d.Value, &errs); ok {
-						defBake = b
+						defBake, defBakeLine, defBakeField = b, d.Value.Line, "defaults.bake"
 					}
 				case "gates":
 					if g, ok := parseGates(file, "defaults.gates", d.Value, &errs); ok {
@@ -232,6 +239,7 @@ func Parse(file string, data []byte) (*Plan, error) {
 	for i, wn := range wavesNode.Content {
 		field := fmt.Sprintf("waves[%d]", i)
 		w := Wave{Bake: defBake, Gate: base.clone(), Line: wn.Line}
+		bakeLine, bakeField := defBakeLine, defBakeField
 		var sawName, sawCells bool
 		var parallelKey string
 		var gatesNode, waveGateNode *yaml.Node
@@ -269,7 +277,7 @@ func Parse(file string, data []byte) (*Plan, error) {
 				}
 			case "bake":
 				if b, ok := parseBake(file, kf, p.Value, &errs); ok {
-					w.Bake = b
+					w.Bake, bakeLine, bakeField = b, p.Value.Line, kf
 				}
 			case "gates":
 				gatesNode = p.Value
@@ -302,6 +310,14 @@ func Parse(file string, data []byte) (*Plan, error) {
 		}
 		if waveGateNode != nil {
 			w.Gate = parseGate(file, field+".gate", waveGateNode, w.Gate, &errs)
+		}
+		if w.Bake < w.Gate.Poll {
+			// The gate polls every Poll: a shorter bake ends before its
+			// first reading.
+			if bakeField == "" {
+				bakeLine, bakeField = wn.Line, field+".bake"
+			}
+			errs.Add(file, bakeLine, bakeField, "%s is shorter than the gate's poll (%s) of wave %s: a bake must cover at least one poll", w.Bake, w.Gate.Poll, w.Name)
 		}
 		if wn.Kind == yaml.MappingNode {
 			if !sawName {
@@ -422,8 +438,8 @@ func parseBake(file, field string, n *yaml.Node, errs *diag.List) (time.Duration
 	if !ok {
 		return 0, false
 	}
-	if d < 0 || d > MaxBake {
-		errs.Add(file, n.Line, field, "must be between 0s and %s, got %s", "24h", n.Value)
+	if d < MinBake || d > MaxBake {
+		errs.Add(file, n.Line, field, "must be between %s and %s (a bake must cover at least one metric period and one poll), got %s", "1m", "24h", n.Value)
 		return 0, false
 	}
 	return d, true

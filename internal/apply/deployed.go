@@ -100,3 +100,10 @@ func compareDeployed(c *fleet.Cell, outs map[string]any) error {
 	}
 	return errors.Join(errs...)
 }
+
+// neverCompleted reports whether a stack's outputs are those of a stack
+// whose every up failed: pulumi registers a stack's outputs only when its
+// program completes, so a cell whose first up failed part way (its VPC
+// created, its fifth Elastic IP refused) has a stack with no outputs. Such
+// a cell is still being created: the quota preflight checks it again.
+func neverCompleted(outs map[string]any) bool { return len(outs) == 0 }

@@ -24,9 +24,9 @@ func quotaPreflight(ctx context.Context, env *Env, eng Engine, names []string) e
 			fresh = append(fresh, n)
 			continue
 		}
-		_, err := r.DeployedOutputs(ctx, n)
+		outs, err := r.DeployedOutputs(ctx, n)
 		switch {
-		case errors.Is(err, stackrun.ErrNotDeployed):
+		case errors.Is(err, stackrun.ErrNotDeployed), err == nil && neverCompleted(outs):
 			fresh = append(fresh, n)
 		case err != nil:
 			return fmt.Errorf("%s: cannot tell whether the cell exists before the quota check, nothing was changed: %w", n, err)

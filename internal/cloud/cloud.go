@@ -142,7 +142,11 @@ func (b *Bundle) AWS(ctx context.Context) (AWSAccess, error) {
 			return
 		}
 		var stop func()
-		b.aws, stop, b.awsErr = b.start(ctx)
+		// The server lives as long as the bundle (Close stops it), not as
+		// long as the first caller's context: health --watch's first read
+		// ran under a context cancelled when that read ended, and every
+		// later update found the endpoint refusing connections.
+		b.aws, stop, b.awsErr = b.start(context.WithoutCancel(ctx))
 		if stop != nil {
 			b.mu.Lock()
 			b.stops = append(b.stops, stop)

@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+	"time"
 )
 
 func TestAWSUsesTheDefaultChain(t *testing.T) {
@@ -126,4 +127,25 @@ func TestTargetKeepsTheSessionToken(t *testing.T) {
 	if err != nil || creds.SessionToken != "chain-token" || creds.AccessKeyID != "ASIACHAIN" {
 		t.Fatalf("default-chain credentials = %+v, %v", creds, err)
 	}
+}
+
+// The simulator's API outlives the context of the call that started it.
+func TestSimAWSOutlivesTheFirstCallersContext(t *testing.T) {
+	b, err := New(Sim, t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	ctx, cancel := context.WithCancel(context.Background())
+	access, err := b.AWS(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cancel()
+	time.Sleep(50 * time.Millisecond)
+	resp, err := http.Get(access.Endpoint)
+	if err != nil {
+		t.Fatalf("the API stopped with the first caller's context: %v", err)
+	}
+	resp.Body.Close()
 }

@@ -283,10 +283,7 @@ func Run(ctx context.Context, env *Env, o Options) (*Result, error) {
 		Host: o.Host, PID: o.PID, Alive: o.Alive, Stop: o.Stop}
 	if env.Fleet.Router != nil {
 		rc := RouterCanaryEnv(env)
-		co := o.RouterCanary.WithDefaults()
-		if o.BakeScale > 0 && o.BakeScale != 1 {
-			co.HeaderBake, co.WeightBake, co.Poll = scaled(co.HeaderBake, o.BakeScale), scaled(co.WeightBake, o.BakeScale), scaled(co.Poll, o.BakeScale)
-		}
+		co := o.RouterCanary.WithDefaults().Scaled(o.BakeScale)
 		opts.Router = func(ctx context.Context) error {
 			if err := checkTable(ctx, env); err != nil {
 				return err

@@ -70,6 +70,7 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
+	missingState(f, parts)
 	// Keep the check order of Kinds whatever order the flags gave.
 	var ordered []Kind
 	for _, k := range Kinds {
@@ -78,4 +79,47 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 		}
 	}
 	return Build(ordered, failOn, ids, parts...), nil
+}
+
+// missingState turns "not deployed" into a finding for a cell the routing
+// table sends tenants to: a routed cell without state is one whose state
+// was lost (its resources are likely live), and advising `cellctl up`
+// would create a second copy beside them. Fail closed: it is exit 2 with
+// how to recover, never "nothing to compare".
+func missingState(f *fleet.Fleet, parts []Part) {
+	routed := routedCells(f)
+	finding := func(kind Kind, id string) Finding {
+		return Finding{Kind: kind, Cell: id, Status: StatusMissingState,
+			Detail: fmt.Sprintf("the routing table sends %d bucket(s) to %s but the backend holds no state for its stack: its resources are likely live", routed[id], id),
+			Next: fmt.Sprintf("restore the stack's state from a backup (`pulumi stack import --stack %s --file <backup>`; a file backend keeps copies under .pulumi/backups and .pulumi/history) "+
+				"or import the live resources into it (`pulumi import`); do not run `cellctl up %s` before: it would create the cell again beside the live one", id, id)}
+	}
+	for i := range parts {
+		p := &parts[i]
+		kept := p.Findings[:0]
+		for _, fd := range p.Findings {
+			if fd.Status == StatusNotDeployed && routed[fd.Cell] > 0 {
+				fd = finding(fd.Kind, fd.Cell)
+			}
+			kept = append(kept, fd)
+		}
+		p.Findings = kept
+		for _, id := range p.NoState {
+			if routed[id] > 0 {
+				p.Findings = append(p.Findings, finding(KindCloud, id))
+			}
+		}
+	}
+}
+
+// routedCells counts the buckets the routing table gives each cell.
+func routedCells(f *fleet.Fleet) map[string]int {
+	out := map[string]int{}
+	if f.Routing == nil {
+		return out
+	}
+	for b := 0; b < f.Routing.Buckets(); b++ {
+		out[f.Routing.CellOf(b)]++
+	}
+	return out
 }

@@ -73,6 +73,7 @@ func Cloud(ctx context.Context, ids []string, r CloudReader, pol *Policy, parall
 		switch {
 		case errors.Is(errs[i], stackrun.ErrNotDeployed):
 			part.Notes = append(part.Notes, fmt.Sprintf("%s is not deployed: nothing in the cloud to compare", id))
+			part.NoState = append(part.NoState, id)
 			continue
 		case errs[i] != nil:
 			part.Findings = append(part.Findings, Finding{Kind: KindCloud, Cell: id, Status: StatusNotChecked,

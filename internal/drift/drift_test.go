@@ -429,3 +429,35 @@ func TestReportWorstFirstAndFailOn(t *testing.T) {
 		t.Errorf("table:\n%s", tbl.String())
 	}
 }
+
+// A routed cell whose state is gone is a finding (exit 2) saying how to
+// recover — never "not deployed: nothing to compare", never advice to
+// create it again.
+func TestRoutedCellWithoutStateIsAFinding(t *testing.T) {
+	f, err := fleet.Load("../..") // the demo fleet: routing.json routes every cell
+	if err != nil {
+		t.Fatal(err)
+	}
+	if routedCells(f)["cell-d"] == 0 {
+		t.Fatal("the test fleet's routing table must route cell-d")
+	}
+	fc := &fakeCloud{errs: map[string]error{"cell-d": stackrun.ErrNotDeployed}}
+	dep := fakeDeployed{"cell-a": f.Cell("cell-a").Cell, "cell-b": f.Cell("cell-b").Cell, "cell-c": f.Cell("cell-c").Cell}
+	rep, err := Run(context.Background(), Options{Fleet: f, Parallel: 2, Cloud: fc, Deployed: dep, Secrets: fakeSecrets{}, Checks: []Kind{KindBehind, KindCloud}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	kinds := map[Kind]bool{}
+	for _, fd := range rep.Findings {
+		if fd.Cell != "cell-d" {
+			continue
+		}
+		if fd.Status != StatusMissingState || !strings.Contains(fd.Next, "restore") || strings.Contains(fd.Next, "creates it") {
+			t.Errorf("%s finding %+v, want missing_state with how to restore", fd.Kind, fd)
+		}
+		kinds[fd.Kind] = true
+	}
+	if !kinds[KindBehind] || !kinds[KindCloud] || rep.Failing() == 0 {
+		t.Errorf("both checks must find cell-d (found %v), failing %d", kinds, rep.Failing())
+	}
+}

@@ -43,6 +43,9 @@ const (
 	// behind
 	StatusChanged     = "changed"      // deployed value ≠ repo value (behind), live ≠ state (cloud)
 	StatusNotDeployed = "not_deployed" // declared in the repo, never deployed
+	// StatusMissingState: the routing table sends tenants to the cell but
+	// the backend holds no state for it — its resources are likely live.
+	StatusMissingState = "missing_state"
 	// cloud
 	StatusDeleted    = "deleted"     // gone from the cloud
 	StatusNotChecked = "not_checked" // could not be read: unknown, never clean
@@ -226,4 +229,6 @@ type Part struct {
 	Ignored map[string]int
 	// Images holds each cell's [deployed, repo] image (behind).
 	Images map[string][2]string
+	// NoState lists the cells the check found without state (cloud).
+	NoState []string
 }

@@ -34,7 +34,7 @@ func startBackground(t *testing.T, dir string, args ...string) <-chan result {
 
 // workspaces reports whether a run of stack has its workspace open.
 func workspaceOpen(dir, stack string) bool {
-	m, _ := filepath.Glob(filepath.Join(tmpDirOf(dir), "cellctl-"+stack+"-*"))
+	m, _ := filepath.Glob(filepath.Join(tmpDirOf(dir), "cellctl-run-*", "cellctl-"+stack+"-*"))
 	return len(m) > 0
 }
 

@@ -254,7 +254,7 @@ func (e *Engine) open(ctx context.Context, name string, create bool, mode access
 	if err != nil {
 		return nil, err
 	}
-	dir, err := os.MkdirTemp("", "cellctl-"+name+"-")
+	dir, err := mkdirTemp("cellctl-" + name + "-")
 	if err != nil {
 		if scratch != "" {
 			_ = os.RemoveAll(scratch)
@@ -445,7 +445,7 @@ func (e *Engine) stacksInBackend(ctx context.Context) (map[string]bool, error) {
 
 // probeWorkspace is a workspace on backend that selects no stack.
 func (e *Engine) probeWorkspace(ctx context.Context, backend string) (auto.Workspace, func(), error) {
-	dir, err := os.MkdirTemp("", "cellctl-probe-")
+	dir, err := mkdirTemp("cellctl-probe-")
 	if err != nil {
 		return nil, nil, err
 	}
@@ -474,7 +474,7 @@ func (e *Engine) probeWorkspace(ctx context.Context, backend string) (auto.Works
 // a copy of the state of those the fleet's backend holds (have), an empty
 // stack for the others.
 func (e *Engine) scratchBackend(ctx context.Context, have map[string]bool) (string, error) {
-	dir, err := os.MkdirTemp("", "cellctl-scratch-backend-")
+	dir, err := mkdirTemp("cellctl-scratch-backend-")
 	if err != nil {
 		return "", err
 	}

@@ -20,7 +20,7 @@ func (e *Engine) PreparePlugins(ctx context.Context) error {
 	if e.cloud.Offline {
 		return nil
 	}
-	dir, err := os.MkdirTemp("", "cellctl-plugins-")
+	dir, err := mkdirTemp("cellctl-plugins-")
 	if err != nil {
 		return err
 	}

@@ -121,18 +121,22 @@ func (c *command) Run(ctx context.Context, workdir string, stdin io.Reader, extr
 	env = append(env, "PULUMI_AUTOMATION_API=true")
 	cmd.Env = env
 	// Files, not pipes: if cellctl dies, a pulumi writing to a broken pipe
-	// would die of SIGPIPE before it releases the stack lock.
-	stdoutFile, err := os.CreateTemp("", "cellctl-pulumi-stdout-")
+	// would die of SIGPIPE before it releases the stack lock. The files
+	// are unlinked as soon as they are open: the child writes and cellctl
+	// reads through the open descriptors, so a `stack export
+	// --show-secrets` never has a name on disk, and a kill -9 (which skips
+	// every defer) leaves nothing behind — the kernel frees the data when
+	// the last descriptor closes. Between create and unlink nothing has
+	// been written yet; SweepTemp removes such an empty leftover.
+	stdoutFile, err := anonymousFile("cellctl-pulumi-stdout-")
 	if err != nil {
 		return "", "", -2, err
 	}
-	defer os.Remove(stdoutFile.Name())
 	defer stdoutFile.Close()
-	stderrFile, err := os.CreateTemp("", "cellctl-pulumi-stderr-")
+	stderrFile, err := anonymousFile("cellctl-pulumi-stderr-")
 	if err != nil {
 		return "", "", -2, err
 	}
-	defer os.Remove(stderrFile.Name())
 	defer stderrFile.Close()
 	cmd.Stdout, cmd.Stderr = stdoutFile, stderrFile
 	cmd.Stdin = stdin
@@ -154,8 +158,8 @@ func (c *command) Run(ctx context.Context, workdir string, stdin io.Reader, extr
 	} else if err == nil {
 		code = 0
 	}
-	stdout, _ := os.ReadFile(stdoutFile.Name())
-	stderr, _ := os.ReadFile(stderrFile.Name())
+	stdout, _ := readFromStart(stdoutFile)
+	stderr, _ := readFromStart(stderrFile)
 	for _, w := range extraOut {
 		_, _ = w.Write(stdout)
 	}
@@ -163,4 +167,30 @@ func (c *command) Run(ctx context.Context, workdir string, stdin io.Reader, extr
 		_, _ = w.Write(stderr)
 	}
 	return string(stdout), string(stderr), code, err
+}
+
+// anonymousFile is a file in this process's temporary directory with no
+// name left on disk: created, then unlinked at once.
+func anonymousFile(prefix string) (*os.File, error) {
+	dir, err := TempRoot()
+	if err != nil {
+		return nil, err
+	}
+	f, err := os.CreateTemp(dir, prefix)
+	if err != nil {
+		return nil, err
+	}
+	if err := os.Remove(f.Name()); err != nil {
+		f.Close()
+		return nil, err
+	}
+	return f, nil
+}
+
+// readFromStart reads what the child wrote through the shared descriptor.
+func readFromStart(f *os.File) ([]byte, error) {
+	if _, err := f.Seek(0, io.SeekStart); err != nil {
+		return nil, err
+	}
+	return io.ReadAll(f)
 }

@@ -357,6 +357,11 @@ func queries(lb, tg string, p time.Duration) []awsapi.Query {
 
 func ptr(v float64) *float64 { return &v }
 
+// MaxNowLag is how far behind the current minute the newest datapoint may
+// be and still be "now": ALB metrics land in CloudWatch within a minute or
+// two of their period.
+const MaxNowLag = 2 * time.Minute
+
 // judge computes the readings from the series and checks them against the
 // cell's thresholds. "Now" is the latest period with any datapoint.
 func (c *Cell) judge(series map[string]awsapi.Series, start, end time.Time, p time.Duration, finding func(float64, string, ...any)) {
@@ -379,10 +384,29 @@ func (c *Cell) judge(series map[string]awsapi.Series, start, end time.Time, p ti
 	// its RequestCount lands; judging that minute would read a serving cell
 	// as idle. Now is the newest minute with requests, when any minute of
 	// the window had some.
-	if pts := series[signal.Requests.ID].Points; len(pts) > 0 {
-		latest = pts[len(pts)-1].Time
+	// "Now" must be now: the newest period of the window, or at most
+	// MaxNowLag behind it (CloudWatch's publishing delay). An older one is
+	// a stale reading of a cell that stopped serving or publishing, and a
+	// stale or missing "now" is unreadable — never an ok row.
+	current := end.Add(-p)
+	if age := current.Sub(latest); age > MaxNowLag {
+		c.NowAt = latest
+		finding(1, "now unreadable: the newest datapoint is %s old (%s); CloudWatch has nothing newer for the cell", age.Round(time.Second), latest.Format(time.RFC3339))
+		return
 	}
-	c.NowAt = latest
+	pts := series[signal.Requests.ID].Points
+	switch {
+	case len(pts) == 0:
+		c.NowAt = latest
+		finding(1, "now unreadable: no RequestCount datapoint in the window (the cell serves no traffic, so its error rate and latency cannot be judged)")
+	case current.Sub(pts[len(pts)-1].Time) > MaxNowLag:
+		c.NowAt = pts[len(pts)-1].Time
+		finding(1, "now unreadable: the newest RequestCount datapoint is %s old (%s): no traffic since", current.Sub(c.NowAt).Round(time.Second), c.NowAt.Format(time.RFC3339))
+		return
+	default:
+		latest = pts[len(pts)-1].Time
+		c.NowAt = latest
+	}
 	at := func(id string) (float64, bool) {
 		for _, pt := range series[id].Points {
 			if pt.Time.Equal(latest) {

@@ -23,6 +23,9 @@ type minute struct {
 	requests, target5xx, p99Seconds, healthy, unhealthy float64
 	// silent: CloudWatch has no datapoint at all.
 	silent bool
+	// quietFor: no datapoint in the last quietFor of the window; idleFor:
+	// no request (counters absent) in the last idleFor.
+	quietFor, idleFor time.Duration
 }
 
 func good() minute { return minute{requests: 600, target5xx: 0.6, p99Seconds: 0.12, healthy: 2} }
@@ -67,6 +70,12 @@ func (f *fakeCW) MetricData(_ context.Context, qs []awsapi.Query, start, end tim
 				continue
 			}
 			if q.ID == "p99" && m.requests == 0 {
+				continue
+			}
+			if !t.Before(end.Add(-m.quietFor)) && m.quietFor > 0 {
+				continue
+			}
+			if m.idleFor > 0 && !t.Before(end.Add(-m.idleFor)) && q.ID != "healthy" && q.ID != "unhealthy" {
 				continue
 			}
 			s.Points = append(s.Points, awsapi.Point{Time: t, Value: v})
@@ -413,4 +422,32 @@ func (l *lateCW) MetricData(ctx context.Context, qs []awsapi.Query, start, end t
 		}
 	}
 	return out, err
+}
+
+// A stale or missing "now" is unreadable: a cell whose newest datapoint,
+// or newest request, is minutes old is a finding naming its age, never a
+// row judged on old data (every cell read ok, exit 0, with no traffic).
+func TestStaleOrMissingNowIsAFinding(t *testing.T) {
+	cases := map[string]struct {
+		m    minute
+		want string
+	}{
+		"nothing published for 4 minutes": {minute{requests: 600, healthy: 2, p99Seconds: 0.1, quietFor: 4 * time.Minute}, "now unreadable: the newest datapoint is 4m0s old"},
+		"no requests for 4 minutes":       {minute{requests: 600, healthy: 2, p99Seconds: 0.1, idleFor: 4 * time.Minute}, "now unreadable: the newest RequestCount datapoint is 4m0s old"},
+		"no requests in the window":       {minute{requests: 0, healthy: 2}, "now unreadable: no RequestCount datapoint in the window"},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			f := &fakeCW{cells: map[string]minute{"cell-a": tc.m}, alarms: map[string]string{}}
+			r := read(f, fleetOf(f, "cell-a", "cell-b"))
+			if r.Worst != "cell-a" || r.Err() == nil || !strings.Contains(strings.Join(r.Cells[0].Findings, "|"), tc.want) {
+				t.Fatalf("worst %s findings %v, want %q", r.Worst, r.Cells[0].Findings, tc.want)
+			}
+		})
+	}
+	// Two minutes behind (CloudWatch's delay) is still now.
+	f := &fakeCW{cells: map[string]minute{"cell-a": {requests: 600, healthy: 2, p99Seconds: 0.1, quietFor: 2 * time.Minute}}, alarms: map[string]string{}}
+	if r := read(f, fleetOf(f, "cell-a")); r.Err() != nil {
+		t.Errorf("a two-minute publishing delay is now: %v", r.Err())
+	}
 }

@@ -275,7 +275,7 @@ func pickIndex(fl *fleet.Fleet, want int) (int, error) {
 	}
 	if want >= 0 {
 		if want > MaxIndex {
-			return 0, fmt.Errorf("--index %d: cells:index is from 0 to %d", want, MaxIndex)
+			return 0, fmt.Errorf("--index %d: cells:index is from 0 to %d (VPC 10.N.0.0/16); leave --index out to take the next free one", want, MaxIndex)
 		}
 		if other, ok := used[want]; ok {
 			return 0, fmt.Errorf("--index %d is %s's (VPC 10.%d.0.0/16); free indexes: %s", want, other, want, freeIndexes(used))

@@ -381,7 +381,7 @@ func readLimits(ctx context.Context, rd *readers, entries []Entry) map[string]li
 			}
 		}
 		if q, ok := listed[svc][e.QuotaCode()]; ok {
-			out[e.Code] = limitValue{value: q.Value, source: "applied"}
+			out[e.Code] = checkLimit(e.Code, limitValue{value: q.Value, source: "applied"})
 			continue
 		}
 		q, err := rd.sq.Get(ctx, svc, e.QuotaCode())
@@ -396,9 +396,22 @@ func readLimits(ctx context.Context, rd *readers, entries []Entry) map[string]li
 		if q.Default {
 			src = "default"
 		}
-		out[e.Code] = limitValue{value: q.Value, source: src}
+		out[e.Code] = checkLimit(e.Code, limitValue{value: q.Value, source: src})
 	}
 	return out
+}
+
+// MaxHeadroom caps the headroom a row reports: past a billion cells the
+// exact count says nothing, and the division must not overflow int.
+const MaxHeadroom = 1_000_000_000
+
+// checkLimit refuses a quota value no quota can have (negative, NaN, ±Inf):
+// an unreadable limit is unknown, never a pass.
+func checkLimit(code string, l limitValue) limitValue {
+	if !(l.value >= 0) || math.IsInf(l.value, 0) {
+		return limitValue{err: fmt.Errorf("Service Quotas returned %g for %s: not a finite number ≥ 0", l.value, code)}
+	}
+	return l
 }
 
 // judge fills the verdict of a row.
@@ -418,8 +431,17 @@ func judge(row *Row, problems []string, region string) {
 		row.PercentUsed = &pct
 	}
 	if row.PerCell > 0 && row.Scope != ScopeGroup {
-		h := int(math.Floor((limit - used) / row.PerCell))
-		h = max(h, 0)
+		// In float first: a huge applied limit (1e20) overflows int, which
+		// read as 0 cells of headroom beside status ok.
+		f := math.Floor((limit - used) / row.PerCell)
+		h := 0
+		switch {
+		case f >= MaxHeadroom:
+			h = MaxHeadroom
+			row.Note = strings.TrimPrefix(row.Note+fmt.Sprintf("; headroom shown capped at %d cells", MaxHeadroom), "; ")
+		case f > 0:
+			h = int(f)
+		}
 		row.Headroom = &h
 	}
 	after := used + row.Adding

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"net/http"
 	"strings"
 	"sync/atomic"
@@ -236,6 +237,44 @@ func TestPreflightRefusesARetiredAuroraMinor(t *testing.T) {
 	for _, want := range []string{"refusing to create cell-a", "cell-a pins aurora-postgresql 15.8", "us-east-1", "Cannot find version 15.8 for aurora-postgresql", "pin a listed minor or the major (\"15\")"} {
 		if !strings.Contains(err.Error(), want) {
 			t.Errorf("refusal %q must say %q", err, want)
+		}
+	}
+}
+
+func TestAHugeLimitIsHeadroomNeverZero(t *testing.T) {
+	c, target, _ := simCloud(t)
+	fl := demoFleet(t)
+	for _, limit := range []float64{1e20, 1e300, math.MaxFloat64} {
+		if err := c.SetQuota("us-east-1", "ec2/L-0263D0A3", limit); err != nil {
+			t.Fatal(err)
+		}
+		rep, err := Check(context.Background(), Options{Fleet: fl, Target: target})
+		if err != nil {
+			t.Fatal(err)
+		}
+		r := row(t, rep, "us-east-1", "ec2/L-0263D0A3")
+		if r.Status != StatusOK || r.Headroom == nil || *r.Headroom != MaxHeadroom || !strings.Contains(r.Note, "capped") {
+			t.Errorf("limit %g: %+v, want ok with the headroom capped at %d (an overflow read 0)", limit, r, MaxHeadroom)
+		}
+	}
+}
+
+func TestAnImpossibleLimitIsUnknown(t *testing.T) {
+	for _, v := range []float64{math.NaN(), math.Inf(1), math.Inf(-1), -1} {
+		l := checkLimit("ec2/L-0263D0A3", limitValue{value: v, source: "applied"})
+		if l.err == nil || !strings.Contains(l.err.Error(), "not a finite number") {
+			t.Errorf("limit %g: %+v, want refused as unreadable", v, l)
+		}
+	}
+	if l := checkLimit("ec2/L-0263D0A3", limitValue{value: 0, source: "applied"}); l.err != nil {
+		t.Errorf("a limit of 0 is a real limit: %v", l.err)
+	}
+	// The simulator holds only what AWS's JSON can carry: NaN was accepted
+	// and then every read failed "json: unsupported value: NaN".
+	c, _, _ := simCloud(t)
+	for _, v := range []float64{math.NaN(), math.Inf(1)} {
+		if err := c.SetQuota("us-east-1", "ec2/L-0263D0A3", v); err == nil || !strings.Contains(err.Error(), "not a finite number") {
+			t.Errorf("sim quota %g: %v, want refused", v, err)
 		}
 	}
 }

@@ -23,6 +23,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"time"
 
 	"github.com/cellctl/cellctl/internal/apply"
@@ -113,6 +114,28 @@ func (o Options) WithDefaults() Options {
 	for _, s := range signal.Edge {
 		if !o.Thresholds.Get(s.Name).IsSet() {
 			o.Thresholds.Set(s.Name, s.Default)
+		}
+	}
+	return o
+}
+
+// Scaled is the canary of a rehearsal (--bake-scale f, 0 < f ≤ 1): its
+// bakes and poll shortened by f (at least a second), and its minimum
+// request counts with them — a shorter bake sees proportionally fewer
+// requests, so an unscaled minimum (500) could never be met and every
+// rehearsal of an edge change was inconclusive.
+func (o Options) Scaled(f float64) Options {
+	if !(f > 0 && f < 1) {
+		return o
+	}
+	for _, d := range []*time.Duration{&o.HeaderBake, &o.WeightBake, &o.Poll} {
+		if *d > 0 {
+			*d = max(time.Second, time.Duration(float64(*d)*f))
+		}
+	}
+	for _, n := range []*int{&o.HeaderMinRequests, &o.WeightMinRequests} {
+		if *n > 0 {
+			*n = max(1, int(math.Ceil(float64(*n)*f)))
 		}
 	}
 	return o
@@ -283,7 +306,8 @@ func (c *run) bake(ctx context.Context, t canary.Traffic, d time.Duration, minRe
 	step := &c.res.Steps[len(c.res.Steps)-1]
 	reader, err := c.env.Reader(ctx, signal.MetricsRegion)
 	if err != nil {
-		return c.halt(ctx, t.Phase, fmt.Sprintf("cannot read CloudWatch in %s: %v", signal.MetricsRegion, err))
+		return c.halt(ctx, t.Phase, fmt.Sprintf("cannot read CloudWatch in %s: %v", signal.MetricsRegion, err),
+			"the canary could not be judged (its metrics were unreadable): fix the read, then run `cellctl router canary` again")
 	}
 	clock := c.env.Clock
 	if clock == nil {
@@ -305,16 +329,21 @@ func (c *run) bake(ctx context.Context, t canary.Traffic, d time.Duration, minRe
 		return fmt.Errorf("router canary: %w (the staging distribution still runs %s; run `cellctl router canary` again, or `cellctl router canary --discard`)", err, c.res.Candidate)
 	}
 	step.Decision = res.Decision
+	next := "fix the routing table or the edge handler, then run `cellctl router canary` again"
 	switch res.Decision {
 	case waves.Breached:
 		step.Reason = res.Breach.String()
 	case waves.Inconclusive:
-		// An inconclusive canary is never promoted.
+		// An inconclusive canary is never promoted. Too little traffic (or
+		// no verdict yet) says nothing about the table or the handler: say
+		// so, and what would conclude it.
 		step.Reason = "inconclusive: " + res.Reason
+		next = fmt.Sprintf("the canary was inconclusive, not failed (nothing shows the routing table or the edge handler is wrong): "+
+			"run `cellctl router canary` again with a longer bake or more traffic, or lower its minimum (--header-min-requests / --weight-min-requests, now %d)", minRequests)
 	default:
 		return nil
 	}
-	return c.halt(ctx, t.Phase, step.Reason)
+	return c.halt(ctx, t.Phase, step.Reason, next)
 }
 
 // edgeGate is the gate evaluator as the bake loop's Gate for the one
@@ -339,7 +368,7 @@ func verdictLine(v executor.Verdict) string {
 }
 
 // halt discards the canary and returns the halt (exit 3).
-func (c *run) halt(ctx context.Context, phase canary.Phase, reason string) error {
+func (c *run) halt(ctx context.Context, phase canary.Phase, reason, next string) error {
 	c.res.Reason = reason
 	if err := c.discard(ctx); err != nil {
 		return fmt.Errorf("router canary: the %s phase failed (%s) and reverting the staging distribution failed: %w; run `cellctl router canary --discard`", phase, reason, err)
@@ -348,7 +377,7 @@ func (c *run) halt(ctx context.Context, phase canary.Phase, reason string) error
 	return &outcome.HaltedError{
 		Wave: "router",
 		Err:  fmt.Errorf("router canary halted in its %s phase: %s; the staging distribution was reverted to %s and the primary never ran %s", phase, reason, c.res.Primary, c.res.Candidate),
-		Next: "fix the routing table or the edge handler, then run `cellctl router canary` again",
+		Next: next,
 	}
 }
 

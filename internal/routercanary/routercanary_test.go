@@ -3,6 +3,7 @@ package routercanary
 import (
 	"context"
 	"errors"
+	"math"
 	"strings"
 	"sync"
 	"testing"
@@ -229,5 +230,48 @@ func TestDiscardRevertsAndOptionsAreChecked(t *testing.T) {
 	r = deployedRouter()
 	if _, err := Run(context.Background(), newEnv(r, &edge{}), Options{Weight: 0.2}); err == nil || !strings.Contains(err.Error(), "at most 0.15") || len(r.ups) != 0 {
 		t.Fatalf("weight 0.2: %v, %d ups", err, len(r.ups))
+	}
+}
+
+// An inconclusive canary says it was inconclusive; only a breach blames
+// the table or the handler.
+func TestInconclusiveCanaryIsNotBlamedOnTheTable(t *testing.T) {
+	for name, tc := range map[string]struct {
+		e          *edge
+		want, deny string
+	}{
+		"too little traffic": {&edge{requests: 10}, "inconclusive, not failed", "fix the routing table"},
+		"5xx on staging":     {&edge{requests: 5000, rate5xx: 7}, "fix the routing table", "inconclusive"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			_, err := Run(context.Background(), newEnv(deployedRouter(), tc.e), Options{})
+			var halted *outcome.HaltedError
+			if !errors.As(err, &halted) || !strings.Contains(halted.Next, tc.want) || strings.Contains(halted.Next, tc.deny) {
+				t.Fatalf("halt %v next %q, want %q and not %q", err, halted.Next, tc.want, tc.deny)
+			}
+		})
+	}
+}
+
+// A rehearsal's canary (--bake-scale) scales its minimum request counts
+// with its bakes: the default 500 in a bake a hundredth as long was never
+// met, so every rehearsal of an edge change halted.
+func TestScaledCanaryScalesItsMinimumWithItsBakes(t *testing.T) {
+	o := Options{}.WithDefaults()
+	s := o.Scaled(0.01)
+	if s.HeaderBake >= o.HeaderBake || s.WeightBake >= o.WeightBake || s.Poll >= o.Poll {
+		t.Errorf("bakes not scaled: %+v", s)
+	}
+	if want := int(math.Ceil(float64(o.WeightMinRequests) * 0.01)); s.WeightMinRequests != want || s.HeaderMinRequests < 1 {
+		t.Errorf("min requests %d/%d, want the weighted phase's %d scaled to %d (at least 1)", s.HeaderMinRequests, s.WeightMinRequests, o.WeightMinRequests, want)
+	}
+	if u := o.Scaled(1); u != o {
+		t.Errorf("scale 1 changed the options: %+v", u)
+	}
+	// Traffic a scaled window sees (20 requests) meets the scaled minimum.
+	r := deployedRouter()
+	res, err := Run(context.Background(), newEnv(r, &edge{requests: 20, rate5xx: 0.1}), s)
+	if err != nil || res.Outcome != Promoted {
+		t.Fatalf("scaled rehearsal: %v %s", err, res.Outcome)
 	}
 }

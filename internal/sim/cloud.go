@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"slices"
@@ -463,6 +464,11 @@ func (c *Cloud) SetQuota(region, code string, value float64) error {
 	}
 	if region != "*" && !awsmodel.ValidRegion(region) {
 		return fmt.Errorf("invalid region %q", region)
+	}
+	if math.IsNaN(value) || math.IsInf(value, 0) {
+		// Service Quotas' JSON carries a finite number; the simulator must
+		// not hold a value AWS cannot send.
+		return fmt.Errorf("quota %s: value %g is not a finite number", q.Code, value)
 	}
 	return c.s.update(func(_ *state, ctl *control) error {
 		if ctl.Quotas == nil {

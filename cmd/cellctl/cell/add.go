@@ -77,7 +77,11 @@ files already written) or undo.`,
 				opts.ID = args[0]
 			}
 			if !cmd.Flags().Changed("index") {
-				opts.Index = -1
+				opts.Index = -1 // lifecycle's "pick the next free index"
+			} else if opts.Index < 0 || opts.Index > lc.MaxIndex {
+				// A given index is checked here, before the sentinel above
+				// can swallow it: -1 once meant "auto" and picked 5.
+				return fmt.Errorf("--index %d: cells:index is from 0 to %d (VPC 10.N.0.0/16); leave --index out to take the next free one", opts.Index, lc.MaxIndex)
 			}
 			opts.Parallel = f.Global.Parallel
 			var err error

@@ -174,6 +174,16 @@ func (f *Factory) Close() {
 	if f.cloud != nil {
 		_ = f.cloud.Close()
 	}
+	// Last: the workspaces in it are closed by now.
+	engine.RemoveTempRoot()
+}
+
+// SweepTemp removes what a killed cellctl left in $TMPDIR (see
+// engine.SweepTemp); a leftover it cannot remove is a warning on stderr.
+func (f *Factory) SweepTemp() {
+	if _, err := engine.SweepTemp(); err != nil {
+		fmt.Fprintln(f.IO.ErrOut, "warning:", err)
+	}
 }
 
 // Engine builds the engine for the fleet on the chosen cloud; events

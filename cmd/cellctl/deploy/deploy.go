@@ -95,7 +95,7 @@ passed). Every run ends with the table cell → wave → image → state.`,
 	fl.BoolVar(&opts.Rebake, "rebake", false, "bake again waves that already passed")
 	fl.BoolVar(&opts.Retry, "retry", false, "try again the wave a halted rollout stopped at")
 	fl.StringVar(&opts.Abandon, "abandon", "", "break the lock of this rollout id (its holder is dead) and exit")
-	fl.Float64Var(&opts.BakeScale, "bake-scale", 0, "multiply every bake and poll (rehearsals on --cloud sim only)")
+	cmdutil.BakeScaleVar(fl, &opts.BakeScale, "multiply every bake and poll (rehearsals on --cloud sim only)")
 	return cmd
 }
 
@@ -105,7 +105,7 @@ func Run(ctx context.Context, o *Options) error {
 		if o.Cloud != cmdutil.CloudSim {
 			return fmt.Errorf("--bake-scale is for rehearsals on the simulated cloud (--cloud sim); on %s the gate bakes as waves.yaml says", o.Cloud)
 		}
-		if o.BakeScale < 0 || o.BakeScale > 1 {
+		if !(o.BakeScale > 0 && o.BakeScale <= 1) {
 			return fmt.Errorf("--bake-scale %g: allowed is more than 0 and at most 1", o.BakeScale)
 		}
 	}

@@ -60,6 +60,11 @@ holder. Read-only commands and every --dry-run never take it.`,
 			if g.Parallel < 1 {
 				return fmt.Errorf("--parallel must be at least 1, got %d", g.Parallel)
 			}
+			// Whatever a killed cellctl left in $TMPDIR (its run directory:
+			// workspaces, scratch backends, pulumi output) goes first, at
+			// the start of any command, so a kill -9 never leaves state on
+			// disk past the next run.
+			f.SweepTemp()
 			return nil
 		},
 	}

@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"time"
 
 	"github.com/spf13/cobra"
 
@@ -94,7 +93,7 @@ same canary as its router step; ` + "`cellctl up router`" + ` is the ungated for
 	fl.StringVar(&o.Max5xx, "max-5xx", "<= 1%", "the staging distribution's 5xx rate threshold")
 	fl.StringVar(&o.MaxErrors, "max-function-errors", "<= 0", "the edge function's error count threshold over a bake")
 	fl.BoolVar(&o.Canary.Discard, "discard", false, "only revert the staging distribution to what the primary runs")
-	fl.Float64Var(&o.BakeScale, "bake-scale", 0, "multiply bakes and poll (rehearsals on --cloud sim only)")
+	cmdutil.BakeScaleVar(fl, &o.BakeScale, "multiply bakes and poll (rehearsals on --cloud sim only)")
 	return cmd
 }
 
@@ -107,12 +106,10 @@ func CanaryRun(ctx context.Context, o *CanaryOptions) error {
 		if o.Cloud != cmdutil.CloudSim {
 			return fmt.Errorf("--bake-scale is for rehearsals on the simulated cloud (--cloud sim); on %s the canary bakes as its flags say", o.Cloud)
 		}
-		if o.BakeScale < 0 || o.BakeScale > 1 {
+		if !(o.BakeScale > 0 && o.BakeScale <= 1) {
 			return fmt.Errorf("--bake-scale %g: allowed is more than 0 and at most 1", o.BakeScale)
 		}
-		for _, d := range []*time.Duration{&o.Canary.HeaderBake, &o.Canary.WeightBake, &o.Canary.Poll} {
-			*d = max(time.Second, time.Duration(float64(*d)*o.BakeScale))
-		}
+		o.Canary = o.Canary.WithDefaults().Scaled(o.BakeScale)
 	}
 	if err := o.Canary.WithDefaults().Validate(); err != nil {
 		return err

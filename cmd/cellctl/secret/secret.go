@@ -82,7 +82,7 @@ A breach exits 3; fix the cause and run it again to retry that step.`,
 	}
 	fl := cmd.Flags()
 	fl.IntVar(&opts.Steps, "steps", 0, "stop after this many steps (0: all); a later run continues")
-	fl.Float64Var(&opts.BakeScale, "bake-scale", 0, "multiply every bake and poll (rehearsals on --cloud sim only)")
+	cmdutil.BakeScaleVar(fl, &opts.BakeScale, "multiply every bake and poll (rehearsals on --cloud sim only)")
 	return cmd
 }
 
@@ -92,7 +92,7 @@ func RotateRun(ctx context.Context, o *RotateOptions) error {
 		if o.Cloud != cmdutil.CloudSim {
 			return fmt.Errorf("--bake-scale is for rehearsals on the simulated cloud (--cloud sim); on %s the gate bakes as waves.yaml says", o.Cloud)
 		}
-		if o.BakeScale < 0 || o.BakeScale > 1 {
+		if !(o.BakeScale > 0 && o.BakeScale <= 1) {
 			return fmt.Errorf("--bake-scale %g: allowed is more than 0 and at most 1", o.BakeScale)
 		}
 	}

@@ -305,9 +305,9 @@ func newCmdSimQuota(o *SimOptions) *cobra.Command {
 		Example: "  cellctl sim quota set us-east-1 ec2/L-0263D0A3 10",
 		Args:    cobra.ExactArgs(3),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			v, err := strconv.ParseFloat(args[2], 64)
-			if err != nil || v < 0 {
-				return fmt.Errorf("invalid quota value %q: a number ≥ 0", args[2])
+			v, err := cmdutil.ParseQuantity(args[2])
+			if err != nil {
+				return fmt.Errorf("invalid quota value: %w", err)
 			}
 			c, err := o.cloud()
 			if err != nil {
