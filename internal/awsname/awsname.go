@@ -103,14 +103,14 @@ func FromProject(project string) (string, error) {
 	}
 	p := collapse(b.String())
 	if p == "" {
-		return "", fmt.Errorf("project name %q yields no name prefix: set cells:namePrefix (%s)", project, PrefixRule)
+		return "", fmt.Errorf("project name %q yields no name prefix: set %s:namePrefix (%s)", project, project, PrefixRule)
 	}
 	if p[0] >= '0' && p[0] <= '9' {
 		p = "p" + p
 	}
 	p = Fit(p, MaxPrefix)
 	if err := CheckPrefix(p); err != nil {
-		return "", fmt.Errorf("the name prefix derived from project name %q: %v; set cells:namePrefix", project, err)
+		return "", fmt.Errorf("the name prefix derived from project name %q: %v; set %s:namePrefix", project, err, project)
 	}
 	return p, nil
 }
@@ -221,3 +221,6 @@ func Dashboard(prefix, project string) string {
 	}
 	return Fit("cellctl-"+b.String()+"-fleet", MaxDashboardName)
 }
+
+// String is "<prefix>/<cell id>", for messages.
+func (c Cell) String() string { return c.Prefix + "/" + c.ID }
