@@ -20,7 +20,7 @@ const alarmPeriod = 60
 // would fail. None has actions: the gates poll their state.
 func (b *builder) alarms() error {
 	ctx, s, c := b.ctx, b.spec, b.cell
-	b.alarmNamesMap = AlarmNames(s.ID)
+	b.alarmNamesMap = AlarmNames(s.Names())
 	thresholds := s.Thresholds()
 	dims := func(d signal.Dimensions) pulumi.StringMap {
 		if d == signal.ByTargetGroup {
@@ -32,7 +32,7 @@ func (b *builder) alarms() error {
 		th := thresholds.Get(sig.Name)
 		name := b.name(sig.AlarmSuffix)
 		args := &cloudwatch.MetricAlarmArgs{
-			Name:               pulumi.String(sig.AlarmName(s.ID)),
+			Name:               pulumi.String(sig.AlarmName(s.Names())),
 			AlarmDescription:   pulumi.String(fmt.Sprintf("cell %s: fires when %s %s fails (the wave gate's promote_if)", s.ID, sig.Name, sig.Format(th))),
 			ComparisonOperator: pulumi.String(th.AlarmComparison()),
 			Threshold:          pulumi.Float64(sig.AlarmThreshold(th)),
@@ -106,7 +106,7 @@ func (b *builder) capacityAlarm() error {
 	}
 	name := b.name("capacity-warning")
 	alarm, err := cloudwatch.NewMetricAlarm(ctx, name, &cloudwatch.MetricAlarmArgs{
-		Name: pulumi.String(spec.CapacityAlarmName(s.ID)),
+		Name: pulumi.String(spec.CapacityAlarmName(s.Names())),
 		AlarmDescription: pulumi.String(fmt.Sprintf("CellCapacityWarning: cell %s serves more than %d%% of its published capacity (%d requests/s) for %d minutes",
 			s.ID, s.CapacityWarningPercent, s.CapacityRPS, s.CapacityWarningMinutes)),
 		ComparisonOperator: pulumi.String("GreaterThanThreshold"),
@@ -127,7 +127,7 @@ func (b *builder) capacityAlarm() error {
 		return err
 	}
 	c.Alarms.CapacityWarning = alarm
-	b.alarmNamesMap[spec.CapacityAlarmKey] = spec.CapacityAlarmName(s.ID)
+	b.alarmNamesMap[spec.CapacityAlarmKey] = spec.CapacityAlarmName(s.Names())
 	return nil
 }
 
@@ -164,7 +164,7 @@ func (b *builder) outputs() error {
 		"dbSecretArn":          c.DatabaseSecretArn,
 		"dbClusterId":          c.Database.ClusterIdentifier,
 		"cacheEndpoint":        c.Cache.PrimaryEndpointAddress,
-		"cacheUser":            pulumi.String(CacheUserName(s.ID)),
+		"cacheUser":            pulumi.String(s.Names().CacheAppUser()),
 		"bucket":               pulumi.String(s.FleetBucket),
 		"storagePrefix":        pulumi.String("s3://" + s.FleetBucket + "/" + StoragePrefix(s.ID)),
 		"ecsCluster":           c.EcsCluster.Name,

@@ -133,7 +133,7 @@ func TestFinalSnapshotIsUniquePerRelease(t *testing.T) {
 		return id
 	}
 	first := snapshot(time.Date(2026, 12, 1, 9, 15, 0, 0, time.UTC))
-	if first != "cell-a-final-20261201t091500z" {
+	if first != "shop-cell-a-final-20261201t091500z" {
 		t.Errorf("first release: %s", first)
 	}
 	if second := snapshot(time.Date(2027, 3, 2, 10, 0, 1, 0, time.UTC)); second == first {

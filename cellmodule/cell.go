@@ -23,6 +23,8 @@ import (
 	"github.com/pulumi/pulumi/sdk/v3/go/pulumi"
 
 	"github.com/cellctl/cellctl/cellmodule/spec"
+	"github.com/cellctl/cellctl/internal/awsfacts"
+	"github.com/cellctl/cellctl/internal/awsname"
 	"github.com/cellctl/cellctl/internal/cellid"
 	"github.com/cellctl/cellctl/waves/signal"
 )
@@ -171,9 +173,9 @@ type Cell struct {
 }
 
 // AlarmNames returns the CloudWatch alarm names of a cell, keyed as in the
-// alarmNames stack output. The wave gates can compute them without state;
-// the names are defined once, in waves/signal.
-func AlarmNames(cellID string) map[string]string { return signal.AlarmNames(cellID) }
+// alarmNames stack output; the names are defined once, in internal/awsname
+// (through waves/signal).
+func AlarmNames(cell awsname.Cell) map[string]string { return signal.AlarmNames(cell) }
 
 // StoragePrefix is the key prefix a cell owns in the fleet bucket.
 func StoragePrefix(cellID string) string { return "cells/" + cellID + "/" }
@@ -199,6 +201,9 @@ func validate(name string, args *CellArgs) error {
 		// The one cell-id rule (internal/cellid): it also keeps ids clear
 		// of AWS's reserved name prefixes ("sg-", "internal-").
 		bad("%v", cellid.Check(s.ID))
+	}
+	if err := awsname.CheckPrefix(s.NamePrefix); err != nil {
+		bad("namePrefix: %v", err)
 	}
 	if name != s.ID {
 		bad("component name %q must equal the cell id %q", name, s.ID)
@@ -228,6 +233,9 @@ func validate(name string, args *CellArgs) error {
 	}
 	if s.CacheEngine != "valkey" && s.CacheEngine != "redis" {
 		bad("cacheEngine %q: allowed are \"valkey\" and \"redis\"", s.CacheEngine)
+	} else if err := awsfacts.CacheIAMAuthProblem(s.CacheEngine, s.CacheEngineVersion); err != nil && s.CacheEngineVersion != "" {
+		// The app's cache user authenticates with IAM (see cache()).
+		bad("cacheEngineVersion: %v", err)
 	}
 	positive := map[string]int{
 		"auroraInstances": s.AuroraInstances, "auroraBackupRetentionDays": s.AuroraBackupRetentionDays,

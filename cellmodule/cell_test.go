@@ -386,7 +386,7 @@ func TestAurora(t *testing.T) {
 		expect := map[string]any{
 			"engine": "aurora-postgresql", "engineVersion": s.AuroraEngineVersion,
 			"manageMasterUserPassword": true, "storageEncrypted": true, "deletionProtection": true,
-			"skipFinalSnapshot": false, "finalSnapshotIdentifier": s.ID + "-final",
+			"skipFinalSnapshot": false, "finalSnapshotIdentifier": "shop-" + s.ID + "-final",
 			"backupRetentionPeriod": float64(s.AuroraBackupRetentionDays), "copyTagsToSnapshot": true,
 			"iamDatabaseAuthenticationEnabled": true,
 			"dbSubnetGroupName":                out(subnetGroup)["name"],
@@ -457,7 +457,7 @@ func TestElastiCache(t *testing.T) {
 		if _, ok := rg["authToken"]; ok {
 			t.Error("replication group has an auth token; auth must be RBAC with IAM")
 		}
-		if !reflect.DeepEqual(strs(rg["userGroupIds"]), []string{s.ID + "-users"}) ||
+		if !reflect.DeepEqual(strs(rg["userGroupIds"]), []string{"shop-" + s.ID + "-users"}) ||
 			!reflect.DeepEqual(strs(rg["securityGroupIds"]), []string{r.idOf("cache-sg")}) {
 			t.Errorf("user groups %v, security groups %v", rg["userGroupIds"], rg["securityGroupIds"])
 		}
@@ -468,7 +468,7 @@ func TestElastiCache(t *testing.T) {
 			t.Error("cache subnet group is not on the isolated subnets")
 		}
 		app := in(r.one(t, "cache-user"))
-		if app["userId"] != s.ID+"-app" || app["userName"] != app["userId"] ||
+		if app["userId"] != "shop-"+s.ID+"-app" || app["userName"] != app["userId"] ||
 			get(app, "authenticationMode", "type") != "iam" || app["engine"] != s.CacheEngine ||
 			!strings.HasPrefix(str(app["accessString"]), "on ") {
 			t.Errorf("app user %v, want IAM auth with userId == userName", app)
@@ -493,7 +493,7 @@ func TestElastiCache(t *testing.T) {
 			}
 		}
 		g := in(group)
-		if g["userGroupId"] != s.ID+"-users" || !sameSet(strs(g["userIds"]), []string{s.ID + "-app", s.ID + "-default"}) {
+		if g["userGroupId"] != "shop-"+s.ID+"-users" || !sameSet(strs(g["userIds"]), []string{"shop-" + s.ID + "-app", "shop-" + s.ID + "-default"}) {
 			t.Errorf("user group %v", g)
 		}
 	})
@@ -772,7 +772,7 @@ func TestServiceDeploysSafely(t *testing.T) {
 			t.Errorf("ECS cluster settings %v", ecsCluster["settings"])
 		}
 		lg := in(r.one(t, "logs"))
-		if lg["name"] != "/cellctl/"+s.ID+"/service" || lg["retentionInDays"] != float64(s.LogRetentionDays) {
+		if lg["name"] != "/cellctl/shop/"+s.ID+"/service" || lg["retentionInDays"] != float64(s.LogRetentionDays) {
 			t.Errorf("log group %v", lg)
 		}
 	})
@@ -814,7 +814,7 @@ func TestTaskDefinition(t *testing.T) {
 		wantEnv := map[string]string{
 			"CELL_ID": s.ID, "AWS_REGION": s.Region,
 			"DB_ENDPOINT": str(db["endpoint"]), "DB_READER_ENDPOINT": str(db["readerEndpoint"]),
-			"CACHE_ENDPOINT": str(out(r.one(t, "cache"))["primaryEndpointAddress"]), "CACHE_USER": s.ID + "-app",
+			"CACHE_ENDPOINT": str(out(r.one(t, "cache"))["primaryEndpointAddress"]), "CACHE_USER": "shop-" + s.ID + "-app",
 			"QUEUE_URL": str(out(r.one(t, "queue"))["url"]), "BUCKET": testBucket, "BUCKET_PREFIX": "cells/" + s.ID + "/",
 		}
 		for k, v := range wantEnv {
@@ -836,7 +836,7 @@ func TestTaskDefinition(t *testing.T) {
 			t.Errorf("DB_USER=%q DB_AUTH=%q, want %s with iam", env["DB_USER"], env["DB_AUTH"], DatabaseAppUser)
 		}
 		lc := c["logConfiguration"]
-		if get(lc, "logDriver") != "awslogs" || get(lc, "options", "awslogs-group") != "/cellctl/"+s.ID+"/service" ||
+		if get(lc, "logDriver") != "awslogs" || get(lc, "options", "awslogs-group") != "/cellctl/shop/"+s.ID+"/service" ||
 			get(lc, "options", "awslogs-region") != s.Region {
 			t.Errorf("log configuration %v", lc)
 		}
@@ -848,8 +848,8 @@ func TestAlarms(t *testing.T) {
 		s := r.spec
 		lbSuffix := out(r.one(t, "alb"))["arnSuffix"]
 		tgSuffix := out(r.one(t, "tg"))["arnSuffix"]
-		names := AlarmNames(s.ID)
-		if names["5xx"] != "cellctl-"+s.ID+"-5xx-rate" {
+		names := AlarmNames(s.Names())
+		if names["5xx"] != "cellctl-shop-"+s.ID+"-5xx-rate" {
 			t.Errorf("alarm names %v", names)
 		}
 		common := func(a map[string]any, what string) {
@@ -957,7 +957,7 @@ func TestOutputs(t *testing.T) {
 			"storagePrefix":        "s3://" + testBucket + "/cells/" + s.ID + "/",
 			"ecsCluster":           out(r.one(t, "ecs"))["name"],
 			"ecsService":           out(r.one(t, "service"))["name"],
-			"logGroup":             "/cellctl/" + s.ID + "/service",
+			"logGroup":             "/cellctl/shop/" + s.ID + "/service",
 			"taskRoleArn":          out(r.one(t, "task-role"))["arn"],
 		}
 		for k, want := range expect {
@@ -968,7 +968,7 @@ func TestOutputs(t *testing.T) {
 			}
 		}
 		names := map[string]any{}
-		for k, v := range AlarmNames(s.ID) {
+		for k, v := range AlarmNames(s.Names()) {
 			names[k] = v
 		}
 		if got := normalize(o("alarmNames")); !reflect.DeepEqual(got, names) {

@@ -15,6 +15,8 @@ import (
 	"github.com/pulumi/pulumi-aws/sdk/v6/go/aws/rds"
 	"github.com/pulumi/pulumi-aws/sdk/v6/go/aws/sqs"
 	"github.com/pulumi/pulumi/sdk/v3/go/pulumi"
+
+	"github.com/cellctl/cellctl/internal/awsname"
 )
 
 // parameterGroupFamily maps an Aurora PostgreSQL engine version ("16" or
@@ -31,14 +33,11 @@ func parameterGroupFamily(engineVersion string) (string, error) {
 // cell's cluster is deleted. Snapshot identifiers are unique per account
 // and region and outlive the cluster, so every release (the update `cellctl
 // destroy --release-protected` runs right before the delete) names its
-// own: "<id>-final-<UTC time>". A cell recreated and destroyed again never
-// collides with its earlier snapshot (DBClusterSnapshotAlreadyExists).
-// Outside a release the value is never used (the cluster is protected).
-func FinalSnapshotID(cellID string, releasing bool, at time.Time) string {
-	if !releasing {
-		return cellID + "-final"
-	}
-	return cellID + "-final-" + strings.ToLower(at.UTC().Format("20060102t150405z"))
+// own: "<prefix>-<id>-final-<UTC time>" (internal/awsname). A cell
+// recreated and destroyed again never collides with its earlier snapshot
+// (DBClusterSnapshotAlreadyExists), nor with another fleet's.
+func FinalSnapshotID(cell awsname.Cell, releasing bool, at time.Time) string {
+	return cell.FinalSnapshot(releasing, at)
 }
 
 func (b *builder) isolatedSubnetIDs() pulumi.StringArray {
@@ -83,7 +82,7 @@ func (b *builder) database() error {
 	c.Database, err = rds.NewCluster(ctx, name, &rds.ClusterArgs{
 		// Named after the cell, not autonamed: operators find "cell-a-db"
 		// in the console, and the cluster is never replaced (protected).
-		ClusterIdentifier:                pulumi.String(name),
+		ClusterIdentifier:                pulumi.String(s.Names().DBCluster()),
 		Engine:                           pulumi.String("aurora-postgresql"),
 		EngineVersion:                    pulumi.String(s.AuroraEngineVersion),
 		DatabaseName:                     pulumi.String(DatabaseName),
@@ -96,7 +95,7 @@ func (b *builder) database() error {
 		StorageEncrypted:                 pulumi.Bool(true),
 		DeletionProtection:               pulumi.Bool(!b.spec.Releasing),
 		SkipFinalSnapshot:                pulumi.Bool(false),
-		FinalSnapshotIdentifier:          pulumi.String(FinalSnapshotID(s.ID, s.Releasing, b.now())),
+		FinalSnapshotIdentifier:          pulumi.String(FinalSnapshotID(s.Names(), s.Releasing, b.now())),
 		BackupRetentionPeriod:            pulumi.Int(s.AuroraBackupRetentionDays),
 		CopyTagsToSnapshot:               pulumi.Bool(true),
 		IamDatabaseAuthenticationEnabled: pulumi.Bool(true),
@@ -135,10 +134,6 @@ func (b *builder) database() error {
 	return nil
 }
 
-// CacheUserName is the ElastiCache user the app authenticates as with IAM.
-// For IAM authentication the user id must equal the user name.
-func CacheUserName(cellID string) string { return cellID + "-app" }
-
 // DefaultCacheUserPassword derives the password of a cell's switched-off
 // "default" cache user: 64 hex characters (ElastiCache allows 16 to 128).
 func DefaultCacheUserPassword(originSecret, cellID string) string {
@@ -160,7 +155,8 @@ func (b *builder) cache() error {
 	if err != nil {
 		return err
 	}
-	appUser := CacheUserName(s.ID)
+	// For IAM authentication the user id must equal the user name.
+	appUser := s.Names().CacheAppUser()
 	name = b.name("cache-user")
 	c.CacheUser, err = elasticache.NewUser(ctx, name, &elasticache.UserArgs{
 		UserId:             pulumi.String(appUser),
@@ -184,7 +180,7 @@ func (b *builder) cache() error {
 		return DefaultCacheUserPassword(secret, s.ID)
 	})).(pulumi.StringOutput)
 	c.CacheDefaultUser, err = elasticache.NewUser(ctx, name, &elasticache.UserArgs{
-		UserId:       pulumi.String(s.ID + "-default"),
+		UserId:       pulumi.String(s.Names().CacheDefaultUser()),
 		UserName:     pulumi.String("default"),
 		Engine:       pulumi.String(s.CacheEngine),
 		AccessString: pulumi.String("off -@all"),
@@ -200,7 +196,7 @@ func (b *builder) cache() error {
 	defaultUser := c.CacheDefaultUser
 	name = b.name("cache-users")
 	group, err := elasticache.NewUserGroup(ctx, name, &elasticache.UserGroupArgs{
-		UserGroupId: pulumi.String(s.ID + "-users"),
+		UserGroupId: pulumi.String(s.Names().CacheUserGroup()),
 		Engine:      pulumi.String(s.CacheEngine),
 		UserIds:     pulumi.StringArray{defaultUser.UserId, c.CacheUser.UserId},
 		Tags:        b.tags(name),

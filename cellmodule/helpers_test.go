@@ -33,6 +33,8 @@ func testSpec(id string, index int, region, nat string) spec.Cell {
 	c.FleetBucket = testBucket
 	c.FleetDomain = testDomain
 	c.HostedZoneID = testZone
+	// A fleet named "shop": every account-unique name carries it.
+	c.NamePrefix = "shop"
 	return c
 }
 

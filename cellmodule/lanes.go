@@ -36,8 +36,9 @@ const LaneEnv = "LANE_QUEUE_URLS"
 // internal/awsmodel, SetQueueAttributes RedriveAllowPolicy).
 const maxRedriveSources = 10
 
-// LaneQueueName is the SQS queue name of lane k of a cell.
-func LaneQueueName(cellID string, k int) string { return cellID + "-lane-" + strconv.Itoa(k) }
+// laneLogicalName is lane k's queue's logical (Pulumi) name; its SQS name
+// is awsname.Cell.LaneQueue, which carries the fleet's prefix.
+func laneLogicalName(cellID string, k int) string { return cellID + "-lane-" + strconv.Itoa(k) }
 
 // laneQueueArns are the ARNs the lane queues will have. They are known
 // from their names before the queues exist, so the DLQ can admit the
@@ -49,7 +50,7 @@ func (b *builder) laneQueueArns() []string {
 	}
 	arns := make([]string, b.spec.Lanes)
 	for k := range arns {
-		arns[k] = fmt.Sprintf("arn:%s:sqs:%s:%s:%s", b.partition, b.spec.Region, b.account, LaneQueueName(b.spec.ID, k))
+		arns[k] = fmt.Sprintf("arn:%s:sqs:%s:%s:%s", b.partition, b.spec.Region, b.account, b.spec.Names().LaneQueue(k))
 	}
 	return arns
 }
@@ -79,13 +80,13 @@ func (b *builder) laneQueues(redrive pulumi.StringOutput, admitted pulumi.Resour
 		return nil
 	}
 	for k := 0; k < s.Lanes; k++ {
-		name := LaneQueueName(s.ID, k)
+		name := laneLogicalName(s.ID, k)
 		tags := b.tags(name)
 		tags["lane"] = pulumi.String(strconv.Itoa(k))
 		q, err := sqs.NewQueue(ctx, name, &sqs.QueueArgs{
 			// Named, not autonamed: the name is what laneQueueArns computes
 			// before the queue exists, and what operators look for.
-			Name:                     pulumi.String(name),
+			Name:                     pulumi.String(s.Names().LaneQueue(k)),
 			SqsManagedSseEnabled:     pulumi.Bool(true),
 			VisibilityTimeoutSeconds: pulumi.Int(s.QueueVisibilityTimeoutSeconds),
 			RedrivePolicy:            redrive,
@@ -123,7 +124,7 @@ func (b *builder) lanePolicies() error {
 		doc := pulumi.All(q.Arn, c.TaskRole.Arn).ApplyT(func(v []any) (string, error) {
 			return laneQueuePolicy(v[0].(string), v[1].(string)).JSON()
 		}).(pulumi.StringOutput)
-		p, err := sqs.NewQueuePolicy(ctx, LaneQueueName(b.spec.ID, k)+"-policy", &sqs.QueuePolicyArgs{
+		p, err := sqs.NewQueuePolicy(ctx, laneLogicalName(b.spec.ID, k)+"-policy", &sqs.QueuePolicyArgs{
 			QueueUrl: q.Url,
 			Policy:   doc,
 		}, b.opts()...)

@@ -1,6 +1,8 @@
 package cellmodule
 
 import (
+	"github.com/cellctl/cellctl/internal/awsname"
+
 	"encoding/json"
 	"reflect"
 	"slices"
@@ -61,7 +63,7 @@ func TestLaneQueues(t *testing.T) {
 			}
 			var laneArns, laneURLs []string
 			for k := 0; k < s.Lanes; k++ {
-				name := s.ID + "-lane-" + strconv.Itoa(k)
+				name := "shop-" + s.ID + "-lane-" + strconv.Itoa(k)
 				q := r.one(t, "lane-"+strconv.Itoa(k))
 				i, o := in(q), out(q)
 				if i["name"] != name || o["name"] != name {
@@ -92,7 +94,7 @@ func TestLaneQueues(t *testing.T) {
 			// the queues got.
 			var predicted []string
 			for k := 0; k < s.Lanes; k++ {
-				predicted = append(predicted, "arn:aws:sqs:"+s.Region+":"+testAccount+":"+LaneQueueName(s.ID, k))
+				predicted = append(predicted, "arn:aws:sqs:"+s.Region+":"+testAccount+":"+s.Names().LaneQueue(k))
 			}
 			if !reflect.DeepEqual(laneArns, predicted) {
 				t.Errorf("lane ARNs %v, predicted %v", laneArns, predicted)
@@ -248,8 +250,8 @@ func TestLaneQueueNames(t *testing.T) {
 	// The longest cell id (cell- + 15) and lane 255 stay within SQS's 80
 	// characters with its charset.
 	long := "cell-abcdefghijklmno"
-	if n := LaneQueueName(long, 255); n != long+"-lane-255" || len(n) > 80 {
-		t.Errorf("LaneQueueName = %q (%d chars)", n, len(n))
+	if n := awsname.For("shop-prod", long).LaneQueue(255); n != "shop-prod-"+long+"-lane-255" || len(n) > 80 {
+		t.Errorf("LaneQueue = %q (%d chars)", n, len(n))
 	}
 	s := testSpec("cell-abcdefghijklmno", 3, "us-east-1", spec.NATSingle)
 	s.LaneQueues, s.Lanes, s.LaneShardSize = true, 256, 2

@@ -38,7 +38,7 @@ func TestCapacityAlarmFromConfig(t *testing.T) {
 	}
 	a := in(r.one(t, "capacity-warning"))
 	want := map[string]any{
-		"name": "cellctl-cell-p-capacity-warning", "metricName": "RequestCount", "namespace": "AWS/ApplicationELB",
+		"name": "cellctl-shop-cell-p-capacity-warning", "metricName": "RequestCount", "namespace": "AWS/ApplicationELB",
 		"statistic": "Sum", "period": float64(60), "comparisonOperator": "GreaterThanThreshold",
 		"threshold": float64(50 * 60 * 80 / 100), "evaluationPeriods": float64(10), "datapointsToAlarm": float64(10),
 		"treatMissingData": "notBreaching",
@@ -51,7 +51,7 @@ func TestCapacityAlarmFromConfig(t *testing.T) {
 	if get(a, "dimensions", "LoadBalancer") != str(out(r.one(t, "alb"))["arnSuffix"]) {
 		t.Errorf("dimensions %v", a["dimensions"])
 	}
-	if got := get(normalize(r.outputs["alarmNames"].Value), spec.CapacityAlarmKey); got != "cellctl-cell-p-capacity-warning" {
+	if got := get(normalize(r.outputs["alarmNames"].Value), spec.CapacityAlarmKey); got != "cellctl-shop-cell-p-capacity-warning" {
 		t.Errorf("alarmNames.capacity = %v", got)
 	}
 

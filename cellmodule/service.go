@@ -14,9 +14,6 @@ import (
 	"github.com/pulumi/pulumi/sdk/v3/go/pulumi"
 )
 
-// LogGroupName is the CloudWatch Logs group of a cell's service.
-func LogGroupName(cellID string) string { return "/cellctl/" + cellID + "/service" }
-
 // roles creates the task execution role (what ECS itself needs to start the
 // task: pull the image, write logs, inject the DB secret) and the task role
 // (what the app may do: its prefix, its queue, its cache).
@@ -141,7 +138,7 @@ func (b *builder) service() error {
 
 	name := b.name("logs")
 	c.LogGroup, err = cloudwatch.NewLogGroup(ctx, name, &cloudwatch.LogGroupArgs{
-		Name:            pulumi.String(LogGroupName(s.ID)),
+		Name:            pulumi.String(s.Names().LogGroup()),
 		RetentionInDays: pulumi.Int(s.LogRetentionDays),
 		Tags:            b.tags(name),
 	}, b.opts()...)
@@ -282,7 +279,7 @@ func (b *builder) service() error {
 			"DB_AUTH":                  "iam",
 			"CACHE_ENDPOINT":           v[2].(string),
 			"CACHE_PORT":               strconv.Itoa(cachePort),
-			"CACHE_USER":               CacheUserName(s.ID),
+			"CACHE_USER":               s.Names().CacheAppUser(),
 			"QUEUE_URL":                v[3].(string),
 			"BUCKET":                   s.FleetBucket,
 			"BUCKET_PREFIX":            StoragePrefix(s.ID),
@@ -314,7 +311,7 @@ func (b *builder) service() error {
 	}).(pulumi.StringOutput)
 	name = b.name("task")
 	c.TaskDefinition, err = ecs.NewTaskDefinition(ctx, name, &ecs.TaskDefinitionArgs{
-		Family:                  pulumi.String(b.name("service")),
+		Family:                  pulumi.String(s.Names().TaskFamily()),
 		NetworkMode:             pulumi.String("awsvpc"),
 		RequiresCompatibilities: pulumi.StringArray{pulumi.String("FARGATE")},
 		Cpu:                     pulumi.String(strconv.Itoa(s.TaskCPU)),

@@ -6,6 +6,7 @@ import (
 	"github.com/pulumi/pulumi/sdk/v3/go/pulumi"
 
 	"github.com/cellctl/cellctl/cellmodule/spec"
+	"github.com/cellctl/cellctl/internal/awsname"
 	"github.com/cellctl/cellctl/internal/fleet"
 	"github.com/cellctl/cellctl/router"
 	"github.com/cellctl/cellctl/router/component"
@@ -85,7 +86,7 @@ func routerProgram(ctx *pulumi.Context, f *fleet.Fleet) error {
 		ViewerCertificateArn: f.Router.ViewerCertificateArn,
 		Traffic:              f.Router.Traffic,
 		AttachPolicy:         f.Router.AttachDeploymentPolicy,
-		Dashboard:            &component.DashboardArgs{Name: "cellctl-" + f.Project + "-fleet", Region: f.Router.Region, Cells: dash},
+		Dashboard:            &component.DashboardArgs{Name: awsname.Dashboard(f.Baseline.NamePrefix, f.Project), Region: f.Router.Region, Cells: dash},
 	})
 	if err != nil {
 		return err
@@ -128,13 +129,13 @@ func dashboardCell(f *fleet.Fleet, id string, ref *pulumi.StackReference) compon
 		}).(pulumi.StringOutput)
 	}
 	d := component.DashboardCellArgs{Cell: id, LoadBalancer: out("albArnSuffix"), TargetGroup: out("targetGroupArnSuffix")}
-	for _, n := range signal.AlarmNames(id) {
-		d.AlarmNames = append(d.AlarmNames, n)
-	}
 	if c := f.Cell(id); c != nil {
+		for _, n := range signal.AlarmNames(c.Names()) {
+			d.AlarmNames = append(d.AlarmNames, n)
+		}
 		d.Region = c.Region
 		if c.CapacityRPS > 0 {
-			d.AlarmNames = append(d.AlarmNames, spec.CapacityAlarmName(id))
+			d.AlarmNames = append(d.AlarmNames, spec.CapacityAlarmName(c.Names()))
 		}
 	}
 	return d

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
+
+	"github.com/cellctl/cellctl/internal/awsname"
 )
 
 // Kind is the type of a configuration value.
@@ -44,8 +46,11 @@ type Key struct {
 	// says whose limit it is, for the error message.
 	MaxLen    int
 	MaxLenWhy string
-	Set       func(c *Cell, s string, n float64)
-	Get       func(c *Cell) string
+	// Check, if set, is a last check of a String value that passed the
+	// others (a rule a pattern cannot say).
+	Check func(s string) error
+	Set   func(c *Cell, s string, n float64)
+	Get   func(c *Cell) string
 }
 
 // MaxValueBytes caps any configuration value the loader reads, before any
@@ -95,6 +100,8 @@ func (k Key) Describe() string {
 }
 
 var (
+	// A name prefix (internal/awsname.CheckPrefix says the rest) or "none".
+	prefixPattern  = regexp.MustCompile(`^(none|[a-z]([a-z0-9]|-[a-z0-9])*)$`)
 	imagePattern   = regexp.MustCompile(`^[a-z0-9][a-z0-9._/:@-]*[a-z0-9]$`)
 	bucketPattern  = regexp.MustCompile(`^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$`)
 	certPattern    = regexp.MustCompile(`^arn:aws[a-z-]*:acm:[a-z0-9-]+:\d{12}:certificate/[A-Za-z0-9-]+$`)
@@ -137,7 +144,11 @@ var Keys = func() []Key {
 	var keys []Key
 	add := func(k Key) { keys = append(keys, k) }
 
-	set, get := integer(func(c *Cell) *int { return &c.Index })
+	set, get := str(func(c *Cell) *string { return &c.NamePrefix })
+	add(key("namePrefix", String, Anywhere, set, get, shaped(prefixPattern, awsname.PrefixRule),
+		capped(awsname.MaxPrefix, "cellctl's limit, so the 40-character ElastiCache ids keep the cell id"),
+		func(k *Key) { k.Check = awsname.CheckPrefix }))
+	set, get = integer(func(c *Cell) *int { return &c.Index })
 	add(key("index", Int, CellOnly, set, get, between(0, 255),
 		func(k *Key) { k.Hint = "an integer from 0 to 255, unique in the fleet (the N of the VPC 10.N.0.0/16)" }))
 	set, get = str(func(c *Cell) *string { return &c.Image })

@@ -9,6 +9,8 @@ package spec
 import (
 	"fmt"
 
+	"github.com/cellctl/cellctl/internal/awsname"
+
 	"github.com/cellctl/cellctl/router"
 	"github.com/cellctl/cellctl/waves/signal"
 )
@@ -28,6 +30,13 @@ type Cell struct {
 	ID     string // stack name and cell id, e.g. "cell-a"
 	Index  int    // N of the VPC 10.N.0.0/16
 	Region string // aws:region
+
+	// NamePrefix is the fleet's part of every name the cell holds per AWS
+	// account and region (cells:namePrefix; by default derived from the
+	// Pulumi project's name by the fleet loader; awsname.None: no prefix,
+	// the names of fleets created before names carried the fleet). See
+	// internal/awsname and Names.
+	NamePrefix string
 
 	Image       string // container image the service runs
 	FleetBucket string // shared bucket the router stack owns; this cell owns cells/<id>/
@@ -109,6 +118,9 @@ func (c Cell) Thresholds() signal.Thresholds {
 	return signal.FromAlarmKeys(c.Alarm5xxRatePercent, c.AlarmP99LatencyMs).Merge(c.Gate)
 }
 
+// Names are the cell's account-unique names (internal/awsname).
+func (c Cell) Names() awsname.Cell { return awsname.For(c.NamePrefix, c.ID) }
+
 // DNSName is the cell's own DNS name, the CloudFront origin of the cell.
 func (c Cell) DNSName() string { return c.ID + "." + c.FleetDomain }
 
@@ -167,7 +179,7 @@ const CapacityAlarmKey = "capacity"
 
 // CapacityAlarmName is the CloudWatch name of the cell's
 // CellCapacityWarning alarm.
-func CapacityAlarmName(cellID string) string { return "cellctl-" + cellID + "-capacity-warning" }
+func CapacityAlarmName(cell awsname.Cell) string { return cell.Alarm("capacity-warning") }
 
 // CapacityWarningRequestsPerMinute is the per-minute request count above
 // which the cell runs hotter than CapacityWarningPercent of its published

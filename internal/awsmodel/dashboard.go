@@ -200,6 +200,11 @@ func init() {
 		api:      apiInfo{"CloudWatch", "CloudWatch Dashboard", ops("PutDashboard", "PutDashboard", "DeleteDashboards", "GetDashboard")},
 		required: []string{"dashboardBody", "dashboardName"},
 		replace:  []string{"dashboardName"},
+		// Amazon CloudWatch API Reference, PutDashboard: creates a
+		// dashboard or updates an existing one, whose entire contents are
+		// replaced (dashboards are global). A duplicate name is a silent
+		// takeover.
+		unique: []uniqueRule{{key: globalScoped("dashboardName"), message: "dashboard", silent: "PutDashboard would replace its body"}},
 		compute: func(c *calc) error {
 			c.id = c.outStr("dashboardName")
 			// Dashboards are global to the account: no region in the ARN.

@@ -3,6 +3,8 @@ package awsmodel
 import (
 	"fmt"
 	"strings"
+
+	"github.com/cellctl/cellctl/internal/awsfacts"
 )
 
 const (
@@ -244,6 +246,49 @@ func init() {
 			v.enum("clusterMode", "enabled", "disabled", "compatible")
 			v.enum("networkType", "ipv4", "ipv6", "dual_stack")
 			v.enum("transitEncryptionMode", "preferred", "required")
+		},
+	})
+}
+
+// An IAM-authenticated user works only in a cache whose engine supports
+// IAM authentication (Valkey 7.2+, Redis OSS 7.0+). The document gives the
+// limit, not the error; ElastiCache answers incompatible parameters of a
+// CreateReplicationGroup with InvalidParameterCombination, which is what
+// the mocks and the simulator return.
+func init() {
+	rules = append(rules, Rule{
+		ID:      "elasticache.iam-auth-engine-version",
+		Doc:     awsfacts.CacheIAMAuthDoc,
+		Code:    "InvalidParameterCombination",
+		applies: types(tReplicationGroup),
+		check: func(r ruleInput) string {
+			if !known(r.in, "engineVersion") || !known(r.in, "userGroupIds") {
+				return ""
+			}
+			engine := str(r.in, "engine")
+			if engine == "" {
+				engine = "redis"
+			}
+			version := str(r.in, "engineVersion")
+			if version == "" {
+				return "" // the engine's default, which supports IAM
+			}
+			for _, group := range strings_(r.in, "userGroupIds") {
+				_, g, ok := r.lookup(group)
+				if !ok {
+					continue // a missing group is the reference rule's refusal
+				}
+				for _, user := range strings_(g, "userIds") {
+					_, u, ok := r.lookup(user)
+					if !ok || str(object(u, "authenticationMode"), "type") != "iam" {
+						continue
+					}
+					if err := awsfacts.CacheIAMAuthProblem(engine, version); err != nil {
+						return fmt.Sprintf("user %s of user group %s authenticates with IAM: %v", user, group, err)
+					}
+				}
+			}
+			return ""
 		},
 	})
 }

@@ -95,13 +95,26 @@ type uniqueRule struct {
 	key     func(env Env, out resource.PropertyMap) (scope, name string)
 	code    string
 	message string // fmt with the name (and, for "%[2]s", the scope)
+	// silent is set where AWS does not refuse the duplicate but takes the
+	// existing resource over (PutMetricAlarm overwrites an alarm of the
+	// same name, PutDashboard a dashboard): the simulator refuses it with
+	// HazardCode, since on AWS another stack's resource would change hands
+	// without an error.
+	silent string
 }
+
+// HazardCode is the simulator's code for a duplicate name AWS accepts
+// silently (it is not an AWS error code: AWS answers with success).
+const HazardCode = "SimulatedSilentTakeover"
 
 // UniqueName is a name a live resource holds exclusively.
 type UniqueName struct {
 	Key     string `json:"key"`
 	Code    string `json:"code"`
 	Message string `json:"message"`
+	// Silent says AWS would accept the duplicate and take the existing
+	// resource over (Code is then HazardCode).
+	Silent bool `json:"silent,omitempty"`
 }
 
 // UniqueNames lists the exclusive names a resource of typ with these
@@ -122,7 +135,12 @@ func UniqueNames(typ string, env Env, outputs resource.PropertyMap) []UniqueName
 		if strings.Count(u.message, "%s") > 1 {
 			msg = fmt.Sprintf(u.message, name, scope)
 		}
-		out = append(out, UniqueName{Key: typ + "|" + scope + "|" + name, Code: u.code, Message: msg})
+		un := UniqueName{Key: typ + "|" + scope + "|" + name, Code: u.code, Message: msg}
+		if u.silent != "" {
+			un.Code, un.Silent = HazardCode, true
+			un.Message = fmt.Sprintf("simulated AWS refuses what AWS accepts silently: %s %s already exists and %s", u.message, name, u.silent)
+		}
+		out = append(out, un)
 	}
 	return out
 }

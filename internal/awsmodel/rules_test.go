@@ -216,10 +216,41 @@ func nameCases() []ruleCase {
 		out = append(out,
 			ruleCase{rule: id, typ: n.typ, bad: resource.PropertyMap{resource.PropertyKey(n.prop): pv(long)},
 				ok: resource.PropertyMap{resource.PropertyKey(n.prop): pv(long[:n.max])}, contains: fmt.Sprintf("at most %d characters", n.max)},
-			ruleCase{rule: id, typ: n.typ, bad: resource.PropertyMap{resource.PropertyKey(n.prop): pv("cell-a's")},
+			ruleCase{rule: id, typ: n.typ, bad: resource.PropertyMap{resource.PropertyKey(n.prop): pv(badChar(n.typ))},
 				contains: "is invalid"})
 	}
 	return out
+}
+
+// badChar is a name with a character outside the rule's set (alarm names
+// take any UTF-8 but control characters).
+func badChar(typ string) string {
+	if typ == tAlarm {
+		return "cell-a\x01"
+	}
+	return "cell-a's"
+}
+
+// cacheIAMCases: an IAM-authenticated user in a Redis OSS 6.x cache, and a
+// user whose name is not its id.
+func cacheIAMCases() []ruleCase {
+	setup := func(t *testing.T, m *Mock) {
+		mustCreate(t, m, tCacheUser, "app", resource.PropertyMap{"userId": pv("shop-cell-a-app"), "userName": pv("shop-cell-a-app"),
+			"engine": pv("redis"), "accessString": pv("on ~* +@all"), "authenticationMode": pv(map[string]any{"type": "iam"})})
+		mustCreate(t, m, tCacheUserGroup, "users", resource.PropertyMap{"userGroupId": pv("shop-cell-a-users"), "engine": pv("redis"),
+			"userIds": pv([]string{"shop-cell-a-app"})})
+	}
+	rg := func(v string) resource.PropertyMap {
+		return resource.PropertyMap{"description": pv("c"), "engine": pv("redis"), "engineVersion": pv(v), "nodeType": pv("cache.r7g.large"),
+			"userGroupIds": pv([]string{"shop-cell-a-users"})}
+	}
+	iam := func(id, name string) resource.PropertyMap {
+		return resource.PropertyMap{"userId": pv(id), "userName": pv(name), "authenticationMode": pv(map[string]any{"type": "iam"})}
+	}
+	return []ruleCase{
+		{rule: "elasticache.iam-auth-engine-version", typ: tReplicationGroup, setup: setup, bad: rg("6.2"), ok: rg("7.0"), contains: "needs Redis OSS 7.0 or later"},
+		{rule: "elasticache.iam-user-name-equals-id", typ: tCacheUser, bad: iam("shop-cell-a-app", "app"), ok: iam("shop-cell-a-app", "shop-cell-a-app"), contains: "must equal its user id"},
+	}
 }
 
 func mockCertARN(name string) string {
@@ -234,7 +265,7 @@ func TestEveryRuleRefusesAViolation(t *testing.T) {
 	covered := map[string]bool{}
 	cases := append(append(ruleCases(), nameCases()...), cdCases()...)
 	cases = append(append(cases, elbConditionCases()...), dashboardCases()...)
-	cases = append(cases, zoneCases()...)
+	cases = append(append(cases, zoneCases()...), cacheIAMCases()...)
 	for i, tc := range cases {
 		t.Run(fmt.Sprintf("%s/%d", tc.rule, i), func(t *testing.T) {
 			rule, ok := RuleByID(tc.rule)

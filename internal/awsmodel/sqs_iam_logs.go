@@ -261,6 +261,11 @@ func init() {
 		required: []string{"comparisonOperator", "evaluationPeriods"},
 		name:     &autoName{prop: "name", maxLen: 255},
 		replace:  []string{"name"},
+		// Amazon CloudWatch API Reference, PutMetricAlarm ("Creates or
+		// updates an alarm"): when you update an existing alarm, the update
+		// completely overwrites its previous configuration, whoever
+		// created it. No error: a duplicate name is a silent takeover.
+		unique: []uniqueRule{{key: regionScoped("name"), message: "alarm", silent: "PutMetricAlarm would overwrite it (the other stack's alarm would silently watch this stack's metric)"}},
 		outDefaults: map[string]any{
 			"actionsEnabled": true, "alarmActions": []string{}, "okActions": []string{}, "insufficientDataActions": []string{},
 			"treatMissingData": "missing", "evaluateLowSampleCountPercentiles": "", "dimensions": map[string]string{},

@@ -63,6 +63,7 @@ const CIDRKey = "cidr"
 // secret) plus the derived cidr. TestEveryKeyHasAClass keeps it complete;
 // docs/DRIFT.md documents it (TestDocListsEveryKey).
 var Classes = []KeyClass{
+	{Key: "namePrefix", Class: MayVary, Why: "the fleet's part of every account-unique name; a cell created before names carried the fleet keeps \"none\" rather than be replaced"},
 	{Key: "index", Class: MustUnique, Why: "the N of the cell's VPC 10.N.0.0/16; two cells with one index would share address space"},
 	{Key: CIDRKey, Class: MustUnique, Derived: true, Why: "the cell's VPC range (from index); cells never share address space"},
 	{Key: RegionKey, Class: MayVary, Why: "cells are spread over regions on purpose"},

@@ -53,7 +53,7 @@ func TestSimHealthThroughTheAWSEndpoint(t *testing.T) {
 	if r.Requests == 0 || r.ErrorRate != 0.5 || r.P99 != 2*time.Second || !r.HasHealthy || r.HealthyMin < 1 {
 		t.Errorf("cell-a reading on the bad image = %+v", r)
 	}
-	names := []string{"cellctl-cell-a-5xx-rate", "cellctl-cell-a-p99-latency", "cellctl-cell-a-unhealthy-tasks"}
+	names := []string{"cellctl-cells-cell-a-5xx-rate", "cellctl-cells-cell-a-p99-latency", "cellctl-cells-cell-a-unhealthy-tasks"}
 	alarms, err := cw.Alarms(ctx, names)
 	if err != nil {
 		t.Fatal(err)
@@ -61,7 +61,7 @@ func TestSimHealthThroughTheAWSEndpoint(t *testing.T) {
 	if m := awsapi.MissingAlarms(names, alarms); len(m) > 0 {
 		t.Fatalf("alarms the template creates are missing on the endpoint: %v (got %v)", m, alarms)
 	}
-	if a := alarms["cellctl-cell-a-unhealthy-tasks"]; a.State != "OK" {
+	if a := alarms["cellctl-cells-cell-a-unhealthy-tasks"]; a.State != "OK" {
 		t.Errorf("every task is healthy, yet %+v", a)
 	}
 }

@@ -14,6 +14,8 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/cellctl/cellctl/cellmodule/spec"
+	"github.com/cellctl/cellctl/internal/awsfacts"
+	"github.com/cellctl/cellctl/internal/awsname"
 	"github.com/cellctl/cellctl/internal/cellid"
 	"github.com/cellctl/cellctl/internal/diag"
 	"github.com/cellctl/cellctl/internal/safefile"
@@ -61,7 +63,7 @@ func Load(dir string) (*Fleet, error) {
 // LoadFS loads a fleet from fsys; dir is only recorded as Fleet.Dir and
 // used in messages.
 func LoadFS(fsys fs.FS, dir string) (*Fleet, error) {
-	l := &loader{fsys: fsys, dir: dir}
+	l := &loader{fsys: fsys, dir: dir, reported: map[string]bool{}}
 	f := l.load()
 	if err := l.errs.Err(); err != nil {
 		return nil, err
@@ -73,6 +75,10 @@ type loader struct {
 	fsys fs.FS
 	dir  string
 	errs diag.List
+	// projectLine is the line of Pulumi.yaml's name.
+	projectLine int
+	// reported marks baseline keys whose fault was reported once already.
+	reported map[string]bool
 }
 
 // rel names a file the way the user sees it: relative to the fleet dir.
@@ -241,6 +247,20 @@ func (l *loader) loadRouting(f *Fleet, declared []string) {
 // loadProject reads Pulumi.yaml: the project name, stackConfigDir and the
 // fleet baseline. It returns the line of every baseline key.
 func (l *loader) loadProject(f *Fleet, data []byte) map[string]int {
+	lines := l.loadProjectFile(f, data)
+	if f.Project != "" && f.Baseline.NamePrefix == "" {
+		// Unset: the fleet's account-unique names carry the project's
+		// name (internal/awsname), so two fleets share an account.
+		p, err := awsname.FromProject(f.Project)
+		if err != nil {
+			l.errs.Add(ProjectFile, l.projectLine, "name", "%v", err)
+		}
+		f.Baseline.NamePrefix = p
+	}
+	return lines
+}
+
+func (l *loader) loadProjectFile(f *Fleet, data []byte) map[string]int {
 	root, err := diag.ParseYAML(ProjectFile, data)
 	if err != nil {
 		l.errs.Merge(ProjectFile, err)
@@ -255,6 +275,7 @@ func (l *loader) loadProject(f *Fleet, data []byte) map[string]int {
 				continue
 			}
 			f.Project = p.Value.Value
+			l.projectLine = p.Value.Line
 		case "stackConfigDir":
 			dir := p.Value.Value
 			if p.Value.Kind != yaml.ScalarNode || dir == "" || filepath.IsAbs(dir) || strings.HasPrefix(filepath.Clean(dir), "..") {
@@ -437,6 +458,7 @@ func (l *loader) loadCell(f *Fleet, id, file string, data []byte) *Cell {
 		}
 	}
 	l.checkFargateSize(file, f, c)
+	l.checkCacheIAM(file, f, c)
 	l.checkLanes(f, file, c)
 	if c.CertificateArn != "" && c.Region != "" {
 		if parts := strings.Split(c.CertificateArn, ":"); len(parts) > 3 && parts[3] != c.Region {
@@ -652,6 +674,12 @@ func (l *loader) setKey(c *spec.Cell, k spec.Key, file, field string, v *yaml.No
 			l.errs.Add(file, v.Line, field, "must be %s, got %s", k.Describe(), diag.Echo(s))
 			return false
 		}
+		if k.Check != nil {
+			if err := k.Check(s); err != nil {
+				l.errs.Add(file, v.Line, field, "%v", err)
+				return false
+			}
+		}
 		k.Set(c, s, 0)
 	}
 	return true
@@ -679,6 +707,38 @@ func (l *loader) checkFargateSize(file string, f *Fleet, c *Cell) {
 	if c.TaskMemory < sp.min || c.TaskMemory > sp.max || (c.TaskMemory-sp.min)%sp.step != 0 {
 		l.errs.Add(file, c.Lines[key], key, "%d MiB does not fit taskCpu %d: Fargate allows %d–%d MiB in steps of %d", c.TaskMemory, c.TaskCPU, sp.min, sp.max, sp.step)
 	}
+}
+
+// checkCacheIAM refuses a cache engine version without IAM authentication:
+// the app connects as an IAM-authenticated ElastiCache user, which needs
+// Valkey 7.2 or Redis OSS 7.0 and later (awsfacts.CacheIAMAuthProblem).
+// Rendering the cache without IAM would hand the app a password it was
+// never given, so the fleet is refused here, at the line that set the
+// version (or the engine), rather than at the first `up`.
+func (l *loader) checkCacheIAM(file string, f *Fleet, c *Cell) {
+	err := awsfacts.CacheIAMAuthProblem(c.CacheEngine, c.CacheEngineVersion)
+	if err == nil {
+		return
+	}
+	for _, k := range []string{"cacheEngineVersion", "cacheEngine"} {
+		key := f.ConfigKey(k)
+		if line, set := c.Lines[key]; set {
+			l.errs.Add(file, line, key, "%v: set %s to %s or later, or %s to valkey", err, f.ConfigKey("cacheEngineVersion"), awsfacts.CacheIAMAuthMinimum(c.CacheEngine), f.ConfigKey("cacheEngine"))
+			return
+		}
+	}
+	for _, k := range []string{"cacheEngineVersion", "cacheEngine"} {
+		key := f.ConfigKey(k)
+		if line, set := f.BaselineLines[key]; set {
+			// A baseline fault is reported once, by the first cell.
+			if !l.reported[key] {
+				l.errs.Add(ProjectFile, line, key, "%v: set %s to %s or later, or %s to valkey", err, key, awsfacts.CacheIAMAuthMinimum(c.CacheEngine), f.ConfigKey("cacheEngine"))
+			}
+			l.reported[key] = true
+			return
+		}
+	}
+	l.errs.Add(file, 0, f.ConfigKey("cacheEngineVersion"), "%v", err)
 }
 
 func hasKey(n *yaml.Node, key string) bool {

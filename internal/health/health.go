@@ -24,6 +24,7 @@ import (
 
 	"github.com/cellctl/cellctl/cellmodule/spec"
 	"github.com/cellctl/cellctl/internal/awsapi"
+	"github.com/cellctl/cellctl/internal/awsname"
 	"github.com/cellctl/cellctl/waves/signal"
 )
 
@@ -39,6 +40,10 @@ type Reader interface {
 type Target struct {
 	Cell   string
 	Region string
+	// Names are the cell's account-unique names (its fleet's name prefix,
+	// internal/awsname); the zero value names a cell of a fleet without
+	// a prefix.
+	Names awsname.Cell
 	// State is the cell's routing state (active, draining, drained); ""
 	// when the fleet has no routing table.
 	State        string
@@ -319,9 +324,13 @@ func readCell(ctx context.Context, t Target, reader func(context.Context, string
 // output over the names the signals (and a published capacity) imply, so
 // an alarm missing from an old stack is still asked for, and missed.
 func alarmNames(t Target) map[string]string {
-	names := signal.AlarmNames(t.Cell)
+	n := t.Names
+	if n.ID == "" {
+		n.ID = t.Cell
+	}
+	names := signal.AlarmNames(n)
 	if t.CapacityRPS > 0 {
-		names[spec.CapacityAlarmKey] = spec.CapacityAlarmName(t.Cell)
+		names[spec.CapacityAlarmKey] = spec.CapacityAlarmName(n)
 	}
 	switch out := t.Outputs["alarmNames"].(type) {
 	case map[string]any:

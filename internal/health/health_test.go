@@ -1,6 +1,8 @@
 package health
 
 import (
+	"github.com/cellctl/cellctl/internal/awsname"
+
 	"bytes"
 	"context"
 	"encoding/json"
@@ -94,7 +96,7 @@ func thresholds() signal.Thresholds {
 
 func target(cell string, capacity int) Target {
 	names := map[string]any{}
-	for k, v := range signal.AlarmNames(cell) {
+	for k, v := range signal.AlarmNames(awsname.For("", cell)) {
 		names[k] = v
 	}
 	if capacity > 0 {
@@ -111,7 +113,7 @@ func fleetOf(f *fakeCW, cells ...string) []Target {
 		if _, ok := f.cells[c]; !ok {
 			f.cells[c] = good()
 		}
-		for _, n := range signal.AlarmNames(c) {
+		for _, n := range signal.AlarmNames(awsname.For("", c)) {
 			if _, ok := f.alarms[n]; !ok {
 				f.alarms[n] = "OK"
 			}

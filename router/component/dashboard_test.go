@@ -138,7 +138,7 @@ func TestFleetDashboardOneSeriesPerRoutedCell(t *testing.T) {
 			for _, c := range tc.cells {
 				for _, s := range []string{"5xx-rate", "p99-latency", "unhealthy-tasks"} {
 					// In the cell's own region (cell-d is in us-west-2).
-					want = append(want, "arn:aws:cloudwatch:"+f.Cell(c).Region+":123456789012:alarm:cellctl-"+c+"-"+s)
+					want = append(want, "arn:aws:cloudwatch:"+f.Cell(c).Region+":123456789012:alarm:cellctl-cells-"+c+"-"+s) // the demo project "cells" prefixes every alarm
 				}
 			}
 			sort.Strings(want)

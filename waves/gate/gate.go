@@ -240,10 +240,11 @@ func (c *Checker) signals() []signal.Signal {
 }
 
 func (c *Checker) alarms(ctx context.Context, t Target) []Reading {
+	// The names come from the cell stack's alarmNames output only: the
+	// names a stack was deployed with are the truth (they carry the
+	// fleet's name prefix, internal/awsname), and an output that names no
+	// alarm is a breach, never a guess.
 	names := t.AlarmNames
-	if names == nil {
-		names = signal.AlarmNames(t.Cell)
-	}
 	var readings []Reading
 	var ask []string
 	for _, s := range c.signals() {
@@ -252,7 +253,7 @@ func (c *Checker) alarms(ctx context.Context, t Target) []Reading {
 		}
 		name := names[s.AlarmKey]
 		if name == "" {
-			readings = append(readings, Reading{Source: FromAlarm, Signal: s.Name, Alarm: s.AlarmName(t.Cell), Text: "missing", Verdict: waves.Breached,
+			readings = append(readings, Reading{Source: FromAlarm, Signal: s.Name, Alarm: "(" + s.AlarmKey + ")", Text: "missing", Verdict: waves.Breached,
 				Detail: fmt.Sprintf("the cell stack exports no %q alarm: run `cellctl up %s`", s.AlarmKey, t.Cell)})
 			continue
 		}

@@ -1,6 +1,8 @@
 package gate
 
 import (
+	"github.com/cellctl/cellctl/internal/awsname"
+
 	"context"
 	"errors"
 	"fmt"
@@ -44,7 +46,7 @@ type fakeReader struct {
 func newReader(metrics func(cell string, poll int) window) *fakeReader {
 	r := &fakeReader{alarms: map[string]string{}, metrics: metrics, polls: map[string]int{}}
 	for _, c := range []string{"cell-a", "cell-b", "cell-c"} {
-		for _, n := range signal.AlarmNames(c) {
+		for _, n := range signal.AlarmNames(awsname.For("", c)) {
 			r.alarms[n] = StateOK
 		}
 	}
@@ -105,7 +107,7 @@ func target(cell string) Target {
 	th.ErrorRate5xx = signal.Threshold{Op: signal.Below, Value: 0.5}
 	th.P99LatencyMs = signal.Threshold{Op: signal.Below, Value: 400}
 	return Target{Cell: cell, LoadBalancer: "app/" + cell + "/0123", TargetGroup: "targetgroup/" + cell + "/4567",
-		AlarmNames: signal.AlarmNames(cell), Thresholds: th}
+		AlarmNames: signal.AlarmNames(awsname.For("", cell)), Thresholds: th}
 }
 
 // check is one poll of one cell over the minute after t0, as the rollout
@@ -336,7 +338,7 @@ func BenchmarkPoll16Cells(b *testing.B) {
 	var targets []Target
 	for i := 0; i < 16; i++ {
 		c := fmt.Sprintf("cell-%02d", i)
-		for _, n := range signal.AlarmNames(c) {
+		for _, n := range signal.AlarmNames(awsname.For("", c)) {
 			r.alarms[n] = StateOK
 		}
 		targets = append(targets, target(c))

@@ -14,6 +14,8 @@ package signal
 import (
 	"fmt"
 	"sort"
+
+	"github.com/cellctl/cellctl/internal/awsname"
 )
 
 // Name is a signal's name as written under promote_if in waves.yaml.
@@ -112,7 +114,7 @@ type Signal struct {
 	// AlarmKey is the signal's key in the cell stack's alarmNames output;
 	// "" when the template creates no alarm for it.
 	AlarmKey string
-	// AlarmSuffix completes the alarm name cellctl-<cell>-<suffix>. It is
+	// AlarmSuffix completes the alarm name cellctl-<fleet prefix>-<cell>-<suffix>. It is
 	// also the gate's name in the older waves.yaml list form (gates: [5xx-rate]).
 	AlarmSuffix string
 	// AlarmExpression is the metric math the alarm evaluates, over the
@@ -227,21 +229,21 @@ func LegacyNames() []string {
 	return out
 }
 
-// AlarmName is the CloudWatch alarm name of a signal in a cell; "" when the
+// AlarmName is the CloudWatch alarm name of a signal in a cell
+// (internal/awsname: cellctl-<fleet prefix>-<cell>-<suffix>); "" when the
 // signal has no alarm.
-func (s Signal) AlarmName(cellID string) string {
+func (s Signal) AlarmName(cell awsname.Cell) string {
 	if s.AlarmSuffix == "" || s.AlarmKey == "" {
 		return ""
 	}
-	return "cellctl-" + cellID + "-" + s.AlarmSuffix
+	return cell.Alarm(s.AlarmSuffix)
 }
 
 // AlarmNames is the cell stack's alarmNames output: alarm key → alarm name.
-// The gate can compute it without reading state.
-func AlarmNames(cellID string) map[string]string {
+func AlarmNames(cell awsname.Cell) map[string]string {
 	out := map[string]string{}
 	for _, s := range All {
-		if n := s.AlarmName(cellID); n != "" {
+		if n := s.AlarmName(cell); n != "" {
 			out[s.AlarmKey] = n
 		}
 	}

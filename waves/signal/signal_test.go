@@ -1,6 +1,8 @@
 package signal
 
 import (
+	"github.com/cellctl/cellctl/internal/awsname"
+
 	"strings"
 	"testing"
 )
@@ -103,8 +105,8 @@ func TestDefaultsMatchTheAlarmKeys(t *testing.T) {
 }
 
 func TestAlarmNames(t *testing.T) {
-	got := AlarmNames("cell-a")
-	want := map[string]string{"5xx": "cellctl-cell-a-5xx-rate", "p99": "cellctl-cell-a-p99-latency", "unhealthy": "cellctl-cell-a-unhealthy-tasks"}
+	got := AlarmNames(awsname.For("shop", "cell-a"))
+	want := map[string]string{"5xx": "cellctl-shop-cell-a-5xx-rate", "p99": "cellctl-shop-cell-a-p99-latency", "unhealthy": "cellctl-shop-cell-a-unhealthy-tasks"}
 	if len(got) != len(want) {
 		t.Fatalf("%v", got)
 	}
@@ -113,7 +115,7 @@ func TestAlarmNames(t *testing.T) {
 			t.Errorf("%s = %q, want %q", k, got[k], v)
 		}
 	}
-	if MustLookup(HealthyTasks).AlarmName("cell-a") != "" {
+	if MustLookup(HealthyTasks).AlarmName(awsname.For("", "cell-a")) != "" {
 		t.Error("healthy_tasks has no alarm")
 	}
 	if ms := Metrics([]Name{ErrorRate5xx, P99LatencyMs, ErrorRate5xx}); len(ms) != 4 || ms[3] != ResponseTime {

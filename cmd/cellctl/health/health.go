@@ -192,7 +192,7 @@ func Targets(fl *fleet.Fleet, names []string) ([]health.Target, error) {
 	}
 	out := make([]health.Target, 0, len(cells))
 	for _, c := range cells {
-		t := health.Target{Cell: c.ID, Region: c.Region, Thresholds: c.Thresholds(), DesiredTasks: c.DesiredCount,
+		t := health.Target{Cell: c.ID, Region: c.Region, Names: c.Names(), Thresholds: c.Thresholds(), DesiredTasks: c.DesiredCount,
 			CapacityRPS: c.CapacityRPS, CapacityWarningPercent: c.CapacityWarningPercent}
 		if fl.Routing != nil {
 			if rc, ok := fl.Routing.Cell(c.ID); ok {

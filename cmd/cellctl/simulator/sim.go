@@ -256,7 +256,7 @@ func newCmdSimAlarm(o *SimOptions) *cobra.Command {
 	set := &cobra.Command{
 		Use:     "set CELL ALARM STATE",
 		Short:   "Set an alarm's state: OK, ALARM or INSUFFICIENT_DATA",
-		Example: "  cellctl sim alarm set cell-a cellctl-cell-a-5xx-rate ALARM",
+		Example: "  cellctl sim alarm set cell-a cellctl-cells-cell-a-5xx-rate ALARM",
 		Args:    cobra.ExactArgs(3),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			c, err := o.cloud()

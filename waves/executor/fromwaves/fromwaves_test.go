@@ -1,6 +1,8 @@
 package fromwaves
 
 import (
+	"github.com/cellctl/cellctl/internal/awsname"
+
 	"context"
 	"encoding/json"
 	"errors"
@@ -113,7 +115,7 @@ func targets(p *waves.Plan) func(context.Context, string) (gate.Target, error) {
 func target(_ context.Context, cell string) (gate.Target, error) {
 	outputs := map[string]any{"albArnSuffix": "app/" + cell + "/0123", "targetGroupArnSuffix": "targetgroup/" + cell + "/4567",
 		"alarmNames": map[string]any{}}
-	for k, v := range signal.AlarmNames(cell) {
+	for k, v := range signal.AlarmNames(awsname.For("", cell)) {
 		outputs["alarmNames"].(map[string]any)[k] = v
 	}
 	return gate.TargetFromOutputs(cell, outputs, signal.Defaults(), gate.Update{}), nil
