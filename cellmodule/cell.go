@@ -45,6 +45,10 @@ const (
 	CellIDHeader = "X-Cell-Id"
 	// OriginVerifyHeader carries the fleet-wide secret CloudFront adds to every origin request.
 	OriginVerifyHeader = "X-Origin-Verify"
+	// RouterOriginID is the one origin of the router's CloudFront
+	// distributions: its custom headers carry X-Origin-Verify, and the edge
+	// function points each request at its cell's DNS name (router/edge).
+	RouterOriginID = "cells"
 	// CloudFrontPrefixList is the AWS-managed prefix list of CloudFront's origin-facing addresses.
 	CloudFrontPrefixList = "com.amazonaws.global.cloudfront.origin-facing"
 	// ContainerName is the name of the one container in the task definition.

@@ -84,9 +84,9 @@ func fingerprintOf(secret string) string {
 	return hex.EncodeToString(sum[:8])
 }
 
-// checkNoRefusal fails unless every origin CloudFront has sends a value
-// that origin's cell's deployed ALB rule accepts, and every listed active
-// cell is an origin.
+// checkNoRefusal fails unless CloudFront sends every cell its edge
+// function routes to a value that cell's deployed ALB rule accepts, and
+// the function routes every listed active cell.
 func checkNoRefusal(t *testing.T, dir, step string, active []string) {
 	t.Helper()
 	v := originView(t, dir)
@@ -96,7 +96,7 @@ func checkNoRefusal(t *testing.T, dir, step string, active []string) {
 	for _, cell := range active {
 		sent, ok := v.Sends[cell]
 		if !ok {
-			t.Errorf("%s: CloudFront has no origin for active cell %s", step, cell)
+			t.Errorf("%s: the deployed edge function routes no request to active cell %s", step, cell)
 			continue
 		}
 		accepts := v.Accepts[cell]

@@ -39,7 +39,10 @@ type DeployedOrigin struct {
 	Deployed bool
 	// Accepts are a cell's accepted values, in rule order.
 	Accepts []string
-	// Sends maps each CloudFront origin id (the cell) to the value it sends.
+	// Sends maps each CloudFront origin id to the value it sends: the
+	// fleet origin (cellmodule.RouterOriginID), whose requests the edge
+	// function sends to every routed cell, or — in a router deployed
+	// before it — one origin per cell, named by the cell.
 	Sends map[string]string
 	// salt is the state's passphrase salt.
 	salt string

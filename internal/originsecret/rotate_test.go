@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cellctl/cellctl/cellmodule"
 	"github.com/cellctl/cellctl/internal/engine"
 	"github.com/cellctl/cellctl/internal/fleet"
 	"github.com/cellctl/cellctl/internal/outcome"
@@ -47,10 +48,9 @@ func (e *fakeEngine) up(stack string) {
 	f := e.files[stack]
 	d := &engine.DeployedOrigin{Stack: stack, Deployed: true}
 	if stack == fleet.RouterStack {
-		d.Sends = map[string]string{}
-		for _, c := range e.cells {
-			d.Sends[c] = f[kCur]
-		}
+		// One CloudFront origin for the fleet; the edge function sends
+		// each request to its cell.
+		d.Sends = map[string]string{cellmodule.RouterOriginID: f[kCur]}
 	} else {
 		d.Accepts = []string{f[kCur]}
 		if n, ok := f[kNext]; ok {
@@ -95,10 +95,11 @@ func (e *fakeEngine) DeployedOriginSecret(_ context.Context, stack string) (*eng
 }
 
 // refused lists the cells whose deployed rule refuses what the deployed
-// router sends them.
+// router sends them (through the fleet origin, every cell).
 func (e *fakeEngine) refused() []string {
 	var out []string
-	for c, sent := range e.deployed[fleet.RouterStack].Sends {
+	sent := e.deployed[fleet.RouterStack].Sends[cellmodule.RouterOriginID]
+	for _, c := range e.cells {
 		if !slices.Contains(e.deployed[c].Accepts, sent) {
 			out = append(out, c)
 		}
@@ -220,7 +221,7 @@ func TestSwitchRefusedWhenADeployedCellDoesNotAcceptTheNextValue(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "cell-b do not accept the next value") {
 		t.Fatalf("got %v, want the switch refused naming cell-b", err)
 	}
-	if e.deployed[fleet.RouterStack].Sends["cell-a"] != "old" || slices.Contains(e.ups, fleet.RouterStack) {
+	if e.deployed[fleet.RouterStack].Sends[cellmodule.RouterOriginID] != "old" || slices.Contains(e.ups, fleet.RouterStack) {
 		t.Fatal("the router was changed")
 	}
 	if got := st.rec.step("switch/router").State; got != Halted {
@@ -255,7 +256,7 @@ func TestSwitchBreachPutsTheRouterBack(t *testing.T) {
 	if !errors.As(err, &halted) || !strings.Contains(err.Error(), "cell-b breached error_rate_5xx") {
 		t.Fatalf("got %v, want a halt naming the breach", err)
 	}
-	if e.deployed[fleet.RouterStack].Sends["cell-a"] != "old" || e.files[fleet.RouterStack][kCur] != "old" {
+	if e.deployed[fleet.RouterStack].Sends[cellmodule.RouterOriginID] != "old" || e.files[fleet.RouterStack][kCur] != "old" {
 		t.Fatal("the router was not put back on the current value")
 	}
 	if len(e.refused()) > 0 {
@@ -266,7 +267,7 @@ func TestSwitchBreachPutsTheRouterBack(t *testing.T) {
 	if _, err := r.Run(context.Background(), Options{}); err != nil {
 		t.Fatal(err)
 	}
-	if len(e.refused()) > 0 || e.deployed[fleet.RouterStack].Sends["cell-a"] == "old" {
+	if len(e.refused()) > 0 || e.deployed[fleet.RouterStack].Sends[cellmodule.RouterOriginID] == "old" {
 		t.Fatal("the retried rotation did not finish")
 	}
 }
@@ -302,7 +303,7 @@ func jsonUnmarshal(data []byte, v any) error { return json.Unmarshal(data, v) }
 func TestUndeployedCellIsNotDeployed(t *testing.T) {
 	e := newFake("cell-a", "cell-b")
 	e.deployed["cell-b"] = &engine.DeployedOrigin{Stack: "cell-b"}
-	e.deployed[fleet.RouterStack].Sends = map[string]string{"cell-a": "old"}
+	e.deployed[fleet.RouterStack].Sends = map[string]string{cellmodule.RouterOriginID: "old"}
 	if _, err := rotator(e, &memStore{}, gateFunc(passAll)).Run(context.Background(), Options{}); err != nil {
 		t.Fatal(err)
 	}

@@ -321,23 +321,8 @@ func policyTraffic(v *view, pol *record) (kind string, weight float64, enabled b
 // edgeProfile is the profile of the build the distribution's origin
 // request function association runs.
 func (v *view) edgeProfile(dir string, h *healthState, dist *record) EdgeProfile {
-	arn := distributionLambdaArn(v, dist)
-	parts := strings.Split(arn, ":")
-	if len(parts) < 8 {
-		return EdgeProfile{}
-	}
-	var fn *record
-	for _, r := range v.st.Resources {
-		if r.Type == typeFunction && refers(r, arn) {
-			fn = r
-			break
-		}
-	}
-	if fn == nil {
-		return EdgeProfile{}
-	}
-	var fc functionCode
-	if err := readJSON(filepath.Join(dir, functionDir, fn.Region, fn.ID, versionFile(parts[7])), &fc); err != nil {
+	fc, ok := v.edgeBuild(dir, dist)
+	if !ok {
 		return EdgeProfile{}
 	}
 	if p, ok := h.Edge["code:"+fc.CodeSha256]; ok {
@@ -352,6 +337,32 @@ func (v *view) edgeProfile(dir string, h *healthState, dist *record) EdgeProfile
 		}
 	}
 	return EdgeProfile{}
+}
+
+// edgeBuild is the stored code of the function version the distribution's
+// origin request association runs; false when it has none or it cannot be
+// read.
+func (v *view) edgeBuild(dir string, dist *record) (functionCode, bool) {
+	var fc functionCode
+	arn := distributionLambdaArn(v, dist)
+	parts := strings.Split(arn, ":")
+	if len(parts) < 8 {
+		return fc, false
+	}
+	var fn *record
+	for _, r := range v.st.Resources {
+		if r.Type == typeFunction && refers(r, arn) {
+			fn = r
+			break
+		}
+	}
+	if fn == nil {
+		return fc, false
+	}
+	if err := readJSON(filepath.Join(dir, functionDir, fn.Region, fn.ID, versionFile(parts[7])), &fc); err != nil {
+		return fc, false
+	}
+	return fc, true
 }
 
 func distributionLambdaArn(v *view, dist *record) string {

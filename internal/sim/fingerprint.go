@@ -3,19 +3,25 @@ package sim
 import (
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"strings"
 )
 
 // OriginVerify is what the simulated cloud's deployed resources do with
 // the X-Origin-Verify header: per stack, the values a cell's ALB listener
-// rule accepts and the value each CloudFront origin sends — as
-// fingerprints (sha256 of the stored secret), so a test can compare who
-// sends what with who accepts what without the secret being revealed.
+// rule accepts and the value CloudFront sends each cell — as fingerprints
+// (sha256 of the stored secret), so a test can compare who sends what with
+// who accepts what without the secret being revealed.
 type OriginVerify struct {
 	// Accepts maps a stack to its listener rules' accepted fingerprints.
 	Accepts map[string][]string
-	// Sends maps a distribution's origin id (the cell) to the fingerprint
-	// its custom header carries.
+	// Sends maps each cell a distribution's requests reach to the
+	// fingerprint they carry. The cells are the edge function's choice
+	// (the origins of the config.json of the version the distribution
+	// runs): the function replaces only the origin's domain, so a request
+	// carries the custom header of the origin the default behavior
+	// targets — the fleet's one origin. A distribution whose function
+	// code cannot be read reaches no cell here.
 	Sends map[string]string
 }
 
@@ -23,6 +29,7 @@ type OriginVerify struct {
 func (c *Cloud) OriginVerify(header string) (*OriginVerify, error) {
 	out := &OriginVerify{Accepts: map[string][]string{}, Sends: map[string]string{}}
 	err := c.s.view(func(st *state, _ *control) error {
+		vw := newView(st, c.s.codec)
 		if err := st.anyCorrupt(""); err != nil {
 			return err
 		}
@@ -42,17 +49,32 @@ func (c *Cloud) OriginVerify(header string) (*OriginVerify, error) {
 					}
 				}
 			case "aws:cloudfront/distribution:Distribution":
+				sent := ""
+				target, _ := r.Inputs["defaultCacheBehavior"].(map[string]any)
+				targetID, _ := target["targetOriginId"].(string)
 				origins, _ := r.Inputs["origins"].([]any)
 				for _, ov := range origins {
 					o, _ := ov.(map[string]any)
-					id, _ := o["originId"].(string)
+					if id, _ := o["originId"].(string); id != targetID {
+						continue
+					}
 					hs, _ := o["customHeaders"].([]any)
 					for _, hv := range hs {
 						h, _ := hv.(map[string]any)
 						if name, _ := h["name"].(string); strings.EqualFold(name, header) {
-							out.Sends[id] = c.fingerprint(h["value"])
+							sent = c.fingerprint(h["value"])
 						}
 					}
+				}
+				fc, ok := vw.edgeBuild(c.s.dir, r)
+				var cfg struct {
+					Origins map[string]string `json:"origins"`
+				}
+				if !ok || sent == "" || json.Unmarshal([]byte(fc.Files["config.json"]), &cfg) != nil {
+					continue
+				}
+				for cell := range cfg.Origins {
+					out.Sends[cell] = sent
 				}
 			}
 		}

@@ -1,8 +1,8 @@
 // Package component is the router stack's Pulumi ComponentResource: the
 // fleet bucket in which every cell owns cells/<id>/, the Lambda@Edge
 // function that maps tenant → cell from a routing table baked into its
-// package, and the CloudFront distribution with one origin per routable
-// cell. It lives apart from package router so the routing table code never
+// package, and the CloudFront distribution with one origin whose domain
+// the function sets per request to the tenant's cell. It lives apart from package router so the routing table code never
 // compiles the AWS SDK.
 package component
 
@@ -41,7 +41,8 @@ const (
 	AllViewerRequestPolicy  = "216adef6-5c7f-47e4-b989-5492eafa07d3" // Managed-AllViewer
 )
 
-// Origin is one cell CloudFront may send requests to.
+// Origin is one cell the edge function may send requests to (its DNS name
+// is baked into config.json; the distribution has one origin for all).
 type Origin struct {
 	Cell string
 	// DNSName is the cell's own DNS name, <cell id>.<fleetDomain> (its

@@ -454,7 +454,7 @@ func TestEdgeFunctionBakesInTheRoutingTableAndNoSecret(t *testing.T) {
 
 // --- CloudFront ------------------------------------------------------------
 
-func TestDistributionHasOneHTTPSOriginPerRoutableCell(t *testing.T) {
+func TestDistributionHasOneHTTPSOriginForTheFleet(t *testing.T) {
 	for _, tc := range []struct {
 		name     string
 		fleet    func(*testing.T) *fleet.Fleet
@@ -466,41 +466,25 @@ func TestDistributionHasOneHTTPSOriginPerRoutableCell(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			f := tc.fleet(t)
 			r := mustRunRouter(t, f)
+			for _, cdn := range []*mocks.Resource{r.primary(t), r.staging(t)} {
+				checkFleetOrigin(t, cdn, tc.routable)
+			}
 			cdn := r.primary(t)
-
-			var ids []string
-			for _, o := range arr(in(cdn, "origins")) {
-				id := str(get(o, "originId"))
-				ids = append(ids, id)
-				if got := str(get(o, "domainName")); got != albDNS(id) {
-					t.Errorf("origin %s points at %q, want the cell's ALB %q (its dnsName stack output)", id, got, albDNS(id))
-				}
-				if got := str(get(o, "customOriginConfig", "originProtocolPolicy")); got != "https-only" {
-					t.Errorf("origin %s: originProtocolPolicy = %q, want https-only: tenant traffic must not cross the internet in clear", id, got)
-				}
-				var verify []resource.PropertyValue
-				for _, h := range arr(get(o, "customHeaders")) {
-					if strings.EqualFold(str(get(h, "name")), cellmodule.OriginVerifyHeader) {
-						verify = append(verify, get(h, "value"))
-					}
-				}
-				if len(verify) != 1 {
-					t.Errorf("origin %s has %d %s headers, want 1: the cell's ALB rejects requests without it", id, len(verify), cellmodule.OriginVerifyHeader)
-					continue
-				}
-				if !verify[0].ContainsSecrets() {
-					t.Errorf("origin %s: %s is not a Pulumi secret; it would be stored and shown in plain text", id, cellmodule.OriginVerifyHeader)
-				}
-				if str(verify[0]) != testSecret {
-					t.Errorf("origin %s: %s carries %q, want the fleet's origin-verify secret", id, cellmodule.OriginVerifyHeader, str(verify[0]))
-				}
-			}
-			slices.Sort(ids)
-			if !slices.Equal(ids, tc.routable) {
-				t.Errorf("CloudFront origins = %v, want exactly one per active or draining cell %v (a drained cell gets no traffic and no origin)", ids, tc.routable)
-			}
 			if refs := len(r.rec.ByType(typeStackReference)); refs != len(tc.routable) {
 				t.Errorf("the router reads %d cell stacks, want %d (one per routable cell; a drained cell may already be destroyed)", refs, len(tc.routable))
+			}
+			// The function, not the distribution, knows every routable
+			// cell's DNS name (and only those).
+			var cfg struct {
+				Origins map[string]string `json:"origins"`
+			}
+			if err := json.Unmarshal([]byte(codeFiles(t, r.one(t, typeFunction))[edge.ConfigFile]), &cfg); err != nil {
+				t.Fatalf("config.json: %v", err)
+			}
+			for _, id := range tc.routable {
+				if cfg.Origins[id] != albDNS(id) {
+					t.Errorf("config.json sends %s to %q, want its DNS name %q", id, cfg.Origins[id], albDNS(id))
+				}
 			}
 
 			dcb := in(cdn, "defaultCacheBehavior")
@@ -509,9 +493,6 @@ func TestDistributionHasOneHTTPSOriginPerRoutableCell(t *testing.T) {
 			}
 			if got := str(get(dcb, "cachePolicyId")); got != cachingDisabled {
 				t.Errorf("cachePolicyId = %q, want Managed-CachingDisabled %s: one tenant's responses must never be served to another", got, cachingDisabled)
-			}
-			if target := str(get(dcb, "targetOriginId")); !slices.Contains(tc.routable, target) {
-				t.Errorf("default behavior targets %q, which is not a routable cell's origin", target)
 			}
 			assocs := arr(get(dcb, "lambdaFunctionAssociations"))
 			fn := r.one(t, typeFunction)
@@ -526,6 +507,104 @@ func TestDistributionHasOneHTTPSOriginPerRoutableCell(t *testing.T) {
 				t.Errorf("associated function ARN = %q, want the published version's qualified ARN %q (CloudFront refuses $LATEST)", got, qualified)
 			}
 		})
+	}
+}
+
+// checkFleetOrigin asserts a router distribution has exactly one origin,
+// the fleet's: HTTPS only, carrying the origin-verify secret as a Pulumi
+// secret, its domain a routable cell's DNS name, and the default behavior
+// targets it. The edge function sets each request's cell.
+func checkFleetOrigin(t *testing.T, cdn *mocks.Resource, routable []string) {
+	t.Helper()
+	origins := arr(in(cdn, "origins"))
+	if len(origins) != 1 {
+		t.Fatalf("%s has %d CloudFront origins, want 1 whatever the fleet's size (origins per distribution is a quota of %d; the edge function picks the cell)", cdn.Name, len(origins), awsmodel.MaxOriginsPerDistribution)
+	}
+	o := origins[0]
+	if id := str(get(o, "originId")); id != cellmodule.RouterOriginID {
+		t.Errorf("%s: origin id %q, want %q", cdn.Name, id, cellmodule.RouterOriginID)
+	}
+	if d := str(get(o, "domainName")); !slices.ContainsFunc(routable, func(c string) bool { return albDNS(c) == d }) {
+		t.Errorf("%s: origin domain %q is not a routable cell's DNS name %v (CloudFront needs a name the cells' certificates cover)", cdn.Name, d, routable)
+	}
+	if got := str(get(o, "customOriginConfig", "originProtocolPolicy")); got != "https-only" {
+		t.Errorf("%s: originProtocolPolicy = %q, want https-only: tenant traffic must not cross the internet in clear", cdn.Name, got)
+	}
+	var verify []resource.PropertyValue
+	for _, h := range arr(get(o, "customHeaders")) {
+		if strings.EqualFold(str(get(h, "name")), cellmodule.OriginVerifyHeader) {
+			verify = append(verify, get(h, "value"))
+		}
+	}
+	if len(verify) != 1 {
+		t.Fatalf("%s: the origin has %d %s headers, want 1: the cells' ALBs reject requests without it", cdn.Name, len(verify), cellmodule.OriginVerifyHeader)
+	}
+	if !verify[0].ContainsSecrets() {
+		t.Errorf("%s: %s is not a Pulumi secret; it would be stored and shown in plain text", cdn.Name, cellmodule.OriginVerifyHeader)
+	}
+	if str(verify[0]) != testSecret {
+		t.Errorf("%s: %s carries %q, want the fleet's origin-verify secret", cdn.Name, cellmodule.OriginVerifyHeader, str(verify[0]))
+	}
+	if target := str(in(cdn, "defaultCacheBehavior", "targetOriginId")); target != cellmodule.RouterOriginID {
+		t.Errorf("%s: default behavior targets %q, want the fleet origin %q", cdn.Name, target, cellmodule.RouterOriginID)
+	}
+}
+
+// TestRouterAt256CellsKeepsOneOrigin renders the router of a fleet at the
+// documented 256-cell cap: each distribution keeps its one origin, within
+// CloudFront's quota (the mock refuses TooManyOrigins), and the function
+// routes every cell by its DNS name.
+func TestRouterAt256CellsKeepsOneOrigin(t *testing.T) {
+	const n = 256
+	spec := router.Spec{Version: 1, Buckets: 4 * n}
+	var origins []component.Origin
+	var ids []string
+	for i := 0; i < n; i++ {
+		id := fmt.Sprintf("cell-%03d", i)
+		ids = append(ids, id)
+		spec.Cells = append(spec.Cells, router.CellSpec{ID: id, State: router.CellActive, Weight: 1, Buckets: router.Ranges{{First: 4 * i, Last: 4*i + 3}}})
+		origins = append(origins, component.Origin{Cell: id, DNSName: pulumi.String(albDNS(id))})
+	}
+	table, err := router.New(spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec, _, err := mocks.Run(mocks.Options{Project: "cells", Stack: fleet.RouterStack},
+		awsmodel.NewMock(awsmodel.Env{Partition: "aws", Account: "123456789012", Region: "us-east-1"}),
+		func(ctx *pulumi.Context) error {
+			_, err := component.NewRouter(ctx, fleet.RouterStack, &component.RouterArgs{
+				BucketName:         "fleet-bucket-256",
+				Origins:            origins,
+				TableVersion:       table.Version(),
+				Code:               func(dns map[string]string) (map[string]string, error) { return edge.Package(table, dns, "") },
+				OriginVerifySecret: pulumi.ToSecret(pulumi.String(testSecret)).(pulumi.StringOutput),
+			})
+			return err
+		})
+	if err != nil {
+		t.Fatalf("the 256-cell router does not render: %v", err)
+	}
+	r := &routerRun{rec: rec}
+	dists := rec.ByType(typeDistribution)
+	if len(dists) != 2 {
+		t.Fatalf("%d distributions, want the primary and the staging one", len(dists))
+	}
+	for _, cdn := range dists {
+		checkFleetOrigin(t, cdn, ids)
+	}
+	var cfg struct {
+		Origins map[string]string `json:"origins"`
+	}
+	if err := json.Unmarshal([]byte(codeFiles(t, r.one(t, typeFunction))[edge.ConfigFile]), &cfg); err != nil {
+		t.Fatalf("config.json: %v", err)
+	}
+	if len(cfg.Origins) != n {
+		t.Errorf("config.json routes %d cells by DNS name, want %d", len(cfg.Origins), n)
+	}
+	for _, id := range ids {
+		if cfg.Origins[id] != albDNS(id) {
+			t.Errorf("config.json sends %s to %q, want %q", id, cfg.Origins[id], albDNS(id))
+		}
 	}
 }
 

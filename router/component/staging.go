@@ -139,15 +139,29 @@ func (r *Router) canaryOutputs(args *RouterArgs) pulumi.Map {
 }
 
 // distributionArgs renders a distribution of the router: one HTTPS-only
-// origin per routable cell, the edge function version lambdaArn on origin
-// requests, no caching. The primary and the staging distribution are both
-// built here, so they cannot drift apart.
+// custom origin for the whole fleet, the edge function version lambdaArn on
+// origin requests, no caching. The primary and the staging distribution are
+// both built here, so they cannot drift apart.
+//
+// One origin, not one per cell: origins per distribution is a quota
+// (default 100, older accounts 25; TooManyOrigins, awsmodel
+// cloudfront.origins-per-distribution) and the fleet's cap is 256 cells.
+// The origin-request function replaces the origin's domainName with the
+// tenant's cell's DNS name and sets Host to match — CloudFront Developer
+// Guide, "Lambda@Edge event structure › Dynamic origin selection": in the
+// origin request event a function may update the origin object to route
+// the request to a different origin, which need not be defined in the
+// distribution. What the function does not touch stays as configured here:
+// protocol, port, TLS versions and the customHeaders, so X-Origin-Verify
+// (a Pulumi secret) stays in the distribution config and never enters the
+// function package. The origin's own domain is the first routable cell's
+// DNS name: CloudFront checks the configured name, and a request the
+// function answers itself (400, 503) never reaches it.
 func distributionArgs(args *RouterArgs, secret, viewerCert pulumi.StringOutput, tags pulumi.StringMap, lambdaArn pulumi.StringInput) *cloudfront.DistributionArgs {
-	origins := cloudfront.DistributionOriginArray{}
-	for _, o := range args.Origins {
-		origins = append(origins, &cloudfront.DistributionOriginArgs{
-			OriginId:   pulumi.String(o.Cell),
-			DomainName: o.DNSName,
+	origins := cloudfront.DistributionOriginArray{
+		&cloudfront.DistributionOriginArgs{
+			OriginId:   pulumi.String(cellmodule.RouterOriginID),
+			DomainName: args.Origins[0].DNSName,
 			CustomOriginConfig: &cloudfront.DistributionOriginCustomOriginConfigArgs{
 				HttpPort:             pulumi.Int(80),
 				HttpsPort:            pulumi.Int(443),
@@ -160,7 +174,7 @@ func distributionArgs(args *RouterArgs, secret, viewerCert pulumi.StringOutput, 
 					Value: secret,
 				},
 			},
-		})
+		},
 	}
 	priceClass := args.PriceClass
 	if priceClass == "" {
@@ -174,9 +188,9 @@ func distributionArgs(args *RouterArgs, secret, viewerCert pulumi.StringOutput, 
 		PriceClass:    pulumi.String(priceClass),
 		Origins:       origins,
 		DefaultCacheBehavior: &cloudfront.DistributionDefaultCacheBehaviorArgs{
-			// The edge function rewrites every request to its tenant's cell;
-			// this origin only receives requests the function rejected.
-			TargetOriginId:        pulumi.String(args.Origins[0].Cell),
+			// The edge function points every forwarded request at its
+			// tenant's cell (see above).
+			TargetOriginId:        pulumi.String(cellmodule.RouterOriginID),
 			ViewerProtocolPolicy:  pulumi.String("https-only"),
 			AllowedMethods:        pulumi.ToStringArray([]string{"DELETE", "GET", "HEAD", "OPTIONS", "PATCH", "POST", "PUT"}),
 			CachedMethods:         pulumi.ToStringArray([]string{"GET", "HEAD"}),

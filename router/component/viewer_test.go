@@ -102,12 +102,24 @@ func TestNoViewerDomainsNoHostFallback(t *testing.T) {
 }
 
 // TestOriginsAreTheCellsDNSNames: CloudFront connects to <cell>.<fleet
-// domain>, which the cell's certificate covers, never to *.elb.amazonaws.com.
+// domain>, which the cell's certificate covers, never to *.elb.amazonaws.com
+// — the distribution's one origin and every cell the function sends to.
 func TestOriginsAreTheCellsDNSNames(t *testing.T) {
 	r := mustRunRouter(t, demoFleet(t))
 	for _, o := range arr(in(r.primary(t), "origins")) {
 		if d := str(get(o, "domainName")); !strings.HasSuffix(d, ".cells.example.com") || strings.Contains(d, "elb.amazonaws.com") {
 			t.Errorf("origin %s: domain %s", str(get(o, "originId")), d)
+		}
+	}
+	var cfg struct {
+		Origins map[string]string `json:"origins"`
+	}
+	if err := json.Unmarshal([]byte(codeFiles(t, r.one(t, typeFunction))[edge.ConfigFile]), &cfg); err != nil {
+		t.Fatal(err)
+	}
+	for cell, d := range cfg.Origins {
+		if !strings.HasSuffix(d, ".cells.example.com") || strings.Contains(d, "elb.amazonaws.com") {
+			t.Errorf("the function sends %s to %s", cell, d)
 		}
 	}
 }

@@ -66,7 +66,7 @@ func CheckConfig(data []byte) error {
 			if _, ok := index[cell]; !ok {
 				return fail("origins names unknown cell %s", quote(cell))
 			}
-			if o, ok := origins[cell].(string); !ok || o == "" {
+			if o, ok := origins[cell].(string); !ok || !validDNSName(o) {
 				return fail("origin of %s must be a DNS name", cell)
 			}
 		}

@@ -81,7 +81,7 @@ console.log('overrides   config MiB   zip MiB   cold ms   rss MiB   peak MiB');
 for (const n of counts) {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'edge-measure-'));
   try {
-    for (const f of ['index.js', 'routing.js']) fs.copyFileSync(path.join(__dirname, f), path.join(dir, f));
+    for (const f of ['index.js', 'routing.js', 'lanes.js']) fs.copyFileSync(path.join(__dirname, f), path.join(dir, f));
     const cfg = config(n);
     fs.writeFileSync(path.join(dir, 'config.json'), cfg);
     const zip = zlib.deflateRawSync(cfg, { level: 9 }).length;

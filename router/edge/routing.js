@@ -189,6 +189,17 @@ function isRead(method) {
   return method === 'GET' || method === 'HEAD' || method === 'OPTIONS';
 }
 
+// isDNSName is validDNSName in edge.go: labels of 1-63 letters, digits
+// and hyphens, not starting or ending with a hyphen, at most 253 bytes.
+function isDNSName(s) {
+  if (typeof s !== 'string' || s.length === 0 || s.length > 253) return false;
+  const labels = (s.endsWith('.') ? s.slice(0, -1) : s).split('.');
+  for (let i = 0; i < labels.length; i++) {
+    if (!/^[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?$/.test(labels[i])) return false;
+  }
+  return true;
+}
+
 function fail(msg) {
   throw new Error('edge routing config: ' + msg);
 }
@@ -214,7 +225,10 @@ function compile(cfg) {
   const origins = new Array(cells.length).fill('');
   for (const [cell, origin] of Object.entries(cfg.origins || {})) {
     if (!index.has(cell)) fail(`origins names unknown cell ${JSON.stringify(cell)}`);
-    if (typeof origin !== 'string' || origin === '') fail(`origin of ${cell} must be a DNS name`);
+    // The domain the handler gives CloudFront per request: the
+    // distribution does not hold it (one origin for the fleet), so a bad
+    // one is refused here, at start, not on a tenant's request.
+    if (!isDNSName(origin)) fail(`origin of ${cell} must be a DNS name`);
     origins[index.get(cell)] = origin;
   }
 
@@ -427,6 +441,13 @@ function handleRequest(rt, event) {
 
   // Only the domain changes: port, protocol, path, timeouts and the
   // customHeaders CloudFront attached (X-Origin-Verify) stay as they came.
+  // The distribution has one origin for the whole fleet; an origin-request
+  // function may update the origin object to route a request to an origin
+  // the distribution does not define (CloudFront Developer Guide,
+  // "Lambda@Edge event structure › Dynamic origin selection"). Host must
+  // name the cell too: CloudFront validates the cell's certificate against
+  // the origin domain or the forwarded Host, and the cell's ALB answers
+  // 421 to a Host of another cell.
   custom.domainName = origin;
   headers.host = [{ key: 'Host', value: origin }];
   headers['x-cell-id'] = [{ key: 'X-Cell-Id', value: cell }];
