@@ -36,7 +36,10 @@ func TestWatchThroughTheSimulatorsEndpoint(t *testing.T) {
 	defer cancel()
 	tick := func(time.Duration) <-chan time.Time {
 		if len(reports) >= 3 {
+			// Stop: no further tick, so no update reads with the cancelled
+			// context (Watch's select would otherwise pick either).
 			cancel()
+			return nil
 		}
 		ch := make(chan time.Time, 1)
 		ch <- time.Now()

@@ -188,7 +188,23 @@ func (f *Factory) SweepTemp() {
 
 // Engine builds the engine for the fleet on the chosen cloud; events
 // receive resource-level progress (nil: none).
+//
+// Under a mutating verb (Mutates) the first engine takes the fleet lock:
+// every change the verb makes goes through an engine, so the lock is held
+// before the first write, and a verb refused by its flags, its fleet or its
+// arguments never touches the backend.
 func (f *Factory) Engine(fl *fleet.Fleet, events func(stackrun.Event)) (*engine.Engine, error) {
+	eng, err := f.newEngine(fl, events)
+	if err != nil {
+		return nil, err
+	}
+	if err := f.lockForEngine(context.Background()); err != nil {
+		return nil, err
+	}
+	return eng, nil
+}
+
+func (f *Factory) newEngine(fl *fleet.Fleet, events func(stackrun.Event)) (*engine.Engine, error) {
 	c, err := f.Cloud()
 	if err != nil {
 		return nil, err

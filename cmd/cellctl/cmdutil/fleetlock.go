@@ -31,6 +31,29 @@ type fleetLock struct {
 	depth int
 	lock  *rollout.Lock
 	store *rollout.Store
+	// verb is the running mutating verb (set by Mutates): the first engine
+	// the factory builds takes the lock for it (taken), once.
+	verb     string
+	override bool
+	taken    bool
+}
+
+// lockForEngine takes the fleet lock for the running mutating verb, once,
+// before the factory hands out its first engine.
+func (f *Factory) lockForEngine(ctx context.Context) error {
+	f.lock.mu.Lock()
+	verb, override, taken := f.lock.verb, f.lock.override, f.lock.taken
+	f.lock.mu.Unlock()
+	if verb == "" || taken {
+		return nil
+	}
+	if _, err := f.LockFleet(ctx, verb, override); err != nil {
+		return err
+	}
+	f.lock.mu.Lock()
+	f.lock.taken = true
+	f.lock.mu.Unlock()
+	return nil
 }
 
 // Mutates marks cmd as a verb that changes the fleet (stacks, routing
@@ -50,11 +73,21 @@ func Mutates(f *Factory, cmd *cobra.Command, verb string) *cobra.Command {
 			return run(c, args)
 		}
 		override, _ := c.Flags().GetBool(OverrideFlag)
-		release, err := f.LockFleet(c.Context(), verb, override)
-		if err != nil {
-			return err
-		}
-		defer release()
+		// The lock is taken when the verb first builds its engine (every
+		// write goes through it), so flag, fleet and argument errors come
+		// first and are not hidden behind the backend, exactly as before.
+		f.lock.mu.Lock()
+		f.lock.verb, f.lock.override = verb, override
+		f.lock.mu.Unlock()
+		defer func() {
+			f.lock.mu.Lock()
+			taken := f.lock.taken
+			f.lock.verb, f.lock.override, f.lock.taken = "", false, false
+			f.lock.mu.Unlock()
+			if taken {
+				f.releaseFleet()
+			}
+		}()
 		return run(c, args)
 	}
 	return cmd
@@ -134,7 +167,7 @@ func (f *Factory) openLockStore(ctx context.Context) (*rollout.Store, error) {
 	if err != nil {
 		return nil, err
 	}
-	eng, err := f.Engine(fl, nil)
+	eng, err := f.newEngine(fl, nil)
 	if err != nil {
 		return nil, err
 	}

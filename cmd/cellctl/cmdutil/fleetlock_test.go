@@ -33,6 +33,11 @@ func lockFactory(t *testing.T) (*Factory, *rollout.Store, *bytes.Buffer) {
 
 func verbCmd(f *Factory, ran *int, inner func(*cobra.Command) error) *cobra.Command {
 	c := &cobra.Command{Use: "up", RunE: func(c *cobra.Command, _ []string) error {
+		// A verb's first engine takes the lock (Factory.Engine); this fake
+		// verb builds none, so it takes the lock the way Engine does.
+		if err := f.lockForEngine(c.Context()); err != nil {
+			return err
+		}
 		*ran++
 		if inner != nil {
 			return inner(c)
