@@ -80,8 +80,17 @@ func newFleet(t *testing.T) string {
 			copyFile(t, filepath.Join(repoRoot, "stacks", e.Name()), filepath.Join(dir, "stacks", e.Name()))
 		}
 	}
+	// The demo's hosted zones exist before cellctl runs, as on AWS (and
+	// as `make demo` names them): up's preflight reads them.
+	for _, z := range demoZones {
+		mustRun(t, dir, "sim", "zone", "add", z[0], z[1])
+	}
 	return dir
 }
+
+// demoZones are the demo fleet's hosted zones (Pulumi.yaml's
+// cells:hostedZoneId, stacks/Pulumi.router.yaml's cells:viewerHostedZoneId).
+var demoZones = [][2]string{{"Z0123456789ABCDEFGHIJ", "cells.example.com"}, {"Z0987654321ZYXWVUTSRQ", "app.example.com"}}
 
 func copyFile(t *testing.T, from, to string) {
 	t.Helper()

@@ -493,8 +493,9 @@ func sortedKeys(m map[string]bool) []string {
 // Preflight checks, before an up creates newCells (and the router, with
 // NewRouter), that every quota they consume has room for them, that RDS
 // still offers the Aurora version they pin, and that every hosted zone
-// they write records in holds those records' names (hostedZones). It refuses (an outcome.FindingsError naming
-// the quota, the region and the numbers) when one would pass its limit or
+// they write records in holds those records' names (hostedZones). It
+// refuses (an outcome.FindingsError naming the quota, the region and the
+// numbers, or the key, file, zone and record) when one would fail or
 // cannot be read; warnings are returned as notes.
 func Preflight(ctx context.Context, o Options) (notes []string, err error) {
 	if len(o.NewCells) == 0 && !o.NewRouter {
