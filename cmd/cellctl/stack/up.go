@@ -53,8 +53,11 @@ stack's lock.
 
 Before it creates a cell that was never deployed, up runs the quota
 check of ` + "`cellctl quota`" + ` for it and refuses (exit 2, nothing created) when
-the cell would pass a quota or a quota it needs cannot be read;
---skip-quota-check creates it anyway. --dry-run renders, checks and prints the run plan, and
+the cell would pass a quota or a quota it needs cannot be read, when RDS
+no longer offers its Aurora version, or when a hosted zone it (or a new
+router) writes records in does not exist, cannot be read or cannot hold
+those names (Route 53 GetHostedZone; on --cloud sim, name zones first with
+sim zone add); --skip-quota-check creates it anyway. --dry-run renders, checks and prints the run plan, and
 changes nothing.`,
 		Example: `  cellctl up --cloud sim
   cellctl up cell-b cell-c
