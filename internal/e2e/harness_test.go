@@ -65,9 +65,22 @@ func runMain(m *testing.M) int {
 	return m.Run()
 }
 
-// newFleet copies the demo fleet (Pulumi.yaml, stack files, waves and
-// routing table) into a fresh directory.
+// newFleet is the demo fleet in a fresh directory, in a simulated account
+// that holds the fleet's hosted zones (as an AWS account holds them before
+// cellctl runs).
 func newFleet(t *testing.T) string {
+	t.Helper()
+	dir := freshClone(t)
+	for _, z := range demoZones {
+		mustRun(t, dir, "sim", "zone", "add", z[0], z[1])
+	}
+	return dir
+}
+
+// freshClone copies the demo fleet (Pulumi.yaml, stack files, waves and
+// routing table) into a fresh directory, and nothing else: no backend,
+// no simulated cloud.
+func freshClone(t *testing.T) string {
 	t.Helper()
 	dir := t.TempDir()
 	copyFile(t, filepath.Join(repoRoot, "Pulumi.yaml"), filepath.Join(dir, "Pulumi.yaml"))
@@ -80,16 +93,12 @@ func newFleet(t *testing.T) string {
 			copyFile(t, filepath.Join(repoRoot, "stacks", e.Name()), filepath.Join(dir, "stacks", e.Name()))
 		}
 	}
-	// The demo's hosted zones exist before cellctl runs, as on AWS (and
-	// as `make demo` names them): up's preflight reads them.
-	for _, z := range demoZones {
-		mustRun(t, dir, "sim", "zone", "add", z[0], z[1])
-	}
 	return dir
 }
 
 // demoZones are the demo fleet's hosted zones (Pulumi.yaml's
-// cells:hostedZoneId, stacks/Pulumi.router.yaml's cells:viewerHostedZoneId).
+// cells:hostedZoneId, stacks/Pulumi.router.yaml's cells:viewerHostedZoneId),
+// named as `make demo` names them; up's preflight reads them.
 var demoZones = [][2]string{{"Z0123456789ABCDEFGHIJ", "cells.example.com"}, {"Z0987654321ZYXWVUTSRQ", "app.example.com"}}
 
 func copyFile(t *testing.T, from, to string) {
