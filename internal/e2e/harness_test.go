@@ -71,9 +71,7 @@ func runMain(m *testing.M) int {
 func newFleet(t *testing.T) string {
 	t.Helper()
 	dir := freshClone(t)
-	for _, z := range demoZones {
-		mustRun(t, dir, "sim", "zone", "add", z[0], z[1])
-	}
+	addDemoZones(t, dir)
 	return dir
 }
 
@@ -83,16 +81,7 @@ func newFleet(t *testing.T) string {
 func freshClone(t *testing.T) string {
 	t.Helper()
 	dir := t.TempDir()
-	copyFile(t, filepath.Join(repoRoot, "Pulumi.yaml"), filepath.Join(dir, "Pulumi.yaml"))
-	entries, err := os.ReadDir(filepath.Join(repoRoot, "stacks"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, e := range entries {
-		if strings.HasSuffix(e.Name(), ".yaml") || strings.HasSuffix(e.Name(), ".json") {
-			copyFile(t, filepath.Join(repoRoot, "stacks", e.Name()), filepath.Join(dir, "stacks", e.Name()))
-		}
-	}
+	copyFleetFiles(t, dir)
 	return dir
 }
 
@@ -100,6 +89,14 @@ func freshClone(t *testing.T) string {
 // cells:hostedZoneId, stacks/Pulumi.router.yaml's cells:viewerHostedZoneId),
 // named as `make demo` names them; up's preflight reads them.
 var demoZones = [][2]string{{"Z0123456789ABCDEFGHIJ", "cells.example.com"}, {"Z0987654321ZYXWVUTSRQ", "app.example.com"}}
+
+// addDemoZones names the demo's zones in the simulated account of dir.
+func addDemoZones(t *testing.T, dir string) {
+	t.Helper()
+	for _, z := range demoZones {
+		mustRun(t, dir, "sim", "zone", "add", z[0], z[1])
+	}
+}
 
 func copyFile(t *testing.T, from, to string) {
 	t.Helper()
