@@ -99,7 +99,17 @@ DEMO_BAD  = registry.example.com/shop/api:1.5.1-bad
 # rollout exits 3 by design; the recipe checks for exactly that code, so
 # `make demo` exits 0 when the rehearsal went as it should and fails
 # otherwise (a rerun finds both rollouts on record and ends the same way).
+#
+# The demo's hosted zones exist before cellctl runs, as on AWS (where up's
+# preflight reads their names with GetHostedZone and refuses a zone that is
+# missing or cannot hold the fleet's records); on the simulator `sim zone
+# add` is that stand-in (idempotent, so a rerun is fine).
+DEMO_CELLS_ZONE  = Z0123456789ABCDEFGHIJ cells.example.com
+DEMO_VIEWER_ZONE = Z0987654321ZYXWVUTSRQ app.example.com
+
 demo: build pulumi
+	$(BIN)/cellctl --cloud sim sim zone add $(DEMO_CELLS_ZONE)
+	$(BIN)/cellctl --cloud sim sim zone add $(DEMO_VIEWER_ZONE)
 	$(BIN)/cellctl --cloud sim up
 	$(BIN)/cellctl --cloud sim status
 	$(BIN)/cellctl --cloud sim deploy --image $(DEMO_GOOD) --bake-scale 0.002

@@ -52,9 +52,9 @@ type Env struct {
 	Events func(stackrun.Event)
 	// Stop, once closed, starts no new stack (the first Ctrl-C).
 	Stop <-chan struct{}
-	// QuotaCheck, when set, runs before an up with the selected cells that
-	// were never deployed; its error stops the run before anything is
-	// created (quota.go).
+	// QuotaCheck, when set, runs before an up with the selected cells (and
+	// the router, by its stack name) that were never deployed; its error
+	// stops the run before anything is created (quota.go).
 	QuotaCheck func(ctx context.Context, newCells []string) error
 }
 

@@ -5,18 +5,21 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/cellctl/cellctl/internal/fleet"
 	"github.com/cellctl/cellctl/internal/stackrun"
 )
 
-// quotaPreflight runs env.QuotaCheck with the selected cells that were
-// never deployed, before anything is created: a new cell is where quota
+// quotaPreflight runs env.QuotaCheck with the selected cells (and the
+// router) that were never deployed, before anything is created: a new cell is where quota
 // runs out (a VPC, Elastic IPs, a DB cluster at once), and a refusal now
 // beats a cell half created when the fifth Elastic IP is refused.
 func quotaPreflight(ctx context.Context, env *Env, eng Engine, names []string) error {
 	var fresh []string
 	r, canTell := eng.(DeployedReader)
 	for _, n := range names {
-		if env.Fleet.Cell(n) == nil {
+		// The router is checked when new too: its viewer records go in a
+		// zone that must hold their names.
+		if env.Fleet.Cell(n) == nil && n != fleet.RouterStack {
 			continue
 		}
 		if !canTell {

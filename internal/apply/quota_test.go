@@ -12,7 +12,7 @@ import (
 // The quota check sees exactly the cells that were never deployed, and
 // its refusal stops the up before any stack runs.
 func TestUpChecksQuotaOfNewCellsBeforeAnyRun(t *testing.T) {
-	d := &deployedEngine{outputs: map[string]map[string]any{"cell-a": {"cellId": "a"}, "cell-b": {"cellId": "b"}, "router": {}}}
+	d := &deployedEngine{outputs: map[string]map[string]any{"cell-a": {"cellId": "a"}, "cell-b": {"cellId": "b"}, "router": {"distributionId": "E123"}}}
 	env := deployedEnv(t, d)
 	var asked []string
 	refusal := &outcome.FindingsError{Count: 1, Err: errors.New("refusing to create cell-c")}

@@ -40,6 +40,7 @@ func deployedFleet(t *testing.T) string {
 			return
 		}
 		copyFleetFiles(t, base)
+		addDemoZones(t, base)
 		r := cellctl(t, base, "up")
 		if r.code != 0 {
 			deployedErr = "up of the demo fleet: " + r.String()

@@ -65,22 +65,37 @@ func runMain(m *testing.M) int {
 	return m.Run()
 }
 
-// newFleet copies the demo fleet (Pulumi.yaml, stack files, waves and
-// routing table) into a fresh directory.
+// newFleet is the demo fleet in a fresh directory, in a simulated account
+// that holds the fleet's hosted zones (as an AWS account holds them before
+// cellctl runs).
 func newFleet(t *testing.T) string {
 	t.Helper()
-	dir := t.TempDir()
-	copyFile(t, filepath.Join(repoRoot, "Pulumi.yaml"), filepath.Join(dir, "Pulumi.yaml"))
-	entries, err := os.ReadDir(filepath.Join(repoRoot, "stacks"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, e := range entries {
-		if strings.HasSuffix(e.Name(), ".yaml") || strings.HasSuffix(e.Name(), ".json") {
-			copyFile(t, filepath.Join(repoRoot, "stacks", e.Name()), filepath.Join(dir, "stacks", e.Name()))
-		}
-	}
+	dir := freshClone(t)
+	addDemoZones(t, dir)
 	return dir
+}
+
+// freshClone copies the demo fleet (Pulumi.yaml, stack files, waves and
+// routing table) into a fresh directory, and nothing else: no backend,
+// no simulated cloud.
+func freshClone(t *testing.T) string {
+	t.Helper()
+	dir := t.TempDir()
+	copyFleetFiles(t, dir)
+	return dir
+}
+
+// demoZones are the demo fleet's hosted zones (Pulumi.yaml's
+// cells:hostedZoneId, stacks/Pulumi.router.yaml's cells:viewerHostedZoneId),
+// named as `make demo` names them; up's preflight reads them.
+var demoZones = [][2]string{{"Z0123456789ABCDEFGHIJ", "cells.example.com"}, {"Z0987654321ZYXWVUTSRQ", "app.example.com"}}
+
+// addDemoZones names the demo's zones in the simulated account of dir.
+func addDemoZones(t *testing.T, dir string) {
+	t.Helper()
+	for _, z := range demoZones {
+		mustRun(t, dir, "sim", "zone", "add", z[0], z[1])
+	}
 }
 
 func copyFile(t *testing.T, from, to string) {

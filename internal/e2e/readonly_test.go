@@ -77,7 +77,7 @@ func TestReadOnlyCommandsWriteNothing(t *testing.T) {
 // CI runs on the first pull request) and the other read-only commands
 // must not create any of them, nor a salt or secret in a stack file.
 func TestFirstRunPreviewWritesNothing(t *testing.T) {
-	dir := newFleet(t)
+	dir := freshClone(t)
 	for _, tc := range []readOnlyCase{
 		{"preview", []string{"preview", "-o", "json"}, 0},
 		{"preview one cell", []string{"preview", "cell-c"}, 0},

@@ -54,6 +54,9 @@ type Options struct {
 	// NewCells are cells about to be created (the up preflight): each
 	// adds its own rendered cost, and only their regions are read.
 	NewCells []string
+	// NewRouter says the router stack is about to be created too (the up
+	// preflight): its viewer records' zone is checked.
+	NewRouter bool
 	// Parallel bounds the regions read at once (≤ 0: 4).
 	Parallel int
 	// Now is the clock (nil: time.Now).
@@ -509,12 +512,26 @@ func sortedKeys(m map[string]bool) []string {
 	return out
 }
 
-// Preflight checks, before an up creates newCells, that every quota they
-// consume has room for them. It refuses (an outcome.FindingsError naming
-// the quota, the region and the numbers) when one would pass its limit or
+// Preflight checks, before an up creates newCells (and the router, with
+// NewRouter), that every quota they consume has room for them, that RDS
+// still offers the Aurora version they pin, and that every hosted zone
+// they write records in holds those records' names (hostedZones). It
+// refuses (an outcome.FindingsError naming the quota, the region and the
+// numbers, or the key, file, zone and record) when one would fail or
 // cannot be read; warnings are returned as notes.
 func Preflight(ctx context.Context, o Options) (notes []string, err error) {
+	if len(o.NewCells) == 0 && !o.NewRouter {
+		return nil, nil
+	}
+	creating := append([]string(nil), o.NewCells...)
+	if o.NewRouter {
+		creating = append(creating, fleet.RouterStack)
+	}
+	refusals := hostedZones(ctx, o)
 	if len(o.NewCells) == 0 {
+		if len(refusals) > 0 {
+			return nil, refuse(creating, refusals)
+		}
 		return nil, nil
 	}
 	o.AddCells = 0
@@ -522,7 +539,7 @@ func Preflight(ctx context.Context, o Options) (notes []string, err error) {
 	if err != nil {
 		return nil, fmt.Errorf("the quota check before creating %s failed, nothing was created: %w (rerun with --skip-quota-check to create anyway)", strings.Join(o.NewCells, ", "), err)
 	}
-	refusals := engineVersions(ctx, o)
+	refusals = append(refusals, engineVersions(ctx, o)...)
 	for _, r := range rep.Rows {
 		if r.Adding <= 0 {
 			continue
@@ -537,11 +554,15 @@ func Preflight(ctx context.Context, o Options) (notes []string, err error) {
 		}
 	}
 	if len(refusals) > 0 {
-		return notes, &outcome.FindingsError{Count: len(refusals), Err: fmt.Errorf(
-			"refusing to create %s: nothing was created, these quotas have no room for it or AWS refuses what it pins:\n  %s\n(raise the quota or pin what AWS offers, or rerun with --skip-quota-check to create anyway)",
-			strings.Join(o.NewCells, ", "), strings.Join(refusals, "\n  "))}
+		return notes, refuse(creating, refusals)
 	}
 	return notes, nil
+}
+
+func refuse(creating, refusals []string) error {
+	return &outcome.FindingsError{Count: len(refusals), Err: fmt.Errorf(
+		"refusing to create %s: nothing was created, these quotas have no room for it, AWS refuses what it pins, or Route 53 refuses a record it would write:\n  %s\n(raise the quota, pin what AWS offers, point the key at the zone that holds the name, or rerun with --skip-quota-check to create anyway)",
+		strings.Join(creating, ", "), strings.Join(refusals, "\n  "))}
 }
 
 // engineVersions checks, for each new cell, that RDS in its region still

@@ -37,6 +37,12 @@ func simCloud(tb testing.TB) (*sim.Cloud, func(string) awsapi.Target, *counting)
 	if err != nil {
 		tb.Fatal(err)
 	}
+	// The demo fleet's zones exist before cellctl runs, as on AWS.
+	for id, name := range map[string]string{"Z0123456789ABCDEFGHIJ": "cells.example.com", "Z0987654321ZYXWVUTSRQ": "app.example.com"} {
+		if err := c.AddZone(id, name); err != nil {
+			tb.Fatal(err)
+		}
+	}
 	ctx, cancel := context.WithCancel(context.Background())
 	tb.Cleanup(cancel)
 	endpoint, stop, err := sim.ServeAPI(ctx, c)
@@ -276,5 +282,54 @@ func TestAnImpossibleLimitIsUnknown(t *testing.T) {
 		if err := c.SetQuota("us-east-1", "ec2/L-0263D0A3", v); err == nil || !strings.Contains(err.Error(), "not a finite number") {
 			t.Errorf("sim quota %g: %v, want refused", v, err)
 		}
+	}
+}
+
+// TestPreflightRefusesARecordOutsideItsZone: up reads each zone the new
+// stacks write in (GetHostedZone, through the simulator's Route 53 API)
+// and refuses, before anything is created, a record Route 53 would refuse
+// in it, naming the key, the file, the zone id and name and the record.
+// A zone the account does not hold is a refusal too.
+func TestPreflightRefusesARecordOutsideItsZone(t *testing.T) {
+	c, target, _ := simCloud(t)
+	fl := demoFleet(t)
+	ctx := context.Background()
+	if _, err := Preflight(ctx, Options{Fleet: fl, Target: target, NewCells: []string{"cell-a"}, NewRouter: true}); err != nil {
+		t.Fatalf("the demo's zones hold its records: %v", err)
+	}
+	// The viewer zone renamed to the cells' domain: app.example.com no
+	// longer fits in it.
+	if err := c.AddZone("Z0987654321ZYXWVUTSRQ", "cells.example.com"); err != nil {
+		t.Fatal(err)
+	}
+	_, err := Preflight(ctx, Options{Fleet: fl, Target: target, NewRouter: true})
+	var findings *outcome.FindingsError
+	if !errors.As(err, &findings) {
+		t.Fatalf("a viewer domain outside its zone must be refused: %v", err)
+	}
+	for _, want := range []string{"refusing to create router", "stacks/Pulumi.router.yaml:", "cells:viewerHostedZoneId", "Z0987654321ZYXWVUTSRQ is cells.example.com",
+		"app.example.com", "InvalidChangeBatch: RRSet with DNS name app.example.com. is not permitted in zone cells.example.com."} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("refusal %q must say %q", err, want)
+		}
+	}
+	// A cell whose zone is another domain's.
+	if err := c.AddZone("Z0123456789ABCDEFGHIJ", "other.example.org"); err != nil {
+		t.Fatal(err)
+	}
+	_, err = Preflight(ctx, Options{Fleet: fl, Target: target, NewCells: []string{"cell-a"}})
+	if !errors.As(err, &findings) {
+		t.Fatalf("a cell name outside its zone must be refused: %v", err)
+	}
+	for _, want := range []string{"refusing to create cell-a", "Pulumi.yaml:", "cells:hostedZoneId", "Z0123456789ABCDEFGHIJ is other.example.org", "cell-a.cells.example.com"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("refusal %q must say %q", err, want)
+		}
+	}
+	// A zone the account does not hold: NoSuchHostedZone, refused.
+	fl.Cell("cell-a").HostedZoneID = "Z0000000000000000000"
+	_, err = Preflight(ctx, Options{Fleet: fl, Target: target, NewCells: []string{"cell-a"}})
+	if !errors.As(err, &findings) || !strings.Contains(err.Error(), "hosted zone Z0000000000000000000 does not exist") || !strings.Contains(err.Error(), "NoSuchHostedZone") {
+		t.Fatalf("an unknown zone must be refused: %v", err)
 	}
 }

@@ -32,6 +32,8 @@ import (
 //   - Service Quotas (service/servicequotas v1.43.12): AWS JSON 1.1,
 //     POST / with X-Amz-Target: ServiceQuotasV20190624.<Op>;
 //     ListServiceQuotas, GetServiceQuota, GetAWSDefaultServiceQuota.
+//   - Route 53 (service/route53 v1.71.0): REST-XML, GetHostedZone
+//     (awsapi_route53.go).
 //
 // Requests must be SigV4-signed (the signature itself is not checked: the
 // credentials are fake by design). Errors use each protocol's shape and
@@ -107,6 +109,10 @@ func (h *apiHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	isCBOR := strings.HasPrefix(r.URL.Path, "/service/")
 	if err != nil {
 		h.fail(w, isCBOR, &apiError{400, "SerializationException", "SerializationException", err.Error()})
+		return
+	}
+	if isRoute53(r) {
+		h.serveRoute53(w, r)
 		return
 	}
 	if r.Method != http.MethodPost {

@@ -11,7 +11,8 @@ import (
 
 // QuotaCheck is the quota preflight of every command that creates cells
 // (up, cell add) over the factory's cloud: the same readers and verdict as
-// `cellctl quota`, for the new cells only. Its error stops the run before
+// `cellctl quota`, for the new cells only, and the hosted zones the new
+// cells and a new router write records in. Its error stops the run before
 // anything is created.
 func (f *Factory) QuotaCheck(ctx context.Context, fl *fleet.Fleet, cells []string) error {
 	b, err := f.Cloud()
@@ -23,7 +24,17 @@ func (f *Factory) QuotaCheck(ctx context.Context, fl *fleet.Fleet, cells []strin
 		return fmt.Errorf("the quota check before creating %v cannot reach AWS, nothing was created: %w (rerun with --skip-quota-check to create anyway)", cells, err)
 	}
 	targets := func(region string) awsapi.Target { t := probe; t.Region = region; return t }
-	notes, err := quota.Preflight(ctx, quota.Options{Fleet: fl, Target: targets, NewCells: cells, Parallel: f.Global.Parallel})
+	// The router's stack among the new ones: only its hosted zones are
+	// read (a router costs no per-region quota).
+	o := quota.Options{Fleet: fl, Target: targets, Parallel: f.Global.Parallel}
+	for _, c := range cells {
+		if c == fleet.RouterStack {
+			o.NewRouter = true
+		} else {
+			o.NewCells = append(o.NewCells, c)
+		}
+	}
+	notes, err := quota.Preflight(ctx, o)
 	for _, n := range notes {
 		fmt.Fprintln(f.IO.ErrOut, "quota:", n)
 	}

@@ -27,8 +27,10 @@ type UpOptions struct {
 	Refresh bool
 	DryRun  bool
 
-	// QuotaCheck checks that new cells fit the account's quotas (nil: no
-	// check); SkipQuotaCheck turns it off (--skip-quota-check).
+	// QuotaCheck checks that new cells fit the account's quotas and that
+	// the zones new stacks (cells, and the router by its stack name) write
+	// in hold their records (nil: no check); SkipQuotaCheck turns it off
+	// (--skip-quota-check).
 	QuotaCheck     func(ctx context.Context, fl *fleet.Fleet, newCells []string) error
 	SkipQuotaCheck bool
 }
@@ -51,8 +53,11 @@ stack's lock.
 
 Before it creates a cell that was never deployed, up runs the quota
 check of ` + "`cellctl quota`" + ` for it and refuses (exit 2, nothing created) when
-the cell would pass a quota or a quota it needs cannot be read;
---skip-quota-check creates it anyway. --dry-run renders, checks and prints the run plan, and
+the cell would pass a quota or a quota it needs cannot be read, when RDS
+no longer offers its Aurora version, or when a hosted zone it (or a new
+router) writes records in does not exist, cannot be read or cannot hold
+those names (Route 53 GetHostedZone; on --cloud sim, name zones first with
+sim zone add); --skip-quota-check creates it anyway. --dry-run renders, checks and prints the run plan, and
 changes nothing.`,
 		Example: `  cellctl up --cloud sim
   cellctl up cell-b cell-c
@@ -75,7 +80,7 @@ changes nothing.`,
 	cmd.Flags().BoolVar(&opts.Router, "router", false, "deploy the router stack (alone, unless cells are named too)")
 	cmd.Flags().BoolVar(&opts.Refresh, "refresh", false, "refresh each stack from the cloud before updating (reconciles drift)")
 	cmd.Flags().BoolVar(&opts.DryRun, "dry-run", false, "print the run plan (after the offline render and isolation audit) and change nothing")
-	cmd.Flags().BoolVar(&opts.SkipQuotaCheck, "skip-quota-check", false, "create new cells without checking the account's quotas first")
+	cmd.Flags().BoolVar(&opts.SkipQuotaCheck, "skip-quota-check", false, "create new cells (and a new router) without checking the account's quotas, engine versions and hosted zones first")
 	return cmd
 }
 
