@@ -247,7 +247,13 @@ func Run(ctx context.Context, env *Env, o Options) (*Result, error) {
 			return nil, err
 		}
 		if h != nil && h.ID != plan.ID() {
-			return nil, outcome.Locked("", &executor.LockedError{Holder: *h})
+			var held *executor.LockedError
+			if env.Store != nil {
+				held = executor.HeldBy(ctx, env.Store, *h)
+			} else {
+				held = &executor.LockedError{Holder: *h}
+			}
+			return nil, outcome.Locked("", held)
 		}
 	}
 	if env.Prepare != nil {

@@ -321,13 +321,7 @@ func (r *run) lock(ctx context.Context) error {
 	}
 	held := le.Holder
 	if held.ID != r.holder.ID {
-		if rec, lerr := r.ex.Store.Load(ctx, held.ID); lerr == nil {
-			le.State = rec.State
-			if rec.State == Paused {
-				le.Next = nextWave(rec)
-			}
-		}
-		return le
+		return HeldBy(ctx, r.ex.Store, held)
 	}
 	stale := ""
 	if rec, lerr := r.ex.Store.Load(ctx, held.ID); lerr == nil && rec.Holder.Same(held) && rec.State != Running {
@@ -570,6 +564,20 @@ func (r *run) router(ctx context.Context) error {
 }
 
 // nextWave is the first wave of a record that has not passed.
+// HeldBy is the refusal for a fleet another run (h) holds, told by that
+// run's record when it is a rollout: a paused rollout holds the fleet
+// between its CI jobs by design, an interrupted one waits to be rerun.
+func HeldBy(ctx context.Context, st Store, h Holder) *LockedError {
+	le := &LockedError{Holder: h}
+	if rec, err := st.Load(ctx, h.ID); err == nil {
+		le.State = rec.State
+		if rec.State == Paused {
+			le.Next = nextWave(rec)
+		}
+	}
+	return le
+}
+
 func nextWave(rec *Record) string {
 	for _, w := range rec.Waves {
 		if !w.passed() {
