@@ -2,9 +2,6 @@ package engine
 
 import (
 	"context"
-	"encoding/json"
-	"errors"
-	"fmt"
 
 	"github.com/cellctl/cellctl/internal/fleet"
 	"github.com/cellctl/cellctl/router/component"
@@ -26,19 +23,9 @@ const distributionType = "aws:cloudfront/distribution:Distribution"
 // primaryDeployed reports whether the router stack's state holds its
 // primary distribution.
 func (e *Engine) primaryDeployed(ctx context.Context) (bool, error) {
-	raw, err := e.deploymentOf(ctx, fleet.RouterStack)
-	if errors.Is(err, ErrNotDeployed) {
-		return false, nil
-	}
-	if err != nil {
+	d, err := e.deployed(ctx, fleet.RouterStack)
+	if err != nil || d == nil {
 		return false, err
-	}
-	if len(raw) == 0 || string(raw) == "null" {
-		return false, nil
-	}
-	var d deployment
-	if err := json.Unmarshal(raw, &d); err != nil {
-		return false, fmt.Errorf("stack %s: reading its state: %w", fleet.RouterStack, err)
 	}
 	want := component.PrimaryDistributionName(fleet.RouterStack)
 	for _, r := range d.Resources {

@@ -66,19 +66,12 @@ func (d *DeployedOrigin) Sent() (string, bool) {
 // A stack never deployed returns Deployed false, not an error.
 func (e *Engine) DeployedOriginSecret(ctx context.Context, stack string) (*DeployedOrigin, error) {
 	out := &DeployedOrigin{Stack: stack}
-	raw, err := e.deploymentOf(ctx, stack)
-	if errors.Is(err, ErrNotDeployed) {
-		return out, nil
-	}
+	d, err := e.deployed(ctx, stack)
 	if err != nil {
 		return nil, err
 	}
-	if len(raw) == 0 || string(raw) == "null" {
+	if d == nil {
 		return out, nil
-	}
-	var d deployment
-	if err := json.Unmarshal(raw, &d); err != nil {
-		return nil, fmt.Errorf("stack %s: reading its state: %w", stack, err)
 	}
 	var c config.Crypter
 	if sp := d.SecretsProviders; sp != nil && sp.State.Salt != "" {
@@ -147,6 +140,26 @@ func (e *Engine) DeployedOriginSecret(ctx context.Context, stack string) (*Deplo
 // deploymentOf returns a stack's latest deployment: read from the
 // checkpoint on a file backend, else through `pulumi stack export` (which
 // keeps secrets encrypted).
+// deployed is a stack's deployed state, parsed: nil (and no error) when
+// the stack was never deployed or holds nothing.
+func (e *Engine) deployed(ctx context.Context, stack string) (*deployment, error) {
+	raw, err := e.deploymentOf(ctx, stack)
+	if errors.Is(err, ErrNotDeployed) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	if len(raw) == 0 || string(raw) == "null" {
+		return nil, nil
+	}
+	var d deployment
+	if err := json.Unmarshal(raw, &d); err != nil {
+		return nil, fmt.Errorf("stack %s: reading its state: %w", stack, err)
+	}
+	return &d, nil
+}
+
 func (e *Engine) deploymentOf(ctx context.Context, stack string) (json.RawMessage, error) {
 	if err := e.checkCheckpoint(stack); err != nil {
 		return nil, err
