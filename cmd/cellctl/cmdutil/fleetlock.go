@@ -124,6 +124,21 @@ func (f *Factory) LockFleet(ctx context.Context, verb string, override bool) (re
 	me := rollout.Me(verb, rollout.NewID(), time.Now())
 	l, err := f.lock.store.Acquire(ctx, me)
 	var held *rollout.HeldError
+	if errors.As(err, &held) && takesOver(held.Holder) {
+		// A verb killed on this host (kill -9, a lost terminal) left the
+		// lock: its process is provably gone and it keeps no record to
+		// resume, so the next verb takes the lock over, as it did before
+		// there was one lock (the stack's own state is repaired by the
+		// engine). A rollout's or a rotation's lock is theirs to resume
+		// or abandon, never taken over by another verb.
+		fmt.Fprintf(f.IO.ErrOut, "note: the last `cellctl %s` (pid %d, started %s) is gone from this host: taking over its fleet lock\n",
+			held.Holder.Verb, held.Holder.PID, held.Holder.Started.Format(time.RFC3339))
+		if berr := f.lock.store.Break(ctx, held.Holder); berr != nil {
+			return nil, berr
+		}
+		held = nil
+		l, err = f.lock.store.Acquire(ctx, me)
+	}
 	switch {
 	case err == nil:
 		f.lock.lock, f.lock.depth = l, 1
@@ -145,6 +160,20 @@ func (f *Factory) LockFleet(ctx context.Context, verb string, override bool) (re
 	fmt.Fprintf(f.IO.ErrOut, "EMERGENCY OVERRIDE: %s@%s (pid %d) runs `cellctl %s` at %s while the fleet is held by %s; recorded in the backend as %s\n",
 		who, me.Host, me.PID, verb, me.Started.Format(time.RFC3339), held.Holder, key)
 	return func() {}, nil
+}
+
+// takesOver reports whether a held fleet lock is a dead verb's to take
+// over: held on this host by a process that is gone, by a verb that keeps
+// no resumable record of its own (not deploy's rollout, not the rotation).
+func takesOver(h rollout.Holder) bool {
+	if h.Unreadable != "" || !h.GoneFromThisHost() {
+		return false
+	}
+	switch h.Verb {
+	case "deploy", "secret rotate", "":
+		return false
+	}
+	return true
 }
 
 // releaseFleet gives up one nested hold; the last releases the lock.

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -116,5 +118,39 @@ func TestMutatingVerbHoldsTheLockAndNestsWithoutDeadlock(t *testing.T) {
 	}
 	if h, _ := s.Holder(ctx); h != nil {
 		t.Errorf("lock still held by %v after the verb", h)
+	}
+}
+
+// A verb killed on this host leaves the fleet lock behind: the next verb
+// takes it over (its process is provably gone and it keeps no record to
+// resume), saying so. A dead rollout's lock is never taken over: the
+// rollout is resumed or abandoned by its own verb.
+func TestADeadVerbsLockIsTakenOverButADeadRolloutsIsNot(t *testing.T) {
+	dead := exec.Command("true")
+	if err := dead.Run(); err != nil {
+		t.Skip("no `true` to make a dead pid:", err)
+	}
+	host, _ := os.Hostname()
+	for _, tc := range []struct {
+		verb     string
+		takeOver bool
+	}{{"drain", true}, {"up", true}, {"deploy", false}, {"secret rotate", false}} {
+		f, s, errOut := lockFactory(t)
+		ctx := context.Background()
+		held := rollout.Holder{ID: "op-0123456789ab", Verb: tc.verb, Host: host, PID: dead.Process.Pid, Started: time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC), Nonce: "n-" + tc.verb}
+		if _, err := s.Acquire(ctx, held); err != nil {
+			t.Fatal(err)
+		}
+		ran := 0
+		cmd := verbCmd(f, &ran, nil)
+		cmd.SetArgs(nil)
+		err := cmd.ExecuteContext(ctx)
+		var le *outcome.LockedError
+		switch {
+		case tc.takeOver && (err != nil || ran != 1 || !strings.Contains(errOut.String(), "taking over its fleet lock")):
+			t.Errorf("%s: a dead verb's lock must be taken over: %v (ran %d) %s", tc.verb, err, ran, errOut)
+		case !tc.takeOver && (!errors.As(err, &le) || ran != 0):
+			t.Errorf("%s: a dead rollout's lock must refuse (exit 4): %v (ran %d)", tc.verb, err, ran)
+		}
 	}
 }
