@@ -291,10 +291,10 @@ func TestOperatorLifecycle(t *testing.T) {
 	if len(ok) != 1 || len(refused) != 1 {
 		t.Fatalf("two concurrent publishes: want one done and one refused:\n%s\n%s", results[0], results[1])
 	}
-	// In one checkout the routing lock makes the second command refuse
-	// (or, if the first finished already, SaveTable or the deployed
-	// version does).
-	if msg := refused[0].stderr; !strings.Contains(msg, "is changing stacks/routing.json in this checkout; run this one again when it is done") &&
+	// The fleet lock makes the second command refuse (exit 4), or, if the
+	// first finished already, SaveTable or the deployed version does.
+	if msg := refused[0].stderr; !strings.Contains(msg, "changes the fleet and waits for no one: the fleet is held by") &&
+		!strings.Contains(msg, "is changing stacks/routing.json in this checkout; run this one again when it is done") &&
 		!strings.Contains(msg, "another change was made meanwhile; run the command again on the new table") &&
 		!strings.Contains(msg, "someone else published a change meanwhile") {
 		t.Fatalf("the refused publish must say why: %s", refused[0])

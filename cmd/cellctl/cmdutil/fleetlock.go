@@ -38,6 +38,11 @@ type fleetLock struct {
 	taken    bool
 }
 
+// HoldFleet takes the fleet lock for the running mutating verb now,
+// before its first engine (a verb whose offline guards would refuse first
+// calls it once its arguments are known good); a no-op outside one.
+func (f *Factory) HoldFleet(ctx context.Context) error { return f.lockForEngine(ctx) }
+
 // lockForEngine takes the fleet lock for the running mutating verb, once,
 // before the factory hands out its first engine.
 func (f *Factory) lockForEngine(ctx context.Context) error {

@@ -32,11 +32,15 @@ type DestroyOptions struct {
 	DryRun           bool
 	// Retire removes the cell from the repository once its stack is gone.
 	Retire bool
+	// Hold takes the fleet lock (cmdutil.Factory.HoldFleet) before the
+	// release guard, so a destroy while another run holds the fleet is
+	// refused for that (exit 4) even when the guard would refuse it too.
+	Hold func(ctx context.Context) error
 }
 
 // NewCmdDestroy builds `cellctl destroy`.
 func NewCmdDestroy(f *cmdutil.Factory, runF func(*DestroyOptions) error) *cobra.Command {
-	opts := &DestroyOptions{IO: f.IO, Fleet: f.DesiredFleet, Engine: engineOf(f)}
+	opts := &DestroyOptions{IO: f.IO, Fleet: f.DesiredFleet, Engine: engineOf(f), Hold: f.HoldFleet}
 	cmd := &cobra.Command{
 		Use:   "destroy CELL",
 		Short: "Tear down one cell (refused until it is drained)",
@@ -80,6 +84,11 @@ func destroyRun(ctx context.Context, opts *DestroyOptions) error {
 	fl, err := opts.Fleet()
 	if err != nil {
 		return err
+	}
+	if opts.Hold != nil && !opts.DryRun && (fl.Cell(opts.Cell) != nil || opts.Cell == fleet.RouterStack) {
+		if err := opts.Hold(ctx); err != nil {
+			return err
+		}
 	}
 	env, done := applyEnv(ctx, opts.IO, fl, opts.Engine, opts.Parallel)
 	rep, err := apply.Destroy(ctx, env, apply.DestroyOptions{
