@@ -26,7 +26,7 @@ func TestEveryMutatingVerbRefusedWhileTheFleetIsHeld(t *testing.T) {
 	before := treeSums(t, dir)
 	for _, args := range [][]string{
 		{"up"}, {"up", "--router"}, {"destroy", "cell-d", "--yes"}, {"destroy", "cell-d", "--retire", "--yes"},
-		{"drain", "cell-d"}, {"drain", "cell-d", "--now"}, {"undrain", "cell-d"}, {"migrate", "acme", "--to", "cell-b"},
+		{"drain", "cell-d"}, {"drain", "cell-d", "--now"}, {"undrain", "cell-d"}, {"migrate", "acme", "--to", "cell-c"},
 		{"cell", "add"}, {"router", "canary"}, {"secret", "rotate"}, {"deploy", "--image", "app:9.9.9"},
 	} {
 		r := cellctl(t, dir, args...)

@@ -58,6 +58,12 @@ func Loader(f *cmdutil.Factory) func() (*fleet.Fleet, error) {
 		if err != nil {
 			return nil, fmt.Errorf("invalid fleet configuration in %s:\n%w", f.Global.Dir, err)
 		}
+		// A table transition is judged on the table as it is while this
+		// verb holds the fleet: the lock first (a no-op under --dry-run or
+		// once held), then the transition's own checks.
+		if err := f.HoldFleet(context.Background()); err != nil {
+			return nil, err
+		}
 		// What the cells should run, not the repository alone: a retire
 		// or an add deploys the router and cells with it.
 		st, err := f.DesiredOf(fl)
