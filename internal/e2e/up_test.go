@@ -282,7 +282,7 @@ func TestDestroyDrainedCell(t *testing.T) {
 	// recreating the cell and destroying it again does not collide with it
 	// (DBClusterSnapshotAlreadyExists).
 	snaps, err := cloud.Snapshots()
-	if err != nil || len(snaps) != 1 || !strings.HasPrefix(snaps[0].Identifier, "cell-d-final-") || snaps[0].Region != "us-west-2" {
+	if err != nil || len(snaps) != 1 || !strings.HasPrefix(snaps[0].Identifier, "cells-cell-d-final-") || snaps[0].Region != "us-west-2" {
 		t.Fatalf("final snapshots after the destroy: %+v %v", snaps, err)
 	}
 	time.Sleep(1100 * time.Millisecond) // a release is named to the second
