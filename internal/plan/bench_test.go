@@ -34,23 +34,7 @@ config:
 		weights = append(weights, router.CellWeight{Cell: id, Weight: 1})
 		fsys["stacks/Pulumi."+id+".yaml"] = &fstest.MapFile{Data: []byte(fmt.Sprintf("config:\n  cells:index: %d\n", i))}
 	}
-	fsys["stacks/Pulumi.router.yaml"] = &fstest.MapFile{Data: []byte("config:\n  aws:region: us-east-1\n")}
-	fsys["stacks/waves.yaml"] = &fstest.MapFile{Data: []byte("waves:\n  - name: canary\n    cells: [" + ids[0] + "]\n  - name: rest\n    cells: [" + strings.Join(ids[1:], ", ") + "]\n")}
-	assign := router.Place(weights, 4096)
-	spec := router.Spec{Version: 1, Buckets: 4096}
-	for _, w := range weights {
-		spec.Cells = append(spec.Cells, router.CellSpec{ID: w.Cell, State: router.CellActive, Weight: 1, Buckets: assign.Ranges(w.Cell)})
-	}
-	table, err := router.New(spec)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	fsys["stacks/routing.json"] = &fstest.MapFile{Data: table.Marshal()}
-	f, err := fleet.LoadFS(fsys, "generated")
-	if err != nil {
-		tb.Fatal(err)
-	}
-	return f
+	return loadGenerated(tb, fsys, weights, "waves:\n  - name: canary\n    cells: ["+ids[0]+"]\n  - name: rest\n    cells: ["+strings.Join(ids[1:], ", ")+"]\n")
 }
 
 // BenchmarkPlan renders a whole generated fleet offline (every cell, the
@@ -83,4 +67,28 @@ func BenchmarkLoadFleet(b *testing.B) {
 			}
 		})
 	}
+}
+
+// loadGenerated completes a generated fleet — the router's stack file,
+// waves.yaml and a routing table placing the cells' weights over 4096
+// buckets — and loads it.
+func loadGenerated(tb testing.TB, fsys fstest.MapFS, weights []router.CellWeight, waves string) *fleet.Fleet {
+	tb.Helper()
+	fsys["stacks/Pulumi.router.yaml"] = &fstest.MapFile{Data: []byte("config:\n  aws:region: us-east-1\n")}
+	fsys["stacks/waves.yaml"] = &fstest.MapFile{Data: []byte(waves)}
+	assign := router.Place(weights, 4096)
+	spec := router.Spec{Version: 1, Buckets: 4096}
+	for _, w := range weights {
+		spec.Cells = append(spec.Cells, router.CellSpec{ID: w.Cell, State: router.CellActive, Weight: 1, Buckets: assign.Ranges(w.Cell)})
+	}
+	table, err := router.New(spec)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	fsys["stacks/routing.json"] = &fstest.MapFile{Data: table.Marshal()}
+	f, err := fleet.LoadFS(fsys, "generated")
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return f
 }

@@ -39,23 +39,7 @@ config:
 		weights = append(weights, router.CellWeight{Cell: id, Weight: 1})
 		fsys["stacks/Pulumi."+id+".yaml"] = &fstest.MapFile{Data: []byte(fmt.Sprintf("config:\n  cells:index: %d\n  aws:region: %s\n", i, regions[i%len(regions)]))}
 	}
-	fsys["stacks/Pulumi.router.yaml"] = &fstest.MapFile{Data: []byte("config:\n  aws:region: us-east-1\n")}
-	fsys["stacks/waves.yaml"] = &fstest.MapFile{Data: []byte("waves:\n  - name: all\n    cells: [" + strings.Join(ids, ", ") + "]\n")}
-	assign := router.Place(weights, 4096)
-	spec := router.Spec{Version: 1, Buckets: 4096}
-	for _, w := range weights {
-		spec.Cells = append(spec.Cells, router.CellSpec{ID: w.Cell, State: router.CellActive, Weight: 1, Buckets: assign.Ranges(w.Cell)})
-	}
-	table, err := router.New(spec)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	fsys["stacks/routing.json"] = &fstest.MapFile{Data: table.Marshal()}
-	f, err := fleet.LoadFS(fsys, "generated")
-	if err != nil {
-		tb.Fatal(err)
-	}
-	return f
+	return loadGenerated(tb, fsys, weights, "waves:\n  - name: all\n    cells: ["+strings.Join(ids, ", ")+"]\n")
 }
 
 func renderCells(t *testing.T, f *fleet.Fleet) *Report {
