@@ -22,7 +22,8 @@ stackConfigDir: stacks
 config:
   cells:image: registry.example.com/app:1.0.0
   cells:fleetBucket: bench-fleet
-  cells:certificateArn: arn:aws:acm:us-east-1:123456789012:certificate/bench
+  cells:fleetDomain: bench.example.com
+  cells:hostedZoneId: Z0123456789ABCDEFGHIJ
   cells:natMode: single
   aws:region: us-east-1
 `)}
