@@ -472,7 +472,8 @@ func (e *Engine) probeWorkspace(ctx context.Context, backend string) (auto.Works
 
 // scratchBackend builds a file backend in $TMPDIR with every fleet stack:
 // a copy of the state of those the fleet's backend holds (have), an empty
-// stack for the others.
+// stack for the others. The copies keep their secrets encrypted, as the
+// checkpoints they come from do: the scratch backend is on disk.
 func (e *Engine) scratchBackend(ctx context.Context, have map[string]bool) (string, error) {
 	dir, err := mkdirTemp("cellctl-scratch-backend-")
 	if err != nil {
@@ -511,9 +512,9 @@ func (e *Engine) scratchBackend(ctx context.Context, have map[string]bool) (stri
 				defer cleanup()
 				remote = ws
 			}
-			dep, err := remote.ExportStack(ctx, n)
+			dep, err := exportEncrypted(ctx, remote, n)
 			if err != nil {
-				return "", fmt.Errorf("exporting %s: %w", n, cleanErr(err))
+				return "", err
 			}
 			latest = dep.Deployment
 		}

@@ -161,7 +161,7 @@ func (e *Engine) adoptOrphans(ctx context.Context, w *workspace, name string) ([
 	if dep.Deployment, err = json.Marshal(d); err != nil {
 		return nil, err
 	}
-	if err := w.stack.Import(ctx, dep); err != nil {
+	if err := importState(ctx, w.stack.Workspace(), w.stack.Name(), dep); err != nil {
 		return nil, fmt.Errorf("adopting %s into the state of %s: %w", strings.Join(names, ", "), name, cleanErr(err))
 	}
 	// The adopted entries hold only their ids: read their inputs and

@@ -553,7 +553,7 @@ func (e *Engine) adoptCreates(ctx context.Context, w *workspace, stack string, i
 	if dep.Deployment, err = json.Marshal(d); err != nil {
 		return false, err
 	}
-	if err := w.stack.Import(ctx, dep); err != nil {
+	if err := importState(ctx, w.stack.Workspace(), w.stack.Name(), dep); err != nil {
 		return false, cleanErr(err)
 	}
 	return true, nil

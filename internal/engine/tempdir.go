@@ -3,6 +3,7 @@ package engine
 import (
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -100,6 +101,7 @@ func SweepTemp() ([]string, error) {
 				continue
 			}
 		case hasAnyPrefix(name, legacyTemp) && !e.IsDir():
+		case e.Type().IsRegular() && isLeftImport(path):
 		default:
 			continue
 		}
@@ -110,6 +112,31 @@ func SweepTemp() ([]string, error) {
 		removed = append(removed, path)
 	}
 	return removed, errors.Join(errs...)
+}
+
+// isLeftImport reports whether path is a deployment the Automation API's
+// ImportStack wrote for `stack import --file` (earlier cellctl versions
+// imported through it): a name of digits only (os.CreateTemp's pattern
+// ""), an UntypedDeployment's JSON, and older than a minute so a live
+// import of another program is left alone. It holds the stack's secrets in
+// plaintext when its deployment came from a --show-secrets export.
+func isLeftImport(path string) bool {
+	name := filepath.Base(path)
+	if name == "" || strings.Trim(name, "0123456789") != "" {
+		return false
+	}
+	st, err := os.Stat(path)
+	if err != nil || time.Since(st.ModTime()) < time.Minute {
+		return false
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	head := make([]byte, 32)
+	n, _ := io.ReadFull(f, head)
+	return strings.HasPrefix(string(head[:n]), `{"version":`) && strings.Contains(string(head[:n]), `"deployment":`)
 }
 
 // ownerGone reports whether no live process holds the run directory's

@@ -45,8 +45,7 @@ func filesHolding(t *testing.T, dir, s string) []string {
 // plaintext state runs (the moment a kill -9 would freeze), no file under
 // $TMPDIR holds it, and cellctl still reads all of it.
 func TestPulumiOutputNeverHasANameOnDisk(t *testing.T) {
-	tmp := t.TempDir()
-	t.Setenv("TMPDIR", tmp)
+	tmp := freshTempRoot(t)
 	release := filepath.Join(t.TempDir(), "release")
 	const secret = "s3cr3t-origin-verify-value"
 	cmd, err := NewCommand(fakePulumi(t, secret, release))
@@ -126,6 +125,28 @@ func TestSweepRemovesWhatAKilledRunLeft(t *testing.T) {
 	if err := os.WriteFile(legacy, []byte(`{"plaintext":"x"}`), 0o600); err != nil {
 		t.Fatal(err)
 	}
+	// What the Automation API's ImportStack left when an earlier cellctl
+	// was killed during an import: a deployment under a name of digits.
+	// A young one may be a live import of another program; a file of
+	// digits that is no deployment is none of cellctl's business.
+	old := time.Now().Add(-2 * time.Minute)
+	leftImport := filepath.Join(tmp, "3418907712")
+	youngImport := filepath.Join(tmp, "3418907713")
+	notOurs := filepath.Join(tmp, "3418907714")
+	for path, body := range map[string]string{
+		leftImport:  `{"version":3,"deployment":{"secrets_providers":{},"resources":[{"plaintext":"x"}]}}`,
+		youngImport: `{"version":3,"deployment":{}}`,
+		notOurs:     `some other program's file`,
+	} {
+		if err := os.WriteFile(path, []byte(body), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, p := range []string{leftImport, notOurs} {
+		if err := os.Chtimes(p, old, old); err != nil {
+			t.Fatal(err)
+		}
+	}
 	t.Setenv("TMPDIR", tmp)
 	removed, err := SweepTemp()
 	if err != nil {
@@ -136,6 +157,14 @@ func TestSweepRemovesWhatAKilledRunLeft(t *testing.T) {
 	}
 	if _, err := os.Stat(legacy); !os.IsNotExist(err) {
 		t.Errorf("the legacy pulumi output file is still there")
+	}
+	if _, err := os.Stat(leftImport); !os.IsNotExist(err) {
+		t.Errorf("the deployment an interrupted import left in $TMPDIR is still there")
+	}
+	for _, p := range []string{youngImport, notOurs} {
+		if _, err := os.Stat(p); err != nil {
+			t.Errorf("%s must be kept: %v", p, err)
+		}
 	}
 	if _, err := os.Stat(liveDir); err != nil {
 		t.Errorf("a live run's directory must be kept: %v", err)
