@@ -2,6 +2,7 @@ package router
 
 import (
 	"bytes"
+	"github.com/cellctl/cellctl/internal/safefile"
 	"strconv"
 	"strings"
 )
@@ -80,7 +81,7 @@ func (t *Table) Marshal() []byte {
 // WriteFile writes the canonical form of t to path atomically: readers
 // (and a crash) see the old file or the new one, never half of one.
 func (t *Table) WriteFile(path string) error {
-	return WriteFileAtomic(path, t.Marshal(), 0o644)
+	return safefile.Write(path, t.Marshal(), 0o644)
 }
 
 // quote writes a JSON string. Validated tables hold no control or

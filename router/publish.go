@@ -3,6 +3,7 @@ package router
 import (
 	"errors"
 	"fmt"
+	"github.com/cellctl/cellctl/internal/safefile"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -45,7 +46,7 @@ func SaveTable(path, previousPath string, prev, next *Table) error {
 	case prev == nil && err == nil:
 		return fmt.Errorf("%s already exists; load it and change it instead of creating a new table", path)
 	case prev == nil && errors.Is(err, fs.ErrNotExist):
-		return WriteFileAtomic(path, next.Marshal(), 0o644)
+		return safefile.Write(path, next.Marshal(), 0o644)
 	case err != nil:
 		return fmt.Errorf("cannot read %s before writing it: %w", path, err)
 	}
@@ -60,11 +61,11 @@ func SaveTable(path, previousPath string, prev, next *Table) error {
 		if err := os.MkdirAll(filepath.Dir(previousPath), 0o755); err != nil {
 			return fmt.Errorf("cannot keep the previous table: %w", err)
 		}
-		if err := WriteFileAtomic(previousPath, prev.Marshal(), 0o644); err != nil {
+		if err := safefile.Write(previousPath, prev.Marshal(), 0o644); err != nil {
 			return fmt.Errorf("cannot keep the previous table: %w", err)
 		}
 	}
-	return WriteFileAtomic(path, next.Marshal(), 0o644)
+	return safefile.Write(path, next.Marshal(), 0o644)
 }
 
 // CheckDeployed compares the version of the table the deployed router
@@ -79,47 +80,6 @@ func CheckDeployed(local *Table, deployedVersion int64) error {
 		return fmt.Errorf("the deployed router reports routing table version %d; versions are positive", deployedVersion)
 	case deployedVersion > local.Version():
 		return fmt.Errorf("the deployed router serves routing table version %d, newer than version %d here: someone else published a change meanwhile; update this checkout (git pull) and run the command again", deployedVersion, local.Version())
-	}
-	return nil
-}
-
-// WriteFileAtomic replaces path with data: it writes a temporary file in
-// the same directory, syncs it, renames it over path and syncs the
-// directory, so a reader or a crash sees the old content or the new one.
-func WriteFileAtomic(path string, data []byte, perm fs.FileMode) (err error) {
-	dir := filepath.Dir(path)
-	tmp, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp-*")
-	if err != nil {
-		return err
-	}
-	defer func() {
-		if err != nil {
-			os.Remove(tmp.Name())
-		}
-	}()
-	if _, err = tmp.Write(data); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err = tmp.Chmod(perm); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err = tmp.Sync(); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err = tmp.Close(); err != nil {
-		return err
-	}
-	if err = os.Rename(tmp.Name(), path); err != nil {
-		return err
-	}
-	if d, derr := os.Open(dir); derr == nil {
-		// The rename is durable once the directory is: best effort, as
-		// some filesystems refuse to sync a directory.
-		_ = d.Sync()
-		d.Close()
 	}
 	return nil
 }

@@ -109,21 +109,3 @@ func TestCheckDeployed(t *testing.T) {
 			`the deployed router reports routing table version -1; versions are positive`},
 	})
 }
-
-func TestWriteFileAtomicReplacesTheFile(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "routing.json")
-	if err := os.WriteFile(path, []byte("old"), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	if err := WriteFileAtomic(path, []byte("new"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	data, _ := os.ReadFile(path)
-	fi, _ := os.Stat(path)
-	if string(data) != "new" || fi.Mode().Perm() != 0o644 {
-		t.Errorf("content %q mode %v", data, fi.Mode().Perm())
-	}
-	if err := WriteFileAtomic(filepath.Join(t.TempDir(), "missing", "x.json"), []byte("x"), 0o644); err == nil {
-		t.Error("writing into a missing directory succeeded")
-	}
-}

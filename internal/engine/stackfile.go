@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"path/filepath"
 	"strings"
 
 	"gopkg.in/yaml.v3"
@@ -333,33 +332,16 @@ func mergeInto(path, lockPath string, changes []keyChange) error {
 			path, strings.Join(keys, ", "), err)
 	}
 	if changed {
-		tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".cellctl-*")
-		if err != nil {
-			return err
-		}
-		_, werr := tmp.Write(merged)
-		if werr == nil {
-			werr = tmp.Sync()
-		}
-		if cerr := tmp.Close(); werr == nil {
-			werr = cerr
-		}
-		if werr == nil {
-			werr = os.Chmod(tmp.Name(), info.Mode().Perm())
-		}
 		// Compare and swap: an editor that saved since the read above
 		// (editors take no lock) wins, and the merge is done again.
-		if werr == nil {
+		err := safefile.WriteChecked(path, merged, info.Mode().Perm(), func() error {
 			if again, err := safefile.Read(path, maxStackFile); err != nil || !bytes.Equal(again, current) {
-				werr = errRetry
+				return errRetry
 			}
-		}
-		if werr == nil {
-			werr = os.Rename(tmp.Name(), path)
-		}
-		if werr != nil {
-			_ = os.Remove(tmp.Name())
-			return werr
+			return nil
+		})
+		if err != nil {
+			return err
 		}
 	}
 	if len(conflicts) > 0 {

@@ -13,6 +13,7 @@ import (
 	"github.com/cellctl/cellctl/internal/apply"
 	"github.com/cellctl/cellctl/internal/cellid"
 	"github.com/cellctl/cellctl/internal/fleet"
+	"github.com/cellctl/cellctl/internal/safefile"
 	"github.com/cellctl/cellctl/router"
 )
 
@@ -135,7 +136,7 @@ func AddCell(ctx context.Context, env *Env, o AddOptions) (*AddReport, error) {
 			if err := writeNew(stackPath, stack); err != nil {
 				return nil, fmt.Errorf("cannot add %q: %w", id, err)
 			}
-			if err := router.WriteFileAtomic(wavesPath, newWaves, 0o644); err != nil {
+			if err := safefile.Write(wavesPath, newWaves, 0o644); err != nil {
 				os.Remove(stackPath)
 				return nil, fmt.Errorf("cannot add %q: %w", id, err)
 			}
@@ -143,7 +144,7 @@ func AddCell(ctx context.Context, env *Env, o AddOptions) (*AddReport, error) {
 			if _, err := env.Load(); err != nil {
 				// Put the repository back as it was.
 				os.Remove(stackPath)
-				_ = router.WriteFileAtomic(wavesPath, wavesData, 0o644)
+				_ = safefile.Write(wavesPath, wavesData, 0o644)
 				return nil, fmt.Errorf("the fleet is not valid with %s, nothing was kept:\n%w", id, err)
 			}
 			step("validated the fleet with %s", id)

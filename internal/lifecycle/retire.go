@@ -11,6 +11,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/cellctl/cellctl/internal/fleet"
+	"github.com/cellctl/cellctl/internal/safefile"
 	"github.com/cellctl/cellctl/router"
 )
 
@@ -82,7 +83,7 @@ func Retire(fl *fleet.Fleet, cell string) ([]string, error) {
 			cell, filepath.Join(fl.StackDir, fleet.RoutingFile), fl.Routing.Version(), next.Version(), router.PreviousFile))
 	}
 	if newWaves != nil {
-		if err := router.WriteFileAtomic(wavesPath, newWaves, 0o644); err != nil {
+		if err := safefile.Write(wavesPath, newWaves, 0o644); err != nil {
 			return done, err
 		}
 		done = append(done, fmt.Sprintf("removed %s from wave %q of %s", cell, wave, filepath.Join(fl.StackDir, fleet.WavesFile)))

@@ -24,6 +24,7 @@ import (
 
 	"gopkg.in/yaml.v3"
 
+	"github.com/cellctl/cellctl/internal/safefile"
 	"github.com/cellctl/cellctl/waves/signal"
 )
 
@@ -321,31 +322,11 @@ func Export(dir string, cells []Cell, o Options) ([]string, error) {
 	var paths []string
 	for name, data := range map[string][]byte{RulesFile: rules, DashboardFile: append(dash, '\n')} {
 		p := filepath.Join(dir, name)
-		tmp, err := os.CreateTemp(dir, "."+name+".*")
-		if err != nil {
-			return nil, err
-		}
-		_, werr := tmp.Write(data)
-		cerr := tmp.Close()
-		if werr != nil || cerr != nil {
-			_ = os.Remove(tmp.Name())
-			return nil, fmt.Errorf("writing %s: %v", p, errorsJoin(werr, cerr))
-		}
-		if err := os.Rename(tmp.Name(), p); err != nil {
-			_ = os.Remove(tmp.Name())
-			return nil, err
+		if err := safefile.Write(p, data, 0o644); err != nil {
+			return nil, fmt.Errorf("writing %s: %w", p, err)
 		}
 		paths = append(paths, p)
 	}
 	sort.Strings(paths)
 	return paths, nil
-}
-
-func errorsJoin(errs ...error) error {
-	for _, e := range errs {
-		if e != nil {
-			return e
-		}
-	}
-	return nil
 }

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/aws/smithy-go"
+	"github.com/cellctl/cellctl/internal/safefile"
 	"gocloud.dev/blob"
 	"gocloud.dev/blob/fileblob"
 	"gocloud.dev/blob/memblob"
@@ -161,21 +162,9 @@ func (s *Store) createExclusive(ctx context.Context, key string, data []byte) er
 		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 			return err
 		}
-		tmp, err := os.CreateTemp(filepath.Dir(path), ".tmp-lock-*")
-		if err != nil {
-			return err
-		}
-		defer os.Remove(tmp.Name())
-		if _, err := tmp.Write(data); err != nil {
-			tmp.Close()
-			return err
-		}
-		if err := tmp.Close(); err != nil {
-			return err
-		}
-		// link(2) fails with EEXIST when path exists: the filesystem
-		// decides the race, and the file appears complete or not at all.
-		if err := os.Link(tmp.Name(), path); err != nil {
+		// The filesystem decides the race: the file appears complete or
+		// not at all, and only one creator wins.
+		if err := safefile.Create(path, data, 0o644); err != nil {
 			if errors.Is(err, os.ErrExist) {
 				return errExists
 			}

@@ -1,4 +1,8 @@
-// Package safefile reads the files cellctl is pointed at without letting
+// Package safefile is how cellctl reads and writes files. Writes (write.go)
+// are atomic — a file is replaced or created whole or not at all — and
+// every replacement and exclusive create in cellctl goes through it.
+//
+// It reads the files cellctl is pointed at without letting
 // one of them exhaust or hang it: only regular files are read (a FIFO, a
 // device such as /dev/zero, a socket or a directory is refused before a
 // single byte is read), and a file larger than its limit is refused with

@@ -13,6 +13,7 @@ import (
 	"path/filepath"
 	"sort"
 
+	"github.com/cellctl/cellctl/internal/safefile"
 	"github.com/pulumi/pulumi/sdk/v3/go/common/resource"
 )
 
@@ -51,25 +52,9 @@ func loadCodec(dir string) (*codec, error) {
 			return nil, err
 		}
 		enc := []byte(hex.EncodeToString(raw) + "\n")
-		// Write a temp file and link it into place: the key appears whole
-		// or not at all, and when processes race the loser reads the
-		// winner's key.
-		tmp, terr := os.CreateTemp(dir, ".secret.key.*")
-		if terr != nil {
-			return nil, terr
-		}
-		_, werr := tmp.Write(enc)
-		cerr := tmp.Close()
-		if werr != nil || cerr != nil {
-			os.Remove(tmp.Name())
-			return nil, errors.Join(werr, cerr)
-		}
-		if err := os.Chmod(tmp.Name(), 0o600); err != nil {
-			os.Remove(tmp.Name())
-			return nil, err
-		}
-		lerr := os.Link(tmp.Name(), path)
-		os.Remove(tmp.Name())
+		// Created, never replaced: when processes race the loser reads
+		// the winner's key.
+		lerr := safefile.Create(path, enc, 0o600)
 		switch {
 		case lerr == nil:
 			key = enc

@@ -570,21 +570,7 @@ func writeJSON(path string, v any) error {
 		return err
 	}
 	b = append(b, '\n')
-	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*")
-	if err != nil {
-		return err
-	}
 	// No fsync: the rename makes the new file appear whole to every
 	// process; surviving a power cut is not a rehearsal cloud's job.
-	_, werr := tmp.Write(b)
-	cerr := tmp.Close()
-	if err := errors.Join(werr, cerr); err != nil {
-		os.Remove(tmp.Name())
-		return err
-	}
-	if err := os.Rename(tmp.Name(), path); err != nil {
-		os.Remove(tmp.Name())
-		return err
-	}
-	return nil
+	return safefile.WriteUnsynced(path, b, 0o600)
 }
