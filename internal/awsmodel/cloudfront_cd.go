@@ -6,7 +6,7 @@ import (
 
 	"github.com/pulumi/pulumi/sdk/v3/go/common/resource"
 
-	"github.com/cellctl/cellctl/router/canary"
+	"github.com/cellctl/cellctl/internal/awsfacts"
 )
 
 // CloudFront continuous deployment: the staging distribution, the policy
@@ -224,8 +224,8 @@ var cdRules = []Rule{
 			if w == nil {
 				return ""
 			}
-			if v, ok := number(w, "weight"); ok && (v < 0 || v > canary.MaxWeight) {
-				return fmt.Sprintf("The weight %g is out of range: a staging distribution receives between 0 and %g of the traffic.", v, canary.MaxWeight)
+			if v, ok := number(w, "weight"); ok && (v < 0 || v > awsfacts.CloudFrontCDMaxWeight) {
+				return fmt.Sprintf("The weight %g is out of range: a staging distribution receives between 0 and %g of the traffic.", v, awsfacts.CloudFrontCDMaxWeight)
 			}
 			return ""
 		},
@@ -247,8 +247,8 @@ var cdRules = []Rule{
 				v    float64
 				ok   bool
 			}{{"IdleTTL", idle, okI}, {"MaximumTTL", maxT, okM}} {
-				if f.ok && (f.v < canary.MinStickyTTL || f.v > canary.MaxStickyTTL) {
-					return fmt.Sprintf("%s %g is out of range: %d to %d seconds.", f.name, f.v, canary.MinStickyTTL, canary.MaxStickyTTL)
+				if f.ok && (f.v < awsfacts.CloudFrontCDMinStickyTTL || f.v > awsfacts.CloudFrontCDMaxStickyTTL) {
+					return fmt.Sprintf("%s %g is out of range: %d to %d seconds.", f.name, f.v, awsfacts.CloudFrontCDMinStickyTTL, awsfacts.CloudFrontCDMaxStickyTTL)
 				}
 			}
 			if okI && okM && idle > maxT {
@@ -268,8 +268,8 @@ var cdRules = []Rule{
 				return ""
 			}
 			name := str(h, "header")
-			if !strings.HasPrefix(strings.ToLower(name), canary.HeaderPrefix) || len(name) == len(canary.HeaderPrefix) {
-				return fmt.Sprintf("The header %q must begin with %s and name something after it.", name, canary.HeaderPrefix)
+			if !strings.HasPrefix(strings.ToLower(name), awsfacts.CloudFrontCDHeaderPrefix) || len(name) == len(awsfacts.CloudFrontCDHeaderPrefix) {
+				return fmt.Sprintf("The header %q must begin with %s and name something after it.", name, awsfacts.CloudFrontCDHeaderPrefix)
 			}
 			if known(h, "value") && str(h, "value") == "" {
 				return "The header value of a SingleHeaderConfig must not be empty."

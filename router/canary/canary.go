@@ -3,12 +3,15 @@
 // and its continuous-deployment staging distribution, and which edge
 // function version each one runs. It imports nothing heavy, so the run
 // request (internal/stackrun), the fleet model, the router component and
-// the AWS rules (internal/awsmodel) share one definition of every limit.
+// the AWS rules (internal/awsmodel, through internal/awsfacts) share one
+// definition of every limit.
 package canary
 
 import (
 	"fmt"
 	"strings"
+
+	"github.com/cellctl/cellctl/internal/awsfacts"
 )
 
 // Phase is where a router canary stands.
@@ -27,20 +30,13 @@ const (
 	Weight Phase = "weight"
 )
 
-// AWS's limits on a continuous deployment policy. Sources:
-//   - weight: CloudFront API Reference, ContinuousDeploymentSingleWeightConfig
-//     ("a decimal number between 0 and 0.15");
-//   - header prefix: CloudFront Developer Guide, Learn how continuous
-//     deployment works ("Headers routed to your staging distribution must
-//     contain the prefix aws-cf-cd-");
-//   - stickiness: CloudFront Developer Guide, Quotas and other
-//     considerations for continuous deployment (idle 300–3600 s), and the
-//     SessionStickinessConfig reference (maximum 300–3600 s, ≥ idle).
+// AWS's limits on a continuous deployment policy (internal/awsfacts holds
+// them with their sources; the simulator's rules read the same).
 const (
-	MaxWeight    = 0.15
-	HeaderPrefix = "aws-cf-cd-"
-	MinStickyTTL = 300
-	MaxStickyTTL = 3600
+	MaxWeight    = awsfacts.CloudFrontCDMaxWeight
+	HeaderPrefix = awsfacts.CloudFrontCDHeaderPrefix
+	MinStickyTTL = awsfacts.CloudFrontCDMinStickyTTL
+	MaxStickyTTL = awsfacts.CloudFrontCDMaxStickyTTL
 )
 
 // DefaultHeader is the header cellctl's smoke phase routes on.
