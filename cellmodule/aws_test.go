@@ -8,7 +8,7 @@ import (
 	"github.com/pulumi/pulumi/sdk/v3/go/pulumi"
 
 	"github.com/cellctl/cellctl/internal/awsmodel"
-	"github.com/cellctl/cellctl/internal/mocks"
+	"github.com/cellctl/cellctl/internal/offline"
 )
 
 // TestCellsPassEveryAWSRule renders both test cells against awsmodel's
@@ -111,7 +111,7 @@ func TestFinalSnapshotIsUniquePerRelease(t *testing.T) {
 	s.Releasing = true
 	snapshot := func(at time.Time) string {
 		t.Helper()
-		rec, _, err := mocks.Run(mocks.Options{Project: "cells", Stack: s.ID}, newTestModel(s.Region), func(ctx *pulumi.Context) error {
+		rec, _, err := offline.Run(offline.Options{Project: "cells", Stack: s.ID}, newTestModel(s.Region), func(ctx *pulumi.Context) error {
 			_, err := NewCell(ctx, s.ID, &CellArgs{Spec: s, OriginVerifySecret: pulumi.ToSecret(pulumi.String(testSecret)).(pulumi.StringOutput),
 				Now: func() time.Time { return at }})
 			return err

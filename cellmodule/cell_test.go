@@ -12,7 +12,7 @@ import (
 	"github.com/pulumi/pulumi/sdk/v3/go/pulumi"
 
 	"github.com/cellctl/cellctl/cellmodule/spec"
-	"github.com/cellctl/cellctl/internal/mocks"
+	"github.com/cellctl/cellctl/internal/offline"
 )
 
 // allowedTypes is the contract with the simulator and the AWS output model.
@@ -1023,7 +1023,7 @@ func TestNewCellRejectsBadArgs(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			var cell *Cell
 			var newErr error
-			rec, _, err := mocks.Run(mocks.Options{Project: "cells", Stack: "cell-a"}, newTestModel("us-east-1"),
+			rec, _, err := offline.Run(offline.Options{Project: "cells", Stack: "cell-a"}, newTestModel("us-east-1"),
 				func(ctx *pulumi.Context) error {
 					cell, newErr = NewCell(ctx, tc.cell, tc.args)
 					return newErr

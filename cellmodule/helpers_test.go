@@ -12,7 +12,7 @@ import (
 	"github.com/pulumi/pulumi/sdk/v3/go/pulumi"
 
 	"github.com/cellctl/cellctl/cellmodule/spec"
-	"github.com/cellctl/cellctl/internal/mocks"
+	"github.com/cellctl/cellctl/internal/offline"
 )
 
 const (
@@ -64,20 +64,20 @@ func testCells() []spec.Cell {
 // cellRun is one offline run of NewCell.
 type cellRun struct {
 	spec    spec.Cell
-	rec     *mocks.Recorder
+	rec     *offline.Recorder
 	cell    *Cell
-	outputs map[string]mocks.Value
+	outputs map[string]offline.Value
 }
 
-func runCell(s spec.Cell, model mocks.Model, secret func(ctx *pulumi.Context) pulumi.StringInput) (*cellRun, error) {
-	opts := mocks.Options{
+func runCell(s spec.Cell, model offline.Model, secret func(ctx *pulumi.Context) pulumi.StringInput) (*cellRun, error) {
+	opts := offline.Options{
 		Project:    "cells",
 		Stack:      s.ID,
 		Config:     map[string]string{testSecretKey: testSecret},
 		SecretKeys: []string{testSecretKey},
 	}
 	r := &cellRun{spec: s}
-	rec, exports, err := mocks.Run(opts, model, func(ctx *pulumi.Context) error {
+	rec, exports, err := offline.Run(opts, model, func(ctx *pulumi.Context) error {
 		var in pulumi.StringInput
 		if secret != nil {
 			in = secret(ctx)
@@ -101,7 +101,7 @@ func runCell(s spec.Cell, model mocks.Model, secret func(ctx *pulumi.Context) pu
 	if err != nil {
 		return r, err
 	}
-	r.outputs, err = mocks.AwaitAll(exports)
+	r.outputs, err = offline.AwaitAll(exports)
 	return r, err
 }
 
@@ -178,8 +178,8 @@ func plainMap(m resource.PropertyMap) map[string]any {
 	return out
 }
 
-func in(r *mocks.Resource) map[string]any  { return plainMap(r.Inputs) }
-func out(r *mocks.Resource) map[string]any { return plainMap(r.Outputs) }
+func in(r *offline.Resource) map[string]any  { return plainMap(r.Inputs) }
+func out(r *offline.Resource) map[string]any { return plainMap(r.Outputs) }
 
 // get walks maps (string keys) and arrays (int indexes); nil when absent.
 func get(v any, path ...any) any {
@@ -229,7 +229,7 @@ func sameSet(a, b []string) bool {
 }
 
 // one returns the single recorded resource of a name, failing otherwise.
-func (r *cellRun) one(t *testing.T, suffix string) *mocks.Resource {
+func (r *cellRun) one(t *testing.T, suffix string) *offline.Resource {
 	t.Helper()
 	res := r.rec.ByName(r.spec.ID + "-" + suffix)
 	if res == nil {
@@ -241,7 +241,7 @@ func (r *cellRun) one(t *testing.T, suffix string) *mocks.Resource {
 // idOf is the id the test model gives a resource of that name.
 func (r *cellRun) idOf(suffix string) string { return r.spec.ID + "-" + suffix + "-id" }
 
-func (r *cellRun) ids(typ string, filter func(*mocks.Resource) bool) []string {
+func (r *cellRun) ids(typ string, filter func(*offline.Resource) bool) []string {
 	var ids []string
 	for _, res := range r.rec.ByType(typ) {
 		if filter == nil || filter(res) {
@@ -252,7 +252,7 @@ func (r *cellRun) ids(typ string, filter func(*mocks.Resource) bool) []string {
 }
 
 func (r *cellRun) subnetIDs(tier string) []string {
-	return r.ids("aws:ec2/subnet:Subnet", func(res *mocks.Resource) bool {
+	return r.ids("aws:ec2/subnet:Subnet", func(res *offline.Resource) bool {
 		return str(get(in(res), "tags", "tier")) == tier
 	})
 }

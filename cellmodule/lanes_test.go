@@ -15,7 +15,7 @@ import (
 	"github.com/cellctl/cellctl/cellmodule/spec"
 	"github.com/cellctl/cellctl/internal/awsmodel"
 	"github.com/cellctl/cellctl/internal/isolation"
-	"github.com/cellctl/cellctl/internal/mocks"
+	"github.com/cellctl/cellctl/internal/offline"
 )
 
 const (
@@ -52,7 +52,7 @@ func TestLaneQueues(t *testing.T) {
 			dlqArn, mainArn := str(out(dlq)["arn"]), str(out(main)["arn"])
 			taskRole := str(out(r.one(t, "task-role"))["arn"])
 
-			var lanes []*mocks.Resource
+			var lanes []*offline.Resource
 			for _, q := range r.rec.ByType(typeQueue) {
 				if strings.Contains(q.Name, "-lane-") {
 					lanes = append(lanes, q)
@@ -223,7 +223,7 @@ func TestLaneQueuesKeepCellsIsolated(t *testing.T) {
 	// cell-a's lane 0 lets cell-b's task role in: a violation.
 	a, b := runs["cell-a"], runs["cell-b"]
 	otherRole := str(out(b.one(t, "task-role"))["arn"])
-	var tampered []*mocks.Resource
+	var tampered []*offline.Resource
 	for _, res := range a.rec.Resources() {
 		if res.Name == "cell-a-lane-0-policy" {
 			cp := *res

@@ -6,7 +6,7 @@ import (
 
 	"github.com/pulumi/pulumi/sdk/v3/go/pulumi"
 
-	"github.com/cellctl/cellctl/internal/mocks"
+	"github.com/cellctl/cellctl/internal/offline"
 )
 
 // While `cellctl secret rotate` runs, the cell's ALB rule accepts the
@@ -16,7 +16,7 @@ import (
 func TestRuleAcceptsTheNextOriginSecretDuringARotation(t *testing.T) {
 	s := testCells()[0]
 	const next = "the-next-origin-verify-value-0123456789abcdef"
-	rec, _, err := mocks.Run(mocks.Options{Project: "cells", Stack: s.ID}, newTestModel(s.Region), func(ctx *pulumi.Context) error {
+	rec, _, err := offline.Run(offline.Options{Project: "cells", Stack: s.ID}, newTestModel(s.Region), func(ctx *pulumi.Context) error {
 		_, err := NewCell(ctx, s.ID, &CellArgs{Spec: s,
 			OriginVerifySecret: pulumi.ToSecret(pulumi.String(testSecret)).(pulumi.StringOutput),
 			OriginVerifyNext:   pulumi.ToSecret(pulumi.String(next)).(pulumi.StringOutput)})

@@ -7,7 +7,7 @@ import (
 
 	"github.com/cellctl/cellctl/internal/awsmodel"
 	"github.com/cellctl/cellctl/internal/fleet"
-	"github.com/cellctl/cellctl/internal/mocks"
+	"github.com/cellctl/cellctl/internal/offline"
 	"github.com/cellctl/cellctl/stacks"
 )
 
@@ -28,7 +28,7 @@ func TestProgramFromMainDirectory(t *testing.T) {
 		t.Fatal(err)
 	}
 	key := f.ConfigKey(fleet.OriginVerifyKey)
-	rec, exports, err := mocks.Run(mocks.Options{Project: f.Project, Stack: "cell-a", Config: map[string]string{key: "s3cret"}, SecretKeys: []string{key}},
+	rec, exports, err := offline.Run(offline.Options{Project: f.Project, Stack: "cell-a", Config: map[string]string{key: "s3cret"}, SecretKeys: []string{key}},
 		awsmodel.NewMock(awsmodel.Env{Partition: "aws", Account: "123456789012", Region: "us-east-1"}), stacks.Program(f))
 	if err != nil {
 		t.Fatal(err)
@@ -37,7 +37,7 @@ func TestProgramFromMainDirectory(t *testing.T) {
 		t.Fatalf("cell-a did not render: %d resources, exports %v", len(rec.Resources()), exports)
 	}
 	// Without the secret the program must refuse, naming the fix.
-	_, _, err = mocks.Run(mocks.Options{Project: f.Project, Stack: "cell-a"},
+	_, _, err = offline.Run(offline.Options{Project: f.Project, Stack: "cell-a"},
 		awsmodel.NewMock(awsmodel.Env{Partition: "aws", Account: "123456789012", Region: "us-east-1"}), stacks.Program(f))
 	if err == nil {
 		t.Fatal("a cell without its origin-verify secret must not render")

@@ -14,10 +14,10 @@ import (
 	"github.com/pulumi/pulumi/sdk/v3/go/pulumi"
 
 	"github.com/cellctl/cellctl/internal/awsmodel"
-	"github.com/cellctl/cellctl/internal/mocks"
+	"github.com/cellctl/cellctl/internal/offline"
 )
 
-var _ mocks.Model = (*awsmodel.Mock)(nil)
+var _ offline.Model = (*awsmodel.Mock)(nil)
 
 // program is a miniature cell + edge: enough to see ids, ARNs, autonames,
 // explicit-provider regions, invokes and stack references under mocks.
@@ -84,15 +84,15 @@ func program(ctx *pulumi.Context) error {
 	return nil
 }
 
-func runMock(t *testing.T) map[string]mocks.Value {
+func runMock(t *testing.T) map[string]offline.Value {
 	t.Helper()
 	m := awsmodel.NewMock(awsmodel.Env{Partition: "aws", Account: "123456789012", Region: "eu-west-1"})
 	m.SetStackOutputs("cell-a", resource.PropertyMap{"albDnsName": resource.NewStringProperty("cell-a-alb.example")})
-	_, exports, err := mocks.Run(mocks.Options{Project: "cells", Stack: "router"}, m, program)
+	_, exports, err := offline.Run(offline.Options{Project: "cells", Stack: "router"}, m, program)
 	if err != nil {
 		t.Fatalf("run: %v", err)
 	}
-	vals, err := mocks.AwaitAll(exports)
+	vals, err := offline.AwaitAll(exports)
 	if err != nil {
 		t.Fatal(err)
 	}

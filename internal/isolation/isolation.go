@@ -15,7 +15,7 @@ import (
 
 	"github.com/pulumi/pulumi/sdk/v3/go/common/resource"
 
-	"github.com/cellctl/cellctl/internal/mocks"
+	"github.com/cellctl/cellctl/internal/offline"
 	"github.com/cellctl/cellctl/internal/props"
 )
 
@@ -24,7 +24,7 @@ type Cell struct {
 	ID          string
 	CIDR        string // the VPC range the fleet assigned
 	FleetBucket string
-	Resources   []*mocks.Resource
+	Resources   []*offline.Resource
 }
 
 // Violation is one breach of isolation.
@@ -107,7 +107,7 @@ func Check(cells []Cell) Result {
 	return Result{OK: len(vs) == 0, Violations: vs}
 }
 
-func tokens(r *mocks.Resource) []string {
+func tokens(r *offline.Resource) []string {
 	t := []string{r.URN}
 	if r.ID != "" {
 		t = append(t, r.ID)

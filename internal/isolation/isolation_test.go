@@ -6,11 +6,11 @@ import (
 
 	"github.com/pulumi/pulumi/sdk/v3/go/common/resource"
 
-	"github.com/cellctl/cellctl/internal/mocks"
+	"github.com/cellctl/cellctl/internal/offline"
 )
 
-func res(cell, typ, name string, inputs, outputs map[string]any) *mocks.Resource {
-	return &mocks.Resource{
+func res(cell, typ, name string, inputs, outputs map[string]any) *offline.Resource {
+	return &offline.Resource{
 		URN:     "urn:pulumi:" + cell + "::cells::" + typ + "::" + name,
 		Type:    typ,
 		Name:    name,
@@ -21,20 +21,20 @@ func res(cell, typ, name string, inputs, outputs map[string]any) *mocks.Resource
 	}
 }
 
-func vpc(cell, cidr string) *mocks.Resource {
+func vpc(cell, cidr string) *offline.Resource {
 	return res(cell, "aws:ec2/vpc:Vpc", cell+"-vpc", map[string]any{"cidrBlock": cidr, "tags": map[string]any{"cell": cell}},
 		map[string]any{"arn": "arn:aws:ec2:us-east-1:123456789012:vpc/" + cell + "-vpc-id"})
 }
 
-func queue(cell string) *mocks.Resource {
+func queue(cell string) *offline.Resource {
 	return res(cell, "aws:sqs/queue:Queue", cell+"-queue", map[string]any{},
 		map[string]any{"arn": "arn:aws:sqs:us-east-1:123456789012:" + cell + "-queue-abc1234"})
 }
 
 func TestCleanCells(t *testing.T) {
 	r := Check([]Cell{
-		{ID: "cell-a", Resources: []*mocks.Resource{vpc("cell-a", "10.1.0.0/16"), queue("cell-a")}},
-		{ID: "cell-b", Resources: []*mocks.Resource{vpc("cell-b", "10.2.0.0/16"), queue("cell-b")}},
+		{ID: "cell-a", Resources: []*offline.Resource{vpc("cell-a", "10.1.0.0/16"), queue("cell-a")}},
+		{ID: "cell-b", Resources: []*offline.Resource{vpc("cell-b", "10.2.0.0/16"), queue("cell-b")}},
 	})
 	if !r.OK || len(r.Violations) != 0 {
 		t.Fatalf("violations: %+v", r.Violations)
@@ -43,8 +43,8 @@ func TestCleanCells(t *testing.T) {
 
 func TestOverlappingCIDRs(t *testing.T) {
 	r := Check([]Cell{
-		{ID: "cell-a", Resources: []*mocks.Resource{vpc("cell-a", "10.1.0.0/16")}},
-		{ID: "cell-b", Resources: []*mocks.Resource{vpc("cell-b", "10.1.128.0/17")}},
+		{ID: "cell-a", Resources: []*offline.Resource{vpc("cell-a", "10.1.0.0/16")}},
+		{ID: "cell-b", Resources: []*offline.Resource{vpc("cell-b", "10.1.128.0/17")}},
 	})
 	if r.OK || len(r.Violations) != 1 || r.Violations[0].Rule != RuleCIDROverlap {
 		t.Fatalf("want one overlap, got %+v", r.Violations)
@@ -57,8 +57,8 @@ func TestReferenceToAnotherCellsARN(t *testing.T) {
 		"policy": `{"Statement":[{"Effect":"Allow","Action":"sqs:SendMessage","Resource":"` + q.Outputs["arn"].StringValue() + `"}]}`,
 	}, nil)
 	r := Check([]Cell{
-		{ID: "cell-a", Resources: []*mocks.Resource{vpc("cell-a", "10.1.0.0/16"), policy}},
-		{ID: "cell-b", Resources: []*mocks.Resource{vpc("cell-b", "10.2.0.0/16"), q}},
+		{ID: "cell-a", Resources: []*offline.Resource{vpc("cell-a", "10.1.0.0/16"), policy}},
+		{ID: "cell-b", Resources: []*offline.Resource{vpc("cell-b", "10.2.0.0/16"), q}},
 	})
 	if r.OK {
 		t.Fatal("a policy naming another cell's queue passed")
@@ -73,7 +73,7 @@ func TestDependencyOnAnotherCell(t *testing.T) {
 	b := vpc("cell-b", "10.2.0.0/16")
 	a := vpc("cell-a", "10.1.0.0/16")
 	a.DependsOn = []string{b.URN}
-	r := Check([]Cell{{ID: "cell-a", Resources: []*mocks.Resource{a}}, {ID: "cell-b", Resources: []*mocks.Resource{b}}})
+	r := Check([]Cell{{ID: "cell-a", Resources: []*offline.Resource{a}}, {ID: "cell-b", Resources: []*offline.Resource{b}}})
 	if r.OK || r.Violations[0].Rule != RuleCrossDependency {
 		t.Fatalf("violations = %+v", r.Violations)
 	}
@@ -85,7 +85,7 @@ func TestStoragePrefix(t *testing.T) {
 			"policy": `{"Statement":[{"Effect":"Allow","Action":"s3:GetObject","Resource":["` + resourceARN + `"]},` +
 				`{"Effect":"Deny","Action":"s3:*","Resource":"arn:aws:s3:::fleet/*"}]}`,
 		}, nil)
-		return Cell{ID: "cell-a", FleetBucket: "fleet", Resources: []*mocks.Resource{p}}
+		return Cell{ID: "cell-a", FleetBucket: "fleet", Resources: []*offline.Resource{p}}
 	}
 	if r := Check([]Cell{grant("arn:aws:s3:::fleet/cells/cell-a/*")}); !r.OK {
 		t.Fatalf("own prefix flagged: %+v", r.Violations)

@@ -18,7 +18,7 @@ import (
 	"github.com/cellctl/cellctl/internal/awsmodel"
 	"github.com/cellctl/cellctl/internal/fleet"
 	"github.com/cellctl/cellctl/internal/isolation"
-	"github.com/cellctl/cellctl/internal/mocks"
+	"github.com/cellctl/cellctl/internal/offline"
 	"github.com/cellctl/cellctl/internal/props"
 	"github.com/cellctl/cellctl/stacks"
 )
@@ -53,7 +53,7 @@ type Stack struct {
 	Resources []Resource     `json:"resources"`
 	Outputs   map[string]any `json:"outputs"`
 
-	recorded []*mocks.Resource
+	recorded []*offline.Resource
 	outputs  resource.PropertyMap
 }
 
@@ -66,7 +66,7 @@ type Resource struct {
 }
 
 // Recorded returns the raw mock records (tests and audits).
-func (s *Stack) Recorded() []*mocks.Resource { return s.recorded }
+func (s *Stack) Recorded() []*offline.Resource { return s.recorded }
 
 // Counts tallies the stack's resources by type.
 func (s *Stack) Counts() map[string]int {
@@ -167,9 +167,9 @@ func Isolation(rendered []*Stack, f *fleet.Fleet) isolation.Result {
 	return isolation.Check(cells)
 }
 
-func mockOptions(f *fleet.Fleet, stack string) mocks.Options {
+func mockOptions(f *fleet.Fleet, stack string) offline.Options {
 	key := f.ConfigKey(fleet.OriginVerifyKey)
-	return mocks.Options{
+	return offline.Options{
 		Project:    f.Project,
 		Stack:      stack,
 		Config:     map[string]string{key: PlaceholderSecret},
@@ -214,12 +214,12 @@ func renderRouter(f *fleet.Fleet, program pulumi.RunFunc, cells []*Stack) (*Stac
 	return s, nil
 }
 
-func run(opts mocks.Options, model mocks.Model, program pulumi.RunFunc) (*Stack, error) {
-	rec, exports, err := mocks.Run(opts, model, program)
+func run(opts offline.Options, model offline.Model, program pulumi.RunFunc) (*Stack, error) {
+	rec, exports, err := offline.Run(opts, model, program)
 	if err != nil {
 		return nil, err
 	}
-	values, err := mocks.AwaitAll(exports)
+	values, err := offline.AwaitAll(exports)
 	if err != nil {
 		return nil, err
 	}

@@ -9,7 +9,7 @@ import (
 
 	"github.com/cellctl/cellctl/internal/awsfacts"
 	"github.com/cellctl/cellctl/internal/awsmodel"
-	"github.com/cellctl/cellctl/internal/mocks"
+	"github.com/cellctl/cellctl/internal/offline"
 )
 
 // Demand is what some rendered stacks need of one quota in one of its
@@ -39,8 +39,8 @@ type Demand struct {
 // judges the whole fleet with it, and the quota audit and `up`'s quota
 // preflight count a cell, or the cells about to be created, with it.
 func QuotaDemand(stacks []*Stack) []Demand {
-	var all []*mocks.Resource
-	region := map[*mocks.Resource]*Stack{}
+	var all []*offline.Resource
+	region := map[*offline.Resource]*Stack{}
 	for _, s := range stacks {
 		for _, r := range s.recorded {
 			all = append(all, r)
@@ -186,9 +186,9 @@ func (r *Report) JudgeQuotas() QuotaJudgement {
 
 // recordedCloud answers awsmodel's lookups (a NAT gateway's subnet, a
 // listener's load balancer) over rendered resources.
-type recorded map[string]*mocks.Resource
+type recorded map[string]*offline.Resource
 
-func recordedCloud(rs []*mocks.Resource) recorded {
+func recordedCloud(rs []*offline.Resource) recorded {
 	c := recorded{}
 	for _, r := range rs {
 		if r.ID != "" {

@@ -11,7 +11,7 @@ import (
 
 	"github.com/cellctl/cellctl/internal/awsfacts"
 	"github.com/cellctl/cellctl/internal/fleet"
-	"github.com/cellctl/cellctl/internal/mocks"
+	"github.com/cellctl/cellctl/internal/offline"
 	"github.com/cellctl/cellctl/router"
 )
 
@@ -110,7 +110,7 @@ func TestAHardLimitIsAViolation(t *testing.T) {
 	r := renderCells(t, regionalFleet(t, 1, "us-east-1"))
 	s := r.Stacks[0]
 	for i := 0; i < 51; i++ {
-		s.recorded = append(s.recorded, &mocks.Resource{Type: "aws:lb/listener:Listener", Name: fmt.Sprintf("l%d", i), Custom: true,
+		s.recorded = append(s.recorded, &offline.Resource{Type: "aws:lb/listener:Listener", Name: fmt.Sprintf("l%d", i), Custom: true,
 			ID: fmt.Sprintf("listener-%d", i), Outputs: resource.PropertyMap{"loadBalancerArn": resource.NewStringProperty("arn:aws:elasticloadbalancing:us-east-1:123456789012:loadbalancer/app/x/1")}})
 	}
 	var found bool

@@ -8,7 +8,7 @@ import (
 	"github.com/pulumi/pulumi/sdk/v3/go/common/resource"
 
 	"github.com/cellctl/cellctl/internal/awsmodel"
-	"github.com/cellctl/cellctl/internal/mocks"
+	"github.com/cellctl/cellctl/internal/offline"
 )
 
 // TestDemoFleetPassesEveryAWSRule renders the demo fleet and runs every
@@ -47,7 +47,7 @@ func TestRulesCatchANewResourceTheModelDoesNotKnow(t *testing.T) {
 		t.Fatal(err)
 	}
 	s := report.Stacks[0]
-	s.recorded = append(s.recorded, &mocks.Resource{URN: "urn:x", Type: "aws:sns/topic:Topic", Name: "cell-a-alerts", Custom: true,
+	s.recorded = append(s.recorded, &offline.Resource{URN: "urn:x", Type: "aws:sns/topic:Topic", Name: "cell-a-alerts", Custom: true,
 		Inputs: resource.PropertyMap{}, Outputs: resource.PropertyMap{}})
 	// And a rule violation on an existing resource: 51 tags on the VPC.
 	for _, r := range s.recorded {

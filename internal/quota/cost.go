@@ -7,7 +7,7 @@ import (
 
 	"github.com/pulumi/pulumi/sdk/v3/go/common/resource"
 
-	"github.com/cellctl/cellctl/internal/mocks"
+	"github.com/cellctl/cellctl/internal/offline"
 	"github.com/cellctl/cellctl/internal/plan"
 )
 
@@ -25,10 +25,10 @@ func (e Entry) Cost(cell *plan.Stack) (float64, error) {
 
 // recordedCloud answers lookups from a rendered stack: a Fargate
 // service's task definition, for fargateCost.
-type recordedCloud struct{ byID map[string]*mocks.Resource }
+type recordedCloud struct{ byID map[string]*offline.Resource }
 
-func newRecordedCloud(rs []*mocks.Resource) *recordedCloud {
-	c := &recordedCloud{byID: map[string]*mocks.Resource{}}
+func newRecordedCloud(rs []*offline.Resource) *recordedCloud {
+	c := &recordedCloud{byID: map[string]*offline.Resource{}}
 	for _, r := range rs {
 		if r.ID != "" {
 			c.byID[r.ID] = r

@@ -15,7 +15,7 @@ import (
 	"github.com/cellctl/cellctl/cellmodule"
 	"github.com/cellctl/cellctl/internal/awsmodel"
 	"github.com/cellctl/cellctl/internal/fleet"
-	"github.com/cellctl/cellctl/internal/mocks"
+	"github.com/cellctl/cellctl/internal/offline"
 	"github.com/cellctl/cellctl/router"
 	"github.com/cellctl/cellctl/router/component"
 	"github.com/cellctl/cellctl/router/edge"
@@ -60,8 +60,8 @@ func demoFleet(t *testing.T) *fleet.Fleet {
 func albDNS(cell string) string { return cell + ".cells.example.com" }
 
 type routerRun struct {
-	rec     *mocks.Recorder
-	outputs map[string]mocks.Value
+	rec     *offline.Recorder
+	outputs map[string]offline.Value
 }
 
 // runRouterProgram renders the router stack of f. Every cell of the fleet
@@ -83,14 +83,14 @@ func runRouterProgram(t *testing.T, f *fleet.Fleet, undeployed ...string) (*rout
 		model.Deployed(typeDistribution, component.PrimaryDistributionName(fleet.RouterStack))
 	}
 	key := f.ConfigKey(fleet.OriginVerifyKey)
-	rec, exports, err := mocks.Run(mocks.Options{
+	rec, exports, err := offline.Run(offline.Options{
 		Project: f.Project, Stack: fleet.RouterStack,
 		Config: map[string]string{key: testSecret}, SecretKeys: []string{key},
 	}, model, stacks.Program(f))
 	if err != nil {
 		return nil, err
 	}
-	outputs, err := mocks.AwaitAll(exports)
+	outputs, err := offline.AwaitAll(exports)
 	if err != nil {
 		return nil, err
 	}
@@ -107,7 +107,7 @@ func mustRunRouter(t *testing.T, f *fleet.Fleet) *routerRun {
 }
 
 // one returns the only resource of typ.
-func (r *routerRun) one(t *testing.T, typ string) *mocks.Resource {
+func (r *routerRun) one(t *testing.T, typ string) *offline.Resource {
 	t.Helper()
 	rs := r.rec.ByType(typ)
 	if len(rs) != 1 {
@@ -187,11 +187,11 @@ func arr(v resource.PropertyValue) []resource.PropertyValue {
 	return nil
 }
 
-func in(r *mocks.Resource, keys ...string) resource.PropertyValue {
+func in(r *offline.Resource, keys ...string) resource.PropertyValue {
 	return get(resource.NewObjectProperty(r.Inputs), keys...)
 }
 
-func out(r *mocks.Resource, keys ...string) resource.PropertyValue {
+func out(r *offline.Resource, keys ...string) resource.PropertyValue {
 	return get(resource.NewObjectProperty(r.Outputs), keys...)
 }
 
@@ -237,7 +237,7 @@ func parsePolicy(t *testing.T, what, doc string) []policyStatement {
 }
 
 // codeFiles returns the files of the function's code archive.
-func codeFiles(t *testing.T, fn *mocks.Resource) map[string]string {
+func codeFiles(t *testing.T, fn *offline.Resource) map[string]string {
 	t.Helper()
 	code := plain(fn.Inputs["code"])
 	if !code.IsArchive() {
@@ -268,7 +268,7 @@ func TestFleetBucketIsPrivateVersionedEncryptedAndTLSOnly(t *testing.T) {
 		t.Error("the fleet bucket must be protected: it holds every cell's data and a `destroy router` must not delete it")
 	}
 	bucketName := str(out(bucket, "bucket"))
-	onBucket := func(res *mocks.Resource) {
+	onBucket := func(res *offline.Resource) {
 		t.Helper()
 		if got := str(in(res, "bucket")); got != bucketName {
 			t.Errorf("%s %s applies to bucket %q, want the fleet bucket %q", res.Type, res.Name, got, bucketName)
@@ -336,7 +336,7 @@ func TestEdgeFunctionLivesInUSEast1AndPublishesVersions(t *testing.T) {
 	r := mustRunRouter(t, f)
 
 	fn := r.one(t, typeFunction)
-	var edgeProvider *mocks.Resource
+	var edgeProvider *offline.Resource
 	for _, p := range r.rec.ByType(typeProvider) {
 		if fn.Provider == p.URN+"::"+p.ID {
 			edgeProvider = p
@@ -466,7 +466,7 @@ func TestDistributionHasOneHTTPSOriginForTheFleet(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			f := tc.fleet(t)
 			r := mustRunRouter(t, f)
-			for _, cdn := range []*mocks.Resource{r.primary(t), r.staging(t)} {
+			for _, cdn := range []*offline.Resource{r.primary(t), r.staging(t)} {
 				checkFleetOrigin(t, cdn, tc.routable)
 			}
 			cdn := r.primary(t)
@@ -514,7 +514,7 @@ func TestDistributionHasOneHTTPSOriginForTheFleet(t *testing.T) {
 // the fleet's: HTTPS only, carrying the origin-verify secret as a Pulumi
 // secret, its domain a routable cell's DNS name, and the default behavior
 // targets it. The edge function sets each request's cell.
-func checkFleetOrigin(t *testing.T, cdn *mocks.Resource, routable []string) {
+func checkFleetOrigin(t *testing.T, cdn *offline.Resource, routable []string) {
 	t.Helper()
 	origins := arr(in(cdn, "origins"))
 	if len(origins) != 1 {
@@ -569,7 +569,7 @@ func TestRouterAt256CellsKeepsOneOrigin(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rec, _, err := mocks.Run(mocks.Options{Project: "cells", Stack: fleet.RouterStack},
+	rec, _, err := offline.Run(offline.Options{Project: "cells", Stack: fleet.RouterStack},
 		awsmodel.NewMock(awsmodel.Env{Partition: "aws", Account: "123456789012", Region: "us-east-1"}),
 		func(ctx *pulumi.Context) error {
 			_, err := component.NewRouter(ctx, fleet.RouterStack, &component.RouterArgs{
@@ -632,7 +632,7 @@ func TestRouterOutputs(t *testing.T) {
 }
 
 func TestRouterRefusesAFleetWithoutRoutableCells(t *testing.T) {
-	_, _, err := mocks.Run(mocks.Options{Project: "cells", Stack: fleet.RouterStack},
+	_, _, err := offline.Run(offline.Options{Project: "cells", Stack: fleet.RouterStack},
 		awsmodel.NewMock(awsmodel.Env{}),
 		func(ctx *pulumi.Context) error {
 			_, err := component.NewRouter(ctx, "router", &component.RouterArgs{
@@ -659,7 +659,7 @@ func TestRouterNamesTheCellThatHasNotBeenDeployed(t *testing.T) {
 	}
 
 	// Through the component: a cell whose DNS name resolves empty.
-	_, _, err = mocks.Run(mocks.Options{Project: "cells", Stack: fleet.RouterStack},
+	_, _, err = offline.Run(offline.Options{Project: "cells", Stack: fleet.RouterStack},
 		awsmodel.NewMock(awsmodel.Env{}),
 		func(ctx *pulumi.Context) error {
 			_, err := component.NewRouter(ctx, "router", &component.RouterArgs{

@@ -9,7 +9,7 @@ import (
 
 	"github.com/cellctl/cellctl/internal/awsmodel"
 	"github.com/cellctl/cellctl/internal/fleet"
-	"github.com/cellctl/cellctl/internal/mocks"
+	"github.com/cellctl/cellctl/internal/offline"
 	"github.com/cellctl/cellctl/router/canary"
 	"github.com/cellctl/cellctl/router/component"
 	"github.com/cellctl/cellctl/stacks"
@@ -18,19 +18,19 @@ import (
 const typePolicy = "aws:cloudfront/continuousDeploymentPolicy:ContinuousDeploymentPolicy"
 
 // primary is the router's primary distribution (the one viewers reach).
-func (r *routerRun) primary(t *testing.T) *mocks.Resource {
+func (r *routerRun) primary(t *testing.T) *offline.Resource {
 	t.Helper()
 	return r.distribution(t, false)
 }
 
-func (r *routerRun) staging(t *testing.T) *mocks.Resource {
+func (r *routerRun) staging(t *testing.T) *offline.Resource {
 	t.Helper()
 	return r.distribution(t, true)
 }
 
-func (r *routerRun) distribution(t *testing.T, staging bool) *mocks.Resource {
+func (r *routerRun) distribution(t *testing.T, staging bool) *offline.Resource {
 	t.Helper()
-	var hits []*mocks.Resource
+	var hits []*offline.Resource
 	for _, d := range r.rec.ByType(typeDistribution) {
 		if in(d, "staging").IsBool() && in(d, "staging").BoolValue() == staging || !in(d, "staging").IsBool() && !staging {
 			hits = append(hits, d)
@@ -53,7 +53,7 @@ func withTraffic(t *testing.T, tr *canary.Traffic) *fleet.Fleet {
 	return f
 }
 
-func lambdaArn(d *mocks.Resource) string {
+func lambdaArn(d *offline.Resource) string {
 	as := arr(in(d, "defaultCacheBehavior", "lambdaFunctionAssociations"))
 	if len(as) != 1 {
 		return ""
@@ -91,7 +91,7 @@ func TestPolicyOnThePrimarysCreateIsRefused(t *testing.T) {
 			"albArnSuffix": resource.NewStringProperty("app/x/1"), "targetGroupArnSuffix": resource.NewStringProperty("targetgroup/x/1")})
 	}
 	key := f.ConfigKey(fleet.OriginVerifyKey)
-	_, _, err := mocks.Run(mocks.Options{Project: f.Project, Stack: fleet.RouterStack,
+	_, _, err := offline.Run(offline.Options{Project: f.Project, Stack: fleet.RouterStack,
 		Config: map[string]string{key: testSecret}, SecretKeys: []string{key}}, model, stacks.Program(f))
 	if err == nil || !strings.Contains(err.Error(), "not supported during distribution creation") {
 		t.Fatalf("creating the primary with its policy: err = %v, want CloudFront's InvalidArgument refusal", err)
@@ -102,7 +102,7 @@ func TestStableRouterHasAnIdleStagingPairAndNoHTTP3(t *testing.T) {
 	r := mustRunRouter(t, attached(demoFleet(t)))
 	p, s, fn := r.primary(t), r.staging(t), r.one(t, typeFunction)
 	pol := r.one(t, typePolicy)
-	for _, d := range []*mocks.Resource{p, s} {
+	for _, d := range []*offline.Resource{p, s} {
 		if got := str(in(d, "httpVersion")); got != "http2" {
 			t.Errorf("%s: httpVersion %q: CloudFront refuses continuous deployment with HTTP/3, want http2", d.Name, got)
 		}

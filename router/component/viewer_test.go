@@ -11,7 +11,7 @@ import (
 
 	"github.com/cellctl/cellctl/internal/awsmodel"
 	"github.com/cellctl/cellctl/internal/fleet"
-	"github.com/cellctl/cellctl/internal/mocks"
+	"github.com/cellctl/cellctl/internal/offline"
 	"github.com/cellctl/cellctl/router/component"
 	"github.com/cellctl/cellctl/router/edge"
 	"github.com/cellctl/cellctl/stacks"
@@ -142,7 +142,7 @@ func TestEdgeProviderInheritsTheStackSettings(t *testing.T) {
 			"albArnSuffix": resource.NewStringProperty("app/" + c.ID + "/1"), "targetGroupArnSuffix": resource.NewStringProperty("targetgroup/" + c.ID + "/2")})
 	}
 	key := f.ConfigKey(fleet.OriginVerifyKey)
-	rec, _, err := mocks.Run(mocks.Options{
+	rec, _, err := offline.Run(offline.Options{
 		Project: f.Project, Stack: fleet.RouterStack,
 		Config: map[string]string{
 			key:                     testSecret,
@@ -158,7 +158,7 @@ func TestEdgeProviderInheritsTheStackSettings(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var p *mocks.Resource
+	var p *offline.Resource
 	for _, res := range rec.ByType(typeProvider) {
 		p = res
 	}

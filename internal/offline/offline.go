@@ -1,8 +1,10 @@
-// Package mocks runs a Pulumi program offline under pulumi.WithMocks and
+// Package offline renders a Pulumi program without an engine or a cloud:
+// it runs the program under pulumi.WithMocks (Pulumi's test harness, used
+// here as a renderer) and
 // records every resource it registers and every invoke it makes, so `plan`,
 // the isolation audit and the program tests can inspect exactly what the
 // program would ask AWS for.
-package mocks
+package offline
 
 import (
 	"context"
