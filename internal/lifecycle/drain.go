@@ -163,7 +163,7 @@ func Undrain(ctx context.Context, env *Env, o UndrainOptions) (*Report, error) {
 
 // deployedCell refuses a cell whose stack has no ALB to route to.
 func deployedCell(ctx context.Context, eng Engine, cell string) error {
-	outs, err := eng.Outputs(ctx, cell)
+	outs, err := eng.DeployedOutputs(ctx, cell)
 	if errors.Is(err, stackrun.ErrNotDeployed) {
 		return fmt.Errorf("cannot undrain %q: its stack is not deployed, so there is no ALB to route to; run `cellctl up %s` first", cell, cell)
 	}

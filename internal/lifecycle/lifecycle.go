@@ -34,9 +34,10 @@ import (
 // stack, from which the deployed router's table version is read.
 type Engine interface {
 	apply.Engine
-	// Outputs returns a deployed stack's outputs (secrets masked);
-	// stackrun.ErrNotDeployed when it was never deployed.
-	Outputs(ctx context.Context, stack string) (map[string]any, error)
+	// DeployedOutputs returns a deployed stack's outputs (secrets
+	// masked); stackrun.ErrNotDeployed when it was never deployed. The
+	// engine's one reader of deployed outputs.
+	DeployedOutputs(ctx context.Context, stack string) (map[string]any, error)
 }
 
 // Env is what a lifecycle command runs with.
@@ -123,7 +124,7 @@ func loadTable(env *Env) (*fleet.Fleet, *router.Table, error) {
 // cannot be read is an error: publishing blind could roll someone's change
 // back.
 func DeployedVersion(ctx context.Context, eng Engine) (version int64, deployed bool, err error) {
-	outs, err := eng.Outputs(ctx, fleet.RouterStack)
+	outs, err := eng.DeployedOutputs(ctx, fleet.RouterStack)
 	if errors.Is(err, stackrun.ErrNotDeployed) {
 		return 0, false, nil
 	}

@@ -61,7 +61,7 @@ func (f *fakeEngine) EnsureOriginVerifySecret(_ context.Context, stacks []string
 
 func (f *fakeEngine) Protected(context.Context, string) ([]string, error) { return nil, nil }
 
-func (f *fakeEngine) Outputs(_ context.Context, stack string) (map[string]any, error) {
+func (f *fakeEngine) DeployedOutputs(_ context.Context, stack string) (map[string]any, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.calls = append(f.calls, "outputs "+stack)

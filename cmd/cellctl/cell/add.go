@@ -9,13 +9,13 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/cellctl/cellctl/cmd/cellctl/cmdutil"
-	"github.com/cellctl/cellctl/cmd/cellctl/lifecycle"
-	"github.com/cellctl/cellctl/cmd/cellctl/route"
 	"github.com/cellctl/cellctl/internal/fleet"
 	"github.com/cellctl/cellctl/internal/iostreams"
 	lc "github.com/cellctl/cellctl/internal/lifecycle"
 	"github.com/cellctl/cellctl/internal/progress"
 	"github.com/cellctl/cellctl/internal/render"
+	"github.com/cellctl/cellctl/internal/render/routing"
+	"github.com/cellctl/cellctl/internal/stackrun"
 	"github.com/cellctl/cellctl/router"
 )
 
@@ -30,7 +30,7 @@ func NewCmdCell(f *cmdutil.Factory) *cobra.Command {
 type AddOptions struct {
 	IO       *iostreams.IOStreams
 	Load     func() (*fleet.Fleet, error)
-	Engine   lifecycle.EngineFunc
+	Engine   func(fl *fleet.Fleet, events func(stackrun.Event)) (lc.Engine, error)
 	Parallel int
 	View     render.View[*lc.AddReport]
 	// QuotaCheck checks the new cell fits the account's quotas before it
@@ -48,7 +48,7 @@ type AddOptions struct {
 
 // NewCmdAdd builds `cellctl cell add`.
 func NewCmdAdd(f *cmdutil.Factory, runF func(*AddOptions) error) *cobra.Command {
-	opts := &AddOptions{IO: f.IO, Load: lifecycle.Loader(f), Engine: lifecycle.EngineOf(f), QuotaCheck: f.QuotaCheck}
+	opts := &AddOptions{IO: f.IO, Load: f.TableLoader(), Engine: f.RoutingEngine, QuotaCheck: f.QuotaCheck}
 	cmd := &cobra.Command{
 		Use:   "add [ID]",
 		Short: "Create a cell, deploy it, then give it tenants and publish the router",
@@ -105,7 +105,7 @@ files already written) or undo.`,
 var addFormats = []render.Format[*lc.AddReport]{
 	{Name: render.FormatTable, Render: func(io *iostreams.IOStreams, rep *lc.AddReport) error {
 		for _, tr := range rep.Transitions {
-			route.PrintTransition(render.Out(io), io.Out, tr)
+			routing.Transition(render.Out(io), io.Out, tr)
 		}
 		if rep.DryRun {
 			fmt.Fprintln(io.Out, "\ndry run: nothing was written, deployed or published")

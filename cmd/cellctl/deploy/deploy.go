@@ -8,25 +8,18 @@ import (
 	"io"
 	"os"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/spf13/cobra"
 
-	"github.com/cellctl/cellctl/cellmodule/spec"
 	"github.com/cellctl/cellctl/cmd/cellctl/cmdutil"
-	"github.com/cellctl/cellctl/internal/apply"
-	"github.com/cellctl/cellctl/internal/awsapi"
 	"github.com/cellctl/cellctl/internal/deploy"
-	"github.com/cellctl/cellctl/internal/engine"
 	"github.com/cellctl/cellctl/internal/fleet"
 	"github.com/cellctl/cellctl/internal/iostreams"
 	"github.com/cellctl/cellctl/internal/render"
 	"github.com/cellctl/cellctl/internal/rollout"
 	"github.com/cellctl/cellctl/internal/stackrun"
 	"github.com/cellctl/cellctl/waves/executor"
-	"github.com/cellctl/cellctl/waves/executor/backend"
-	"github.com/cellctl/cellctl/waves/gate"
 )
 
 // Options are the inputs of `cellctl deploy`.
@@ -51,7 +44,7 @@ type Options struct {
 
 // NewCmdDeploy builds `cellctl deploy`.
 func NewCmdDeploy(f *cmdutil.Factory, runF func(*Options) error) *cobra.Command {
-	opts := &Options{IO: f.IO, Fleet: f.DesiredFleet, Env: EnvOf(f)}
+	opts := &Options{IO: f.IO, Fleet: f.DesiredFleet, Env: f.DeployEnv}
 	cmd := &cobra.Command{
 		Use:   "deploy",
 		Short: "Roll the fleet's desired state out wave by wave, behind health gates",
@@ -204,115 +197,6 @@ func describe(s *render.Styles, d *executor.Description) string {
 		}
 	}
 	return b.String()
-}
-
-// EnvOf wires a deploy to the factory's engine, cloud bundle and the
-// rollout store in the engine's Pulumi backend.
-func EnvOf(f *cmdutil.Factory) func(ctx context.Context, fl *fleet.Fleet, events func(stackrun.Event)) (*deploy.Env, func(), error) {
-	return func(ctx context.Context, fl *fleet.Fleet, events func(stackrun.Event)) (*deploy.Env, func(), error) {
-		eng, err := f.Engine(fl, events)
-		if err != nil {
-			return nil, nil, err
-		}
-		bundle, err := f.Cloud()
-		if err != nil {
-			return nil, nil, err
-		}
-		rs, err := rollout.Open(ctx, eng.Backend())
-		if err != nil {
-			return nil, nil, err
-		}
-		store := backend.New(rs)
-		// The repository's own fleet beside the desired one (fl): the plan
-		// records which images it ships over the stack files'.
-		repo, err := f.Fleet()
-		if err != nil {
-			_ = rs.Close()
-			return nil, nil, err
-		}
-		var mu sync.Mutex
-		readers := map[string]gate.Reader{}
-		// Every stack change of the rollout (a wave's update and
-		// rollback, the router canary's steps, the dry run's previews)
-		// goes through the apply path: its gates, then the engine with
-		// the display's progress.
-		gated := &apply.Runner{
-			Env:    &apply.Env{Fleet: fl, Parallel: f.Global.Parallel, Log: f.IO.ErrOut},
-			Engine: eng,
-			Next: &deploy.ReportingRunner{Runner: eng, Events: events, Expected: func(ctx context.Context, stack string) int {
-				st, err := eng.Status(ctx, []string{stack})
-				if err != nil || len(st) != 1 || st[0] == nil {
-					return 0 // unknown: the display counts without a total
-				}
-				return st[0].Resources
-			}},
-		}
-		env := &deploy.Env{
-			Fleet:      fl,
-			Repository: repo,
-			Runner:     gated,
-			Outputs:    func(ctx context.Context, stack string) (map[string]any, error) { return outputs(ctx, eng, stack) },
-			Prepare:    gated.Prepare,
-			Reader: func(ctx context.Context, region string) (gate.Reader, error) {
-				mu.Lock()
-				defer mu.Unlock()
-				if r, ok := readers[region]; ok {
-					return r, nil
-				}
-				t, err := bundle.Target(ctx, region)
-				if err != nil {
-					return nil, err
-				}
-				cw, err := awsapi.NewCloudWatch(ctx, t)
-				if err != nil {
-					return nil, err
-				}
-				r := &deploy.CloudWatchReader{CW: cw}
-				readers[region] = r
-				return r, nil
-			},
-			Preview: func(ctx context.Context, cell string, cfg spec.Cell) ([]stackrun.Change, error) {
-				res, err := apply.Apply(ctx, gated, stackrun.Request{Stack: cell, Op: stackrun.OpPreview, Inputs: stackrun.Inputs{Cell: &cfg}})
-				if err != nil {
-					return nil, err
-				}
-				return res.Planned, nil
-			},
-			Store:  store,
-			Holder: rs.Holder,
-			Abandon: func(ctx context.Context, id string) (string, error) {
-				return abandon(ctx, rs, store, id)
-			},
-			Log: f.IO.ErrOut,
-		}
-		return env, func() { _ = rs.Close() }, nil
-	}
-}
-
-// outputs reads a stack's outputs with the engine's one reader
-// (DeployedOutputs); nil, nil: not deployed, as deploy.Env.Outputs says.
-func outputs(ctx context.Context, eng *engine.Engine, stack string) (map[string]any, error) {
-	outs, err := eng.DeployedOutputs(ctx, stack)
-	if errors.Is(err, stackrun.ErrNotDeployed) {
-		return nil, nil
-	}
-	return outs, err
-}
-
-// abandon breaks a dead holder's fleet lock — a rollout's, any other
-// verb's, or one that cannot be parsed (id "unreadable"): the one way to
-// clear the fleet lock. A holder on this host whose process still runs is
-// not dead: that is refused.
-func abandon(ctx context.Context, rs *rollout.Store, store *backend.Store, id string) (string, error) {
-	host, _ := os.Hostname()
-	if h, err := rs.Holder(ctx); err == nil && h != nil && h.ID == id && h.Host == host && rollout.ProcessAlive(h.PID) {
-		return "", fmt.Errorf("%s is still running on this host (pid %d): stop it (Ctrl-C) instead of abandoning it", h, h.PID)
-	}
-	held, err := executor.Abandon(ctx, store, id, rollout.Me("deploy --abandon", "abandon-"+id, time.Now()))
-	if held == nil {
-		return "", err
-	}
-	return held.String(), err
 }
 
 // markdown is the dry run as one PR comment.

@@ -7,72 +7,22 @@ package lifecycle
 import (
 	"context"
 	"fmt"
-	"path/filepath"
 	"strings"
 
 	"github.com/cellctl/cellctl/cmd/cellctl/cmdutil"
-	"github.com/cellctl/cellctl/cmd/cellctl/route"
-	"github.com/cellctl/cellctl/internal/engine"
 	"github.com/cellctl/cellctl/internal/fleet"
 	"github.com/cellctl/cellctl/internal/iostreams"
 	"github.com/cellctl/cellctl/internal/lifecycle"
 	"github.com/cellctl/cellctl/internal/progress"
 	"github.com/cellctl/cellctl/internal/render"
+	"github.com/cellctl/cellctl/internal/render/routing"
 	"github.com/cellctl/cellctl/internal/stackrun"
 	"github.com/cellctl/cellctl/router"
 )
 
-// EngineFunc connects to the engine for a fleet as loaded.
+// EngineFunc connects to the engine for a fleet as loaded
+// (cmdutil.Factory.RoutingEngine).
 type EngineFunc func(fl *fleet.Fleet, events func(stackrun.Event)) (lifecycle.Engine, error)
-
-// EngineOf adapts the factory's engine to the lifecycle use cases.
-func EngineOf(f *cmdutil.Factory) EngineFunc {
-	return func(fl *fleet.Fleet, events func(stackrun.Event)) (lifecycle.Engine, error) {
-		e, err := f.Engine(fl, events)
-		if err != nil {
-			return nil, err
-		}
-		return outputsOf{e}, nil
-	}
-}
-
-// outputsOf gives the engine the Outputs the lifecycle reads the deployed
-// router's table version from.
-type outputsOf struct{ *engine.Engine }
-
-// Outputs is the engine's one reader of deployed outputs.
-func (e outputsOf) Outputs(ctx context.Context, stack string) (map[string]any, error) {
-	return e.DeployedOutputs(ctx, stack)
-}
-
-// Loader loads the fleet's desired state (cmdutil.Factory.DesiredOf),
-// from disk afresh on every call (the commands change the repository
-// between their steps).
-func Loader(f *cmdutil.Factory) func() (*fleet.Fleet, error) {
-	return func() (*fleet.Fleet, error) {
-		dir, err := filepath.Abs(f.Global.Dir)
-		if err != nil {
-			return nil, err
-		}
-		fl, err := fleet.Load(dir)
-		if err != nil {
-			return nil, fmt.Errorf("invalid fleet configuration in %s:\n%w", f.Global.Dir, err)
-		}
-		// A table transition is judged on the table as it is while this
-		// verb holds the fleet: the lock first (a no-op under --dry-run or
-		// once held), then the transition's own checks.
-		if err := f.HoldFleet(context.Background()); err != nil {
-			return nil, err
-		}
-		// What the cells should run, not the repository alone: a retire
-		// or an add deploys the router and cells with it.
-		st, err := f.DesiredOf(fl)
-		if err != nil {
-			return nil, err
-		}
-		return st.Fleet, nil
-	}
-}
 
 // Deps are the dependencies every lifecycle command takes.
 type Deps struct {
@@ -83,7 +33,7 @@ type Deps struct {
 }
 
 func depsOf(f *cmdutil.Factory) Deps {
-	return Deps{IO: f.IO, Load: Loader(f), Engine: EngineOf(f)}
+	return Deps{IO: f.IO, Load: f.TableLoader(), Engine: f.RoutingEngine}
 }
 
 // env builds the use case's environment: progress on stderr, the first
@@ -111,7 +61,7 @@ var Formats = []render.Format[*lifecycle.Report]{
 			if i > 0 {
 				fmt.Fprintln(io.Out)
 			}
-			route.PrintTransition(s, io.Out, tr)
+			routing.Transition(s, io.Out, tr)
 			if tr.Action == router.ActionMigrate && tr.Tenant != "" {
 				r := tr.To.Route(tr.Tenant)
 				fmt.Fprintf(io.Out, "\n%s: reads served by %s; writes answered 503 with Retry-After until `cellctl migrate %s --finish` (or --abort) is published\n",

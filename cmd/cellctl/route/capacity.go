@@ -13,6 +13,7 @@ import (
 	"github.com/cellctl/cellctl/internal/iostreams"
 	"github.com/cellctl/cellctl/internal/outcome"
 	"github.com/cellctl/cellctl/internal/render"
+	"github.com/cellctl/cellctl/internal/render/routing"
 	"github.com/cellctl/cellctl/router"
 )
 
@@ -116,26 +117,6 @@ func capacityRun(opts *CapacityOptions) error {
 	return nil
 }
 
-// usedText is a share of capacity, styled: red above capacity, yellow
-// from 80 %.
-func usedText(s *render.Styles, used float64) string {
-	text := strconv.FormatFloat(used*100, 'f', 1, 64) + "%"
-	switch {
-	case used > 1:
-		return s.Bad(text)
-	case used >= 0.8:
-		return s.Warn(text)
-	}
-	return text
-}
-
-func capacityText(c int64, derived bool) string {
-	if derived {
-		return strconv.FormatInt(c, 10) + "*"
-	}
-	return strconv.FormatInt(c, 10)
-}
-
 func printCapacity(s *render.Styles, w io.Writer, r router.CapacityReport, source string) {
 	rows := make([][]string, 0, len(r.Cells))
 	anyDerived := false
@@ -143,7 +124,7 @@ func printCapacity(s *render.Styles, w io.Writer, r router.CapacityReport, sourc
 		anyDerived = anyDerived || c.CapacityDefault
 		rows = append(rows, []string{
 			c.Cell, string(c.State), strconv.Itoa(c.Buckets), pct(c.TenantShare), strconv.Itoa(c.Pinned),
-			strconv.FormatInt(c.Load, 10), capacityText(c.Capacity, c.CapacityDefault), usedText(s, c.Used),
+			strconv.FormatInt(c.Load, 10), routing.CapacityText(c.Capacity, c.CapacityDefault), routing.UsedText(s, c.Used),
 		})
 	}
 	fmt.Fprint(w, s.Table([]string{"CELL", "STATE", "BUCKETS", "TENANTS", "PINNED", "LOAD", "CAPACITY", "USED"}, rows))

@@ -14,6 +14,7 @@ import (
 	"github.com/cellctl/cellctl/internal/iostreams"
 	"github.com/cellctl/cellctl/internal/outcome"
 	"github.com/cellctl/cellctl/internal/render"
+	"github.com/cellctl/cellctl/internal/render/routing"
 	"github.com/cellctl/cellctl/router"
 )
 
@@ -379,12 +380,8 @@ func routeDiffRun(opts *RouteOptions, table *router.Table, source string) error 
 }
 
 // pct prints a share as a percentage, keeping small moves visible.
-func pct(share float64) string {
-	if share > 0 && share < 0.01 {
-		return strconv.FormatFloat(share*100, 'f', 2, 64) + "%"
-	}
-	return strconv.FormatFloat(share*100, 'f', 1, 64) + "%"
-}
+// pct is a share as the routing reports print it.
+var pct = routing.Pct
 
 // diffSummary is the headline of a diff: version, buckets and tenants moved.
 func diffSummary(d RouteDiff) (version, buckets, tenants string) {

@@ -9,7 +9,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/cellctl/cellctl/cmd/cellctl/cmdutil"
-	deploycmd "github.com/cellctl/cellctl/cmd/cellctl/deploy"
 	"github.com/cellctl/cellctl/internal/deploy"
 	"github.com/cellctl/cellctl/internal/fleet"
 	"github.com/cellctl/cellctl/internal/iostreams"
@@ -45,7 +44,7 @@ func NewCmdRouter(f *cmdutil.Factory, runF func(*CanaryOptions) error) *cobra.Co
 
 // NewCmdCanary builds `cellctl router canary`.
 func NewCmdCanary(f *cmdutil.Factory, runF func(*CanaryOptions) error) *cobra.Command {
-	o := &CanaryOptions{IO: f.IO, Fleet: f.DesiredFleet, Env: deploycmd.EnvOf(f)}
+	o := &CanaryOptions{IO: f.IO, Fleet: f.DesiredFleet, Env: f.DeployEnv}
 	cmd := &cobra.Command{
 		Use:   "canary",
 		Short: "Canary the router's edge function on the staging distribution, then promote it or discard it",

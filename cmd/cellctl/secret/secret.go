@@ -10,7 +10,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/cellctl/cellctl/cmd/cellctl/cmdutil"
-	deploycmd "github.com/cellctl/cellctl/cmd/cellctl/deploy"
 	"github.com/cellctl/cellctl/internal/apply"
 	"github.com/cellctl/cellctl/internal/deploy"
 	"github.com/cellctl/cellctl/internal/fleet"
@@ -140,7 +139,7 @@ func setup(f *cmdutil.Factory) func(ctx context.Context, fl *fleet.Fleet, scale 
 		if err != nil {
 			return nil, nil, err
 		}
-		env, doneEnv, err := deploycmd.EnvOf(f)(ctx, fl, nil)
+		env, doneEnv, err := f.DeployEnv(ctx, fl, nil)
 		if err != nil {
 			return nil, nil, err
 		}

@@ -40,7 +40,7 @@ type DestroyOptions struct {
 
 // NewCmdDestroy builds `cellctl destroy`.
 func NewCmdDestroy(f *cmdutil.Factory, runF func(*DestroyOptions) error) *cobra.Command {
-	opts := &DestroyOptions{IO: f.IO, Fleet: f.DesiredFleet, Engine: engineOf(f), Hold: f.HoldFleet}
+	opts := &DestroyOptions{IO: f.IO, Fleet: f.DesiredFleet, Engine: f.ApplyEngine, Hold: f.HoldFleet}
 	cmd := &cobra.Command{
 		Use:   "destroy CELL",
 		Short: "Tear down one cell (refused until it is drained)",

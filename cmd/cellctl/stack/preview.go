@@ -26,7 +26,7 @@ type PreviewOptions struct {
 
 // NewCmdPreview builds `cellctl preview`.
 func NewCmdPreview(f *cmdutil.Factory, runF func(*PreviewOptions) error) *cobra.Command {
-	opts := &PreviewOptions{IO: f.IO, Fleet: f.DesiredFleet, Engine: engineOf(f)}
+	opts := &PreviewOptions{IO: f.IO, Fleet: f.DesiredFleet, Engine: f.ApplyEngine}
 	cmd := &cobra.Command{
 		Use:   "preview [cell...]",
 		Short: "Show what up would change, per stack",

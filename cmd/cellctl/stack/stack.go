@@ -18,15 +18,8 @@ import (
 )
 
 // EngineFunc connects to the engine for a fleet; events receive
-// resource-level progress.
+// resource-level progress (cmdutil.Factory.ApplyEngine).
 type EngineFunc func(fl *fleet.Fleet, events func(stackrun.Event)) (apply.Engine, error)
-
-// engineOf adapts the factory's engine to the apply use cases.
-func engineOf(f *cmdutil.Factory) EngineFunc {
-	return func(fl *fleet.Fleet, events func(stackrun.Event)) (apply.Engine, error) {
-		return f.Engine(fl, events)
-	}
-}
 
 // applyEnv is the environment of one apply run: live progress on stderr
 // (redrawn on a terminal, plain lines when piped), the first interrupt as

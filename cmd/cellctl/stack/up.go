@@ -37,7 +37,7 @@ type UpOptions struct {
 
 // NewCmdUp builds `cellctl up`.
 func NewCmdUp(f *cmdutil.Factory, runF func(*UpOptions) error) *cobra.Command {
-	opts := &UpOptions{IO: f.IO, Fleet: f.DesiredFleet, Engine: engineOf(f), QuotaCheck: f.QuotaCheck}
+	opts := &UpOptions{IO: f.IO, Fleet: f.DesiredFleet, Engine: f.ApplyEngine, QuotaCheck: f.QuotaCheck}
 	cmd := &cobra.Command{
 		Use:   "up [cell...]",
 		Short: "Create or update cells, then the router",

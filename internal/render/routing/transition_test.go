@@ -1,4 +1,4 @@
-package route
+package routing
 
 import (
 	"strings"
@@ -9,7 +9,7 @@ import (
 )
 
 func TestPrintTransition(t *testing.T) {
-	table, err := router.Parse("routing.json", []byte(demoTableV1))
+	table, err := router.Parse("routing.json", []byte(transitionTable))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -24,7 +24,7 @@ func TestPrintTransition(t *testing.T) {
 		t.Fatal(err)
 	}
 	var b strings.Builder
-	printTransition(render.NewStyles(&b, false), &b, tr)
+	Transition(render.NewStyles(&b, false), &b, tr)
 	want := `drain cell-b: routing table version 1 → 2 (load: uniform)
 moved: 256 of 1024 buckets (25.0% of tenants routed by hash), 256 load units
 
@@ -53,7 +53,7 @@ cell-d  active             256 → 341  256 → 341  512*      50.0% → 66.6%
 		t.Fatal(err)
 	}
 	b.Reset()
-	printTransition(render.NewStyles(&b, false), &b, add)
+	Transition(render.NewStyles(&b, false), &b, add)
 	for _, line := range []string{
 		"add cell-e: routing table version 1 → 2 (load: uniform)",
 		"moved: 204 of 1024 buckets (19.9% of tenants routed by hash), 204 load units; the fewest possible: 204",
@@ -64,3 +64,20 @@ cell-d  active             256 → 341  256 → 341  512*      50.0% → 66.6%
 		}
 	}
 }
+
+// transitionTable is the demo fleet's routing table as first committed.
+const transitionTable = `{
+  "version": 1,
+  "buckets": 1024,
+  "cells": {
+    "cell-a": {"state": "active", "weight": 1, "buckets": ["0-255"]},
+    "cell-b": {"state": "active", "weight": 1, "buckets": ["256-511"]},
+    "cell-c": {"state": "active", "weight": 1, "buckets": ["512-767"]},
+    "cell-d": {"state": "active", "weight": 1, "buckets": ["768-1023"]}
+  },
+  "overrides": [
+    {"tenant": "acme", "cell": "cell-b", "state": "active"},
+    {"tenant": "globex", "cell": "cell-a", "state": "migrating", "target": "cell-c", "write_mode": "reject_with_503"}
+  ]
+}
+`

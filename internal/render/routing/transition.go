@@ -1,4 +1,7 @@
-package route
+// Package routing renders the routing table's reports for a terminal: a
+// table transition (drain, undrain, cell add, migrate, retire) and a
+// cell's share of its capacity. Commands of several nouns show them.
+package routing
 
 import (
 	"fmt"
@@ -9,18 +12,18 @@ import (
 	"github.com/cellctl/cellctl/router"
 )
 
-// printTransition renders the report of a lifecycle change of the routing
+// Transition renders the report of a lifecycle change of the routing
 // table (drain, undrain, cell add, migrate): what moves to which cell, and
 // each cell's load before → after. The -o json form is the Transition
 // itself.
-func printTransition(s *render.Styles, w io.Writer, tr *router.Transition) {
+func Transition(s *render.Styles, w io.Writer, tr *router.Transition) {
 	what := string(tr.Action) + " " + tr.Cell
 	if tr.Tenant != "" {
 		what = string(tr.Action) + " " + tr.Tenant + " (" + tr.Cell + ")"
 	}
 	fmt.Fprintf(w, "%s: routing table version %d → %d (load: %s)\n", s.Bold(what), tr.FromVersion, tr.ToVersion, tr.LoadSource)
 	moved := fmt.Sprintf("%d of %d buckets (%s of tenants routed by hash), %d load units",
-		tr.MovedBuckets, tr.To.Buckets(), pct(tr.MovedShare), tr.MovedLoad)
+		tr.MovedBuckets, tr.To.Buckets(), Pct(tr.MovedShare), tr.MovedLoad)
 	if tr.Action == router.ActionUndrain || tr.Action == router.ActionAdd {
 		moved += fmt.Sprintf("; the fewest possible: %d", tr.LowerBound)
 	}
@@ -28,7 +31,7 @@ func printTransition(s *render.Styles, w io.Writer, tr *router.Transition) {
 	if len(tr.Moves) > 0 {
 		rows := make([][]string, 0, len(tr.Moves))
 		for _, m := range tr.Moves {
-			rows = append(rows, []string{m.From, m.To, strconv.Itoa(m.Buckets), pct(m.Share), strconv.FormatInt(m.Load, 10)})
+			rows = append(rows, []string{m.From, m.To, strconv.Itoa(m.Buckets), Pct(m.Share), strconv.FormatInt(m.Load, 10)})
 		}
 		fmt.Fprintf(w, "\n%s\n", s.Bold("Moves"))
 		fmt.Fprint(w, s.Table([]string{"FROM", "TO", "BUCKETS", "TENANTS", "LOAD"}, rows))
@@ -47,8 +50,8 @@ func printTransition(s *render.Styles, w io.Writer, tr *router.Transition) {
 			c.Cell, arrow(string(c.FromState), string(c.ToState)),
 			arrow(strconv.Itoa(c.FromBuckets), strconv.Itoa(c.ToBuckets)),
 			arrow(strconv.FormatInt(c.FromLoad, 10), strconv.FormatInt(c.ToLoad, 10)),
-			capacityText(c.Capacity, c.CapacityDefault),
-			arrowStyled(usedText(s, c.FromUsed), usedText(s, c.ToUsed), c.FromUsed == c.ToUsed),
+			CapacityText(c.Capacity, c.CapacityDefault),
+			arrowStyled(UsedText(s, c.FromUsed), UsedText(s, c.ToUsed), c.FromUsed == c.ToUsed),
 		})
 	}
 	fmt.Fprintf(w, "\n%s\n", s.Bold("Cells"))
@@ -72,4 +75,34 @@ func arrowStyled(a, b string, same bool) string {
 		return a
 	}
 	return a + " → " + b
+}
+
+// UsedText is a share of capacity, styled: red above capacity, yellow
+// from 80 %.
+func UsedText(s *render.Styles, used float64) string {
+	text := strconv.FormatFloat(used*100, 'f', 1, 64) + "%"
+	switch {
+	case used > 1:
+		return s.Bad(text)
+	case used >= 0.8:
+		return s.Warn(text)
+	}
+	return text
+}
+
+// Pct is a share in percent: two decimals below 1 %, else one.
+func Pct(share float64) string {
+	if share > 0 && share < 0.01 {
+		return strconv.FormatFloat(share*100, 'f', 2, 64) + "%"
+	}
+	return strconv.FormatFloat(share*100, 'f', 1, 64) + "%"
+}
+
+// CapacityText is a cell's capacity; derived (not set in the table) is
+// marked with a star.
+func CapacityText(c int64, derived bool) string {
+	if derived {
+		return strconv.FormatInt(c, 10) + "*"
+	}
+	return strconv.FormatInt(c, 10)
 }

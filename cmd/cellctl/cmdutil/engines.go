@@ -1,0 +1,62 @@
+package cmdutil
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+
+	"github.com/cellctl/cellctl/internal/apply"
+	"github.com/cellctl/cellctl/internal/fleet"
+	"github.com/cellctl/cellctl/internal/lifecycle"
+	"github.com/cellctl/cellctl/internal/stackrun"
+)
+
+// The factory's engine as each use case family takes it: the commands
+// of a family wire these, never an adapter of their own.
+
+// ApplyEngine is the engine of the stack verbs (up, preview, destroy).
+func (f *Factory) ApplyEngine(fl *fleet.Fleet, events func(stackrun.Event)) (apply.Engine, error) {
+	e, err := f.Engine(fl, events)
+	if err != nil {
+		return nil, err
+	}
+	return e, nil
+}
+
+// RoutingEngine is the engine of the routing-table verbs (drain,
+// undrain, migrate, cell add, retire).
+func (f *Factory) RoutingEngine(fl *fleet.Fleet, events func(stackrun.Event)) (lifecycle.Engine, error) {
+	e, err := f.Engine(fl, events)
+	if err != nil {
+		return nil, err
+	}
+	return e, nil
+}
+
+// TableLoader loads the fleet's desired state for a routing-table verb
+// (DesiredOf), from disk afresh on every call: the verbs change the
+// repository between their steps. The fleet lock is taken first, so a
+// table transition is judged on the table as it is while the verb holds
+// the fleet (a no-op under --dry-run or once held).
+func (f *Factory) TableLoader() func() (*fleet.Fleet, error) {
+	return func() (*fleet.Fleet, error) {
+		dir, err := filepath.Abs(f.Global.Dir)
+		if err != nil {
+			return nil, err
+		}
+		fl, err := fleet.Load(dir)
+		if err != nil {
+			return nil, fmt.Errorf("invalid fleet configuration in %s:\n%w", f.Global.Dir, err)
+		}
+		if err := f.HoldFleet(context.Background()); err != nil {
+			return nil, err
+		}
+		// What the cells should run, not the repository alone: a retire
+		// or an add deploys the router and cells with it.
+		st, err := f.DesiredOf(fl)
+		if err != nil {
+			return nil, err
+		}
+		return st.Fleet, nil
+	}
+}
