@@ -56,7 +56,7 @@ func TestSimHealthSetShowClear(t *testing.T) {
 		Images map[string]map[string]any `json:"images"`
 		Cells  map[string]map[string]any `json:"cellOverrides"`
 	}
-	if code != 0 || json.Unmarshal([]byte(stdout), &rep) != nil || rep.Images["registry/app:v2"]["errorRate"] != 0.03 || rep.Cells["cell-b"]["requestsPerMinute"] != 0.0 {
+	if code != 0 || json.Unmarshal([]byte(stdout), &rep) != nil || rep.Images["registry/app:v2"]["errorRate"] != 0.03 || rep.Cells["cells/cell-b"]["requestsPerMinute"] != 0.0 {
 		t.Fatalf("show = %s", stdout)
 	}
 	if _, stderr, code := cellctl(t, "sim", "health", "clear", "--dir", dir, "--image", "registry/app:v2"); code != 0 {

@@ -19,6 +19,7 @@ package cloud
 import (
 	"context"
 	"fmt"
+	"os"
 	"path/filepath"
 	"sync"
 
@@ -38,8 +39,27 @@ var Kinds = []string{AWS, Sim}
 // StateDir is where cellctl keeps local state inside the fleet repository.
 const StateDir = ".cellctl"
 
-// SimDir is where the simulated cloud of the fleet in fleetDir lives.
-func SimDir(fleetDir string) string { return filepath.Join(fleetDir, StateDir, "sim") }
+// SimDirEnv names a simulated cloud shared by several checkouts or
+// fleets: every cellctl whose environment sets it to the same directory
+// works in one simulated AWS account (as two CI jobs, or a prod and a
+// staging fleet, share one real account). Unset, each fleet has its own
+// account in <fleet>/.cellctl/sim. A relative path is taken from the
+// current directory.
+const SimDirEnv = "CELLCTL_SIM_DIR"
+
+// SimDir is where the simulated cloud of the fleet in fleetDir lives:
+// $CELLCTL_SIM_DIR when set, else <fleetDir>/.cellctl/sim. Every path
+// that opens the simulator (the cloud bundle, `cellctl sim …`) takes its
+// directory from here.
+func SimDir(fleetDir string) string {
+	if d := os.Getenv(SimDirEnv); d != "" {
+		if abs, err := filepath.Abs(d); err == nil {
+			return abs
+		}
+		return d
+	}
+	return filepath.Join(fleetDir, StateDir, "sim")
+}
 
 // AWSAccess is how an aws-sdk-go-v2 client reaches AWS: plain data, so
 // packages that describe access need no AWS SDK import. A client built
@@ -168,21 +188,25 @@ func (b *Bundle) Close() error {
 	return nil
 }
 
-// New builds the bundle of kind for the fleet in fleetDir.
-func New(kind, fleetDir string) (*Bundle, error) {
+// New builds the bundle of kind for the fleet in fleetDir whose Pulumi
+// project is project. On sim the project qualifies every stack the bundle
+// names (sim.QualifiedStack): one simulated account may hold several
+// fleets (SimDirEnv), each with its own cell-a, and a fleet's orphan audit
+// and pending-create lookup must never see another fleet's resources.
+func New(kind, fleetDir, project string) (*Bundle, error) {
 	switch kind {
 	case AWS:
 		return &Bundle{Kind: AWS}, nil
 	case Sim:
-		return newSim(SimDir(fleetDir)), nil
+		return newSim(SimDir(fleetDir), project), nil
 	}
 	return nil, fmt.Errorf("--cloud %q is not supported (allowed: aws, sim)", kind)
 }
 
-func newSim(dir string) *Bundle {
+func newSim(dir, project string) *Bundle {
 	b := &Bundle{Kind: Sim, Offline: true}
 	b.Attach = func(ctx context.Context, stack string) (*Attachment, error) {
-		srv, err := sim.Start(ctx, sim.Options{Dir: dir, Stack: stack})
+		srv, err := sim.Start(ctx, sim.Options{Dir: dir, Stack: stack, Project: project})
 		if err != nil {
 			return nil, err
 		}
@@ -196,14 +220,14 @@ func newSim(dir string) *Bundle {
 		if err != nil {
 			return nil, err
 		}
-		live, err := c.Resources(sim.Filter{Stack: stack})
+		live, err := c.Resources(sim.Filter{Stack: sim.QualifiedStack(project, stack)})
 		if err != nil {
 			return nil, err
 		}
 		var out []CloudResource
 		for _, r := range live {
 			// An abandoned resource (skipDestroy) left the state on purpose.
-			if r.Stack == stack && !r.Abandoned && r.URN != "" {
+			if r.Stack == stack && (project == "" || r.Project == project) && !r.Abandoned && r.URN != "" {
 				out = append(out, CloudResource{URN: r.URN, Type: r.Type, ID: r.ID})
 			}
 		}
@@ -214,7 +238,7 @@ func newSim(dir string) *Bundle {
 		if err != nil {
 			return nil, err
 		}
-		live, err := c.Resources(sim.Filter{Stack: stack})
+		live, err := c.Resources(sim.Filter{Stack: sim.QualifiedStack(project, stack)})
 		if err != nil {
 			return nil, err
 		}

@@ -9,7 +9,7 @@ import (
 )
 
 func TestAWSUsesTheDefaultChain(t *testing.T) {
-	b, err := New(AWS, t.TempDir())
+	b, err := New(AWS, t.TempDir(), "cells")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -26,7 +26,7 @@ func TestAWSUsesTheDefaultChain(t *testing.T) {
 // keys — started once per bundle, stopped with it — never AWS's default
 // chain.
 func TestSimAWSAccessPointsAtTheSimulator(t *testing.T) {
-	b, err := New(Sim, t.TempDir())
+	b, err := New(Sim, t.TempDir(), "cells")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -55,7 +55,7 @@ func TestSimAWSAccessPointsAtTheSimulator(t *testing.T) {
 }
 
 func TestSimAttachesAProviderPerStack(t *testing.T) {
-	b, err := New(Sim, t.TempDir())
+	b, err := New(Sim, t.TempDir(), "cells")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -77,7 +77,7 @@ func TestSimAttachesAProviderPerStack(t *testing.T) {
 }
 
 func TestUnknownCloud(t *testing.T) {
-	if _, err := New("gcp", t.TempDir()); err == nil || !strings.Contains(err.Error(), `--cloud "gcp" is not supported`) {
+	if _, err := New("gcp", t.TempDir(), "cells"); err == nil || !strings.Contains(err.Error(), `--cloud "gcp" is not supported`) {
 		t.Fatalf("err = %v", err)
 	}
 }
@@ -108,7 +108,7 @@ func TestTargetKeepsTheSessionToken(t *testing.T) {
 	t.Setenv("AWS_ACCESS_KEY_ID", "ASIACHAIN")
 	t.Setenv("AWS_SECRET_ACCESS_KEY", "chain-secret")
 	t.Setenv("AWS_SESSION_TOKEN", "chain-token")
-	b, err := New(AWS, t.TempDir())
+	b, err := New(AWS, t.TempDir(), "cells")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -131,7 +131,7 @@ func TestTargetKeepsTheSessionToken(t *testing.T) {
 
 // The simulator's API outlives the context of the call that started it.
 func TestSimAWSOutlivesTheFirstCallersContext(t *testing.T) {
-	b, err := New(Sim, t.TempDir())
+	b, err := New(Sim, t.TempDir(), "cells")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -148,4 +148,18 @@ func TestSimAWSOutlivesTheFirstCallersContext(t *testing.T) {
 		t.Fatalf("the API stopped with the first caller's context: %v", err)
 	}
 	resp.Body.Close()
+}
+
+// CELLCTL_SIM_DIR names one simulated account for every fleet and
+// checkout that sets it; unset, each fleet keeps its own.
+func TestSimDirIsSharedThroughTheEnvironment(t *testing.T) {
+	t.Setenv(SimDirEnv, "")
+	if got := SimDir("/fleet"); got != "/fleet/.cellctl/sim" {
+		t.Fatalf("default sim dir = %s", got)
+	}
+	shared := t.TempDir()
+	t.Setenv(SimDirEnv, shared)
+	if a, b := SimDir("/prod"), SimDir("/staging"); a != shared || b != shared {
+		t.Fatalf("shared sim dir = %s, %s; want %s", a, b, shared)
+	}
 }

@@ -77,7 +77,7 @@ func benchEngine(b *testing.B, dir string, parallel int) (*engine.Engine, *fleet
 			}
 		}
 	}
-	simCloud, err := cloud.New(cloud.Sim, dir)
+	simCloud, err := cloud.New(cloud.Sim, dir, fl.Project)
 	if err != nil {
 		b.Fatal(err)
 	}

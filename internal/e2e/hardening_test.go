@@ -14,7 +14,7 @@ import (
 func TestCorruptSimFileFailsOnlyItsCell(t *testing.T) {
 	dir := newFleet(t)
 	mustRun(t, dir, "up", "cell-b", "-y")
-	shard := filepath.Join(dir, ".cellctl", "sim", "resources", "cell-b.json")
+	shard := filepath.Join(dir, ".cellctl", "sim", "resources", "cells", "cell-b.json")
 	data, err := os.ReadFile(shard)
 	if err != nil {
 		t.Fatal(err)

@@ -18,7 +18,7 @@ import (
 // first update's context once stopped the simulator's API, so the second
 // read every cell as unreadable ("connection refused").
 func TestWatchThroughTheSimulatorsEndpoint(t *testing.T) {
-	b, err := cloud.New(cloud.Sim, t.TempDir())
+	b, err := cloud.New(cloud.Sim, t.TempDir(), "cells")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -49,7 +49,7 @@ func (c *Cloud) Resources(f Filter) ([]Resource, error) {
 			return err
 		}
 		for _, r := range st.Resources {
-			if !matchStack(f.Stack, r.Stack) || !matchType(f.Type, r.Type) || !matchName(f.Name, r.Name) || (f.Region != "" && f.Region != r.Region) {
+			if !matchStack(f.Stack, r.key()) || !matchType(f.Type, r.Type) || !matchName(f.Name, r.Name) || (f.Region != "" && f.Region != r.Region) {
 				continue
 			}
 			out = append(out, r.public())
@@ -58,6 +58,9 @@ func (c *Cloud) Resources(f Filter) ([]Resource, error) {
 	})
 	sort.Slice(out, func(i, j int) bool {
 		a, b := out[i], out[j]
+		if a.Project != b.Project {
+			return a.Project < b.Project
+		}
 		if a.Stack != b.Stack {
 			return a.Stack < b.Stack
 		}
@@ -71,7 +74,7 @@ func (c *Cloud) Resources(f Filter) ([]Resource, error) {
 
 func (r *record) public() Resource {
 	res := Resource{
-		Stack: r.Stack, URN: r.URN, Type: r.Type, Name: r.Name, ID: r.ID, Region: r.Region,
+		Project: r.Project, Stack: r.Stack, URN: r.URN, Type: r.Type, Name: r.Name, ID: r.ID, Region: r.Region,
 		Inputs: redact(r.Inputs).(map[string]any), Outputs: redact(r.Outputs).(map[string]any),
 		Edited: append([]string(nil), r.Edited...), Created: r.Created, Updated: r.Updated, Abandoned: r.Abandoned,
 	}
@@ -86,7 +89,7 @@ func (r *record) public() Resource {
 func (st *state) find(stack, ref string) (*record, error) {
 	var hits []*record
 	for _, r := range st.Resources {
-		if !matchStack(stack, r.Stack) {
+		if !matchStack(stack, r.key()) {
 			continue
 		}
 		if r.Name == ref || r.ID == ref || r.URN == ref || sval(r.Outputs["arn"]) == ref {
@@ -105,7 +108,7 @@ func (st *state) find(stack, ref string) (*record, error) {
 	}
 	var names []string
 	for _, h := range hits {
-		names = append(names, fmt.Sprintf("%s %s (%s)", h.Stack, h.Name, h.Type))
+		names = append(names, fmt.Sprintf("%s %s (%s)", h.key(), h.Name, h.Type))
 	}
 	return nil, fmt.Errorf("%q is ambiguous: %s; name the stack or use the id", ref, strings.Join(names, ", "))
 }
@@ -155,7 +158,7 @@ func (c *Cloud) Edit(stack, ref, path, value string) (Resource, error) {
 			return err
 		}
 		r.Outputs, r.decoded, r.uniqOK = enc, nil, false
-		st.touch(r.Stack)
+		st.touch(r.key())
 		if !slices.Contains(r.Edited, top) {
 			r.Edited = append(r.Edited, top)
 		}
@@ -184,7 +187,7 @@ func (c *Cloud) Remove(stack, ref string) (Resource, error) {
 
 func (st *state) remove(r *record) {
 	st.Resources = slices.DeleteFunc(st.Resources, func(x *record) bool { return x == r })
-	st.touch(r.Stack)
+	st.touch(r.key())
 }
 
 // Reset empties the cloud: resources, counters, faults, latency rules,
@@ -341,10 +344,10 @@ func (c *Cloud) ClearLatency() error {
 }
 
 // latencyFor picks the most specific rule matching an operation.
-func latencyFor(rules []Latency, stack, op, typ string) (time.Duration, bool) {
+func latencyFor(rules []Latency, key, op, typ string) (time.Duration, bool) {
 	best, bestScore := time.Duration(0), -1
 	for _, l := range rules {
-		if !matchStack(l.Stack, stack) || (l.Op != "" && l.Op != op) || !matchType(l.Type, typ) {
+		if !matchStack(l.Stack, key) || (l.Op != "" && l.Op != op) || !matchType(l.Type, typ) {
 			continue
 		}
 		score := 0
@@ -386,7 +389,7 @@ func (c *Cloud) SetAlarm(stack, name, newState, reason string) (Alarm, error) {
 	err := c.s.update(func(st *state, _ *control) error {
 		var r *record
 		for _, x := range st.Resources {
-			if x.Type == typeAlarm && matchStack(stack, x.Stack) && (x.Name == name || x.ID == name || sval(x.Outputs["arn"]) == name) {
+			if x.Type == typeAlarm && matchStack(stack, x.key()) && (x.Name == name || x.ID == name || sval(x.Outputs["arn"]) == name) {
 				if r != nil {
 					return fmt.Errorf("alarm %q is ambiguous across stacks; name the stack", name)
 				}
@@ -397,7 +400,7 @@ func (c *Cloud) SetAlarm(stack, name, newState, reason string) (Alarm, error) {
 			return fmt.Errorf("no metric alarm %q in the simulated cloud (stack %q)", name, stack)
 		}
 		r.Alarm = &alarmState{State: newState, Reason: reason, Updated: c.now()}
-		st.touch(r.Stack)
+		st.touch(r.key())
 		out = r.toAlarm()
 		return nil
 	})
@@ -406,7 +409,7 @@ func (c *Cloud) SetAlarm(stack, name, newState, reason string) (Alarm, error) {
 
 func (r *record) toAlarm() Alarm {
 	a := r.alarm()
-	return Alarm{Stack: r.Stack, Name: r.Name, AlarmName: r.ID, ARN: sval(r.Outputs["arn"]), Region: r.Region,
+	return Alarm{Project: r.Project, Stack: r.Stack, Name: r.Name, AlarmName: r.ID, ARN: sval(r.Outputs["arn"]), Region: r.Region,
 		State: a.State, Reason: a.Reason, Updated: a.Updated}
 }
 
@@ -418,13 +421,15 @@ func (c *Cloud) Alarms(stack string) ([]Alarm, error) {
 	var out []Alarm
 	err := c.s.view(func(st *state, _ *control) error {
 		for _, r := range st.Resources {
-			if r.Type == typeAlarm && matchStack(stack, r.Stack) {
+			if r.Type == typeAlarm && matchStack(stack, r.key()) {
 				out = append(out, r.toAlarm())
 			}
 		}
 		return nil
 	})
-	sort.Slice(out, func(i, j int) bool { return out[i].Stack+out[i].AlarmName < out[j].Stack+out[j].AlarmName })
+	sort.Slice(out, func(i, j int) bool {
+		return stackKey(out[i].Project, out[i].Stack)+"\x00"+out[i].AlarmName < stackKey(out[j].Project, out[j].Stack)+"\x00"+out[j].AlarmName
+	})
 	return out, err
 }
 

@@ -15,11 +15,12 @@ import (
 // harness drives a Provider the way the engine does (Check, then
 // Create/Update/…), against a cloud in a temp dir.
 type harness struct {
-	t     testing.TB
-	p     *Provider
-	cloud *Cloud
-	ctx   context.Context
-	stack string
+	t       testing.TB
+	p       *Provider
+	cloud   *Cloud
+	ctx     context.Context
+	stack   string
+	project string // the URNs' project (default cells)
 }
 
 func newHarness(t *testing.T, stack, region string, opts ...func(*Options)) *harness {
@@ -37,7 +38,10 @@ func harnessOn(t testing.TB, o Options, region string) *harness {
 	if err != nil {
 		t.Fatal(err)
 	}
-	h := &harness{t: t, p: NewProvider(cloud, o), cloud: cloud, ctx: context.Background(), stack: o.Stack}
+	h := &harness{t: t, p: NewProvider(cloud, o), cloud: cloud, ctx: context.Background(), stack: o.Stack, project: o.Project}
+	if h.project == "" {
+		h.project = "cells"
+	}
 	if region != "" {
 		h.configure(region)
 	}
@@ -52,7 +56,7 @@ func (h *harness) configure(region string) {
 }
 
 func (h *harness) urn(typ, name string) resource.URN {
-	return resource.NewURN(tokens.QName(h.stack), "cells", "", tokens.Type(typ), name)
+	return resource.NewURN(tokens.QName(h.stack), tokens.PackageName(h.project), "", tokens.Type(typ), name)
 }
 
 func (h *harness) check(typ, name string, olds, news resource.PropertyMap) (resource.PropertyMap, error) {

@@ -37,9 +37,15 @@ import (
 //
 // Kept in health.json beside the rest of the cloud:
 //
-//	{"format":1, "images":{IMG: profile}, "cells":{STACK: profile},
-//	 "series":{STACK: {"image":…, "seen":…, "samples":[…]}},
-//	 "evaluated":{"STACK/alarm": time}}
+//	{"format":1, "images":{IMG: profile}, "cells":{CELL: profile},
+//	 "series":{KEY: {"image":…, "seen":…, "samples":[…]}},
+//	 "evaluated":{"KEY/alarm": time}}
+//
+// KEY is the project-qualified stack ("cells/cell-b", stackKey); CELL is a
+// KEY (what `cellctl sim health set --cell` writes for its fleet) or a bare
+// stack, which applies to that stack of every project. Series and
+// evaluations kept by bare stack (before stacks were project-qualified)
+// are moved to their KEY when the cell is next seen.
 const healthFile = "health.json"
 
 // historyMinutes bounds each cell's kept history (3 hours: enough for any
@@ -242,6 +248,11 @@ func (c *Cloud) withHealth(fn func(st *state, h *healthState, now time.Time) err
 
 // cellHealth is what the model knows of one cell stack.
 type cellHealth struct {
+	// key is the project-qualified stack (stackKey): the series, alarm
+	// evaluations and a qualified override are kept by it, so two fleets'
+	// cell-a in one account are two cells.
+	key          string
+	project      string
 	stack        string
 	lb, tg       *record
 	lbSuffix     string
@@ -261,14 +272,14 @@ func (v *view) healthCells() []*cellHealth {
 		if r.Type != "aws:lb/loadBalancer:LoadBalancer" {
 			continue
 		}
-		if _, ok := by[r.Stack]; ok {
+		if _, ok := by[r.key()]; ok {
 			continue
 		}
-		by[r.Stack] = &cellHealth{stack: r.Stack, lb: r, lbSuffix: sval(r.Outputs["arnSuffix"])}
-		order = append(order, r.Stack)
+		by[r.key()] = &cellHealth{key: r.key(), project: r.Project, stack: r.Stack, lb: r, lbSuffix: sval(r.Outputs["arnSuffix"])}
+		order = append(order, r.key())
 	}
 	for _, r := range v.st.Resources {
-		ch := by[r.Stack]
+		ch := by[r.key()]
 		if ch == nil {
 			continue
 		}
@@ -285,14 +296,14 @@ func (v *view) healthCells() []*cellHealth {
 	}
 	sort.Strings(order)
 	var out []*cellHealth
-	for _, stack := range order {
-		ch := by[stack]
+	for _, key := range order {
+		ch := by[key]
 		if ch.service != nil {
 			ch.desired = int(fval(ch.service.Outputs["desiredCount"]))
 			ch.imageChanged = ch.service.Updated
 			td := sval(ch.service.Outputs["taskDefinition"])
 			for _, r := range v.st.Resources {
-				if r.Type == "aws:ecs/taskDefinition:TaskDefinition" && r.Stack == stack && (td == "" || refers(r, td)) {
+				if r.Type == "aws:ecs/taskDefinition:TaskDefinition" && r.key() == key && (td == "" || refers(r, td)) {
 					ch.image = firstImage(v.outputs(r))
 					if r.Updated.After(ch.imageChanged) {
 						ch.imageChanged = r.Updated
@@ -334,14 +345,18 @@ func fval(v any) float64 {
 	return f
 }
 
-// profileFor is the profile in force for a cell running image.
-func (h *healthState) profileFor(stack, image string) (HealthProfile, string) {
+// profileFor is the profile in force for a cell running image: a
+// profile set for the cell of its project ("shop/cell-b") wins over one
+// set for its stack name alone ("cell-b", every project's).
+func (h *healthState) profileFor(ch *cellHealth, image string) (HealthProfile, string) {
 	p, source := DefaultHealth(), "default"
 	if ip, ok := h.Images[image]; ok && image != "" {
 		p, source = ip.over(p), "image "+image
 	}
-	if cp, ok := h.Cells[stack]; ok {
-		p, source = cp.over(p), "cell "+stack
+	if cp, ok := h.Cells[ch.key]; ok && ch.key != ch.stack {
+		p, source = cp.over(p), "cell "+ch.key
+	} else if cp, ok := h.Cells[ch.stack]; ok {
+		p, source = cp.over(p), "cell "+ch.stack
 	}
 	return p, source
 }
@@ -374,8 +389,15 @@ func (v *view) advanceHealth(h *healthState, now time.Time) {
 	cur := now.Truncate(time.Minute)
 	live := map[string]bool{}
 	for _, ch := range v.healthCells() {
-		live[ch.stack] = true
-		se := h.Series[ch.stack]
+		live[ch.key] = true
+		se := h.Series[ch.key]
+		if se == nil && ch.key != ch.stack && h.Series[ch.stack] != nil {
+			// Kept by a cellctl before project-qualified stacks.
+			se = h.Series[ch.stack]
+			delete(h.Series, ch.stack)
+			h.Series[ch.key] = se
+			h.dirty = true
+		}
 		if se == nil {
 			se = &cellSeries{Image: ch.image}
 			from := cur.Add(-backfillMinutes * time.Minute)
@@ -383,7 +405,7 @@ func (v *view) advanceHealth(h *healthState, now time.Time) {
 				from = created
 			}
 			se.From = from
-			h.Series[ch.stack] = se
+			h.Series[ch.key] = se
 			h.dirty = true
 		}
 		next := cur.Add(-historyMinutes * time.Minute)
@@ -398,7 +420,7 @@ func (v *view) advanceHealth(h *healthState, now time.Time) {
 			if se.Image != ch.image && t.Add(time.Minute).Before(ch.imageChanged) {
 				image = se.Image // the minute ended before the deploy
 			}
-			p, _ := h.profileFor(ch.stack, image)
+			p, _ := h.profileFor(ch, image)
 			se.Samples = append(se.Samples, sample(t, image, p, ch.desired))
 			h.dirty = true
 		}
@@ -410,9 +432,9 @@ func (v *view) advanceHealth(h *healthState, now time.Time) {
 		}
 		v.evaluateAlarms(h, ch, now)
 	}
-	for stack := range h.Series {
-		if !live[stack] {
-			delete(h.Series, stack) // the cell's load balancer is gone
+	for key := range h.Series {
+		if !live[key] {
+			delete(h.Series, key) // the cell's load balancer is gone
 			h.dirty = true
 		}
 	}
@@ -421,10 +443,10 @@ func (v *view) advanceHealth(h *healthState, now time.Time) {
 // samples returns a cell's history plus the current minute, computed now.
 func (h *healthState) samples(ch *cellHealth, now time.Time) []HealthSample {
 	var out []HealthSample
-	if se := h.Series[ch.stack]; se != nil {
+	if se := h.Series[ch.key]; se != nil {
 		out = append(out, se.Samples...)
 	}
-	p, _ := h.profileFor(ch.stack, ch.image)
+	p, _ := h.profileFor(ch, ch.image)
 	return append(out, sample(now.Truncate(time.Minute), ch.image, p, ch.desired))
 }
 
@@ -433,15 +455,15 @@ func (h *healthState) samples(ch *cellHealth, now time.Time) []HealthSample {
 // HealthTarget says what a profile applies to: an image or a cell.
 type HealthTarget struct {
 	Image string `json:"image,omitempty"`
-	Cell  string `json:"cell,omitempty"` // stack ("cell-b") or cell id ("b")
+	Cell  string `json:"cell,omitempty"` // stack ("cell-b") or cell id ("b"), optionally "project/cell-b"
 }
 
 func (t HealthTarget) check() (HealthTarget, error) {
 	if (t.Image == "") == (t.Cell == "") {
 		return t, fmt.Errorf("name exactly one of an image (--image) or a cell (--cell)")
 	}
-	if t.Cell != "" && !strings.HasPrefix(t.Cell, "cell-") {
-		t.Cell = "cell-" + t.Cell
+	if project, stack := splitKey(t.Cell); t.Cell != "" && !strings.HasPrefix(stack, "cell-") {
+		t.Cell = stackKey(project, "cell-"+stack)
 	}
 	return t, nil
 }
@@ -500,10 +522,10 @@ func (c *Cloud) ClearHealth(t HealthTarget) error {
 		}
 		if t.Image == "" {
 			for _, r := range st.Resources {
-				if r.Type == typeAlarm && (all || r.Stack == t.Cell) && r.Alarm != nil {
+				if r.Type == typeAlarm && (all || matchStack(t.Cell, r.key())) && r.Alarm != nil {
 					if at, ok := h.Evaluated[alarmKey(r)]; !ok || !at.Equal(r.Alarm.Updated) {
 						r.Alarm = nil // a manual state: release it
-						st.touch(r.Stack)
+						st.touch(r.key())
 					}
 				}
 			}
@@ -518,6 +540,7 @@ func (c *Cloud) ClearHealth(t HealthTarget) error {
 
 // CellHealth is what `sim health show` reports for one cell.
 type CellHealth struct {
+	Project      string         `json:"project,omitempty"`
 	Stack        string         `json:"stack"`
 	Image        string         `json:"image,omitempty"`
 	Source       string         `json:"source"` // default, image IMG, cell STACK
@@ -545,14 +568,14 @@ func (c *Cloud) Health(history int) (HealthReport, error) {
 		rep = HealthReport{Time: now, Images: maps.Clone(h.Images), Cells: maps.Clone(h.Cells)}
 		v := newView(st, c.s.codec)
 		for _, ch := range v.healthCells() {
-			p, source := h.profileFor(ch.stack, ch.image)
+			p, source := h.profileFor(ch, ch.image)
 			s := h.samples(ch, now)
-			cs := CellHealth{Stack: ch.stack, Image: ch.image, Source: source, Profile: p, LoadBalancer: ch.lbSuffix, TargetGroup: ch.tgSuffix, Now: s[len(s)-1]}
+			cs := CellHealth{Project: ch.project, Stack: ch.stack, Image: ch.image, Source: source, Profile: p, LoadBalancer: ch.lbSuffix, TargetGroup: ch.tgSuffix, Now: s[len(s)-1]}
 			if history > 0 {
 				cs.History = s[max(0, len(s)-1-history) : len(s)-1]
 			}
 			for _, r := range st.Resources {
-				if r.Type == typeAlarm && r.Stack == ch.stack {
+				if r.Type == typeAlarm && r.key() == ch.key {
 					cs.Alarms = append(cs.Alarms, r.toAlarm())
 				}
 			}

@@ -173,7 +173,7 @@ func points(samples []HealthSample, metric, stat string, period time.Duration, s
 
 // ---- alarm evaluation ----------------------------------------------------
 
-func alarmKey(r *record) string { return r.Stack + "/" + r.Name }
+func alarmKey(r *record) string { return r.key() + "/" + r.Name }
 
 // alarmDef is the part of an aws:cloudwatch/metricAlarm the evaluator reads.
 type alarmDef struct {
@@ -300,7 +300,7 @@ func (d alarmDef) datapoints(cells []*cellHealth, ch *cellHealth, samples []Heal
 		if period != d.period {
 			return nil, fmt.Errorf("metric periods differ (%s and %s)", period, d.period)
 		}
-		if got := cellFor(cells, namespace, metric, dims); got == nil || got.stack != ch.stack {
+		if got := cellFor(cells, namespace, metric, dims); got == nil || got.key != ch.key {
 			return out, nil // another cell's or no metric: no data
 		}
 		for _, p := range points(samples, metric, stat, period, start, end) {
@@ -381,10 +381,17 @@ func (v *view) evaluateAlarms(h *healthState, ch *cellHealth, now time.Time) {
 	cells := v.healthCells()
 	samples := h.samples(ch, now)
 	for _, r := range v.st.Resources {
-		if r.Type != typeAlarm || r.Stack != ch.stack {
+		if r.Type != typeAlarm || r.key() != ch.key {
 			continue
 		}
 		key := alarmKey(r)
+		if legacy := r.Stack + "/" + r.Name; legacy != key {
+			if at, ok := h.Evaluated[legacy]; ok {
+				// Kept by a cellctl before project-qualified stacks.
+				delete(h.Evaluated, legacy)
+				h.Evaluated[key], h.dirty = at, true
+			}
+		}
 		if r.Alarm != nil {
 			if at, ok := h.Evaluated[key]; !ok || !at.Equal(r.Alarm.Updated) {
 				continue // set by hand
@@ -398,7 +405,7 @@ func (v *view) evaluateAlarms(h *healthState, ch *cellHealth, now time.Time) {
 		r.Alarm = &alarmState{State: state, Reason: reason, Updated: now}
 		h.Evaluated[key] = now
 		h.dirty = true
-		v.st.touch(r.Stack)
+		v.st.touch(r.key())
 	}
 }
 

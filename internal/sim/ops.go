@@ -20,21 +20,25 @@ import (
 
 // target identifies the resource one provider call is about.
 type target struct {
-	stack string
-	urn   string
-	typ   string
-	name  string // logical name
-	env   awsmodel.Env
+	project string // Pulumi project ("" when unknown)
+	stack   string
+	urn     string
+	typ     string
+	name    string // logical name
+	env     awsmodel.Env
 }
 
 func (t target) String() string { return fmt.Sprintf("%s %q in stack %s", t.typ, t.name, t.stack) }
+
+// key is the target's project-qualified stack (stackKey).
+func (t target) key() string { return stackKey(t.project, t.stack) }
 
 // injectFault consumes a matching fault, if any, and returns its error.
 func (c *Cloud) injectFault(op string, t target) error {
 	var pending bool
 	if err := c.s.view(func(_ *state, ctl *control) error {
 		for _, f := range ctl.Faults {
-			pending = pending || f.matches(t.stack, op, t.typ, t.name)
+			pending = pending || f.matches(t.key(), op, t.typ, t.name)
 		}
 		return nil
 	}); err != nil || !pending {
@@ -42,7 +46,7 @@ func (c *Cloud) injectFault(op string, t target) error {
 	}
 	var hit *Fault
 	err := c.s.update(func(_ *state, ctl *control) error {
-		hit = ctl.takeFault(t.stack, op, t.typ, t.name)
+		hit = ctl.takeFault(t.key(), op, t.typ, t.name)
 		return nil
 	})
 	if err != nil || hit == nil {
@@ -70,14 +74,14 @@ func (c *Cloud) create(t target, inputs resource.PropertyMap) (string, resource.
 	var id string
 	var outs resource.PropertyMap
 	err := c.s.update(func(st *state, ctl *control) error {
-		if err := st.stackErr(t.stack); err != nil {
+		if err := st.stackErr(t.key()); err != nil {
 			return err
 		}
 		if st.Account == "" {
 			st.Account = t.env.Account
 			st.touchMeta()
 		}
-		st.touch(t.stack)
+		st.touch(t.key())
 		v := newView(st, c.s.codec)
 		if err := v.checkRefs(t, awsmodel.OpCreate, inputs); err != nil {
 			return err
@@ -97,7 +101,7 @@ func (c *Cloud) create(t target, inputs resource.PropertyMap) (string, resource.
 		if err := v.checkQuotas(ctl, t, awsmodel.OpCreate, outs, nil); err != nil {
 			return err
 		}
-		rec := &record{Stack: t.stack, URN: t.urn, Type: t.typ, Name: t.name, ID: id, Region: t.env.Region,
+		rec := &record{Project: t.project, Stack: t.stack, URN: t.urn, Type: t.typ, Name: t.name, ID: id, Region: t.env.Region,
 			Seed: hex.EncodeToString(seed), Created: c.now(), Updated: c.now()}
 		if err := c.fill(rec, inputs, outs); err != nil {
 			return err
@@ -134,7 +138,7 @@ func (c *Cloud) issueCertificate(st *state, v *view, validation resource.Propert
 		return err
 	}
 	rec.Outputs, rec.decoded, rec.uniqOK = enc, nil, false
-	st.touch(rec.Stack)
+	st.touch(rec.key())
 	return nil
 }
 
@@ -170,7 +174,7 @@ func notFound(t target, op int, id string) error {
 func (c *Cloud) update(t target, id string, inputs resource.PropertyMap) (resource.PropertyMap, error) {
 	var outs resource.PropertyMap
 	err := c.s.update(func(st *state, ctl *control) error {
-		if err := st.stackErr(t.stack); err != nil {
+		if err := st.stackErr(t.key()); err != nil {
 			return err
 		}
 		rec := st.byID(t.typ, id)
@@ -201,7 +205,7 @@ func (c *Cloud) update(t target, id string, inputs resource.PropertyMap) (resour
 		if err := c.fill(rec, inputs, outs); err != nil {
 			return err
 		}
-		st.touch(rec.Stack)
+		st.touch(rec.key())
 		// Properties the program now sets are managed again.
 		rec.Edited = slices.DeleteFunc(rec.Edited, func(k string) bool { _, ok := inputs[resource.PropertyKey(k)]; return ok })
 		rec.Updated = c.now()
@@ -224,7 +228,7 @@ func (c *Cloud) delete(ctx context.Context, t target, id string, wait time.Durat
 	deadline := time.Now().Add(wait)
 	for {
 		err := c.s.update(func(st *state, _ *control) error {
-			if err := st.stackErr(t.stack); err != nil {
+			if err := st.stackErr(t.key()); err != nil {
 				return err // "already gone" would drop it from the stack's state
 			}
 			rec := st.byID(t.typ, id)
@@ -237,7 +241,7 @@ func (c *Cloud) delete(ctx context.Context, t target, id string, wait time.Durat
 				// Lambda@Edge function CloudFront still replicates): it stays
 				// in the cloud for the operator to delete later.
 				rec.Abandoned = true
-				st.touch(rec.Stack)
+				st.touch(rec.key())
 				return nil
 			}
 			if err := awsmodel.DeleteCheck(t.typ, t.name, v.outputs(rec)); err != nil {
@@ -269,12 +273,12 @@ func (c *Cloud) delete(ctx context.Context, t target, id string, wait time.Durat
 
 // read returns the live outputs and out-of-band edited keys, or nil when
 // the resource is gone.
-func (c *Cloud) read(stack, typ, id string) (resource.PropertyMap, []string, string, error) {
+func (c *Cloud) read(key, typ, id string) (resource.PropertyMap, []string, string, error) {
 	var outs resource.PropertyMap
 	var edited []string
 	var region string
 	err := c.s.view(func(st *state, _ *control) error {
-		if err := st.stackErr(stack); err != nil {
+		if err := st.stackErr(key); err != nil {
 			return err // "gone" would make refresh delete it from state
 		}
 		rec := st.byID(typ, id)
@@ -558,7 +562,7 @@ func (v *view) checkDependents(t target, rec *record) error {
 			}
 			for _, val := range stringsAtPath(v.outputs(d), b.path) {
 				if refers(rec, val) {
-					err := awsmodel.NewAPIError(t.typ, awsmodel.OpDelete, t.name, b.code, fmt.Sprintf(b.message, rec.ID)+fmt.Sprintf(" (in use by %s %q in stack %s)", d.Type, d.Name, d.Stack))
+					err := awsmodel.NewAPIError(t.typ, awsmodel.OpDelete, t.name, b.code, fmt.Sprintf(b.message, rec.ID)+fmt.Sprintf(" (in use by %s %q in stack %s)", d.Type, d.Name, d.key()))
 					if b.retry {
 						return errRetry{err}
 					}
@@ -637,6 +641,7 @@ type Snapshot struct {
 	Identifier string    `json:"identifier"`
 	Region     string    `json:"region"`
 	Cluster    string    `json:"cluster"`
+	Project    string    `json:"project,omitempty"`
 	Stack      string    `json:"stack"`
 	Created    time.Time `json:"created"`
 }
@@ -663,7 +668,7 @@ func (st *state) takeFinalSnapshot(t target, rec *record, outs resource.Property
 	if st.Snapshots == nil {
 		st.Snapshots = map[string]Snapshot{}
 	}
-	st.Snapshots[key] = Snapshot{Identifier: id, Region: rec.Region, Cluster: rec.ID, Stack: rec.Stack, Created: now}
+	st.Snapshots[key] = Snapshot{Identifier: id, Region: rec.Region, Cluster: rec.ID, Project: rec.Project, Stack: rec.Stack, Created: now}
 	st.touchMeta()
 	return nil
 }

@@ -28,6 +28,10 @@ type Options struct {
 	// Stack is recorded on every resource and matched by faults and
 	// latency rules; "" takes it from each resource's URN.
 	Stack string
+	// Project is the Pulumi project of the stack, recorded with it (one
+	// simulated account may hold several fleets, each with its cell-a);
+	// "" takes it from each resource's URN.
+	Project string
 	// Account is the account id AWS reports (default 123456789012).
 	Account string
 	// Region applies when a provider's configuration has none (default
@@ -115,14 +119,17 @@ func (p *Provider) envFor(ctx context.Context) awsmodel.Env {
 }
 
 func (p *Provider) target(ctx context.Context, urn resource.URN, typ tokens.Type, name string) target {
-	stack := p.opts.Stack
+	stack, project := p.opts.Stack, p.opts.Project
 	if stack == "" && urn != "" {
 		stack = urn.Stack().String()
+	}
+	if project == "" && urn != "" {
+		project = urn.Project().String()
 	}
 	if name == "" && urn != "" {
 		name = urn.Name()
 	}
-	return target{stack: stack, urn: string(urn), typ: string(typ), name: name, env: p.envFor(ctx)}
+	return target{project: project, stack: stack, urn: string(urn), typ: string(typ), name: name, env: p.envFor(ctx)}
 }
 
 // forget drops the configuration of a closed connection.
@@ -141,13 +148,13 @@ func (p *Provider) cancelled() <-chan struct{} {
 
 // delay sleeps for the configured latency, without holding any lock.
 func (p *Provider) delay(ctx context.Context, op string, t target) error {
-	d, ok := latencyFor(p.opts.Latency, t.stack, op, t.typ)
+	d, ok := latencyFor(p.opts.Latency, t.key(), op, t.typ)
 	if !ok {
 		rules, err := p.cloud.latencyRules()
 		if err != nil {
 			return err
 		}
-		d, _ = latencyFor(rules, t.stack, op, t.typ)
+		d, _ = latencyFor(rules, t.key(), op, t.typ)
 	}
 	if d <= 0 {
 		return nil
@@ -354,7 +361,7 @@ func (p *Provider) Read(ctx context.Context, req plugin.ReadRequest) (plugin.Rea
 	if err := p.cloud.injectFault(OpRead, t); err != nil {
 		return plugin.ReadResponse{}, err
 	}
-	outs, edited, _, err := p.cloud.read(t.stack, t.typ, string(req.ID))
+	outs, edited, _, err := p.cloud.read(t.key(), t.typ, string(req.ID))
 	if err != nil {
 		return plugin.ReadResponse{}, err
 	}
@@ -368,7 +375,7 @@ func (p *Provider) Read(ctx context.Context, req plugin.ReadRequest) (plugin.Rea
 
 // Invoke implements plugin.Provider.
 func (p *Provider) Invoke(ctx context.Context, req plugin.InvokeRequest) (plugin.InvokeResponse, error) {
-	t := target{stack: p.opts.Stack, typ: string(req.Tok), env: p.envFor(ctx)}
+	t := target{project: p.opts.Project, stack: p.opts.Stack, typ: string(req.Tok), env: p.envFor(ctx)}
 	if err := p.delay(ctx, OpInvoke, t); err != nil {
 		return plugin.InvokeResponse{}, err
 	}

@@ -8,6 +8,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"sort"
 	"strings"
 	"sync"
 	"syscall"
@@ -27,14 +28,23 @@ const DefaultDir = ".cellctl/sim"
 // share one cloud):
 //
 //	cloud.json                 account, per-account counters
-//	resources/<stack>.json     the live resources a stack created
+//	resources/<project>/<stack>.json   the live resources a stack of a
+//	                           Pulumi project created (one account can
+//	                           hold several fleets: every fleet has a
+//	                           cell-a, so the stack alone names nothing)
+//	resources/<stack>.json     the same, as a cellctl before
+//	                           project-qualified stacks wrote it: read and
+//	                           moved to resources/<project>/ by the first
+//	                           change (the project comes from each
+//	                           resource's URN)
 //	control.json               faults, latency rules, quota overrides
 //	secret.key                 AES-256 key for secret values (0600)
 //	functions/<region>/<name>/<version>.json   Lambda code (latest.json, 1.json…)
 //	.lock                      lock file
 //
-// Resources are sharded by stack so an operation rewrites only its own
-// stack's file, and unchanged shards are reused from memory.
+// Resources are sharded by project-qualified stack (stackKey) so an
+// operation rewrites only its own stack's file, and unchanged shards are
+// reused from memory.
 const (
 	cloudFile    = "cloud.json"
 	resourcesDir = "resources"
@@ -59,20 +69,27 @@ type state struct {
 	// Retired lists "<engine> <version>" AWS no longer offers.
 	Retired []string
 
-	dirtyMeta   bool
+	dirtyMeta bool
+	// dirtyStacks are the stack keys (stackKey) whose shards must be
+	// rewritten.
 	dirtyStacks map[string]bool
 
-	// corrupt holds, per stack, why its shard could not be read. Only that
-	// stack's calls fail (as an AWS outage of one account's data would
-	// not fail another's); its file is never overwritten.
+	// corrupt holds, per stack key, why its shard could not be read. Only
+	// that stack's calls fail (as an AWS outage of one account's data
+	// would not fail another's); its file is never overwritten. A corrupt
+	// unqualified shard (resources/<stack>.json) fails that stack of every
+	// project: its records' projects cannot be read.
 	corrupt map[string]error
 }
 
 // CorruptError says a stack's simulated resources cannot be read.
 type CorruptError struct {
-	Stack string
-	Path  string
-	Err   error
+	// Project is the stack's Pulumi project ("" for a shard written
+	// before stacks were project-qualified).
+	Project string
+	Stack   string
+	Path    string
+	Err     error
 }
 
 func (e *CorruptError) Error() string {
@@ -82,11 +99,19 @@ func (e *CorruptError) Error() string {
 
 func (e *CorruptError) Unwrap() error { return e.Err }
 
-// stackErr is the error of every call that touches stack's resources while
-// its shard is unreadable, or nil.
-func (st *state) stackErr(stack string) error {
-	if err, bad := st.corrupt[stack]; bad {
+// stackErr is the error of every call that touches the resources of a
+// stack key while its shard is unreadable, or nil.
+func (st *state) stackErr(key string) error {
+	if err, bad := st.corrupt[key]; bad {
 		return err
+	}
+	project, stack := splitKey(key)
+	for k, err := range st.corrupt {
+		// An unqualified shard may hold this project's resources; an
+		// unqualified key (project unknown) may be any project's stack.
+		if kp, ks := splitKey(k); ks == stack && (kp == "" || project == "") {
+			return err
+		}
 	}
 	return nil
 }
@@ -97,9 +122,9 @@ func (st *state) stackErr(stack string) error {
 // stack's resources did not exist.
 func (st *state) anyCorrupt(pattern string) error {
 	var first *CorruptError
-	for stack, err := range st.corrupt {
+	for key, err := range st.corrupt {
 		ce := err.(*CorruptError)
-		if matchStack(pattern, stack) && (first == nil || ce.Stack < first.Stack) {
+		if matchStack(pattern, key) && (first == nil || ce.Path < first.Path) {
 			first = ce
 		}
 	}
@@ -123,9 +148,11 @@ type metaFile struct {
 	Retired []string `json:"retiredEngineVersions,omitempty"`
 }
 
-// shardFile is resources/<stack>.json.
+// shardFile is resources/<project>/<stack>.json (or, written before
+// stacks were project-qualified, resources/<stack>.json).
 type shardFile struct {
 	Format    int       `json:"format"`
+	Project   string    `json:"project,omitempty"`
 	Stack     string    `json:"stack"`
 	Resources []*record `json:"resources"`
 }
@@ -133,6 +160,10 @@ type shardFile struct {
 // record is one live resource. Inputs and Outputs hold encoded values
 // (see codec.go).
 type record struct {
+	// Project is the Pulumi project of the stack (from its URN); empty
+	// only for a record written before stacks were project-qualified
+	// whose URN does not name one.
+	Project string         `json:"project,omitempty"`
 	Stack   string         `json:"stack"`
 	URN     string         `json:"urn,omitempty"`
 	Type    string         `json:"type"`
@@ -156,6 +187,19 @@ type record struct {
 	decoded resource.PropertyMap
 	unique  []awsmodel.UniqueName
 	uniqOK  bool
+}
+
+// key is the record's project-qualified stack (stackKey).
+func (r *record) key() string { return stackKey(r.Project, r.Stack) }
+
+// projectOfURN is the project a Pulumi URN names
+// (urn:pulumi:<stack>::<project>::…), or "".
+func projectOfURN(urn string) string {
+	u, err := resource.ParseURN(urn)
+	if err != nil {
+		return ""
+	}
+	return u.Project().String()
 }
 
 type alarmState struct {
@@ -302,8 +346,10 @@ func (s *store) invalidate() { s.meta, s.shards = nil, nil }
 
 // loadState assembles the cloud from cloud.json and the stack shards,
 // re-reading only files that changed since this process last saw them.
-// Callers hold the lock.
-func (s *store) loadState() (*state, error) {
+// Callers hold the lock; exclusive says it is the exclusive one, under
+// which shards written before stacks were project-qualified are moved to
+// their project's directory (the change that follows saves the move).
+func (s *store) loadState(exclusive bool) (*state, error) {
 	metaPath := filepath.Join(s.dir, cloudFile)
 	if key, ok := statKey(metaPath); !ok {
 		s.meta = &metaFile{Format: formatV1}
@@ -328,49 +374,56 @@ func (s *store) loadState() (*state, error) {
 	for k, v := range s.meta.Snapshots {
 		st.Snapshots[k] = v
 	}
-	entries, err := os.ReadDir(filepath.Join(s.dir, resourcesDir))
-	if err != nil && !errors.Is(err, os.ErrNotExist) {
-		return nil, err
-	}
 	if s.shards == nil {
 		s.shards = map[string]shard{}
 	}
+	qualified, legacy, err := s.shardFiles()
+	if err != nil {
+		return nil, err
+	}
 	seen := map[string]bool{}
-	for _, e := range entries {
-		name := e.Name()
-		if e.IsDir() || filepath.Ext(name) != ".json" || name[0] == '.' {
-			continue
-		}
-		seen[name] = true
-		path := filepath.Join(s.dir, resourcesDir, name)
-		key, ok := statKey(path)
+	// Qualified shards first: a legacy shard's record whose stack already
+	// has one was moved there by a change that stopped before removing
+	// the old file, and the moved copy wins.
+	have := map[string]bool{}
+	for _, sf := range qualified {
+		seen[sf.rel] = true
+		recs, ok := s.readShard(st, sf)
 		if !ok {
 			continue
 		}
-		sh, cached := s.shards[name]
-		if !cached || sh.key != key {
-			var f shardFile
-			err := readJSON(path, &f)
-			if err == nil && f.Format > formatV1 {
-				err = fmt.Errorf("written by a newer cellctl (format %d)", f.Format)
-			}
-			if err != nil {
-				var ce *corruptJSON
-				if errors.As(err, &ce) {
-					err = ce.err
-				}
-				stack := shardStack(name)
-				if st.corrupt == nil {
-					st.corrupt = map[string]error{}
-				}
-				st.corrupt[stack] = &CorruptError{Stack: stack, Path: path, Err: err}
-				delete(s.shards, name)
-				continue
-			}
-			sh = shard{key: key, recs: f.Resources}
-			s.shards[name] = sh
+		have[sf.key] = true
+		for _, r := range recs {
+			r.Project, r.Stack = sf.project, sf.stack
 		}
-		st.Resources = append(st.Resources, sh.recs...)
+		st.Resources = append(st.Resources, recs...)
+	}
+	for _, sf := range legacy {
+		seen[sf.rel] = true
+		recs, ok := s.readShard(st, sf)
+		if !ok {
+			continue
+		}
+		moved := false
+		for _, r := range recs {
+			if r.Project == "" {
+				r.Project = projectOfURN(r.URN)
+			}
+			if r.Project != "" {
+				if have[r.key()] {
+					moved = true
+					continue
+				}
+				if exclusive && st.stackErr(r.key()) == nil {
+					moved = true
+					st.touch(r.key())
+				}
+			}
+			st.Resources = append(st.Resources, r)
+		}
+		if moved && exclusive {
+			st.touch(sf.key) // rewritten with what is left, or removed
+		}
 	}
 	for name := range s.shards {
 		if !seen[name] {
@@ -380,15 +433,105 @@ func (s *store) loadState() (*state, error) {
 	return st, nil
 }
 
-// shardName is the file of a stack's resources.
-func shardName(stack string) string {
+// shardFileRef is one shard file: its path under resources/ and the
+// stack key it holds.
+type shardFileRef struct {
+	rel, key, project, stack string
+}
+
+// shardFiles lists resources/: the project directories' shards
+// (qualified) and the flat files written before stacks were
+// project-qualified (legacy).
+func (s *store) shardFiles() (qualified, legacy []shardFileRef, err error) {
+	root := filepath.Join(s.dir, resourcesDir)
+	entries, err := os.ReadDir(root)
+	if err != nil && !errors.Is(err, os.ErrNotExist) {
+		return nil, nil, err
+	}
+	isShard := func(e os.DirEntry) bool {
+		n := e.Name()
+		return !e.IsDir() && filepath.Ext(n) == ".json" && n[0] != '.'
+	}
+	for _, e := range entries {
+		if e.Name()[0] == '.' {
+			continue
+		}
+		if isShard(e) {
+			stack := shardStack(e.Name())
+			legacy = append(legacy, shardFileRef{rel: e.Name(), key: stack, stack: stack})
+			continue
+		}
+		if !e.IsDir() {
+			continue
+		}
+		project, uerr := url.PathUnescape(e.Name())
+		if uerr != nil || project == "" {
+			continue
+		}
+		sub, err := os.ReadDir(filepath.Join(root, e.Name()))
+		if err != nil {
+			if errors.Is(err, os.ErrNotExist) {
+				continue // removed meanwhile
+			}
+			return nil, nil, err
+		}
+		for _, f := range sub {
+			if !isShard(f) {
+				continue
+			}
+			stack := shardStack(f.Name())
+			qualified = append(qualified, shardFileRef{rel: e.Name() + "/" + f.Name(), key: stackKey(project, stack), project: project, stack: stack})
+		}
+	}
+	return qualified, legacy, nil
+}
+
+// readShard returns a shard's records, from memory while the file is
+// unchanged; an unreadable shard is recorded in st.corrupt (ok false).
+func (s *store) readShard(st *state, sf shardFileRef) ([]*record, bool) {
+	path := filepath.Join(s.dir, resourcesDir, filepath.FromSlash(sf.rel))
+	key, ok := statKey(path)
+	if !ok {
+		return nil, false
+	}
+	if sh, cached := s.shards[sf.rel]; cached && sh.key == key {
+		return sh.recs, true
+	}
+	var f shardFile
+	err := readJSON(path, &f)
+	if err == nil && f.Format > formatV1 {
+		err = fmt.Errorf("written by a newer cellctl (format %d)", f.Format)
+	}
+	if err != nil {
+		var ce *corruptJSON
+		if errors.As(err, &ce) {
+			err = ce.err
+		}
+		if st.corrupt == nil {
+			st.corrupt = map[string]error{}
+		}
+		st.corrupt[sf.key] = &CorruptError{Project: sf.project, Stack: sf.stack, Path: path, Err: err}
+		delete(s.shards, sf.rel)
+		return nil, false
+	}
+	s.shards[sf.rel] = shard{key: key, recs: f.Resources}
+	return f.Resources, true
+}
+
+// shardRel is the file of a stack key's resources, under resources/.
+func shardRel(key string) string {
+	project, stack := splitKey(key)
 	if stack == "" {
 		stack = "_"
 	}
-	return url.PathEscape(stack) + ".json"
+	name := url.PathEscape(stack) + ".json"
+	if project == "" {
+		return name
+	}
+	return url.PathEscape(project) + "/" + name
 }
 
-// shardStack is the stack a shard file belongs to (see shardName).
+// shardStack is the stack a shard file belongs to (see shardRel).
 func shardStack(name string) string {
 	stack, err := url.PathUnescape(strings.TrimSuffix(name, ".json"))
 	if err != nil {
@@ -403,9 +546,11 @@ func shardStack(name string) string {
 // saveState writes what changed: cloud.json and the touched stacks' shards.
 // A stack whose shard could not be read is never written: that would
 // replace every resource the file held with the few this call knows.
+// Shards are written before emptied ones are removed, so a move of a
+// legacy shard interrupted half way loses nothing (see loadState).
 func (s *store) saveState(st *state) error {
-	for stack := range st.dirtyStacks {
-		if err := st.stackErr(stack); err != nil {
+	for key := range st.dirtyStacks {
+		if err := st.stackErr(key); err != nil {
 			s.invalidate()
 			return err
 		}
@@ -422,44 +567,54 @@ func (s *store) saveState(st *state) error {
 			s.metaKey = key
 		}
 	}
-	if len(st.dirtyStacks) > 0 {
-		if err := os.MkdirAll(filepath.Join(s.dir, resourcesDir), 0o755); err != nil {
-			return err
+	byKey := map[string][]*record{}
+	for _, r := range st.Resources {
+		if k := r.key(); st.dirtyStacks[k] {
+			byKey[k] = append(byKey[k], r)
 		}
 	}
-	for stack := range st.dirtyStacks {
-		var recs []*record
-		for _, r := range st.Resources {
-			if r.Stack == stack {
-				recs = append(recs, r)
-			}
+	var writes, removes []string
+	for key := range st.dirtyStacks {
+		if len(byKey[key]) > 0 {
+			writes = append(writes, key)
+		} else {
+			removes = append(removes, key)
 		}
-		name := shardName(stack)
-		path := filepath.Join(s.dir, resourcesDir, name)
-		if len(recs) == 0 {
-			if err := os.Remove(path); err != nil && !errors.Is(err, os.ErrNotExist) {
-				s.invalidate()
-				return err
-			}
-			delete(s.shards, name)
-			continue
-		}
-		if err := writeJSON(path, shardFile{Format: formatV1, Stack: stack, Resources: recs}); err != nil {
+	}
+	sort.Strings(writes)
+	sort.Strings(removes)
+	for _, key := range writes {
+		rel := shardRel(key)
+		path := filepath.Join(s.dir, resourcesDir, filepath.FromSlash(rel))
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 			s.invalidate()
 			return err
 		}
-		if key, ok := statKey(path); ok {
-			s.shards[name] = shard{key: key, recs: recs}
-		} else {
-			delete(s.shards, name)
+		project, stack := splitKey(key)
+		if err := writeJSON(path, shardFile{Format: formatV1, Project: project, Stack: stack, Resources: byKey[key]}); err != nil {
+			s.invalidate()
+			return err
 		}
+		if fk, ok := statKey(path); ok {
+			s.shards[rel] = shard{key: fk, recs: byKey[key]}
+		} else {
+			delete(s.shards, rel)
+		}
+	}
+	for _, key := range removes {
+		rel := shardRel(key)
+		if err := os.Remove(filepath.Join(s.dir, resourcesDir, filepath.FromSlash(rel))); err != nil && !errors.Is(err, os.ErrNotExist) {
+			s.invalidate()
+			return err
+		}
+		delete(s.shards, rel)
 	}
 	st.dirtyMeta, st.dirtyStacks = false, map[string]bool{}
 	return nil
 }
 
-// touch marks a stack's resources changed, to be saved.
-func (st *state) touch(stack string) { st.dirtyStacks[stack] = true }
+// touch marks a stack key's resources changed, to be saved.
+func (st *state) touch(key string) { st.dirtyStacks[key] = true }
 
 // touchMeta marks the account data (counters) changed.
 func (st *state) touchMeta() { st.dirtyMeta = true }
@@ -488,7 +643,7 @@ func (s *store) open(exclusive bool) (*state, *control, func(), error) {
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	st, err := s.loadState()
+	st, err := s.loadState(exclusive)
 	if err == nil {
 		var ctl *control
 		if ctl, err = s.loadControl(); err == nil {

@@ -17,7 +17,7 @@ func TestCorruptShardIsConfinedToItsStack(t *testing.T) {
 	qa := a.create(tQueue, "cell-a-jobs", pm())
 	qb := b.create(tQueue, "cell-b-jobs", pm())
 
-	path := filepath.Join(a.cloud.Dir(), resourcesDir, "cell-b.json")
+	path := filepath.Join(a.cloud.Dir(), resourcesDir, "cells", "cell-b.json")
 	data, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)

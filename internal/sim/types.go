@@ -30,7 +30,9 @@ const (
 // exactly one matching operation, whichever process runs it.
 type Fault struct {
 	ID string `json:"id"`
-	// Stack is the stack ("cell-a") or cell id ("a"); empty matches all.
+	// Stack is the stack ("cell-a") or cell id ("a"), optionally
+	// qualified by the Pulumi project ("shop/cell-a": only that project's
+	// stack, see matchStack); empty matches all.
 	Stack string `json:"stack,omitempty"`
 	// Op is create, update, delete, read or "*" (default "*").
 	Op string `json:"op,omitempty"`
@@ -89,6 +91,7 @@ type Latency struct {
 
 // Alarm is a CloudWatch metric alarm and its simulated state.
 type Alarm struct {
+	Project   string    `json:"project,omitempty"`
 	Stack     string    `json:"stack"`
 	Name      string    `json:"name"`      // logical name
 	AlarmName string    `json:"alarmName"` // CloudWatch alarm name
@@ -122,6 +125,10 @@ type Usage struct {
 // Resource is a live resource as people see it: secrets shown as
 // "[secret]", code archives by file name.
 type Resource struct {
+	// Project is the Pulumi project of the stack that created it (empty
+	// for a resource a cellctl before project-qualified stacks recorded
+	// without a URN); two fleets in one account are told apart by it.
+	Project    string         `json:"project,omitempty"`
 	Stack      string         `json:"stack"`
 	URN        string         `json:"urn,omitempty"`
 	Type       string         `json:"type"`
@@ -141,16 +148,59 @@ type Resource struct {
 
 // Filter selects resources; empty fields match everything.
 type Filter struct {
-	Stack  string `json:"stack,omitempty"` // stack or cell id
+	Stack  string `json:"stack,omitempty"` // stack or cell id, optionally "project/stack" (see matchStack)
 	Type   string `json:"type,omitempty"`  // token or short form
 	Region string `json:"region,omitempty"`
 	Name   string `json:"name,omitempty"` // logical name or glob
 }
 
-// matchStack reports whether a stack pattern (a stack name or a cell id)
-// names stack.
-func matchStack(pattern, stack string) bool {
-	return pattern == "" || pattern == stack || "cell-"+pattern == stack
+// stackKey is the project-qualified stack a resource belongs to
+// ("shop/cell-a"): the simulated account may hold several fleets (two
+// checkouts or two projects naming one sim dir, CELLCTL_SIM_DIR), and
+// every fleet has a cell-a. A stack recorded without its project (a
+// resource a cellctl before project-qualified stacks created without a
+// URN) keeps the bare stack name.
+func stackKey(project, stack string) string {
+	if project == "" {
+		return stack
+	}
+	return project + "/" + stack
+}
+
+// splitKey is stackKey's inverse.
+func splitKey(key string) (project, stack string) {
+	if i := strings.LastIndexByte(key, '/'); i >= 0 {
+		return key[:i], key[i+1:]
+	}
+	return "", key
+}
+
+// QualifiedStack is a stack pattern that names only project's stack (or
+// cell id): what `cellctl sim …` hands the cloud for a fleet's --cell, so
+// a fault, edit or alarm in one fleet never reaches another fleet's cell
+// of the same name in a shared simulated account.
+func QualifiedStack(project, pattern string) string {
+	if pattern == "" || project == "" || strings.Contains(pattern, "/") {
+		return pattern
+	}
+	return project + "/" + pattern
+}
+
+// matchStack reports whether a stack pattern names the stack of key (see
+// stackKey). The pattern is a stack name or a cell id ("cell-a", "a"),
+// which matches that stack of every project, or "project/stack", which
+// matches only that project's. A key recorded without a project matches
+// on its stack alone (its project is unknown, so it may be the one).
+func matchStack(pattern, key string) bool {
+	if pattern == "" {
+		return true
+	}
+	kp, ks := splitKey(key)
+	pp, ps := splitKey(pattern)
+	if strings.Contains(pattern, "/") && kp != "" && pp != kp {
+		return false
+	}
+	return ps == ks || "cell-"+ps == ks
 }
 
 // matchType reports whether a type pattern names the token.
@@ -188,8 +238,8 @@ func matchOp(pattern, op string) bool {
 	return pattern == "" || pattern == OpAny || pattern == op
 }
 
-func (f Fault) matches(stack, op, typ, name string) bool {
-	return matchStack(f.Stack, stack) && matchOp(f.Op, op) && matchType(f.Type, typ) && matchName(f.Name, name)
+func (f Fault) matches(key, op, typ, name string) bool {
+	return matchStack(f.Stack, key) && matchOp(f.Op, op) && matchType(f.Type, typ) && matchName(f.Name, name)
 }
 
 func (f Fault) describe() string {

@@ -161,7 +161,7 @@ func (f *Factory) Cloud() (*cloud.Bundle, error) {
 			f.cloudErr = err
 			return
 		}
-		f.cloud, f.cloudErr = cloud.New(f.Global.Cloud, fl.Dir)
+		f.cloud, f.cloudErr = cloud.New(f.Global.Cloud, fl.Dir, fl.Project)
 	})
 	return f.cloud, f.cloudErr
 }

@@ -116,7 +116,9 @@ func simHealthSetRun(o *SimHealthOptions) error {
 	if err != nil {
 		return err
 	}
-	got, err := c.SetHealth(o.Target, p)
+	target := o.Target
+	target.Cell = o.qualify(target.Cell)
+	got, err := c.SetHealth(target, p)
 	if err != nil {
 		return err
 	}
@@ -183,7 +185,9 @@ func newCmdSimHealthClear(so *SimOptions) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			if err := c.ClearHealth(o.Target); err != nil {
+			target := o.Target
+			target.Cell = o.qualify(target.Cell)
+			if err := c.ClearHealth(target); err != nil {
 				return err
 			}
 			return nil

@@ -15,9 +15,12 @@ import (
 )
 
 const simNotice = `This is cellctl's simulated AWS — a rehearsal and test cloud kept in
-.cellctl/sim/ of the fleet repository. It is NOT AWS: nothing here touches an
-AWS account. Commands run with --cloud sim deploy into it through the real
-Pulumi engine, so you can rehearse rollouts, failures and audits offline.`
+.cellctl/sim/ of the fleet repository, or in $CELLCTL_SIM_DIR when set (one
+simulated account shared by several checkouts or fleets). It is NOT AWS:
+nothing here touches an AWS account. Commands run with --cloud sim deploy
+into it through the real Pulumi engine, so you can rehearse rollouts,
+failures and audits offline. A CELL names this fleet's cell (its Pulumi
+project's stack), never another fleet's in a shared account.`
 
 // SimOptions are the inputs of `cellctl sim …`.
 type SimOptions struct {
@@ -30,6 +33,17 @@ func (o *SimOptions) cloud() (*sim.Cloud, error) {
 		return nil, err
 	}
 	return sim.Open(cmdutil.SimDir(fl))
+}
+
+// qualify makes a --cell (or CELL) name this fleet's stack only: the
+// simulated account may hold other fleets with the same cell ids
+// (sim.QualifiedStack).
+func (o *SimOptions) qualify(cell string) string {
+	fl, err := o.Fleet()
+	if err != nil {
+		return cell
+	}
+	return sim.QualifiedStack(fl.Project, cell)
 }
 
 // stackNames lists the fleet's stacks, for checking a fault's --cell.
@@ -86,7 +100,9 @@ func newCmdSimResources(o *SimOptions) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			rs, err := c.Resources(filter)
+			f := filter
+			f.Stack = o.qualify(f.Stack)
+			rs, err := c.Resources(f)
 			if err != nil {
 				return err
 			}
@@ -116,6 +132,8 @@ func newCmdSimFault(o *SimOptions) *cobra.Command {
 			if err := sim.CheckFault(fl, o.stackNames()); err != nil {
 				return err
 			}
+			fl := fl
+			fl.Stack = o.qualify(fl.Stack)
 			c, err := o.cloud()
 			if err != nil {
 				return err
@@ -212,6 +230,8 @@ func newCmdSimLatency(o *SimOptions) *cobra.Command {
 				return err
 			}
 			l.Duration = sim.Duration(d)
+			l := l
+			l.Stack = o.qualify(l.Stack)
 			return c.SetLatency(l)
 		},
 	}
@@ -263,7 +283,7 @@ func newCmdSimAlarm(o *SimOptions) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			a, err := c.SetAlarm(args[0], args[1], strings.ToUpper(args[2]), reason)
+			a, err := c.SetAlarm(o.qualify(args[0]), args[1], strings.ToUpper(args[2]), reason)
 			if err != nil {
 				return err
 			}
@@ -280,7 +300,7 @@ func newCmdSimAlarm(o *SimOptions) *cobra.Command {
 			}
 			stack := ""
 			if len(args) == 1 {
-				stack = args[0]
+				stack = o.qualify(args[0])
 			}
 			as, err := c.Alarms(stack)
 			if err != nil {
@@ -366,7 +386,7 @@ desiredCount; VALUE is JSON (plain text is taken as a string, null removes).`,
 			if err != nil {
 				return err
 			}
-			r, err := c.Edit(args[0], args[1], args[2], args[3])
+			r, err := c.Edit(o.qualify(args[0]), args[1], args[2], args[3])
 			if err != nil {
 				return err
 			}
