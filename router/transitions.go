@@ -11,7 +11,7 @@ import (
 	"github.com/cellctl/cellctl/internal/diag"
 )
 
-// The fleet's lifecycle as table transitions: drain, mark drained,
+// Routing table transitions (the fleet's add → drain → retire): drain, mark drained,
 // undrain, add. Each takes a validated table and returns the next one (one
 // version up) with a report of what moved; none touches a file or a
 // cloud — the commands write the table (SaveTable) and publish the router.
