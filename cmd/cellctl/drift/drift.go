@@ -15,6 +15,7 @@ import (
 	"github.com/cellctl/cellctl/internal/iostreams"
 	"github.com/cellctl/cellctl/internal/outcome"
 	"github.com/cellctl/cellctl/internal/render"
+	"github.com/cellctl/cellctl/internal/render/driftview"
 )
 
 // Readers is what the audit reads through the engine: secret digests,
@@ -39,9 +40,11 @@ type DriftOptions struct {
 }
 
 var (
-	driftJSON     = render.JSONFormat(func(r *audit.Report) any { return r })
-	driftTable    = render.Format[*audit.Report]{Name: render.FormatTable, Render: func(io *iostreams.IOStreams, r *audit.Report) error { return r.WriteTable(io.Out, render.Out(io)) }}
-	driftMarkdown = render.Format[*audit.Report]{Name: render.FormatMarkdown, Render: func(io *iostreams.IOStreams, r *audit.Report) error { return r.WriteMarkdown(io.Out) }}
+	driftJSON  = render.JSONFormat(func(r *audit.Report) any { return r })
+	driftTable = render.Format[*audit.Report]{Name: render.FormatTable, Render: func(io *iostreams.IOStreams, r *audit.Report) error {
+		return driftview.Table(io.Out, render.Out(io), r)
+	}}
+	driftMarkdown = render.Format[*audit.Report]{Name: render.FormatMarkdown, Render: func(io *iostreams.IOStreams, r *audit.Report) error { return driftview.Markdown(io.Out, r) }}
 )
 
 // NewCmdDrift builds `cellctl drift`.

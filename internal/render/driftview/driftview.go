@@ -1,4 +1,6 @@
-package drift
+// Package driftview renders the drift audit's report (internal/drift) for
+// a terminal (Table) and as one issue or pull-request comment (Markdown).
+package driftview
 
 import (
 	"fmt"
@@ -6,11 +8,12 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/cellctl/cellctl/internal/drift"
 	"github.com/cellctl/cellctl/internal/render"
 )
 
 // Headline says in one line how the audit went.
-func (r *Report) Headline() string {
+func Headline(r *drift.Report) string {
 	bad := 0
 	for _, c := range r.Cells {
 		if c.Total() > 0 {
@@ -24,7 +27,7 @@ func (r *Report) Headline() string {
 		len(r.Findings), plural(len(r.Findings), "finding", "findings"), kinds(r.Checks))
 }
 
-func kinds(ks []Kind) string {
+func kinds(ks []drift.Kind) string {
 	s := make([]string, len(ks))
 	for i, k := range ks {
 		s[i] = string(k)
@@ -40,7 +43,7 @@ func plural(n int, one, many string) string {
 }
 
 // arrow renders old → new for a finding.
-func arrow(f Finding) string {
+func arrow(f drift.Finding) string {
 	switch {
 	case f.Old == "" && f.New == "":
 		return ""
@@ -52,9 +55,9 @@ func arrow(f Finding) string {
 	return f.Old + " → " + f.New
 }
 
-func subject(f Finding) string {
+func subject(f drift.Finding) string {
 	switch f.Kind {
-	case KindCloud:
+	case drift.KindCloud:
 		s := f.Type + " " + f.Resource
 		if f.Property != "" {
 			s += " " + f.Property
@@ -71,13 +74,13 @@ func subject(f Finding) string {
 	}
 }
 
-// WriteTable renders the report for a terminal or a log: the per-cell
+// Table renders the report for a terminal or a log: the per-cell
 // summary, every finding with what to do next, and the skew view.
-func (r *Report) WriteTable(w io.Writer, s *render.Styles) error {
-	fmt.Fprintln(w, s.Bold("cellctl drift: "+r.Headline()))
+func Table(w io.Writer, s *render.Styles, r *drift.Report) error {
+	fmt.Fprintln(w, s.Bold("cellctl drift: "+Headline(r)))
 	fmt.Fprintln(w)
 	head := []string{"CELL", "SKEW", "BEHIND", "CLOUD", "NOT CHECKED", "EXCEPTED", "IGNORED"}
-	if r.Has(KindBehind) {
+	if r.Has(drift.KindBehind) {
 		head = append(head, "DEPLOYED IMAGE", "REPO IMAGE")
 	}
 	var rows [][]string
@@ -88,9 +91,9 @@ func (r *Report) WriteTable(w io.Writer, s *render.Styles) error {
 		} else {
 			cell = s.Good(cell)
 		}
-		row := []string{cell, count(r, KindSkew, c.Skew), count(r, KindBehind, c.Behind), count(r, KindCloud, c.Cloud),
-			count(r, KindCloud, c.NotChecked), fmt.Sprint(c.Excepted), fmt.Sprint(c.Ignored)}
-		if r.Has(KindBehind) {
+		row := []string{cell, count(r, drift.KindSkew, c.Skew), count(r, drift.KindBehind, c.Behind), count(r, drift.KindCloud, c.Cloud),
+			count(r, drift.KindCloud, c.NotChecked), fmt.Sprint(c.Excepted), fmt.Sprint(c.Ignored)}
+		if r.Has(drift.KindBehind) {
 			row = append(row, orWhat(c.Deployed, "-"), c.Repo)
 		}
 		rows = append(rows, row)
@@ -106,7 +109,7 @@ func (r *Report) WriteTable(w io.Writer, s *render.Styles) error {
 		fmt.Fprint(w, s.Table([]string{"CELL", "CHECK", "STATUS", "WHAT", "OLD → NEW"}, fr))
 		fmt.Fprintln(w)
 		fmt.Fprintln(w, s.Bold("What to do next"))
-		for _, g := range r.nextSteps() {
+		for _, g := range nextSteps(r) {
 			what := subject(g.first)
 			if g.n > 1 {
 				what = fmt.Sprintf("%d findings", g.n)
@@ -124,7 +127,7 @@ func (r *Report) WriteTable(w io.Writer, s *render.Styles) error {
 	if len(r.Skew) > 0 {
 		fmt.Fprintln(w)
 		fmt.Fprintln(w, s.Bold("Skew between cells (keys where a cell differs from the baseline)"))
-		cells := r.cellIDs()
+		cells := cellIDs(r)
 		head := append([]string{"KEY", "CLASS", "BASELINE"}, cells...)
 		var sr [][]string
 		for _, row := range r.Skew {
@@ -142,7 +145,7 @@ func (r *Report) WriteTable(w io.Writer, s *render.Styles) error {
 	return nil
 }
 
-func count(r *Report, k Kind, n int) string {
+func count(r *drift.Report, k drift.Kind, n int) string {
 	if !r.Has(k) {
 		return "-"
 	}
@@ -150,7 +153,7 @@ func count(r *Report, k Kind, n int) string {
 }
 
 // cellIDs lists the audited cells in id order (the skew view's columns).
-func (r *Report) cellIDs() []string {
+func cellIDs(r *drift.Report) []string {
 	var ids []string
 	for _, c := range r.Cells {
 		ids = append(ids, c.Cell)
@@ -159,13 +162,13 @@ func (r *Report) cellIDs() []string {
 	return ids
 }
 
-func skewCell(row SkewRow, cell string) string {
+func skewCell(row drift.SkewRow, cell string) string {
 	v, ok := row.Values[cell]
 	if !ok {
 		return ""
 	}
 	switch st := row.State[cell]; st {
-	case StatusOutlier, StatusDuplicate:
+	case drift.StatusOutlier, drift.StatusDuplicate:
 		return v + " (" + st + ")"
 	case "":
 		return v
@@ -176,7 +179,7 @@ func skewCell(row SkewRow, cell string) string {
 
 // step is one piece of advice and the findings it answers.
 type step struct {
-	first Finding
+	first drift.Finding
 	n     int
 	text  string
 }
@@ -184,7 +187,7 @@ type step struct {
 // nextSteps groups the findings of one cell and check that share the
 // same advice (a refresh that stopped leaves every resource with one
 // reason), in report order.
-func (r *Report) nextSteps() []step {
+func nextSteps(r *drift.Report) []step {
 	var out []step
 	idx := map[string]int{}
 	for _, f := range r.Findings {
@@ -203,15 +206,15 @@ func (r *Report) nextSteps() []step {
 	return out
 }
 
-// WriteMarkdown renders the report as one comment for an issue or a pull
+// Markdown renders the report as one comment for an issue or a pull
 // request: a headline, the per-cell summary, each cell's findings (worst
 // first) with what to do next, and the skew view folded away.
-func (r *Report) WriteMarkdown(w io.Writer) error {
+func Markdown(w io.Writer, r *drift.Report) error {
 	icon := "✅"
 	if len(r.Findings) > 0 {
 		icon = "⚠️"
 	}
-	fmt.Fprintf(w, "### %s cellctl drift: %s\n\n", icon, r.Headline())
+	fmt.Fprintf(w, "### %s cellctl drift: %s\n\n", icon, Headline(r))
 	failOn := kinds(r.FailOn)
 	if failOn == "" {
 		failOn = "nothing"
@@ -220,15 +223,15 @@ func (r *Report) WriteMarkdown(w io.Writer) error {
 	fmt.Fprintln(w, "| cell | skew | behind | cloud | not checked | excepted | ignored |")
 	fmt.Fprintln(w, "|---|--:|--:|--:|--:|--:|--:|")
 	for _, c := range r.Cells {
-		fmt.Fprintf(w, "| %s | %s | %s | %s | %s | %d | %d |\n", c.Cell, count(r, KindSkew, c.Skew), count(r, KindBehind, c.Behind),
-			count(r, KindCloud, c.Cloud), count(r, KindCloud, c.NotChecked), c.Excepted, c.Ignored)
+		fmt.Fprintf(w, "| %s | %s | %s | %s | %s | %d | %d |\n", c.Cell, count(r, drift.KindSkew, c.Skew), count(r, drift.KindBehind, c.Behind),
+			count(r, drift.KindCloud, c.Cloud), count(r, drift.KindCloud, c.NotChecked), c.Excepted, c.Ignored)
 	}
 	for _, c := range r.Cells {
 		if c.Total() == 0 {
 			continue
 		}
 		fmt.Fprintf(w, "\n#### %s: %d %s", c.Cell, c.Total(), plural(c.Total(), "finding", "findings"))
-		if r.Has(KindBehind) && c.Deployed != "" && c.Deployed != c.Repo {
+		if r.Has(drift.KindBehind) && c.Deployed != "" && c.Deployed != c.Repo {
 			fmt.Fprintf(w, " (runs %s, the repo has %s)", code(c.Deployed), code(c.Repo))
 		}
 		fmt.Fprint(w, "\n\n| check | status | what | old → new |\n|---|---|---|---|\n")
@@ -238,7 +241,7 @@ func (r *Report) WriteMarkdown(w io.Writer) error {
 			}
 		}
 		fmt.Fprintln(w)
-		for _, g := range r.nextSteps() {
+		for _, g := range nextSteps(r) {
 			if g.first.Cell != c.Cell {
 				continue
 			}
@@ -257,7 +260,7 @@ func (r *Report) WriteMarkdown(w io.Writer) error {
 		fmt.Fprint(w, "\n</details>\n")
 	}
 	if len(r.Skew) > 0 {
-		cells := r.cellIDs()
+		cells := cellIDs(r)
 		fmt.Fprint(w, "\n<details><summary>Skew between cells (cells × keys)</summary>\n\n")
 		fmt.Fprintf(w, "| key | class | baseline | %s |\n", strings.Join(cells, " | "))
 		fmt.Fprintf(w, "|---|---|---|%s\n", strings.Repeat("---|", len(cells)))
@@ -283,7 +286,7 @@ func (r *Report) WriteMarkdown(w io.Writer) error {
 	return nil
 }
 
-func mdArrow(f Finding) string {
+func mdArrow(f drift.Finding) string {
 	switch {
 	case f.Old == "" && f.New == "":
 		return ""
@@ -307,4 +310,11 @@ func code(s string) string {
 func mdEscape(s string) string {
 	s = strings.ReplaceAll(s, "|", "\\|")
 	return strings.ReplaceAll(s, "\n", " ")
+}
+
+func orWhat(s, what string) string {
+	if s == "" {
+		return what
+	}
+	return s
 }
