@@ -288,12 +288,16 @@ func Run(ctx context.Context, env *Env, o Options) (*Result, error) {
 	opts := executor.Options{Through: o.Through, Wave: o.Wave, Rebake: o.Rebake, Retry: o.Retry,
 		Host: o.Host, PID: o.PID, Alive: o.Alive, Stop: o.Stop}
 	if env.Fleet.Router != nil {
-		rc := RouterCanaryEnv(env)
 		co := o.RouterCanary.WithDefaults().Scaled(o.BakeScale)
-		opts.Router = func(ctx context.Context) error {
+		opts.Router = func(ctx context.Context, j *executor.Journal) error {
 			if err := checkTable(ctx, env); err != nil {
 				return err
 			}
+			// The router step is a canary kept in the rollout's record,
+			// under the rollout's lock; with nothing to change it runs no
+			// engine.
+			rc := RouterCanaryEnv(env)
+			rc.Journal = j
 			_, err := routercanary.Run(ctx, rc, co)
 			return err
 		}
@@ -302,14 +306,12 @@ func Run(ctx context.Context, env *Env, o Options) (*Result, error) {
 	return &Result{Outcome: out}, err
 }
 
-// RouterCanaryEnv is the router canary over a deploy's engine, outputs and
-// CloudWatch readers: the router step after the last wave.
+// RouterCanaryEnv is the router canary over a deploy's engine, outputs,
+// CloudWatch readers, record store and desired fleet: the router step
+// after the last wave, and `cellctl router canary`.
 func RouterCanaryEnv(env *Env) *routercanary.Env {
-	rc := &routercanary.Env{Runner: env.Runner, Outputs: env.Outputs, Reader: env.Reader, Log: env.Log}
-	if env.Clock != nil {
-		rc.Clock = env.Clock
-	}
-	return rc
+	return &routercanary.Env{Runner: env.Runner, Outputs: env.Outputs, Reader: env.Reader, Log: env.Log,
+		Clock: env.Clock, Store: env.Store, Fleet: env.Fleet}
 }
 
 // Table is the final table of a run: cell → wave → image → state.

@@ -314,11 +314,9 @@ func (r *Rotator) current(ctx context.Context) (rec *executor.Record, legacy boo
 		if !errors.As(err, &bad) {
 			return nil, false, fmt.Errorf("reading the rotation records: %w", err)
 		}
-		for _, u := range bad.Records {
-			if strings.HasPrefix(u.ID, "s-") {
-				// Fail closed: an unreadable rotation is not "no rotation".
-				return nil, false, fmt.Errorf("reading the rotation records: %w", err)
-			}
+		if bad.Any("s-") {
+			// Fail closed: an unreadable rotation is not "no rotation".
+			return nil, false, fmt.Errorf("reading the rotation records: %w", err)
 		}
 	}
 	var newest *executor.Record

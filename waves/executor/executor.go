@@ -67,9 +67,12 @@ type Options struct {
 	// first Ctrl-C; cancelling ctx is the second (it cancels the updates
 	// themselves). nil: never.
 	Stop <-chan struct{}
-	// Router updates the router stack; it runs once, after the last wave.
-	// nil: there is no router step.
-	Router func(ctx context.Context) error
+	// Router updates the router stack; it runs once, after the last wave,
+	// with the rollout's journal: the router step (a router canary) keeps
+	// its state in the rollout's record (Record.Canary), under the
+	// rollout's holder, so a rerun after a kill resumes it. nil: there is
+	// no router step.
+	Router func(ctx context.Context, j *Journal) error
 }
 
 // Outcome is what a run leaves: the record as saved and the final table.
@@ -505,7 +508,7 @@ func (r *run) router(ctx context.Context) error {
 		return err
 	}
 	r.emit(Event{Kind: RouterUpdating})
-	if err := r.opts.Router(ctx); err != nil {
+	if err := r.opts.Router(ctx, r.j); err != nil {
 		r.j.mu.Lock()
 		r.j.rec.Router = "failed"
 		r.j.mu.Unlock()

@@ -64,7 +64,7 @@ func newFleet(t *testing.T) *fleet {
 }
 
 func (f *fleet) opts() Options {
-	return Options{Host: "ci-1", PID: 100, Router: func(ctx context.Context) error { f.router++; return nil }}
+	return Options{Host: "ci-1", PID: 100, Router: func(ctx context.Context, _ *Journal) error { f.router++; return nil }}
 }
 
 func (f *fleet) run(t *testing.T, o Options) (*Outcome, error) {
@@ -95,7 +95,7 @@ func TestHappyPathUpdatesWavesInOrderThenRouter(t *testing.T) {
 	f := newFleet(t)
 	var routerSawAll bool
 	o := f.opts()
-	o.Router = func(ctx context.Context) error {
+	o.Router = func(ctx context.Context, _ *Journal) error {
 		f.router++
 		routerSawAll = len(f.cells.applies()) == 5
 		return nil

@@ -27,6 +27,18 @@ type UnreadableError struct {
 	Records []Unreadable
 }
 
+// Any reports whether a record that does not read has an id starting
+// with prefix (r-, c-, s-: of that kind), so a reader that needs only one
+// kind fails closed on that kind alone.
+func (e *UnreadableError) Any(prefix string) bool {
+	for _, u := range e.Records {
+		if strings.HasPrefix(u.ID, prefix) {
+			return true
+		}
+	}
+	return false
+}
+
 func (e *UnreadableError) Error() string {
 	var b strings.Builder
 	for i, u := range e.Records {
