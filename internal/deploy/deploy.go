@@ -71,6 +71,10 @@ type Env struct {
 	// Holder reads who holds the fleet lock now (nil: nobody), so a deploy
 	// refuses before Prepare writes anything (nil: not checked early).
 	Holder func(ctx context.Context) (*executor.Holder, error)
+	// LastRun says whether a stack's last operation completed with
+	// nothing pending (why not, otherwise): a cell already on the desired
+	// configuration is skipped only then (nil: always).
+	LastRun func(ctx context.Context, stack string) (ok bool, why string, err error)
 }
 
 // Options are the deploy command's choices.
@@ -195,7 +199,8 @@ func scaled(d time.Duration, f float64) time.Duration {
 // stack's deployedSpec output.
 func Updater(env *Env) *engineupdater.Updater {
 	return &engineupdater.Updater{
-		Runner: env.Runner,
+		Runner:  env.Runner,
+		LastRun: env.LastRun,
 		Deployed: func(ctx context.Context, cell string) (spec.Cell, error) {
 			outs, err := env.Outputs(ctx, cell)
 			if err != nil {

@@ -74,6 +74,8 @@ func (r *run) wave(ctx context.Context, i int) error {
 func (r *run) begin(ctx context.Context, w Wave, wr *WaveRecord) error {
 	r.emit(Event{Kind: WaveStarted, Wave: w.Name, Message: fmt.Sprintf("wave %s: %s", w.Name, strings.Join(w.Cells, ", "))})
 	current := make([]CellConfig, len(w.Cells))
+	unsettled := make([]string, len(w.Cells))
+	settler, _ := r.ex.Updater.(Settler)
 	var g errgroup.Group
 	for j, c := range w.Cells {
 		g.Go(func() error {
@@ -82,6 +84,17 @@ func (r *run) begin(ctx context.Context, w Wave, wr *WaveRecord) error {
 				return fmt.Errorf("reading what cell %s runs now (its configuration before wave %s): %w; nothing in the wave was changed", c, w.Name, err)
 			}
 			current[j] = cfg
+			if settler != nil && cfg.Equal(r.plan.Desired[c]) {
+				// Only a cell that would be skipped is asked: skipping is
+				// safe only when its last update completed.
+				ok, why, err := settler.Settled(ctx, c)
+				if err != nil {
+					return fmt.Errorf("reading whether cell %s's last update completed: %w; nothing in the wave was changed", c, err)
+				}
+				if !ok {
+					unsettled[j] = why
+				}
+			}
 			return nil
 		})
 	}
@@ -101,7 +114,10 @@ func (r *run) begin(ctx context.Context, w Wave, wr *WaveRecord) error {
 		}
 		cr.Before = &target
 		cr.After = r.plan.Desired[cr.Cell].Clone()
-		if before.Equal(cr.After) {
+		if why := unsettled[j]; why != "" {
+			notes = append(notes, fmt.Sprintf("cell %s's recorded configuration is the desired one, but %s: updating it anyway", cr.Cell, why))
+		}
+		if before.Equal(cr.After) && unsettled[j] == "" {
 			cr.State = CellStateUnchanged
 		} else {
 			cr.State = CellPending

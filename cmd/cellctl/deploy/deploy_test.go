@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/cellctl/cellctl/cmd/cellctl/cmdutil"
+	"github.com/cellctl/cellctl/internal/engine"
 	"github.com/cellctl/cellctl/internal/fleet"
 	"github.com/cellctl/cellctl/internal/iostreams"
 	"github.com/cellctl/cellctl/internal/render"
@@ -85,5 +86,26 @@ func TestDryRunShowsThePreviewsResourceChanges(t *testing.T) {
 	txt := describe(render.Out(io), d)
 	if !strings.Contains(txt, "    preview: 1 to update, 1 to replace\n      update aws:ecs/service:Service cell-a-svc (taskDefinition)\n") {
 		t.Errorf("table:\n%s", txt)
+	}
+}
+
+// A cell is skipped as unchanged only when its stack's last operation
+// completed with nothing pending.
+func TestLastRunJudgesTheStacksLastOperation(t *testing.T) {
+	for _, tc := range []struct {
+		st   engine.StackStatus
+		ok   bool
+		why  string
+		fail bool
+	}{
+		{engine.StackStatus{LastKind: "update", LastResult: "succeeded"}, true, "", false},
+		{engine.StackStatus{LastKind: "update", LastResult: "failed"}, false, "its last update failed", false},
+		{engine.StackStatus{LastKind: "update", LastResult: "succeeded", PendingOps: 2}, false, "2 operation(s) pending", false},
+		{engine.StackStatus{Error: "corrupt state"}, false, "", true},
+	} {
+		ok, why, err := lastRun(&tc.st)
+		if ok != tc.ok || !strings.Contains(why, tc.why) || (err != nil) != tc.fail {
+			t.Errorf("%+v: %v %q %v", tc.st, ok, why, err)
+		}
 	}
 }
