@@ -71,6 +71,10 @@ type Env struct {
 	// Holder reads who holds the fleet lock now (nil: nobody), so a deploy
 	// refuses before Prepare writes anything (nil: not checked early).
 	Holder func(ctx context.Context) (*executor.Holder, error)
+	// LastRun says whether a stack's last operation completed with
+	// nothing pending (why not, otherwise): a cell already on the desired
+	// configuration is skipped only then (nil: always).
+	LastRun func(ctx context.Context, stack string) (ok bool, why string, err error)
 }
 
 // Options are the deploy command's choices.
@@ -195,7 +199,8 @@ func scaled(d time.Duration, f float64) time.Duration {
 // stack's deployedSpec output.
 func Updater(env *Env) *engineupdater.Updater {
 	return &engineupdater.Updater{
-		Runner: env.Runner,
+		Runner:  env.Runner,
+		LastRun: env.LastRun,
 		Deployed: func(ctx context.Context, cell string) (spec.Cell, error) {
 			outs, err := env.Outputs(ctx, cell)
 			if err != nil {
@@ -288,12 +293,16 @@ func Run(ctx context.Context, env *Env, o Options) (*Result, error) {
 	opts := executor.Options{Through: o.Through, Wave: o.Wave, Rebake: o.Rebake, Retry: o.Retry,
 		Host: o.Host, PID: o.PID, Alive: o.Alive, Stop: o.Stop}
 	if env.Fleet.Router != nil {
-		rc := RouterCanaryEnv(env)
 		co := o.RouterCanary.WithDefaults().Scaled(o.BakeScale)
-		opts.Router = func(ctx context.Context) error {
+		opts.Router = func(ctx context.Context, j *executor.Journal) error {
 			if err := checkTable(ctx, env); err != nil {
 				return err
 			}
+			// The router step is a canary kept in the rollout's record,
+			// under the rollout's lock; with nothing to change it runs no
+			// engine.
+			rc := RouterCanaryEnv(env)
+			rc.Journal = j
 			_, err := routercanary.Run(ctx, rc, co)
 			return err
 		}
@@ -302,14 +311,12 @@ func Run(ctx context.Context, env *Env, o Options) (*Result, error) {
 	return &Result{Outcome: out}, err
 }
 
-// RouterCanaryEnv is the router canary over a deploy's engine, outputs and
-// CloudWatch readers: the router step after the last wave.
+// RouterCanaryEnv is the router canary over a deploy's engine, outputs,
+// CloudWatch readers, record store and desired fleet: the router step
+// after the last wave, and `cellctl router canary`.
 func RouterCanaryEnv(env *Env) *routercanary.Env {
-	rc := &routercanary.Env{Runner: env.Runner, Outputs: env.Outputs, Reader: env.Reader, Log: env.Log}
-	if env.Clock != nil {
-		rc.Clock = env.Clock
-	}
-	return rc
+	return &routercanary.Env{Runner: env.Runner, Outputs: env.Outputs, Reader: env.Reader, Log: env.Log,
+		Clock: env.Clock, Store: env.Store, Fleet: env.Fleet}
 }
 
 // Table is the final table of a run: cell → wave → image → state.

@@ -11,18 +11,29 @@ import (
 	"time"
 )
 
-// rotationRecord reads the rotation record from the fleet's file backend.
+// rotationRecord reads the newest rotation record (kind secret-rotation,
+// s-….json, among the rollout records) from the fleet's file backend.
 func rotationRecord(t *testing.T, dir string) map[string]any {
 	t.Helper()
-	data, err := os.ReadFile(filepath.Join(dir, ".cellctl", "state", ".cellctl", "rotations", "origin-verify.json"))
-	if err != nil {
-		return nil
+	files, _ := filepath.Glob(filepath.Join(dir, ".cellctl", "state", ".cellctl", "rollouts", "s-*.json"))
+	var newest map[string]any
+	for _, f := range files {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			continue // being replaced
+		}
+		var rec map[string]any
+		if err := json.Unmarshal(data, &rec); err != nil {
+			continue // a write in progress
+		}
+		if rec["kind"] != "secret-rotation" {
+			t.Fatalf("%s is of kind %v", f, rec["kind"])
+		}
+		if newest == nil || rec["started"].(string) > newest["started"].(string) {
+			newest = rec
+		}
 	}
-	var rec map[string]any
-	if err := json.Unmarshal(data, &rec); err != nil {
-		t.Fatalf("the rotation record is not JSON: %v", err)
-	}
-	return rec
+	return newest
 }
 
 func stepState(rec map[string]any, name string) string {
@@ -76,7 +87,7 @@ func TestSecretRotateNeverRefusesARequest(t *testing.T) {
 	// Phase 1, one wave per run.
 	for _, wave := range []string{"canary", "wave-1", "wave-2"} {
 		mustRun(t, dir, "secret", "rotate", "--steps", "1", "--bake-scale", "0.002")
-		if st := stepState(rotationRecord(t, dir), "accept/"+wave); st != "done" {
+		if st := stepState(rotationRecord(t, dir), "accept/"+wave); st != "passed" {
 			t.Fatalf("after one step: accept/%s is %q", wave, st)
 		}
 		checkNoRefusal(t, dir, "after accept/"+wave, cells)
@@ -100,7 +111,7 @@ func TestSecretRotateNeverRefusesARequest(t *testing.T) {
 		t.Fatal(err)
 	}
 	waitFor(t, "the router switch to start", 3*time.Minute, func() bool {
-		return stepState(rotationRecord(t, dir), "switch/router") == "running"
+		return stepState(rotationRecord(t, dir), "switch/router") == "updating"
 	})
 	time.Sleep(1500 * time.Millisecond) // inside the router's update
 	_ = cmd.Process.Signal(syscall.SIGKILL)
@@ -113,7 +124,7 @@ func TestSecretRotateNeverRefusesARequest(t *testing.T) {
 	if !strings.Contains(r.stderr, "resuming") {
 		t.Errorf("the rerun did not resume the rotation:\n%s", r)
 	}
-	if st := stepState(rotationRecord(t, dir), "switch/router"); st != "done" {
+	if st := stepState(rotationRecord(t, dir), "switch/router"); st != "passed" {
 		t.Fatalf("after the resume switch/router is %q:\n%s", st, r)
 	}
 	checkNoRefusal(t, dir, "after switch/router", cells)

@@ -152,6 +152,21 @@ type Report struct {
 	Hidden []string `json:"averageHides"`
 	// Findings counts the cells with findings.
 	Findings int `json:"cellsWithFindings"`
+	// Canary is a router canary nobody finished: a finding of the fleet's
+	// edge (viewers may reach a staging distribution nothing watches).
+	Canary *Canary `json:"routerCanary,omitempty"`
+}
+
+// Canary is an unfinished router canary, as the report shows it.
+type Canary struct {
+	// Record is the record it is in ("" when none accounts for it).
+	Record string `json:"record,omitempty"`
+	Phase  string `json:"phase"`
+	// Weight is the share of viewers on the staging distribution.
+	Weight float64   `json:"weight"`
+	Since  time.Time `json:"since,omitzero"`
+	// Finding says what it is and the command that finishes it.
+	Finding string `json:"finding"`
 }
 
 // Read reads every target and assembles the report. Cells are read in

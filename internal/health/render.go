@@ -15,8 +15,13 @@ import (
 // Err is the report's outcome: nil when no cell has findings, otherwise an
 // error counting them (the command wraps it as findings, exit 2).
 func (r Report) Err() error {
-	if r.Findings == 0 {
+	switch {
+	case r.Findings == 0 && r.Canary == nil:
 		return nil
+	case r.Findings == 0:
+		return fmt.Errorf("the router has a finding: %s", r.Canary.Finding)
+	case r.Canary != nil:
+		return fmt.Errorf("%d of %d cells have findings; worst: %s; and the router has one: %s", r.Findings, len(r.Cells), r.Worst, r.Canary.Finding)
 	}
 	return fmt.Errorf("%d of %d cells have findings; worst: %s", r.Findings, len(r.Cells), r.Worst)
 }
@@ -92,8 +97,13 @@ func Table(s *render.Styles, r Report) string {
 	for _, h := range r.Hidden {
 		fmt.Fprintf(&b, "%s %s\n", s.Warn("the fleet average hides the worst cell —"), h)
 	}
+	if r.Canary != nil {
+		fmt.Fprintf(&b, "%s %s\n", s.Bad("router:"), r.Canary.Finding)
+	}
 	if r.Findings > 0 {
 		fmt.Fprintf(&b, "%s\n", s.Bad(fmt.Sprintf("%d of %d cells have findings (exit 2)", r.Findings, len(r.Cells))))
+	} else if r.Canary != nil {
+		fmt.Fprintf(&b, "%s\n", s.Bad(fmt.Sprintf("all %d cells healthy, the router has a finding (exit 2)", len(r.Cells))))
 	} else {
 		fmt.Fprintf(&b, "%s\n", s.Good(fmt.Sprintf("all %d cells healthy", len(r.Cells))))
 	}
@@ -133,6 +143,9 @@ func Line(r Report) string {
 		pct(r.Fleet.ErrorRatePercent), num(r.Fleet.P99Ms, "%.0fms"), r.Findings, len(r.Cells))
 	if len(r.Hidden) > 0 {
 		line += " | average hides: " + strings.Join(r.Hidden, "; ")
+	}
+	if r.Canary != nil {
+		line += " | router: " + r.Canary.Finding
 	}
 	return line + "\n"
 }

@@ -11,28 +11,34 @@
 //  3. drop: once the deployed router sends only the next value, wave by
 //     wave each cell stops accepting the old one.
 //
-// Each step is recorded in the Pulumi backend (beside the rollout
-// records) before and after it runs, so a rotation killed at any point
-// resumes from its record; the record holds no secret — the values live
-// encrypted in the stack files, and are recovered from the deployed state
-// when the files are gone. The rotation holds the fleet's rollout lock:
-// it never interleaves with a deploy.
+// The rotation is a step kind of the one gated-change machine: its record
+// is the executor's (executor.Record, kind secret-rotation, its steps in
+// Steps), saved through the executor's journal in the rollout records
+// before and after every step (a failed save stops it), under the fleet
+// lock's one holder, its bakes the executor's bake loop in the one
+// verdict vocabulary. A rotation killed at any point resumes from its
+// record — a step that was baking continues its bake; the record holds no
+// secret — the values live encrypted in the stack files, and are
+// recovered from the deployed state when the files are gone. It never
+// interleaves with a deploy or any other change to the fleet.
 package originsecret
 
 import (
 	"context"
 	"crypto/rand"
 	"encoding/base64"
-	"encoding/json"
+	"encoding/hex"
 	"errors"
 	"fmt"
-	"github.com/cellctl/cellctl/waves"
 	"io"
 	"slices"
 	"strings"
 	"time"
 
 	"golang.org/x/sync/errgroup"
+
+	"github.com/cellctl/cellctl/waves"
+	"github.com/cellctl/cellctl/waves/executor/backend"
 
 	"github.com/cellctl/cellctl/cellmodule"
 	"github.com/cellctl/cellctl/internal/apply"
@@ -53,13 +59,20 @@ type Engine interface {
 	DeployedOriginSecret(ctx context.Context, stack string) (*engine.DeployedOrigin, error)
 }
 
-// Store keeps the rotation record and takes the fleet's rollout lock.
+// Store is the gated-change machine's store (waves/executor/backend): the
+// records of every rollout, canary and rotation, and the fleet lock. It
+// lists them: the rotation under way is the newest unfinished one.
 type Store interface {
-	Load(ctx context.Context) (*Record, error) // nil, nil: none
-	Save(ctx context.Context, r *Record) error
-	// Lock takes the fleet's rollout lock for this rotation; the returned
-	// func releases it. A lock held by a rollout is an outcome.Locked error.
-	Lock(ctx context.Context) (func(), error)
+	executor.Store
+	executor.Lister
+}
+
+// Legacy reads the record an older cellctl kept in a store of its own
+// (LegacyKey), so a rotation it paused resumes, and removes it once the
+// record is in the one store.
+type Legacy interface {
+	LoadLegacy(ctx context.Context) ([]byte, error) // nil, nil: none
+	RemoveLegacy(ctx context.Context) error
 }
 
 // Step kinds.
@@ -69,56 +82,13 @@ const (
 	Drop   = "drop"
 )
 
-// Step states.
-const (
-	Pending = "pending"
-	Running = "running"
-	Done    = "done"
-	Halted  = "halted"
-)
+// LockVerb is the fleet lock holder's verb of a rotation; the holder's id
+// is the rotation's record id (s-…). One rotation at a time: a lock a
+// rotation left is its successor's to take over once its process is gone.
+const LockVerb = "secret rotate"
 
-// Record is a rotation's durable state.
-type Record struct {
-	ID       string     `json:"id"`
-	Started  time.Time  `json:"started"`
-	Updated  time.Time  `json:"updated"`
-	Finished *time.Time `json:"finished,omitempty"`
-	Steps    []*Step    `json:"steps"`
-	// Notes are what runs noticed (a resume, a recovered value, a halt).
-	Notes []string `json:"notes,omitempty"`
-}
-
-// Step is one gated deploy of the rotation.
-type Step struct {
-	Name     string             `json:"name"` // accept/canary, switch/router, drop/canary
-	Kind     string             `json:"kind"`
-	Wave     string             `json:"wave,omitempty"`
-	Cells    []string           `json:"cells,omitempty"`
-	State    string             `json:"state"`
-	Started  *time.Time         `json:"started,omitempty"`
-	Finished *time.Time         `json:"finished,omitempty"`
-	Verdicts []executor.Verdict `json:"verdicts,omitempty"`
-	Error    string             `json:"error,omitempty"`
-}
-
-// Complete reports whether every step is done.
-func (r *Record) Complete() bool {
-	for _, s := range r.Steps {
-		if s.State != Done {
-			return false
-		}
-	}
-	return true
-}
-
-func (r *Record) step(name string) *Step {
-	for _, s := range r.Steps {
-		if s.Name == name {
-			return s
-		}
-	}
-	return nil
-}
+// legacyLockID is the holder id older cellctl rotations locked under.
+const legacyLockID = "secret-rotate"
 
 // Rotator runs rotations.
 type Rotator struct {
@@ -132,9 +102,18 @@ type Rotator struct {
 	// Engine.
 	Runner runplan.StackRunner
 	Gate   executor.Gate
+	// Store keeps the record and the fleet lock; Legacy (optional) the
+	// record of an older cellctl.
 	Store  Store
+	Legacy Legacy
 	Clock  executor.Clock
 	Log    io.Writer
+	// Host and PID name this run in the fleet lock; Alive says whether a
+	// holder on this host still runs (rollout.ProcessAlive; nil: every
+	// holder is presumed alive).
+	Host  string
+	PID   int
+	Alive func(executor.Holder) bool
 }
 
 // Options are one run's choices.
@@ -155,16 +134,25 @@ func (r *Rotator) logf(format string, args ...any) {
 	}
 }
 
-func (r *Rotator) now() time.Time {
+func (r *Rotator) clock() executor.Clock {
 	if r.Clock == nil {
-		return time.Now().UTC()
+		return executor.RealClock{}
 	}
-	return r.Clock.Now().UTC()
+	return r.Clock
+}
+
+func (r *Rotator) now() time.Time { return r.clock().Now().UTC() }
+
+// run is one Run's working state: the rotation's record, written through
+// the executor's journal (every save fatal).
+type run struct {
+	*Rotator
+	j *executor.Journal
 }
 
 // Run starts a rotation, or resumes the one its record says is under way.
 // It returns the record as saved.
-func (r *Rotator) Run(ctx context.Context, o Options) (*Record, error) {
+func (r *Rotator) Run(ctx context.Context, o Options) (*executor.Record, error) {
 	f := r.Fleet
 	if f.Router == nil {
 		return nil, fmt.Errorf("the fleet has no router (%s/Pulumi.router.yaml): nothing sends the origin-verify secret", f.StackDir)
@@ -183,60 +171,183 @@ func (r *Rotator) Run(ctx context.Context, o Options) (*Record, error) {
 			return nil, fmt.Errorf("%s: cell %s is in no wave: a rotation goes wave by wave through every cell; add it to a wave first", fleet.WavesFile, id)
 		}
 	}
-	unlock, err := r.Store.Lock(ctx)
+	// Which rotation this run is (read-only: nothing is written before
+	// the lock is held).
+	rec, legacy, err := r.current(ctx)
 	if err != nil {
 		return nil, err
 	}
-	defer unlock()
-	rec, err := r.Store.Load(ctx)
+	id := executor.NewID(executor.KindRotation)
+	if rec != nil {
+		id = rec.ID
+	}
+	me := executor.Holder{ID: id, Verb: LockVerb, Host: r.Host, PID: r.PID, Started: r.now(), Nonce: nonce()}
+	note, err := executor.Take(ctx, r.Store, me, func(h executor.Holder) bool {
+		return h.Verb == LockVerb || h.ID == legacyLockID
+	}, r.Alive)
+	if err != nil {
+		var le *executor.LockedError
+		if errors.As(err, &le) {
+			if le.Holder.Verb == LockVerb || le.Holder.ID == legacyLockID {
+				return nil, outcome.Locked("", fmt.Errorf("another `cellctl secret rotate` runs: %w", err))
+			}
+			return nil, outcome.Locked("", fmt.Errorf("refused: a rotation deploys every cell and the router and never interleaves with another change to the fleet: %w", err))
+		}
+		return nil, err
+	}
+	defer func() { _ = r.Store.Unlock(context.WithoutCancel(ctx), me) }()
+	if note != "" {
+		r.logf("%s", note)
+	}
+	// Held: read again (a rotation may have run between the read and the
+	// lock), then write.
+	again, legacyAgain, err := r.current(ctx)
 	if err != nil {
 		return nil, err
 	}
-	if rec == nil || rec.Complete() {
-		rec = r.newRecord()
+	if (again == nil) != (rec == nil) || again != nil && again.ID != rec.ID {
+		return nil, errors.New("another `cellctl secret rotate` ran while this one started: run `cellctl secret rotate` again")
+	}
+	rec, legacy = again, legacy || legacyAgain
+	if rec == nil {
+		rec = r.newRecord(id)
 		r.logf("rotation %s: %d steps (accept the next value wave by wave, switch the router, drop the old value wave by wave)", rec.ID, len(rec.Steps))
 	} else {
 		r.logf("rotation %s: resuming from its record", rec.ID)
 		rec.Notes = append(rec.Notes, fmt.Sprintf("%s: resumed", r.now().Format(time.RFC3339)))
-		r.adopt(rec)
 	}
+	rec.State, rec.Holder, rec.Error = executor.Running, me, ""
+	x := &run{Rotator: r, j: executor.NewJournal(r.Store, r.clock(), rec)}
+	if err := x.j.Update(ctx, x.adopt); err != nil {
+		return x.j.Snapshot(), err
+	}
+	if legacy && r.Legacy != nil {
+		// The record is in the one store now; the older copy goes.
+		if err := r.Legacy.RemoveLegacy(ctx); err != nil {
+			return x.j.Snapshot(), fmt.Errorf("rotation %s: moved into the rollout records, but removing the older record (%s) failed: %w", rec.ID, LegacyKey, err)
+		}
+		r.logf("rotation %s: its record moved from %s into the rollout records", rec.ID, LegacyKey)
+	}
+	err = x.steps(ctx, o)
+	return x.j.Snapshot(), err
+}
+
+// steps runs the record's steps from the first one not done.
+func (x *run) steps(ctx context.Context, o Options) error {
 	// Every stack file holds the current value (recovered from the
 	// deployed state when a file lacks it).
-	if _, err := r.Engine.EnsureOriginVerifySecret(ctx, f.StackNames()); err != nil {
-		return rec, err
-	}
-	if err := r.save(ctx, rec); err != nil {
-		return rec, err
+	if _, err := x.Engine.EnsureOriginVerifySecret(ctx, x.Fleet.StackNames()); err != nil {
+		return x.stop(ctx, err)
 	}
 	ran := 0
 	for {
-		s := pending(rec)
-		if s == nil {
+		i := x.pending()
+		if i < 0 {
 			break
 		}
+		name := x.stepName(i)
 		if o.Steps > 0 && ran == o.Steps {
-			r.logf("rotation %s: paused after %d step(s) before %s; run `cellctl secret rotate` again to continue", rec.ID, ran, s.Name)
-			return rec, ErrPaused
+			x.logf("rotation %s: paused after %d step(s) before %s; run `cellctl secret rotate` again to continue", x.id(), ran, name)
+			if err := x.j.Update(ctx, func(rec *executor.Record) { rec.State = executor.Paused }); err != nil {
+				return err
+			}
+			return ErrPaused
 		}
 		select {
 		case <-o.Stop:
-			return rec, fmt.Errorf("rotation %s: stopped before %s; run `cellctl secret rotate` again to continue", rec.ID, s.Name)
+			return x.stop(ctx, fmt.Errorf("rotation %s: stopped before %s; run `cellctl secret rotate` again to continue", x.id(), name))
 		default:
 		}
-		cur, next, err := r.values(ctx, rec)
+		cur, next, err := x.values(ctx)
 		if err != nil {
-			return rec, fmt.Errorf("rotation %s: %s: %w", rec.ID, s.Name, err)
+			return x.stop(ctx, fmt.Errorf("rotation %s: %s: %w", x.id(), name, err))
 		}
 		// values may have put earlier steps back to pending.
-		if err := r.runStep(ctx, rec, pending(rec), cur, next); err != nil {
-			return rec, err
+		if err := x.runStep(ctx, x.pending(), cur, next); err != nil {
+			return x.stop(ctx, err)
 		}
 		ran++
 	}
-	t := r.now()
-	rec.Finished = &t
-	r.logf("rotation %s: complete — every cell accepts only the new value, and CloudFront sends it", rec.ID)
-	return rec, r.save(ctx, rec)
+	x.logf("rotation %s: complete — every cell accepts only the new value, and CloudFront sends it", x.id())
+	return x.j.Update(ctx, func(rec *executor.Record) {
+		rec.State, rec.Finished = executor.Complete, x.now()
+	})
+}
+
+// stop records why the run stopped; the next run resumes at the step (a
+// halted step is retried: fix the cause, run again).
+func (x *run) stop(ctx context.Context, err error) error {
+	if serr := x.j.Update(ctx, func(rec *executor.Record) {
+		rec.State, rec.Error = executor.Interrupted, err.Error()
+	}); serr != nil && !errors.Is(err, serr) {
+		return errors.Join(err, serr)
+	}
+	return err
+}
+
+func (x *run) id() string {
+	var id string
+	x.j.View(func(rec *executor.Record) { id = rec.ID })
+	return id
+}
+
+func (x *run) stepName(i int) string {
+	var n string
+	x.j.View(func(rec *executor.Record) { n = rec.Steps[i].Name })
+	return n
+}
+
+func (x *run) step(i int) executor.StepRecord {
+	var s executor.StepRecord
+	x.j.View(func(rec *executor.Record) { s = rec.Steps[i] })
+	return s
+}
+
+// current is the rotation under way: the newest rotation record that is
+// not finished — or, when an older cellctl kept it in its own store, that
+// record in the one record type (legacy true: it is not in the store
+// yet). nil: none, a new rotation starts.
+func (r *Rotator) current(ctx context.Context) (rec *executor.Record, legacy bool, err error) {
+	recs, err := r.Store.List(ctx)
+	if err != nil {
+		var bad *backend.UnreadableError
+		if !errors.As(err, &bad) {
+			return nil, false, fmt.Errorf("reading the rotation records: %w", err)
+		}
+		if bad.Any("s-") {
+			// Fail closed: an unreadable rotation is not "no rotation".
+			return nil, false, fmt.Errorf("reading the rotation records: %w", err)
+		}
+	}
+	var newest *executor.Record
+	for _, rc := range recs {
+		if rc.Kind == executor.KindRotation && (newest == nil || rc.Started.After(newest.Started)) {
+			newest = rc
+		}
+	}
+	if r.Legacy != nil {
+		data, err := r.Legacy.LoadLegacy(ctx)
+		if err != nil {
+			return nil, false, err
+		}
+		if data != nil {
+			old, err := migrate(data)
+			if err != nil {
+				return nil, false, err
+			}
+			switch {
+			case newest != nil && newest.ID == old.ID:
+				// Moved already; the older copy was not removed yet.
+				legacy = true
+			case old.Unfinished() && (newest == nil || !newest.Unfinished()):
+				return old, true, nil
+			}
+		}
+	}
+	if newest != nil && newest.Unfinished() {
+		return newest, legacy, nil
+	}
+	return nil, legacy, nil
 }
 
 // adopt gives a cell that joined a wave since the rotation started
@@ -246,7 +357,7 @@ func (r *Rotator) Run(ctx context.Context, o Options) (*Record, error) {
 // (the new cell must accept the next value before CloudFront sends it),
 // the drop after (it must accept what the router sends). Rerunning a step
 // is safe: the other cells already hold its values.
-func (r *Rotator) adopt(rec *Record) {
+func (x *run) adopt(rec *executor.Record) {
 	in := map[string]bool{}
 	for _, s := range rec.Steps {
 		for _, c := range s.Cells {
@@ -254,54 +365,47 @@ func (r *Rotator) adopt(rec *Record) {
 		}
 	}
 	switched := false
-	if sw := rec.step(Switch + "/" + fleet.RouterStack); sw != nil && sw.State == Done {
+	if sw := rec.Step(Switch + "/" + fleet.RouterStack); sw != nil && sw.State == executor.WaveDone {
 		switched = true
 	}
-	for _, w := range r.Waves {
+	for _, w := range x.Waves {
 		for _, c := range w.Cells {
 			if in[c] {
 				continue
 			}
-			for _, s := range rec.Steps {
+			for i := range rec.Steps {
+				s := &rec.Steps[i]
 				if s.Wave != w.Name || s.Kind == Switch {
 					continue
 				}
 				s.Cells = append(s.Cells, c)
-				if s.State == Done && (s.Kind == Drop || !switched) {
-					s.State = Pending
+				if s.State == executor.WaveDone && (s.Kind == Drop || !switched) {
+					s.State = executor.WavePending
 					rec.Notes = append(rec.Notes, fmt.Sprintf("%s: %s joined wave %s during the rotation: running the step again for it", s.Name, c, w.Name))
-					r.logf("%s: %s joined wave %s during the rotation: running this step again so it gets the rotation's values", s.Name, c, w.Name)
+					x.logf("%s: %s joined wave %s during the rotation: running this step again so it gets the rotation's values", s.Name, c, w.Name)
 				}
 			}
 		}
 	}
 }
 
-func (r *Rotator) newRecord() *Record {
+func (r *Rotator) newRecord(id string) *executor.Record {
 	now := r.now()
-	b := make([]byte, 3)
-	_, _ = rand.Read(b)
-	rec := &Record{ID: now.Format("20060102T150405Z") + "-" + fmt.Sprintf("%x", b), Started: now}
+	rec := &executor.Record{ID: id, Kind: executor.KindRotation, State: executor.Running, Started: now}
 	for _, w := range r.Waves {
-		rec.Steps = append(rec.Steps, &Step{Name: Accept + "/" + w.Name, Kind: Accept, Wave: w.Name, Cells: w.Cells, State: Pending})
+		rec.Steps = append(rec.Steps, executor.StepRecord{Name: Accept + "/" + w.Name, Kind: Accept, Wave: w.Name, Cells: slices.Clone(w.Cells), State: executor.WavePending})
 	}
-	rec.Steps = append(rec.Steps, &Step{Name: Switch + "/" + fleet.RouterStack, Kind: Switch, State: Pending})
+	rec.Steps = append(rec.Steps, executor.StepRecord{Name: Switch + "/" + fleet.RouterStack, Kind: Switch, State: executor.WavePending})
 	for _, w := range r.Waves {
-		rec.Steps = append(rec.Steps, &Step{Name: Drop + "/" + w.Name, Kind: Drop, Wave: w.Name, Cells: w.Cells, State: Pending})
+		rec.Steps = append(rec.Steps, executor.StepRecord{Name: Drop + "/" + w.Name, Kind: Drop, Wave: w.Name, Cells: slices.Clone(w.Cells), State: executor.WavePending})
 	}
 	return rec
 }
 
-func (r *Rotator) save(ctx context.Context, rec *Record) error {
-	rec.Updated = r.now()
-	if err := r.Store.Save(context.WithoutCancel(ctx), rec); err != nil {
-		return fmt.Errorf("saving rotation %s's record: %w", rec.ID, err)
-	}
-	return nil
-}
-
-func (r *Rotator) keys() (string, string) {
-	return r.Fleet.ConfigKey(fleet.OriginVerifyKey), r.Fleet.ConfigKey(fleet.OriginVerifyNextKey)
+func nonce() string {
+	var b [8]byte
+	_, _ = rand.Read(b[:])
+	return hex.EncodeToString(b[:])
 }
 
 // values returns the current and the next value as the stack files and
@@ -311,17 +415,22 @@ func (r *Rotator) keys() (string, string) {
 // current, else a new one — minted only while nothing deployed accepts
 // another value, so no step done before is lost. After the switch the
 // router's value is the next one (the current is no longer needed).
-func (r *Rotator) values(ctx context.Context, rec *Record) (cur, next string, err error) {
-	key, nextKey := r.keys()
-	if sw := rec.step(Switch + "/" + fleet.RouterStack); sw != nil && sw.State == Done {
-		v, found, err := r.Engine.StackSecret(fleet.RouterStack, key)
+func (x *run) values(ctx context.Context) (cur, next string, err error) {
+	key, nextKey := x.keys()
+	switched := false
+	x.j.View(func(rec *executor.Record) {
+		sw := rec.Step(Switch + "/" + fleet.RouterStack)
+		switched = sw != nil && sw.State == executor.WaveDone
+	})
+	if switched {
+		v, found, err := x.Engine.StackSecret(fleet.RouterStack, key)
 		if err != nil || !found {
 			return "", "", fmt.Errorf("reading the router's %s: %v", key, err)
 		}
 		return "", v, nil
 	}
-	for _, id := range r.Fleet.CellIDs() {
-		v, found, err := r.Engine.StackSecret(id, key)
+	for _, id := range x.Fleet.CellIDs() {
+		v, found, err := x.Engine.StackSecret(id, key)
 		if err != nil {
 			return "", "", err
 		}
@@ -334,7 +443,7 @@ func (r *Rotator) values(ctx context.Context, rec *Record) (cur, next string, er
 			return "", "", fmt.Errorf("the cells' stack files hold different %s values before the router switched: "+
 				"restore them from the commit of the last `cellctl secret rotate` run", key)
 		}
-		n, found, err := r.Engine.StackSecret(id, nextKey)
+		n, found, err := x.Engine.StackSecret(id, nextKey)
 		if err != nil {
 			return "", "", err
 		}
@@ -348,8 +457,8 @@ func (r *Rotator) values(ctx context.Context, rec *Record) (cur, next string, er
 	if next != "" {
 		return cur, next, nil
 	}
-	for _, id := range r.Fleet.CellIDs() {
-		d, err := r.Engine.DeployedOriginSecret(ctx, id)
+	for _, id := range x.Fleet.CellIDs() {
+		d, err := x.Engine.DeployedOriginSecret(ctx, id)
 		if err != nil {
 			return "", "", fmt.Errorf("reading what %s accepts: %w", id, err)
 		}
@@ -363,15 +472,29 @@ func (r *Rotator) values(ctx context.Context, rec *Record) (cur, next string, er
 		}
 	}
 	if next != "" {
-		rec.Notes = append(rec.Notes, "the next value was recovered from the deployed cells (the stack files lacked it)")
-		return cur, next, nil
+		err := x.j.Update(ctx, func(rec *executor.Record) {
+			rec.Notes = append(rec.Notes, "the next value was recovered from the deployed cells (the stack files lacked it)")
+		})
+		return cur, next, err
 	}
 	// Nothing deployed accepts another value: any accept step recorded as
 	// done has been undone since, so it runs again with the new value.
-	for _, s := range rec.Steps {
-		if s.Kind == Accept && s.State == Done {
-			s.State = Pending
-			rec.Notes = append(rec.Notes, fmt.Sprintf("%s: no deployed cell accepts a next value any more; running the step again", s.Name))
+	undone := false
+	x.j.View(func(rec *executor.Record) {
+		for _, s := range rec.Steps {
+			undone = undone || s.Kind == Accept && s.State == executor.WaveDone
+		}
+	})
+	if undone {
+		if err := x.j.Update(ctx, func(rec *executor.Record) {
+			for i := range rec.Steps {
+				if s := &rec.Steps[i]; s.Kind == Accept && s.State == executor.WaveDone {
+					s.State = executor.WavePending
+					rec.Notes = append(rec.Notes, fmt.Sprintf("%s: no deployed cell accepts a next value any more; running the step again", s.Name))
+				}
+			}
+		}); err != nil {
+			return "", "", err
 		}
 	}
 	buf := make([]byte, 32)
@@ -381,52 +504,93 @@ func (r *Rotator) values(ctx context.Context, rec *Record) (cur, next string, er
 	return cur, base64.RawURLEncoding.EncodeToString(buf), nil
 }
 
-// pending is the first step not done.
-func pending(rec *Record) *Step {
-	for _, s := range rec.Steps {
-		if s.State != Done {
-			return s
+// pending is the index of the first step not done, -1 when all are.
+func (x *run) pending() int {
+	at := -1
+	x.j.View(func(rec *executor.Record) {
+		for i, s := range rec.Steps {
+			if s.State != executor.WaveDone {
+				at = i
+				return
+			}
 		}
-	}
-	return nil
+	})
+	return at
 }
 
-func (r *Rotator) runStep(ctx context.Context, rec *Record, s *Step, cur, next string) error {
-	var err error
-	t := r.now()
-	if s.State == Pending {
-		s.Started = &t
+// runStep runs step i: its updates, then its bake. A step recorded as
+// baking — its updates done when the last run stopped — continues its
+// bake from the recorded start, as a rollout's wave does, without
+// deploying anything again.
+func (x *run) runStep(ctx context.Context, i int, cur, next string) error {
+	s := x.step(i)
+	if s.State == executor.WaveBaking && !s.BakeStart.IsZero() {
+		x.logf("%s: was baking when the last run stopped: continuing its bake", s.Name)
+		err := x.resumeBake(ctx, i, cur)
+		return x.finishStep(ctx, i, err)
 	}
-	s.State, s.Error = Running, ""
-	if err := r.save(ctx, rec); err != nil {
+	if err := x.j.Update(ctx, func(rec *executor.Record) {
+		st := &rec.Steps[i]
+		if st.State == executor.WavePending || st.Started.IsZero() {
+			st.Started = x.now()
+		}
+		st.State, st.Error, st.BakeStart, st.Polls, st.Decision, st.Breach, st.Reason = executor.WaveUpdating, "", time.Time{}, nil, "", nil, ""
+	}); err != nil {
 		return err
 	}
-	r.logf("%s: %s", s.Name, describe(s))
+	x.logf("%s: %s", s.Name, describe(s))
+	var err error
 	switch s.Kind {
 	case Accept:
-		err = r.cells(ctx, rec, s, map[string]*string{r.key(): &cur, r.nextKey(): &next})
+		err = x.cells(ctx, i, map[string]*string{x.key(): &cur, x.nextKey(): &next})
 	case Switch:
-		err = r.switchRouter(ctx, rec, s, cur, next)
+		err = x.switchRouter(ctx, i, cur, next)
 	case Drop:
-		err = r.drop(ctx, rec, s, next)
+		err = x.drop(ctx, i, next)
 	}
+	return x.finishStep(ctx, i, err)
+}
+
+// finishStep records a step's end: done, or halted with why.
+func (x *run) finishStep(ctx context.Context, i int, err error) error {
 	if err != nil {
-		s.State, s.Error = Halted, err.Error()
-		if serr := r.save(ctx, rec); serr != nil {
+		if serr := x.j.Update(ctx, func(rec *executor.Record) {
+			st := &rec.Steps[i]
+			st.State, st.Error = executor.WaveHalted, err.Error()
+		}); serr != nil && !errors.Is(err, serr) {
 			return errors.Join(err, serr)
 		}
 		return err
 	}
-	done := r.now()
-	s.State, s.Finished = Done, &done
-	r.logf("%s: done", s.Name)
-	return r.save(ctx, rec)
+	x.logf("%s: done", x.stepName(i))
+	return x.j.Update(ctx, func(rec *executor.Record) {
+		st := &rec.Steps[i]
+		st.State, st.Finished = executor.WaveDone, x.now()
+	})
+}
+
+// resumeBake continues the bake of a step whose updates were done.
+func (x *run) resumeBake(ctx context.Context, i int, cur string) error {
+	s := x.step(i)
+	switch s.Kind {
+	case Switch:
+		if err := x.bake(ctx, i, x.Waves[0], x.Fleet.CellIDs()); err != nil {
+			return x.putRouterBack(ctx, s.Name, cur, err)
+		}
+		return nil
+	default:
+		return x.bake(ctx, i, x.wave(s.Wave), s.Cells)
+	}
+}
+
+func (r *Rotator) keys() (string, string) {
+	return r.Fleet.ConfigKey(fleet.OriginVerifyKey), r.Fleet.ConfigKey(fleet.OriginVerifyNextKey)
 }
 
 func (r *Rotator) key() string     { k, _ := r.keys(); return k }
 func (r *Rotator) nextKey() string { _, k := r.keys(); return k }
 
-func describe(s *Step) string {
+func describe(s executor.StepRecord) string {
 	switch s.Kind {
 	case Accept:
 		return fmt.Sprintf("wave %s (%s) accepts the current and the next value", s.Wave, strings.Join(s.Cells, ", "))
@@ -438,22 +602,23 @@ func describe(s *Step) string {
 
 // drop makes a wave's cells accept only the new value, once the deployed
 // router sends nothing else.
-func (r *Rotator) drop(ctx context.Context, rec *Record, s *Step, next string) error {
-	d, err := r.Engine.DeployedOriginSecret(ctx, fleet.RouterStack)
+func (x *run) drop(ctx context.Context, i int, next string) error {
+	d, err := x.Engine.DeployedOriginSecret(ctx, fleet.RouterStack)
 	if err != nil {
 		return fmt.Errorf("reading what the router sends: %w", err)
 	}
 	if v, ok := d.Sent(); !d.Deployed || !ok || v != next {
 		return errors.New("refused: the deployed router does not send the new value to every origin; dropping the old value would refuse its requests")
 	}
-	return r.cells(ctx, rec, s, map[string]*string{r.key(): &next, r.nextKey(): nil})
+	return x.cells(ctx, i, map[string]*string{x.key(): &next, x.nextKey(): nil})
 }
 
 // cells stores values in the step's cells' stack files and deploys them
 // (bounded by the wave's max_parallel), then bakes the wave on its gate.
-func (r *Rotator) cells(ctx context.Context, rec *Record, s *Step, values map[string]*string) error {
+func (x *run) cells(ctx context.Context, i int, values map[string]*string) error {
+	s := x.step(i)
 	for _, c := range s.Cells {
-		if _, err := r.Engine.SetStackSecrets(ctx, c, values); err != nil {
+		if _, err := x.Engine.SetStackSecrets(ctx, c, values); err != nil {
 			return err
 		}
 	}
@@ -461,40 +626,63 @@ func (r *Rotator) cells(ctx context.Context, rec *Record, s *Step, values map[st
 	// up; a rotation deploys no new cell.
 	var deployed []string
 	for _, c := range s.Cells {
-		d, err := r.Engine.DeployedOriginSecret(ctx, c)
+		d, err := x.Engine.DeployedOriginSecret(ctx, c)
 		if err != nil {
 			return fmt.Errorf("reading what %s accepts: %w", c, err)
 		}
 		if d.Deployed {
 			deployed = append(deployed, c)
 		} else {
-			r.logf("%s: %s is not deployed: its stack file has the values for its first up", s.Name, c)
+			x.logf("%s: %s is not deployed: its stack file has the values for its first up", s.Name, c)
 		}
 	}
 	if len(deployed) == 0 {
 		return nil
 	}
-	w := r.wave(s.Wave)
+	w := x.wave(s.Wave)
 	g, gctx := errgroup.WithContext(ctx)
 	if w.MaxParallel > 0 {
 		g.SetLimit(w.MaxParallel)
 	}
 	for _, c := range deployed {
-		g.Go(func() error { return r.up(gctx, c) })
+		g.Go(func() error { return x.up(gctx, c) })
 	}
 	if err := g.Wait(); err != nil {
 		return err
 	}
-	return r.bake(ctx, rec, s, w, deployed)
+	if err := x.baking(ctx, i, deployed); err != nil {
+		return err
+	}
+	return x.bake(ctx, i, w, deployed)
+}
+
+// baking records that the step's updates are done and its bake starts
+// now, over cells: a rerun continues this bake instead of deploying again.
+func (x *run) baking(ctx context.Context, i int, cells []string) error {
+	return x.j.Update(ctx, func(rec *executor.Record) {
+		st := &rec.Steps[i]
+		st.State, st.BakeStart, st.Cells = executor.WaveBaking, x.now(), mergeCells(st.Cells, cells)
+	})
+}
+
+func mergeCells(a, b []string) []string {
+	out := slices.Clone(a)
+	for _, c := range b {
+		if !slices.Contains(out, c) {
+			out = append(out, c)
+		}
+	}
+	return out
 }
 
 // switchRouter points the router's origins at the next value, once every
 // deployed cell accepts it; a breach during the bake puts the current
 // value back.
-func (r *Rotator) switchRouter(ctx context.Context, rec *Record, s *Step, cur, next string) error {
+func (x *run) switchRouter(ctx context.Context, i int, cur, next string) error {
+	s := x.step(i)
 	var refusing []string
-	for _, id := range r.Fleet.CellIDs() {
-		d, err := r.Engine.DeployedOriginSecret(ctx, id)
+	for _, id := range x.Fleet.CellIDs() {
+		d, err := x.Engine.DeployedOriginSecret(ctx, id)
 		if err != nil {
 			return fmt.Errorf("reading what %s accepts: %w", id, err)
 		}
@@ -502,7 +690,7 @@ func (r *Rotator) switchRouter(ctx context.Context, rec *Record, s *Step, cur, n
 			refusing = append(refusing, id)
 		}
 	}
-	if router, err := r.Engine.DeployedOriginSecret(ctx, fleet.RouterStack); err != nil {
+	if router, err := x.Engine.DeployedOriginSecret(ctx, fleet.RouterStack); err != nil {
 		return fmt.Errorf("reading what the router sends: %w", err)
 	} else {
 		// A router deployed before the fleet origin had one origin per
@@ -512,7 +700,7 @@ func (r *Rotator) switchRouter(ctx context.Context, rec *Record, s *Step, cur, n
 			if origin == cellmodule.RouterOriginID {
 				continue
 			}
-			if c := r.Fleet.Cell(origin); c == nil && !slices.Contains(refusing, origin) {
+			if c := x.Fleet.Cell(origin); c == nil && !slices.Contains(refusing, origin) {
 				refusing = append(refusing, origin+" (not in the fleet)")
 			}
 		}
@@ -522,22 +710,32 @@ func (r *Rotator) switchRouter(ctx context.Context, rec *Record, s *Step, cur, n
 		return fmt.Errorf("refused: %s do not accept the next value in their deployed ALB rules; switching the router would refuse their requests — "+
 			"a cell of waves.yaml's waves gets the values when `cellctl secret rotate` runs again; a cell in no wave must join one first (waves.yaml), then run `cellctl secret rotate`", strings.Join(refusing, ", "))
 	}
-	if _, err := r.Engine.SetStackSecrets(ctx, fleet.RouterStack, map[string]*string{r.key(): &next}); err != nil {
+	if _, err := x.Engine.SetStackSecrets(ctx, fleet.RouterStack, map[string]*string{x.key(): &next}); err != nil {
 		return err
 	}
-	if err := r.up(ctx, fleet.RouterStack); err != nil {
+	if err := x.up(ctx, fleet.RouterStack); err != nil {
 		return err
 	}
-	first := r.Waves[0]
-	bakeErr := r.bake(ctx, rec, s, first, r.Fleet.CellIDs())
-	if bakeErr == nil {
-		return nil
+	if err := x.baking(ctx, i, nil); err != nil {
+		return err
 	}
-	r.logf("%s: %v — putting the router back on the current value", s.Name, bakeErr)
-	if _, err := r.Engine.SetStackSecrets(ctx, fleet.RouterStack, map[string]*string{r.key(): &cur}); err != nil {
+	if bakeErr := x.bake(ctx, i, x.Waves[0], x.Fleet.CellIDs()); bakeErr != nil {
+		return x.putRouterBack(ctx, s.Name, cur, bakeErr)
+	}
+	return nil
+}
+
+// putRouterBack restores the current value on the router after its bake
+// on the next one failed.
+func (x *run) putRouterBack(ctx context.Context, step, cur string, bakeErr error) error {
+	if cur == "" {
+		return bakeErr
+	}
+	x.logf("%s: %v — putting the router back on the current value", step, bakeErr)
+	if _, err := x.Engine.SetStackSecrets(ctx, fleet.RouterStack, map[string]*string{x.key(): &cur}); err != nil {
 		return fmt.Errorf("%w; putting the router back failed too: %v", bakeErr, err)
 	}
-	if err := r.up(ctx, fleet.RouterStack); err != nil {
+	if err := x.up(ctx, fleet.RouterStack); err != nil {
 		return fmt.Errorf("%w; putting the router back failed too: %v", bakeErr, err)
 	}
 	return bakeErr
@@ -564,23 +762,33 @@ func (r *Rotator) up(ctx context.Context, stack string) error {
 	return err
 }
 
-// bake runs the wave's bake with the executor's bake loop
-// (executor.Baker): a breach, an unreadable gate (fail closed) or an
-// inconclusive end under on_inconclusive: halt stops the rotation. Every
-// poll is saved in the step's record before it is acted on; a record that
-// cannot be saved stops the rotation.
-func (r *Rotator) bake(ctx context.Context, rec *Record, s *Step, w executor.Wave, cells []string) error {
-	clock := r.Clock
-	if clock == nil {
-		clock = executor.RealClock{}
+// bake runs the step's bake with the executor's bake loop
+// (executor.Baker) from the step's recorded start: a breach, an
+// unreadable gate (fail closed) or an inconclusive end under
+// on_inconclusive: halt stops the rotation. Every poll is saved in the
+// step's record before it is acted on; a record that cannot be saved
+// stops the rotation.
+func (x *run) bake(ctx context.Context, i int, w executor.Wave, cells []string) error {
+	s := x.step(i)
+	start := s.BakeStart
+	if start.IsZero() {
+		start = x.now()
 	}
-	b := executor.Baker{Gate: r.Gate, Clock: clock, Stop: nil, Record: func(p executor.Poll) error {
-		s.Verdicts = p.Verdicts
-		return r.save(ctx, rec)
+	b := executor.Baker{Gate: x.Gate, Clock: x.clock(), Record: func(p executor.Poll) error {
+		return x.j.Update(ctx, func(rec *executor.Record) {
+			st := &rec.Steps[i]
+			st.Polls = append(st.Polls, p)
+		})
 	}}
-	res, err := b.Bake(ctx, executor.BakeSpec{Step: w.Name, Cells: cells, Start: clock.Now().UTC(), Duration: w.Bake, Poll: w.Poll})
+	res, err := b.Bake(ctx, executor.BakeSpec{Step: w.Name, Cells: cells, Start: start, Duration: w.Bake, Poll: w.Poll})
 	if err != nil {
 		return fmt.Errorf("%s: %w; run `cellctl secret rotate` again to resume at this step", s.Name, err)
+	}
+	if err := x.j.Update(ctx, func(rec *executor.Record) {
+		st := &rec.Steps[i]
+		st.Decision, st.Breach, st.Reason = res.Decision, res.Breach, res.Reason
+	}); err != nil {
+		return err
 	}
 	switch {
 	case res.Decision == waves.Breached:
@@ -594,6 +802,3 @@ func (r *Rotator) bake(ctx context.Context, rec *Record, s *Step, w executor.Wav
 	}
 	return nil
 }
-
-// MarshalRecord is the record as stored.
-func MarshalRecord(r *Record) ([]byte, error) { return json.MarshalIndent(r, "", "  ") }

@@ -2,20 +2,25 @@ package originsecret
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
-	"github.com/cellctl/cellctl/waves"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
+	"gocloud.dev/blob/memblob"
+
 	"github.com/cellctl/cellctl/cellmodule"
 	"github.com/cellctl/cellctl/internal/engine"
+	"github.com/cellctl/cellctl/internal/exitcode"
 	"github.com/cellctl/cellctl/internal/fleet"
 	"github.com/cellctl/cellctl/internal/outcome"
+	"github.com/cellctl/cellctl/internal/rollout"
 	"github.com/cellctl/cellctl/internal/stackrun"
+	"github.com/cellctl/cellctl/waves"
 	"github.com/cellctl/cellctl/waves/executor"
+	"github.com/cellctl/cellctl/waves/executor/backend"
 )
 
 const (
@@ -107,34 +112,82 @@ func (e *fakeEngine) refused() []string {
 	return out
 }
 
+// memStore is the real record store and fleet lock (waves/executor/backend
+// over an in-memory bucket), with failures and deaths injected.
 type memStore struct {
-	rec    *Record
-	locked error
-	held   bool
+	*backend.Store
+	rs *rollout.Store
+	// locked, when set, is a holder that holds the fleet before any run.
+	locked *executor.Holder
 	// failAfter, when positive, fails every save after that many.
 	failAfter int
 	saves     int
+	// dieAt, when it returns true for a record about to be saved, kills
+	// the process there: that save and every later write fail, and the
+	// lock stays behind (kill -9).
+	dieAt func(*executor.Record) bool
+	dead  bool
 }
 
-func (m *memStore) Load(context.Context) (*Record, error) { return m.rec, nil }
-func (m *memStore) Save(_ context.Context, r *Record) error {
+func newStore(t *testing.T) *memStore {
+	t.Helper()
+	rs := rollout.NewStore(memblob.OpenBucket(nil))
+	return &memStore{Store: backend.New(rs), rs: rs}
+}
+
+func (m *memStore) Save(ctx context.Context, r *executor.Record) error {
 	m.saves++
+	if m.dead || m.dieAt != nil && m.dieAt(r) {
+		m.dead = true
+		return errors.New("killed")
+	}
 	if m.failAfter > 0 && m.saves > m.failAfter {
 		return errors.New("backend unreachable")
 	}
-	data, _ := MarshalRecord(r)
-	m.rec = nil
-	var cp Record
-	_ = jsonUnmarshal(data, &cp)
-	m.rec = &cp
-	return nil
+	return m.Store.Save(ctx, r)
 }
-func (m *memStore) Lock(context.Context) (func(), error) {
+
+func (m *memStore) Lock(ctx context.Context, h executor.Holder) error {
 	if m.locked != nil {
-		return nil, m.locked
+		if _, err := m.rs.Acquire(ctx, *m.locked); err != nil {
+			return err
+		}
+		m.locked = nil
 	}
-	m.held = true
-	return func() { m.held = false }, nil
+	return m.Store.Lock(ctx, h)
+}
+
+func (m *memStore) Unlock(ctx context.Context, h executor.Holder) error {
+	if m.dead {
+		return nil
+	}
+	return m.Store.Unlock(ctx, h)
+}
+
+// held is the fleet lock's holder now (nil: free).
+func (m *memStore) held(t *testing.T) *executor.Holder {
+	t.Helper()
+	h, err := m.rs.Holder(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return h
+}
+
+// rotation is the newest rotation record in the store.
+func (m *memStore) rotation(t *testing.T) *executor.Record {
+	t.Helper()
+	recs, err := m.List(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out *executor.Record
+	for _, r := range recs {
+		if r.Kind == executor.KindRotation && (out == nil || r.Started.After(out.Started)) {
+			out = r
+		}
+	}
+	return out
 }
 
 type gateFunc func(q executor.GateQuery) ([]executor.Verdict, error)
@@ -157,7 +210,7 @@ func rotator(e *fakeEngine, st *memStore, g executor.Gate) *Rotator {
 		f.Cells = append(f.Cells, &fleet.Cell{})
 		f.Cells[len(f.Cells)-1].ID = c
 	}
-	return &Rotator{Fleet: f, Engine: e, Store: st, Gate: g, Waves: []executor.Wave{
+	return &Rotator{Fleet: f, Engine: e, Store: st, Gate: g, Host: "ci-1", PID: 7, Waves: []executor.Wave{
 		{Name: "canary", Cells: e.cells[:1]},
 		{Name: "rest", Cells: e.cells[1:], MaxParallel: 1},
 	}}
@@ -167,7 +220,7 @@ func rotator(e *fakeEngine, st *memStore, g executor.Gate) *Rotator {
 // end every cell accepts only the new value and the router sends it.
 func TestRotationNeverRefusesBetweenSteps(t *testing.T) {
 	e := newFake("cell-a", "cell-b", "cell-c")
-	st := &memStore{}
+	st := newStore(t)
 	r := rotator(e, st, gateFunc(passAll))
 	steps := 0
 	for {
@@ -175,12 +228,12 @@ func TestRotationNeverRefusesBetweenSteps(t *testing.T) {
 		if got := e.refused(); len(got) > 0 {
 			t.Fatalf("after step %d: %v refuse what CloudFront sends", steps, got)
 		}
-		if st.held {
-			t.Fatal("the lock was not released")
+		if h := st.held(t); h != nil {
+			t.Fatalf("the lock was not released: %v", h)
 		}
 		steps++
 		if err == nil {
-			if rec.Finished == nil {
+			if rec.Finished.IsZero() || rec.State != executor.Complete || rec.Kind != executor.KindRotation {
 				t.Fatal("no error and not finished")
 			}
 			break
@@ -210,7 +263,7 @@ func TestRotationNeverRefusesBetweenSteps(t *testing.T) {
 // value, read from the deployed state, whatever the record says.
 func TestSwitchRefusedWhenADeployedCellDoesNotAcceptTheNextValue(t *testing.T) {
 	e := newFake("cell-a", "cell-b")
-	st := &memStore{}
+	st := newStore(t)
 	r := rotator(e, st, gateFunc(passAll))
 	if _, err := r.Run(context.Background(), Options{Steps: 2}); !errors.Is(err, ErrPaused) {
 		t.Fatal(err)
@@ -224,7 +277,7 @@ func TestSwitchRefusedWhenADeployedCellDoesNotAcceptTheNextValue(t *testing.T) {
 	if e.deployed[fleet.RouterStack].Sends[cellmodule.RouterOriginID] != "old" || slices.Contains(e.ups, fleet.RouterStack) {
 		t.Fatal("the router was changed")
 	}
-	if got := st.rec.step("switch/router").State; got != Halted {
+	if got := st.rotation(t).Step("switch/router").State; got != executor.WaveHalted {
 		t.Errorf("switch step is %s, want halted in the record", got)
 	}
 }
@@ -232,7 +285,7 @@ func TestSwitchRefusedWhenADeployedCellDoesNotAcceptTheNextValue(t *testing.T) {
 // A breach while the router bakes on the new value puts it back.
 func TestSwitchBreachPutsTheRouterBack(t *testing.T) {
 	e := newFake("cell-a", "cell-b")
-	st := &memStore{}
+	st := newStore(t)
 	breach := false
 	g := gateFunc(func(q executor.GateQuery) ([]executor.Verdict, error) {
 		if !breach {
@@ -275,7 +328,7 @@ func TestSwitchBreachPutsTheRouterBack(t *testing.T) {
 // An unreadable gate is a breach (fail closed), never a pass.
 func TestGateErrorHalts(t *testing.T) {
 	e := newFake("cell-a", "cell-b")
-	r := rotator(e, &memStore{}, gateFunc(func(executor.GateQuery) ([]executor.Verdict, error) {
+	r := rotator(e, newStore(t), gateFunc(func(executor.GateQuery) ([]executor.Verdict, error) {
 		return nil, errors.New("CloudWatch unreachable")
 	}))
 	_, err := r.Run(context.Background(), Options{})
@@ -288,15 +341,14 @@ func TestGateErrorHalts(t *testing.T) {
 // While a rollout holds the lock nothing is read or changed.
 func TestRefusedWhileARolloutHoldsTheLock(t *testing.T) {
 	e := newFake("cell-a", "cell-b")
-	st := &memStore{locked: outcome.Locked("", errors.New("refused while a rollout holds the fleet"))}
+	st := newStore(t)
+	st.locked = &executor.Holder{ID: "r-0123456789ab", Verb: "deploy", Host: "ci-1", PID: 4242, Started: time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC), Nonce: "feedface"}
 	_, err := rotator(e, st, gateFunc(passAll)).Run(context.Background(), Options{})
 	var locked *outcome.LockedError
-	if !errors.As(err, &locked) || len(e.ups) != 0 || st.rec != nil {
-		t.Fatalf("got %v with %d ups and record %v", err, len(e.ups), st.rec)
+	if !errors.As(err, &locked) || exitcode.Of(err) != exitcode.Locked || !strings.Contains(err.Error(), "r-0123456789ab") || len(e.ups) != 0 || st.rotation(t) != nil {
+		t.Fatalf("got %v with %d ups and record %v", err, len(e.ups), st.rotation(t))
 	}
 }
-
-func jsonUnmarshal(data []byte, v any) error { return json.Unmarshal(data, v) }
 
 // A cell never deployed gets the values in its file but no up: a
 // rotation deploys no new cell.
@@ -304,7 +356,7 @@ func TestUndeployedCellIsNotDeployed(t *testing.T) {
 	e := newFake("cell-a", "cell-b")
 	e.deployed["cell-b"] = &engine.DeployedOrigin{Stack: "cell-b"}
 	e.deployed[fleet.RouterStack].Sends = map[string]string{cellmodule.RouterOriginID: "old"}
-	if _, err := rotator(e, &memStore{}, gateFunc(passAll)).Run(context.Background(), Options{}); err != nil {
+	if _, err := rotator(e, newStore(t), gateFunc(passAll)).Run(context.Background(), Options{}); err != nil {
 		t.Fatal(err)
 	}
 	if slices.Contains(e.ups, "cell-b") {
@@ -319,7 +371,8 @@ func TestUndeployedCellIsNotDeployed(t *testing.T) {
 // record must say where the rotation is (the rollout executor's rule).
 func TestAFailedRecordSaveStopsTheRotation(t *testing.T) {
 	e := newFake("cell-a", "cell-b")
-	st := &memStore{failAfter: 2} // the start and the first step's start are saved
+	st := newStore(t)
+	st.failAfter = 3 // the start, the first step's start and its bake's start are saved
 	polled := 0
 	r := rotator(e, st, gateFunc(func(q executor.GateQuery) ([]executor.Verdict, error) {
 		polled++
@@ -334,7 +387,7 @@ func TestAFailedRecordSaveStopsTheRotation(t *testing.T) {
 	if polled != 1 {
 		t.Fatalf("the gate was polled %d times: the bake must stop at the poll it could not record", polled)
 	}
-	if sw := st.rec.step(Switch + "/" + fleet.RouterStack); sw == nil || sw.State != Pending {
+	if sw := st.rotation(t).Step(Switch + "/" + fleet.RouterStack); sw == nil || sw.State != executor.WavePending {
 		t.Fatal("the rotation went on past a record it could not save")
 	}
 }
@@ -345,7 +398,7 @@ func TestAFailedRecordSaveStopsTheRotation(t *testing.T) {
 func TestACellAddedMidRotationGetsThePhasesValues(t *testing.T) {
 	for _, steps := range []int{1, 3} { // after the canary's accept; after the switch
 		e := newFake("cell-a", "cell-b")
-		st := &memStore{}
+		st := newStore(t)
 		r := rotator(e, st, gateFunc(passAll))
 		if _, err := r.Run(context.Background(), Options{Steps: steps}); !errors.Is(err, ErrPaused) {
 			t.Fatal(err)
@@ -368,11 +421,150 @@ func TestACellAddedMidRotationGetsThePhasesValues(t *testing.T) {
 		if err != nil {
 			t.Fatalf("after %d step(s): %v", steps, err)
 		}
-		if !rec.Complete() || len(e.refused()) > 0 {
-			t.Fatalf("after %d step(s): complete %v, refused %v", steps, rec.Complete(), e.refused())
+		if rec.State != executor.Complete || len(e.refused()) > 0 {
+			t.Fatalf("after %d step(s): %s, refused %v", steps, rec.State, e.refused())
 		}
 		if got := e.deployed["cell-c"].Accepts; len(got) != 1 || got[0] != e.files[fleet.RouterStack][kCur] {
 			t.Fatalf("after %d step(s): cell-c accepts %v, the router sends %s", steps, got, e.files[fleet.RouterStack][kCur])
 		}
 	}
+}
+
+// Killed (kill -9) while a step bakes: the record says the step is
+// baking, the lock stays behind. The next run on this host sees the dead
+// holder's process gone, takes its lock over, and continues that bake
+// from its recorded start — without deploying the step's cells again —
+// then goes on.
+func TestKilledWhileBakingResumesTheBake(t *testing.T) {
+	e := newFake("cell-a", "cell-b")
+	st := newStore(t)
+	st.dieAt = func(rec *executor.Record) bool {
+		s := rec.Step(Accept + "/canary")
+		return s != nil && s.State == executor.WaveBaking && len(s.Polls) > 0
+	}
+	r := rotator(e, st, gateFunc(passAll))
+	r.Waves[0].Bake, r.Waves[0].Poll = time.Hour, time.Minute
+	clock := &stepClock{t: time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC)}
+	r.Clock = clock
+	if _, err := r.Run(context.Background(), Options{}); err == nil {
+		t.Fatal("the killed run did not fail")
+	}
+	killed := st.rotation(t)
+	s := killed.Step(Accept + "/canary")
+	if killed.State != executor.Running || s.State != executor.WaveBaking || s.BakeStart.IsZero() {
+		t.Fatalf("after the kill: record %s, step %+v", killed.State, s)
+	}
+	if h := st.held(t); h == nil || h.ID != killed.ID || h.Verb != LockVerb {
+		t.Fatalf("the killed run's lock is %v, want %s's", h, killed.ID)
+	}
+	ups := len(e.ups)
+
+	// Another verb meanwhile is refused by the dead rotation's lock.
+	other := executor.Holder{ID: "op-1", Verb: "drain", Host: "ci-1", PID: 8, Started: clock.Now(), Nonce: "n"}
+	if err := st.Store.Lock(context.Background(), other); err == nil {
+		t.Fatal("another verb took the dead rotation's lock")
+	}
+
+	st.dead, st.dieAt = false, nil
+	var log strings.Builder
+	r2 := rotator(e, st, gateFunc(passAll))
+	r2.Waves = r.Waves
+	r2.Clock, r2.Log, r2.PID = clock, &log, 9
+	r2.Alive = func(h executor.Holder) bool { return h.PID != 7 }
+	rec, err := r2.Run(context.Background(), Options{Steps: 1})
+	if !errors.Is(err, ErrPaused) {
+		t.Fatalf("resumed run: %v\n%s", err, log.String())
+	}
+	if !strings.Contains(log.String(), "is gone") || !strings.Contains(log.String(), "continuing its bake") {
+		t.Errorf("the resumed run did not say it took over and continued the bake:\n%s", log.String())
+	}
+	if len(e.ups) != ups {
+		t.Errorf("the resumed bake deployed again: %v", e.ups[ups:])
+	}
+	got := rec.Step(Accept + "/canary")
+	if got.State != executor.WaveDone || !got.BakeStart.Equal(s.BakeStart) || len(got.Polls) <= len(s.Polls) {
+		t.Errorf("resumed step %+v, killed one started its bake at %s with %d polls", got, s.BakeStart, len(s.Polls))
+	}
+	if rec.ID != killed.ID || rec.Holder.PID != 9 {
+		t.Errorf("resumed record %s held by %+v, want %s held by pid 9", rec.ID, rec.Holder, killed.ID)
+	}
+}
+
+// A rotation an older cellctl paused — its record in its own store
+// (LegacyKey), its lock under the id "secret-rotate", its process gone —
+// resumes: the record moves into the rollout records (one record type),
+// its done steps are not run again, and the older copy is removed.
+func TestARotationAnOlderCellctlPausedResumes(t *testing.T) {
+	e := newFake("cell-a", "cell-b")
+	// The older run finished accept/canary: cell-a accepts both values.
+	e.files["cell-a"][kNext] = "next"
+	e.up("cell-a")
+	e.ups = nil
+	st := newStore(t)
+	legacy := &fakeLegacy{data: []byte(`{"id":"20261201T090000Z-abcdef","started":"2026-12-01T09:00:00Z","updated":"2026-12-01T09:05:00Z",
+ "steps":[{"name":"accept/canary","kind":"accept","wave":"canary","cells":["cell-a"],"state":"done","verdicts":[{"cell":"cell-a","decision":"pass"}]},
+ {"name":"accept/rest","kind":"accept","wave":"rest","cells":["cell-b"],"state":"pending"},
+ {"name":"switch/router","kind":"switch","state":"pending"},
+ {"name":"drop/canary","kind":"drop","wave":"canary","cells":["cell-a"],"state":"pending"},
+ {"name":"drop/rest","kind":"drop","wave":"rest","cells":["cell-b"],"state":"pending"}]}`)}
+	st.locked = &executor.Holder{ID: "secret-rotate", Verb: "secret rotate", Host: "ci-1", PID: 7, Started: time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC), Nonce: "old"}
+	r := rotator(e, st, gateFunc(passAll))
+	r.Legacy, r.Alive = legacy, func(h executor.Holder) bool { return h.PID != 7 }
+	var log strings.Builder
+	r.Log = &log
+	rec, err := r.Run(context.Background(), Options{Steps: 1})
+	if !errors.Is(err, ErrPaused) {
+		t.Fatalf("%v\n%s", err, log.String())
+	}
+	if !strings.HasPrefix(rec.ID, "s-") || rec.Kind != executor.KindRotation || !strings.Contains(strings.Join(rec.Notes, "\n"), "20261201T090000Z-abcdef") {
+		t.Errorf("moved record %s (%s), notes %v", rec.ID, rec.Kind, rec.Notes)
+	}
+	if st := rec.Step("accept/rest").State; st != executor.WaveDone {
+		t.Errorf("accept/rest is %s after one step, want passed", st)
+	}
+	if slices.Contains(e.ups, "cell-a") {
+		t.Errorf("the done step ran again: ups %v", e.ups)
+	}
+	if e.files["cell-b"][kNext] != "next" {
+		t.Errorf("cell-b got next value %q, want the one the older run minted", e.files["cell-b"][kNext])
+	}
+	if legacy.data != nil {
+		t.Error("the older record was not removed")
+	}
+	if got := st.rotation(t); got == nil || got.ID != rec.ID {
+		t.Fatalf("the store holds %v, want %s", got, rec.ID)
+	}
+	// The next run continues the moved record to the end.
+	if rec, err = r.Run(context.Background(), Options{}); err != nil || rec.State != executor.Complete {
+		t.Fatalf("%v %v", rec.State, err)
+	}
+	if len(e.refused()) > 0 {
+		t.Errorf("refused at the end: %v", e.refused())
+	}
+}
+
+type fakeLegacy struct{ data []byte }
+
+func (l *fakeLegacy) LoadLegacy(context.Context) ([]byte, error) { return l.data, nil }
+func (l *fakeLegacy) RemoveLegacy(context.Context) error         { l.data = nil; return nil }
+
+// stepClock moves on by each wait (a bake's hour in microseconds).
+type stepClock struct {
+	mu sync.Mutex
+	t  time.Time
+}
+
+func (c *stepClock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.t
+}
+
+func (c *stepClock) After(d time.Duration) <-chan time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.t = c.t.Add(d)
+	ch := make(chan time.Time, 1)
+	ch <- c.t
+	return ch
 }

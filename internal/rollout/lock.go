@@ -102,6 +102,19 @@ func (h Holder) Same(o Holder) bool {
 	return h.ID == o.ID && h.Verb == o.Verb && h.Host == o.Host && h.PID == o.PID && h.Started.Equal(o.Started) && h.Nonce == o.Nonce
 }
 
+// KeepsRecord reports whether the holder is a gated change that keeps a
+// record to resume from (a rollout, a router canary, a secret rotation:
+// the executor's step kinds) — or an unknown verb, presumed to. Such a
+// lock is that change's to resume or abandon, never taken over by another
+// verb, even when its process is gone.
+func (h Holder) KeepsRecord() bool {
+	switch h.Verb {
+	case "deploy", "router canary", "secret rotate", "":
+		return true
+	}
+	return false
+}
+
 // GoneFromThisHost reports whether the holder ran on this machine and its
 // process no longer exists — the one case where a lock is provably stale.
 // A holder on another host, or with no pid, is never presumed dead.

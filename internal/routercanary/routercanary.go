@@ -5,9 +5,20 @@
 // then for a weighted share of all viewers (at most 15 %, CloudFront's
 // cap); then, if the staging distribution's 5xx rate and the function's
 // own errors stayed within their thresholds through both bakes, the
-// primary distribution takes the candidate version (promotion). On a
-// breach, or too little traffic to judge, the staging distribution is
+// primary distribution takes exactly the canaried version (promotion). On
+// a breach, or too little traffic to judge, the staging distribution is
 // reverted to what the primary runs and the primary is never touched.
+//
+// The canary is a step kind of the one gated-change machine: its state is
+// an executor.CanaryRecord — in a record of its own (kind router-canary,
+// `cellctl router canary`) or in a rollout's record (deploy's router
+// step) — saved through the executor's journal before and after every
+// step (a failed save stops it), under the fleet lock's one holder, its
+// bakes the executor's bake loop (executor.Baker) in the one verdict
+// vocabulary. A canary killed in any phase is resumed by the next run, or
+// its revert finished; `cellctl status` and `health` show one nobody
+// finished. A router step whose inputs and deployed outputs are those the
+// last shipped canary recorded has nothing to change: no engine run.
 //
 // Each step is an `up` of the router stack with the traffic split as
 // data (stackrun.Inputs.Router); the gate is the fleet's gate evaluator
@@ -34,6 +45,7 @@ import (
 	"github.com/cellctl/cellctl/router/canary"
 	"github.com/cellctl/cellctl/waves"
 	"github.com/cellctl/cellctl/waves/executor"
+	"github.com/cellctl/cellctl/waves/executor/backend"
 	"github.com/cellctl/cellctl/waves/executor/fromwaves"
 	"github.com/cellctl/cellctl/waves/gate"
 	"github.com/cellctl/cellctl/waves/signal"
@@ -53,21 +65,46 @@ const (
 
 // Env is what a canary runs against.
 type Env struct {
-	// Runner runs one stack's operation (internal/engine).
+	// Runner runs one stack's operation (the apply path, then the engine).
 	Runner runplan.StackRunner
 	// Outputs reads a deployed stack's outputs.
 	Outputs func(ctx context.Context, stack string) (map[string]any, error)
 	// Reader returns the CloudWatch reader of a region; CloudFront's
 	// metrics are read in us-east-1 (signal.MetricsRegion).
 	Reader func(ctx context.Context, region string) (gate.Reader, error)
-	// Clock is the bake's clock (nil: the wall clock), the executor's as
-	// every gated change's.
+	// Clock is the canary's one clock (nil: the wall clock).
 	Clock executor.Clock
 	// Log receives one line per step and poll (stderr).
 	Log io.Writer
 	// Token returns the smoke header's value; nil: 16 random hex digits.
 	Token func() (string, error)
+
+	// Store keeps the records and the fleet lock (waves/executor/backend);
+	// when it lists records (executor.Lister), the canary finds the one
+	// an earlier run left and what the last shipped canary recorded.
+	Store executor.Store
+	// Journal, when set, is the record the canary is a step of — a
+	// rollout's, whose run holds the fleet lock: the canary keeps its
+	// state in that record's Canary and takes no lock. nil: the canary
+	// has a record of its own and takes the fleet lock through Store
+	// (Host, PID, Alive name this run and judge a dead holder).
+	Journal *executor.Journal
+	Host    string
+	PID     int
+	Alive   func(executor.Holder) bool
+	// Prepare runs once the fleet lock is held, before the first step
+	// (the apply path's gates over the whole fleet); nil: nothing.
+	Prepare func(ctx context.Context) error
+	// Fleet is the desired fleet the router ships; with it the canary
+	// fingerprints the router's inputs (Inputs) and runs no engine when
+	// they and the deployed outputs are those the last shipped canary
+	// recorded. nil: every run ships.
+	Fleet *fleet.Fleet
 }
+
+// LockVerb is the fleet lock holder's verb of a canary of its own; the
+// holder's id is its record's (c-…).
+const LockVerb = "router canary"
 
 // Options are a canary's choices.
 type Options struct {
@@ -163,7 +200,7 @@ func (o Options) Validate() error {
 // Outcomes of a canary.
 const (
 	FirstDeploy = "first-deploy" // nothing served traffic yet: deployed ungated
-	Unchanged   = "unchanged"    // the edge function did not change: nothing to canary
+	Unchanged   = "unchanged"    // the edge function did not change: nothing to canary (and, with nothing else changed, no engine run)
 	Promoted    = "promoted"     // the primary runs the candidate
 	Discarded   = "discarded"    // a bake breached or was inconclusive: staging reverted
 	Reverted    = "reverted"     // --discard
@@ -181,13 +218,22 @@ type Step struct {
 	Polls    []executor.Poll `json:"polls,omitempty"`
 }
 
-// Result is what a canary did.
+// Result is what a canary did, read from its record.
 type Result struct {
+	// ID is the record the canary's state is in (its own, or the rollout
+	// whose router step it is).
+	ID      string `json:"id,omitempty"`
 	Outcome string `json:"outcome"`
+	// Phase is where the canary stands (done once it is over).
+	Phase string `json:"phase,omitempty"`
 	// Primary is the version the primary ran before; Candidate the newest.
 	Primary             string `json:"primaryFunctionArn,omitempty"`
 	Candidate           string `json:"candidateFunctionArn,omitempty"`
 	StagingDistribution string `json:"stagingDistributionId,omitempty"`
+	// PrimaryTable and CandidateTable are the routing table versions of
+	// the two (0: unknown).
+	PrimaryTable   int64 `json:"primaryTableVersion,omitempty"`
+	CandidateTable int64 `json:"candidateTableVersion,omitempty"`
 	// Header and HeaderValue select the staging distribution in the smoke
 	// phase (for a synthetic client on AWS).
 	Header      string `json:"header,omitempty"`
@@ -196,20 +242,142 @@ type Result struct {
 	Reason      string `json:"reason,omitempty"`
 }
 
-// Run runs one canary of the router stack's current program.
+// Run runs one canary of the router stack's current program — or resumes
+// the one an earlier run left unfinished, or finishes its revert.
 func Run(ctx context.Context, env *Env, o Options) (*Result, error) {
 	o = o.WithDefaults()
 	if err := o.Validate(); err != nil {
 		return nil, err
 	}
-	c := &run{env: env, o: o, res: &Result{}}
-	return c.res, c.run(ctx)
+	if env.Journal != nil {
+		c := &run{env: env, o: o, j: env.Journal}
+		err := c.run(ctx)
+		return c.result(), err
+	}
+	if env.Store == nil {
+		return nil, errors.New("router canary: no record store (the canary's record and the fleet lock)")
+	}
+	return runOwn(ctx, env, o)
+}
+
+// runOwn is a canary with a record of its own: it takes the fleet lock
+// under that record's id (taking over the lock of the unfinished canary
+// it resumes once that run's process is gone), and keeps the lock while
+// the canary is unfinished — nothing else may change the fleet while
+// viewers may reach the staging distribution.
+func runOwn(ctx context.Context, env *Env, o Options) (*Result, error) {
+	clock := env.Clock
+	if clock == nil {
+		clock = executor.RealClock{}
+	}
+	recs, err := records(ctx, env.Store)
+	if err != nil {
+		return nil, err
+	}
+	id := executor.NewID(executor.KindCanary)
+	if prev := latest(recs); prev != nil && prev.Kind == executor.KindCanary && prev.Canary.Unfinished() {
+		id = prev.ID
+	}
+	me := executor.Holder{ID: id, Verb: LockVerb, Host: env.Host, PID: env.PID, Started: clock.Now().UTC(), Nonce: nonce()}
+	note, err := executor.Take(ctx, env.Store, me, func(h executor.Holder) bool { return h.Verb == LockVerb }, env.Alive)
+	if err != nil {
+		var le *executor.LockedError
+		if errors.As(err, &le) {
+			return nil, outcome.Locked("", fmt.Errorf("`cellctl router canary` changes the router and waits for no one: %w", err))
+		}
+		return nil, err
+	}
+	release := func() { _ = env.Store.Unlock(context.WithoutCancel(ctx), me) }
+	if note != "" && env.Log != nil {
+		fmt.Fprintf(env.Log, "router canary: %s\n", note)
+	}
+	rec, err := env.Store.Load(ctx, id)
+	switch {
+	case errors.Is(err, executor.ErrNoRecord):
+		rec = &executor.Record{ID: id, Kind: executor.KindCanary, Started: me.Started}
+	case err != nil:
+		release()
+		return nil, fmt.Errorf("router canary: reading its record %s: %w", id, err)
+	}
+	if env.Prepare != nil {
+		if err := env.Prepare(ctx); err != nil {
+			if rec.Canary.Unfinished() {
+				// Still the unfinished canary's: the lock stays, in this
+				// run's name, so the next run can take it over.
+				_ = env.Store.Save(context.WithoutCancel(ctx), withHolder(rec, me, executor.Interrupted, err))
+			} else {
+				release()
+			}
+			return nil, err
+		}
+	}
+	rec.State, rec.Holder, rec.Error = executor.Running, me, ""
+	c := &run{env: env, o: o, j: executor.NewJournal(env.Store, clock, rec)}
+	if err := c.j.Update(ctx, nil); err != nil {
+		release()
+		return nil, err
+	}
+	err = c.run(ctx)
+	res := c.result()
+	end := c.j.Update(ctx, func(rec *executor.Record) {
+		switch cr := rec.Canary; {
+		case cr.Unfinished():
+			rec.State, rec.Error = executor.Interrupted, errText(err)
+		case cr != nil && cr.Outcome == Discarded:
+			rec.State, rec.Error, rec.Finished = executor.HaltedState, errText(err), cr.Finished
+		default:
+			rec.State, rec.Error = executor.Complete, errText(err)
+			if cr != nil {
+				rec.Finished = cr.Finished
+			}
+		}
+	})
+	if !c.canary().Unfinished() && end == nil {
+		release()
+	}
+	if err == nil {
+		err = end
+	}
+	return res, err
+}
+
+func withHolder(rec *executor.Record, h executor.Holder, st executor.RolloutState, err error) *executor.Record {
+	rec.Holder, rec.State, rec.Error = h, st, errText(err)
+	return rec
+}
+
+func errText(err error) string {
+	if err == nil {
+		return ""
+	}
+	return err.Error()
+}
+
+// records lists the store's records (none when it cannot list). One that
+// does not read hides none of the others; when it may be a canary's, the
+// canary stops (fail closed: it could be the unfinished one).
+func records(ctx context.Context, st executor.Store) ([]*executor.Record, error) {
+	l, ok := st.(executor.Lister)
+	if !ok {
+		return nil, nil
+	}
+	recs, err := l.List(ctx)
+	var bad *backend.UnreadableError
+	switch {
+	case err == nil:
+		return recs, nil
+	case errors.As(err, &bad) && !bad.Any("c-") && !bad.Any("r-"):
+		return recs, nil
+	case bad != nil:
+		return nil, fmt.Errorf("router canary: a record that may hold an unfinished canary cannot be read: %w", err)
+	}
+	return nil, fmt.Errorf("router canary: reading the records: %w", err)
 }
 
 type run struct {
 	env *Env
 	o   Options
-	res *Result
+	j   *executor.Journal
 }
 
 func (c *run) logf(format string, args ...any) {
@@ -218,132 +386,416 @@ func (c *run) logf(format string, args ...any) {
 	}
 }
 
+func (c *run) now() time.Time { return c.j.Clock().Now().UTC() }
+
+// canary is a copy of the record's canary state (nil: none yet).
+func (c *run) canary() *executor.CanaryRecord {
+	var out *executor.CanaryRecord
+	c.j.View(func(rec *executor.Record) {
+		if rec.Canary != nil {
+			cp := *rec.Canary
+			cp.Phases = append([]executor.StepRecord(nil), rec.Canary.Phases...)
+			out = &cp
+		}
+	})
+	return out
+}
+
+// update changes the canary's state and saves the record (fatal on error).
+func (c *run) update(ctx context.Context, fn func(*executor.CanaryRecord)) error {
+	return c.j.Update(ctx, func(rec *executor.Record) {
+		if rec.Canary == nil {
+			rec.Canary = &executor.CanaryRecord{}
+		}
+		fn(rec.Canary)
+	})
+}
+
+func (c *run) id() string {
+	var id string
+	c.j.View(func(rec *executor.Record) { id = rec.ID })
+	return id
+}
+
 func (c *run) run(ctx context.Context) error {
 	outs, err := c.env.Outputs(ctx, fleet.RouterStack)
 	if err != nil {
 		return fmt.Errorf("router canary: reading the router's stack outputs: %w", err)
 	}
-	primary := primaryOf(outs)
-	if c.o.Discard {
-		if primary == "" {
-			return errors.New("router canary --discard: the router is not deployed (no primaryFunctionArn output): nothing to revert")
-		}
-		c.res.Primary = primary
-		if _, err := c.up(ctx, canary.Traffic{Phase: canary.Stable, PrimaryFunctionArn: primary}); err != nil {
-			return err
-		}
-		c.res.Outcome = Reverted
-		c.logf("staging distribution reverted to %s, policy disabled; the primary was not touched", primary)
-		return nil
+	prev := c.canary()
+	switch {
+	case c.o.Discard:
+		return c.discardCmd(ctx, outs, prev)
+	case prev.Unfinished():
+		return c.resume(ctx, outs, prev)
 	}
+	return c.fresh(ctx, outs)
+}
+
+// fresh starts a canary (recorded before anything changes).
+func (c *run) fresh(ctx context.Context, outs map[string]any) error {
+	primary := primaryOf(outs)
 	if len(outs) == 0 || primary == "" {
 		// Nothing serves viewers yet: there is no primary to protect.
-		c.logf("the router has never been deployed: deploying it (nothing to canary)")
-		if _, err := c.upStack(ctx, nil); err != nil {
+		if err := c.start(ctx, &executor.CanaryRecord{Phase: executor.CanaryStarting}); err != nil {
 			return err
 		}
-		c.res.Outcome = FirstDeploy
-		return nil
+		return c.firstDeploy(ctx)
 	}
-	c.res.Primary = primary
-	if phase, _ := outs["canaryPhase"].(string); phase != "" && phase != string(canary.Stable) {
-		c.logf("the last canary stopped in its %s phase; starting again from the smoke test (the primary still runs %s)", phase, primary)
+	phase, _ := outs["canaryPhase"].(string)
+	stable := phase == "" || phase == string(canary.Stable)
+	inputs, err := c.inputs(ctx)
+	if err != nil {
+		return err
+	}
+	if stable && inputs != "" {
+		if last := c.lastShipped(ctx); last != nil && last.Inputs == inputs && last.Deployed == Deployed(outs) {
+			c.logf("nothing to ship: the router's inputs and deployed outputs are those %s recorded when it shipped them (no engine run)", last.Candidate)
+			return c.start(ctx, &executor.CanaryRecord{Phase: executor.CanaryDone, Outcome: Unchanged, Primary: primary,
+				Reason:       "nothing changed since the router was last shipped: no engine run",
+				PrimaryTable: tableVersion(outs), CandidateTable: tableVersion(outs), Inputs: inputs, Deployed: last.Deployed, Finished: c.now()})
+		}
+	}
+	if !stable {
+		c.logf("the router's staging distribution is in a %s phase nobody recorded (an older cellctl, or a run killed before its record); starting again from the smoke test (the primary still runs %s)", phase, primary)
 	}
 	token, err := c.token()
 	if err != nil {
 		return err
 	}
-	header := canary.Traffic{Phase: canary.Header, PrimaryFunctionArn: primary, HeaderValue: token}
-	outs, err = c.up(ctx, header)
+	cr := &executor.CanaryRecord{Phase: executor.CanaryStarting, PhaseSince: c.now(), Primary: primary,
+		Header: canary.DefaultHeader, HeaderValue: token, Weight: c.o.Weight, IdleTTL: c.o.IdleTTL, MaximumTTL: c.o.MaximumTTL, Inputs: inputs}
+	if stable {
+		// Between canaries both distributions run the newest version:
+		// tableVersion is the primary's.
+		cr.PrimaryTable = tableVersion(outs)
+	}
+	if err := c.start(ctx, cr); err != nil {
+		return err
+	}
+	return c.fromHeader(ctx)
+}
+
+// start records a new canary in the record (replacing a finished one).
+func (c *run) start(ctx context.Context, cr *executor.CanaryRecord) error {
+	return c.j.Update(ctx, func(rec *executor.Record) { rec.Canary = cr })
+}
+
+func (c *run) firstDeploy(ctx context.Context) error {
+	c.logf("the router has never been deployed: deploying it (nothing to canary)")
+	outs, err := c.upStack(ctx, nil)
+	if err != nil {
+		return err
+	}
+	inputs, _ := c.inputs(ctx)
+	return c.update(ctx, func(cr *executor.CanaryRecord) {
+		cr.Phase, cr.Outcome, cr.Finished = executor.CanaryDone, FirstDeploy, c.now()
+		cr.Primary, cr.PrimaryTable, cr.CandidateTable = primaryOf(outs), tableVersion(outs), tableVersion(outs)
+		cr.Inputs, cr.Deployed = inputs, Deployed(outs)
+	})
+}
+
+// resume continues the canary an earlier run left: the bake of the phase
+// it was baking when the deployed router still shows that phase, its
+// revert, its promotion — or, when what is deployed is not what the
+// record says (a run killed mid-update), its smoke phase again.
+func (c *run) resume(ctx context.Context, outs map[string]any, cr *executor.CanaryRecord) error {
+	since := ""
+	if !cr.PhaseSince.IsZero() {
+		since = " since " + cr.PhaseSince.Format(time.RFC3339)
+	}
+	c.logf("resuming canary %s: it stopped in its %s phase%s (the primary runs %s)", c.id(), cr.Phase, since, cr.Primary)
+	switch cr.Phase {
+	case executor.CanaryStarting:
+		if cr.Primary == "" {
+			return c.firstDeploy(ctx)
+		}
+		return c.again(ctx)
+	case executor.CanaryHeader, executor.CanaryWeight:
+		i := lastPhase(cr, cr.Phase)
+		if i >= 0 && cr.Phases[i].State == executor.WaveHalted {
+			// Judged before the run stopped: act on the recorded decision.
+			c.logf("its %s phase was judged (%s): discarding it", cr.Phase, cr.Phases[i].Reason)
+			return c.halt(ctx, cr.Phase, cr.Phases[i].Reason, "fix the routing table or the edge handler, then run `cellctl router canary` again")
+		}
+		phase, _ := outs["canaryPhase"].(string)
+		deployed := phase == cr.Phase && cr.Candidate != "" && outs["stagingFunctionArn"] == cr.Candidate && primaryOf(outs) == cr.Primary
+		if i < 0 || !deployed || cr.Phases[i].State != executor.WaveBaking {
+			c.logf("the deployed router is not in the recorded %s phase of %s: running the smoke phase again", cr.Phase, cr.Candidate)
+			return c.again(ctx)
+		}
+		left := c.bakeOf(cr.Phase) - c.now().Sub(cr.Phases[i].BakeStart)
+		c.logf("the %s phase was baking: continuing its bake (%s left)", cr.Phase, max(left, 0).Round(time.Second))
+		if err := c.bake(ctx, i); err != nil {
+			return err
+		}
+		if cr.Phase == executor.CanaryHeader {
+			return c.fromWeight(ctx)
+		}
+		return c.promote(ctx)
+	case executor.CanaryPromoting:
+		return c.promote(ctx)
+	case executor.CanaryDiscarding:
+		c.logf("finishing its revert: the staging distribution goes back to %s", cr.Primary)
+		if err := c.revert(ctx); err != nil {
+			return fmt.Errorf("router canary %s: finishing the revert failed: %w; run `cellctl router canary --discard`", c.id(), err)
+		}
+		outcomeName := Discarded
+		if cr.Reason == discardedByOperator {
+			outcomeName = Reverted
+		}
+		if err := c.finish(ctx, outcomeName, nil); err != nil {
+			return err
+		}
+		if outcomeName == Reverted {
+			return nil
+		}
+		return &outcome.HaltedError{Wave: "router",
+			Err:  fmt.Errorf("router canary %s halted (%s) and its revert was finished now: the staging distribution runs %s again and the primary never ran %s", c.id(), cr.Reason, cr.Primary, cr.Candidate),
+			Next: "fix the routing table or the edge handler, then run `cellctl router canary` again"}
+	}
+	return fmt.Errorf("router canary %s: its record is in phase %q, which this cellctl cannot continue; run `cellctl router canary --discard`", c.id(), cr.Phase)
+}
+
+// again runs the smoke phase of a resumed canary anew, with the inputs as
+// they are now (the program may have changed since the last run).
+func (c *run) again(ctx context.Context) error {
+	inputs, err := c.inputs(ctx)
+	if err != nil {
+		return err
+	}
+	if err := c.update(ctx, func(cr *executor.CanaryRecord) { cr.Inputs = inputs }); err != nil {
+		return err
+	}
+	return c.fromHeader(ctx)
+}
+
+func lastPhase(cr *executor.CanaryRecord, kind string) int {
+	for i := len(cr.Phases) - 1; i >= 0; i-- {
+		if cr.Phases[i].Kind == kind {
+			return i
+		}
+	}
+	return -1
+}
+
+func (c *run) bakeOf(phase string) time.Duration {
+	if phase == executor.CanaryWeight {
+		return c.o.WeightBake
+	}
+	return c.o.HeaderBake
+}
+
+func (c *run) minOf(phase string) int {
+	if phase == executor.CanaryWeight {
+		return c.o.WeightMinRequests
+	}
+	return c.o.HeaderMinRequests
+}
+
+// traffic is the split of a phase, from the record.
+func traffic(cr *executor.CanaryRecord, phase string) canary.Traffic {
+	switch phase {
+	case executor.CanaryHeader:
+		return canary.Traffic{Phase: canary.Header, PrimaryFunctionArn: cr.Primary, HeaderValue: cr.HeaderValue}
+	case executor.CanaryWeight:
+		return canary.Traffic{Phase: canary.Weight, PrimaryFunctionArn: cr.Primary, Weight: cr.Weight, IdleTTL: cr.IdleTTL, MaximumTTL: cr.MaximumTTL}
+	case executor.CanaryPromoting:
+		// Exactly the canaried version, whatever the program's newest is.
+		return canary.Traffic{Phase: canary.Stable, PrimaryFunctionArn: cr.Candidate}
+	}
+	return canary.Traffic{Phase: canary.Stable, PrimaryFunctionArn: cr.Primary}
+}
+
+// enter records a phase and its step before its update runs.
+func (c *run) enter(ctx context.Context, phase string) (int, error) {
+	i := -1
+	err := c.update(ctx, func(cr *executor.CanaryRecord) {
+		cr.Phase = phase
+		cr.Phases = append(cr.Phases, executor.StepRecord{Name: phase, Kind: phase, Cells: []string{fleet.RouterStack}, State: executor.WaveUpdating, Started: c.now()})
+		i = len(cr.Phases) - 1
+	})
+	return i, err
+}
+
+// fromHeader publishes the candidate to the staging distribution for the
+// smoke header, bakes, and goes on.
+func (c *run) fromHeader(ctx context.Context) error {
+	cr := c.canary()
+	if cr.HeaderValue == "" {
+		token, err := c.token()
+		if err != nil {
+			return err
+		}
+		if err := c.update(ctx, func(cr *executor.CanaryRecord) {
+			cr.Header, cr.HeaderValue, cr.Weight, cr.IdleTTL, cr.MaximumTTL = canary.DefaultHeader, token, c.o.Weight, c.o.IdleTTL, c.o.MaximumTTL
+		}); err != nil {
+			return err
+		}
+		cr = c.canary()
+	}
+	i, err := c.enter(ctx, executor.CanaryHeader)
+	if err != nil {
+		return err
+	}
+	outs, err := c.up(ctx, traffic(cr, executor.CanaryHeader))
 	if err != nil {
 		return c.discardAfter(ctx, fmt.Errorf("router canary: publishing the candidate to the staging distribution: %w", err))
 	}
 	candidate, _ := outs["stagingFunctionArn"].(string)
 	staging, _ := outs["stagingDistributionId"].(string)
-	c.res.Candidate, c.res.StagingDistribution = candidate, staging
-	c.res.Header, c.res.HeaderValue = canary.DefaultHeader, token
+	if cr.Candidate != "" && candidate != cr.Candidate {
+		c.logf("the candidate changed since the last run (%s → %s): this smoke phase judges the new one", cr.Candidate, candidate)
+	}
+	if err := c.update(ctx, func(cr *executor.CanaryRecord) {
+		cr.Candidate, cr.StagingDistribution, cr.PhaseSince = candidate, staging, c.now()
+		cr.CandidateTable = tableVersion(outs)
+	}); err != nil {
+		return err
+	}
 	if candidate == "" || staging == "" {
 		return c.discardAfter(ctx, errors.New("router canary: the router stack exports no stagingFunctionArn/stagingDistributionId: cannot tell what the staging distribution runs"))
 	}
-	if candidate == primary {
-		c.res.Steps = nil
-		if _, err := c.up(ctx, canary.Traffic{Phase: canary.Stable, PrimaryFunctionArn: primary}); err != nil {
+	if candidate == cr.Primary {
+		if _, err := c.up(ctx, traffic(cr, executor.CanaryDiscarding)); err != nil {
 			return err
 		}
-		c.res.Outcome = Unchanged
-		c.logf("the edge function is unchanged (%s): nothing to canary; other router changes were applied to both distributions", primary)
-		return nil
+		deployed, err := c.env.Outputs(ctx, fleet.RouterStack)
+		if err != nil {
+			return err
+		}
+		c.logf("the edge function is unchanged (%s): nothing to canary; other router changes were applied to both distributions", cr.Primary)
+		return c.update(ctx, func(cr *executor.CanaryRecord) {
+			cr.Phase, cr.Outcome, cr.Finished, cr.Phases = executor.CanaryDone, Unchanged, c.now(), nil
+			cr.PrimaryTable, cr.Deployed = tableVersion(deployed), Deployed(deployed)
+		})
 	}
-	c.logf("smoke test: the staging distribution %s runs %s for requests with %s: %s; the primary keeps %s", staging, candidate, canary.DefaultHeader, token, primary)
-	if err := c.bake(ctx, header, c.o.HeaderBake, c.o.HeaderMinRequests); err != nil {
+	c.logf("smoke test: the staging distribution %s runs %s for requests with %s: %s; the primary keeps %s", staging, candidate, canary.DefaultHeader, cr.HeaderValue, cr.Primary)
+	if err := c.baking(ctx, i); err != nil {
 		return err
 	}
-	weight := canary.Traffic{Phase: canary.Weight, PrimaryFunctionArn: primary, Weight: c.o.Weight, IdleTTL: c.o.IdleTTL, MaximumTTL: c.o.MaximumTTL}
-	if _, err := c.up(ctx, weight); err != nil {
-		return c.discardAfter(ctx, fmt.Errorf("router canary: switching to %g%% of viewers: %w", 100*c.o.Weight, err))
-	}
-	c.logf("canary: %g%% of viewers go to the staging distribution (sessions sticky for %d–%d s)", 100*c.o.Weight, c.o.IdleTTL, c.o.MaximumTTL)
-	if err := c.bake(ctx, weight, c.o.WeightBake, c.o.WeightMinRequests); err != nil {
+	if err := c.bake(ctx, i); err != nil {
 		return err
 	}
-	outs, err = c.up(ctx, canary.Traffic{Phase: canary.Stable})
-	if err != nil {
-		return fmt.Errorf("router canary: promoting %s to the primary distribution: %w (the canary passed; rerun `cellctl router canary` to promote, or `cellctl router canary --discard`)", candidate, err)
-	}
-	if got, _ := outs["primaryFunctionArn"].(string); got != candidate {
-		return fmt.Errorf("router canary: after the promotion the primary runs %q, not the canaried %s: the function changed meanwhile; run `cellctl router canary` again", got, candidate)
-	}
-	c.res.Outcome = Promoted
-	c.logf("promoted: the primary distribution runs %s", candidate)
-	return nil
+	return c.fromWeight(ctx)
 }
 
-// bake judges the staging distribution over one phase with the executor's
-// bake loop (executor.Baker) and the gate evaluator over the edge signals;
-// a breach or an inconclusive bake discards the canary and halts.
-func (c *run) bake(ctx context.Context, t canary.Traffic, d time.Duration, minRequests int) error {
-	c.res.Steps = append(c.res.Steps, Step{Phase: t.Phase, Traffic: t})
-	step := &c.res.Steps[len(c.res.Steps)-1]
+// fromWeight sends the weighted share of viewers to the staging
+// distribution, bakes, and promotes.
+func (c *run) fromWeight(ctx context.Context) error {
+	cr := c.canary()
+	i, err := c.enter(ctx, executor.CanaryWeight)
+	if err != nil {
+		return err
+	}
+	outs, err := c.up(ctx, traffic(cr, executor.CanaryWeight))
+	if err != nil {
+		return c.discardAfter(ctx, fmt.Errorf("router canary: switching to %g%% of viewers: %w", 100*cr.Weight, err))
+	}
+	if got, _ := outs["stagingFunctionArn"].(string); got != cr.Candidate {
+		return c.discardAfter(ctx, fmt.Errorf("router canary: the staging distribution runs %q, not the smoke-tested %s: the function changed meanwhile; run `cellctl router canary` again", got, cr.Candidate))
+	}
+	if err := c.update(ctx, func(cr *executor.CanaryRecord) { cr.PhaseSince = c.now() }); err != nil {
+		return err
+	}
+	c.logf("canary: %g%% of viewers go to the staging distribution (sessions sticky for %d–%d s)", 100*cr.Weight, cr.IdleTTL, cr.MaximumTTL)
+	if err := c.baking(ctx, i); err != nil {
+		return err
+	}
+	if err := c.bake(ctx, i); err != nil {
+		return err
+	}
+	return c.promote(ctx)
+}
+
+// promote gives the primary exactly the canaried version.
+func (c *run) promote(ctx context.Context) error {
+	if err := c.update(ctx, func(cr *executor.CanaryRecord) { cr.Phase, cr.PhaseSince = executor.CanaryPromoting, c.now() }); err != nil {
+		return err
+	}
+	cr := c.canary()
+	outs, err := c.up(ctx, traffic(cr, executor.CanaryPromoting))
+	if err != nil {
+		return fmt.Errorf("router canary: promoting %s to the primary distribution: %w (the canary passed; rerun `cellctl router canary` to promote, or `cellctl router canary --discard`)", cr.Candidate, err)
+	}
+	if got, _ := outs["primaryFunctionArn"].(string); got != cr.Candidate {
+		return fmt.Errorf("router canary: after the promotion the primary runs %q, not the canaried %s; run `cellctl router canary` again", got, cr.Candidate)
+	}
+	c.logf("promoted: the primary distribution runs %s", cr.Candidate)
+	return c.update(ctx, func(cr *executor.CanaryRecord) {
+		cr.Phase, cr.Outcome, cr.Finished = executor.CanaryDone, Promoted, c.now()
+		cr.PrimaryTable, cr.Deployed = cr.CandidateTable, Deployed(outs)
+	})
+}
+
+// baking records that phase step i's traffic split is in place: its bake
+// starts now.
+func (c *run) baking(ctx context.Context, i int) error {
+	return c.update(ctx, func(cr *executor.CanaryRecord) {
+		st := &cr.Phases[i]
+		st.State, st.BakeStart = executor.WaveBaking, c.now()
+	})
+}
+
+// bake judges the staging distribution over phase step i with the
+// executor's bake loop (executor.Baker), from the step's recorded start,
+// and the gate evaluator over the edge signals; every poll is saved
+// before it is acted on. A breach or an inconclusive bake discards the
+// canary and halts.
+func (c *run) bake(ctx context.Context, i int) error {
+	cr := c.canary()
+	st := cr.Phases[i]
+	phase := st.Kind
 	reader, err := c.env.Reader(ctx, signal.MetricsRegion)
 	if err != nil {
-		return c.halt(ctx, t.Phase, fmt.Sprintf("cannot read CloudWatch in %s: %v", signal.MetricsRegion, err),
+		return c.halt(ctx, phase, fmt.Sprintf("cannot read CloudWatch in %s: %v", signal.MetricsRegion, err),
 			"the canary could not be judged (its metrics were unreadable): fix the read, then run `cellctl router canary` again")
 	}
-	clock := c.env.Clock
-	if clock == nil {
-		clock = executor.RealClock{}
-	}
+	minRequests := c.minOf(phase)
 	g := &edgeGate{
 		checker: &gate.Checker{Reader: reader, Gate: waves.Gate{MinRequests: minRequests, Poll: c.o.Poll}, Signals: signal.Edge},
-		target:  gate.Target{Cell: fleet.RouterStack, Distribution: c.res.StagingDistribution, Thresholds: c.o.Thresholds},
+		target:  gate.Target{Cell: fleet.RouterStack, Distribution: cr.StagingDistribution, Thresholds: c.o.Thresholds},
 	}
-	b := executor.Baker{Gate: g, Clock: clock, Record: func(p executor.Poll) error {
-		step.Polls = append(step.Polls, p)
+	b := executor.Baker{Gate: g, Clock: c.j.Clock(), Record: func(p executor.Poll) error {
 		for _, v := range p.Verdicts {
-			c.logf("%s phase: %s", t.Phase, verdictLine(v))
+			c.logf("%s phase: %s", phase, verdictLine(v))
 		}
-		return nil
+		return c.update(ctx, func(cr *executor.CanaryRecord) { cr.Phases[i].Polls = append(cr.Phases[i].Polls, p) })
 	}}
-	res, err := b.Bake(ctx, executor.BakeSpec{Step: string(t.Phase) + " phase", Cells: []string{fleet.RouterStack}, Start: clock.Now().UTC(), Duration: d, Poll: c.o.Poll})
+	res, err := b.Bake(ctx, executor.BakeSpec{Step: phase + " phase", Cells: []string{fleet.RouterStack}, Start: st.BakeStart, Duration: c.bakeOf(phase), Poll: c.o.Poll})
 	if err != nil {
-		return fmt.Errorf("router canary: %w (the staging distribution still runs %s; run `cellctl router canary` again, or `cellctl router canary --discard`)", err, c.res.Candidate)
+		if c.j.Err() != nil {
+			return err
+		}
+		return fmt.Errorf("router canary: %w (the staging distribution still runs %s; run `cellctl router canary` again to continue, or `cellctl router canary --discard`)", err, cr.Candidate)
 	}
-	step.Decision = res.Decision
 	next := "fix the routing table or the edge handler, then run `cellctl router canary` again"
+	reason := ""
 	switch res.Decision {
 	case waves.Breached:
-		step.Reason = res.Breach.String()
+		reason = res.Breach.String()
 	case waves.Inconclusive:
 		// An inconclusive canary is never promoted. Too little traffic (or
 		// no verdict yet) says nothing about the table or the handler: say
 		// so, and what would conclude it.
-		step.Reason = "inconclusive: " + res.Reason
+		reason = "inconclusive: " + res.Reason
 		next = fmt.Sprintf("the canary was inconclusive, not failed (nothing shows the routing table or the edge handler is wrong): "+
 			"run `cellctl router canary` again with a longer bake or more traffic, or lower its minimum (--header-min-requests / --weight-min-requests, now %d)", minRequests)
-	default:
+	}
+	if err := c.update(ctx, func(cr *executor.CanaryRecord) {
+		s := &cr.Phases[i]
+		s.Decision, s.Breach, s.Reason, s.Finished = res.Decision, res.Breach, reason, c.now()
+		s.State = executor.WaveDone
+		if res.Decision != waves.Pass {
+			s.State = executor.WaveHalted
+		}
+	}); err != nil {
+		return err
+	}
+	if res.Decision == waves.Pass {
 		return nil
 	}
-	return c.halt(ctx, t.Phase, step.Reason, next)
+	return c.halt(ctx, phase, reason, next)
 }
 
 // edgeGate is the gate evaluator as the bake loop's Gate for the one
@@ -367,16 +819,24 @@ func verdictLine(v executor.Verdict) string {
 	return fmt.Sprintf("%s: %s", v.Cell, v.Decision)
 }
 
+// discardedByOperator is the reason --discard records.
+const discardedByOperator = "discarded by the operator (--discard)"
+
 // halt discards the canary and returns the halt (exit 3).
-func (c *run) halt(ctx context.Context, phase canary.Phase, reason, next string) error {
-	c.res.Reason = reason
-	if err := c.discard(ctx); err != nil {
+func (c *run) halt(ctx context.Context, phase, reason, next string) error {
+	if err := c.update(ctx, func(cr *executor.CanaryRecord) { cr.Phase, cr.Reason = executor.CanaryDiscarding, reason }); err != nil {
+		return err
+	}
+	cr := c.canary()
+	if err := c.revert(ctx); err != nil {
 		return fmt.Errorf("router canary: the %s phase failed (%s) and reverting the staging distribution failed: %w; run `cellctl router canary --discard`", phase, reason, err)
 	}
-	c.res.Outcome = Discarded
+	if err := c.finish(ctx, Discarded, nil); err != nil {
+		return err
+	}
 	return &outcome.HaltedError{
 		Wave: "router",
-		Err:  fmt.Errorf("router canary halted in its %s phase: %s; the staging distribution was reverted to %s and the primary never ran %s", phase, reason, c.res.Primary, c.res.Candidate),
+		Err:  fmt.Errorf("router canary halted in its %s phase: %s; the staging distribution was reverted to %s and the primary never ran %s", phase, reason, cr.Primary, cr.Candidate),
 		Next: next,
 	}
 }
@@ -384,17 +844,57 @@ func (c *run) halt(ctx context.Context, phase canary.Phase, reason, next string)
 // discardAfter reverts the staging distribution after a failed step and
 // returns the step's error.
 func (c *run) discardAfter(ctx context.Context, err error) error {
-	if derr := c.discard(ctx); derr != nil {
+	if uerr := c.update(ctx, func(cr *executor.CanaryRecord) { cr.Phase, cr.Reason = executor.CanaryDiscarding, err.Error() }); uerr != nil {
+		return errors.Join(err, uerr)
+	}
+	if derr := c.revert(ctx); derr != nil {
 		return fmt.Errorf("%w; reverting the staging distribution also failed: %v (run `cellctl router canary --discard`)", err, derr)
 	}
-	c.res.Outcome = Discarded
+	if ferr := c.finish(ctx, Discarded, nil); ferr != nil {
+		return errors.Join(err, ferr)
+	}
 	return err
 }
 
-func (c *run) discard(ctx context.Context) error {
-	c.logf("discarding: the staging distribution goes back to %s, the policy is disabled", c.res.Primary)
-	_, err := c.up(ctx, canary.Traffic{Phase: canary.Stable, PrimaryFunctionArn: c.res.Primary})
+// discardCmd is --discard: the staging distribution goes back to the
+// primary the unfinished canary recorded (or, with no record, the one the
+// deployed router names).
+func (c *run) discardCmd(ctx context.Context, outs map[string]any, prev *executor.CanaryRecord) error {
+	if !prev.Unfinished() {
+		primary := primaryOf(outs)
+		if primary == "" {
+			return errors.New("router canary --discard: the router is not deployed (no primaryFunctionArn output): nothing to revert")
+		}
+		if err := c.start(ctx, &executor.CanaryRecord{Primary: primary, Candidate: stringOf(outs, "stagingFunctionArn")}); err != nil {
+			return err
+		}
+	}
+	if err := c.update(ctx, func(cr *executor.CanaryRecord) { cr.Phase, cr.Reason = executor.CanaryDiscarding, discardedByOperator }); err != nil {
+		return err
+	}
+	if err := c.revert(ctx); err != nil {
+		return err
+	}
+	c.logf("staging distribution reverted to %s, policy disabled; the primary was not touched", c.canary().Primary)
+	return c.finish(ctx, Reverted, nil)
+}
+
+// revert puts the staging distribution back on the recorded primary and
+// disables the policy.
+func (c *run) revert(ctx context.Context) error {
+	cr := c.canary()
+	c.logf("discarding: the staging distribution goes back to %s, the policy is disabled", cr.Primary)
+	_, err := c.up(ctx, traffic(cr, executor.CanaryDiscarding))
 	return err
+}
+
+func (c *run) finish(ctx context.Context, outcomeName string, outs map[string]any) error {
+	return c.update(ctx, func(cr *executor.CanaryRecord) {
+		cr.Phase, cr.Outcome, cr.Finished = executor.CanaryDone, outcomeName, c.now()
+		if outs != nil {
+			cr.Deployed = Deployed(outs)
+		}
+	})
 }
 
 func (c *run) up(ctx context.Context, t canary.Traffic) (map[string]any, error) {
@@ -427,6 +927,32 @@ func (c *run) token() (string, error) {
 	return hex.EncodeToString(b), nil
 }
 
+// result is what the record says the canary did.
+func (c *run) result() *Result {
+	res := &Result{ID: c.id()}
+	cr := c.canary()
+	if cr == nil {
+		return res
+	}
+	res.Outcome, res.Phase, res.Reason = cr.Outcome, cr.Phase, cr.Reason
+	res.Primary, res.Candidate, res.StagingDistribution = cr.Primary, cr.Candidate, cr.StagingDistribution
+	res.PrimaryTable, res.CandidateTable = cr.PrimaryTable, cr.CandidateTable
+	if cr.HeaderValue != "" && cr.Candidate != cr.Primary {
+		res.Header, res.HeaderValue = cr.Header, cr.HeaderValue
+	}
+	for _, p := range cr.Phases {
+		t := traffic(cr, p.Kind)
+		res.Steps = append(res.Steps, Step{Phase: t.Phase, Traffic: t, Decision: p.Decision, Reason: p.Reason, Polls: p.Polls})
+	}
+	return res
+}
+
+func nonce() string {
+	var b [8]byte
+	_, _ = rand.Read(b[:])
+	return hex.EncodeToString(b[:])
+}
+
 // primaryOf is the version the deployed primary distribution runs: the
 // primaryFunctionArn output, or functionArn for a router deployed before
 // the staging distribution existed (its only distribution ran it).
@@ -436,4 +962,19 @@ func primaryOf(outs map[string]any) string {
 	}
 	s, _ := outs["functionArn"].(string)
 	return s
+}
+
+func stringOf(outs map[string]any, key string) string {
+	s, _ := outs[key].(string)
+	return s
+}
+
+// tableVersion is the router's tableVersion output: the table baked into
+// the function's newest version (0: none).
+func tableVersion(outs map[string]any) int64 {
+	v, ok := outs["tableVersion"].(float64)
+	if !ok || v != math.Trunc(v) || v < 0 {
+		return 0
+	}
+	return int64(v)
 }

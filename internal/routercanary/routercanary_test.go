@@ -4,15 +4,22 @@ import (
 	"context"
 	"errors"
 	"math"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"gocloud.dev/blob/memblob"
+
+	"github.com/cellctl/cellctl/internal/fleet"
 	"github.com/cellctl/cellctl/internal/outcome"
+	"github.com/cellctl/cellctl/internal/rollout"
 	"github.com/cellctl/cellctl/internal/stackrun"
 	"github.com/cellctl/cellctl/router/canary"
 	"github.com/cellctl/cellctl/waves"
+	"github.com/cellctl/cellctl/waves/executor"
+	"github.com/cellctl/cellctl/waves/executor/backend"
 	"github.com/cellctl/cellctl/waves/gate"
 )
 
@@ -29,35 +36,64 @@ type fakeRouter struct {
 	newest   string
 	primary  string
 	staging  string
+	phase    canary.Phase
+	table    float64
 	ups      []*canary.Traffic
 	failOn   canary.Phase
+	// onUp runs after an up was applied (a kill right after it).
+	onUp func(t *canary.Traffic)
 }
 
 func (f *fakeRouter) RunStack(_ context.Context, req stackrun.Request) *stackrun.Result {
 	f.mu.Lock()
-	defer f.mu.Unlock()
 	f.ups = append(f.ups, req.Inputs.Router)
 	t := req.Inputs.Router
 	if t != nil && t.Phase == f.failOn {
+		f.mu.Unlock()
 		return &stackrun.Result{Name: req.Stack, Result: stackrun.Failed, Err: errors.New("boom")}
 	}
 	f.deployed = true
 	switch {
 	case t == nil || t.Phase == canary.Stable && t.PrimaryFunctionArn == "":
-		f.primary, f.staging = f.newest, f.newest
+		f.primary, f.staging, f.phase = f.newest, f.newest, canary.Stable
 	case t.Phase == canary.Stable:
-		f.primary, f.staging = t.PrimaryFunctionArn, t.PrimaryFunctionArn
+		f.primary, f.staging, f.phase = t.PrimaryFunctionArn, t.PrimaryFunctionArn, canary.Stable
 	default:
-		f.primary, f.staging = t.PrimaryFunctionArn, f.newest
+		f.primary, f.staging, f.phase = t.PrimaryFunctionArn, f.newest, t.Phase
 	}
-	return &stackrun.Result{Name: req.Stack, Result: stackrun.Succeeded, Outputs: f.outputsLocked()}
+	outs := f.outputsLocked()
+	onUp := f.onUp
+	f.mu.Unlock()
+	if onUp != nil {
+		onUp(t)
+	}
+	return &stackrun.Result{Name: req.Stack, Result: stackrun.Succeeded, Outputs: outs}
 }
 
 func (f *fakeRouter) outputsLocked() map[string]any {
 	if !f.deployed {
 		return map[string]any{}
 	}
-	return map[string]any{"primaryFunctionArn": f.primary, "stagingFunctionArn": f.staging, "stagingDistributionId": "E2STAGING00001", "canaryPhase": "stable"}
+	phase := f.phase
+	if phase == "" {
+		phase = canary.Stable
+	}
+	return map[string]any{"primaryFunctionArn": f.primary, "stagingFunctionArn": f.staging, "stagingDistributionId": "E2STAGING00001",
+		"canaryPhase": string(phase), "tableVersion": f.table}
+}
+
+func (f *fakeRouter) phases() []canary.Phase {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	var out []canary.Phase
+	for _, u := range f.ups {
+		if u == nil {
+			out = append(out, "nil")
+			continue
+		}
+		out = append(out, u.Phase)
+	}
+	return out
 }
 
 func (f *fakeRouter) Outputs(context.Context, string) (map[string]any, error) {
@@ -118,7 +154,68 @@ func newEnv(r *fakeRouter, e *edge) *Env {
 		Reader:  func(context.Context, string) (gate.Reader, error) { return e, nil },
 		Clock:   &clock{now: time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)},
 		Token:   func() (string, error) { return "tok", nil },
+		Store:   newStore(),
+		Host:    "ci-1",
+		PID:     7,
 	}
+}
+
+// store is the real record store and fleet lock (waves/executor/backend
+// over an in-memory bucket), with a kill injected: once dieAt says so,
+// that save and every later write fail and the lock stays behind.
+type store struct {
+	*backend.Store
+	rs    *rollout.Store
+	dieAt func(*executor.Record) bool
+	dead  bool
+}
+
+func newStore() *store {
+	rs := rollout.NewStore(memblob.OpenBucket(nil))
+	return &store{Store: backend.New(rs), rs: rs}
+}
+
+func (s *store) Save(ctx context.Context, r *executor.Record) error {
+	if s.dead || s.dieAt != nil && s.dieAt(r) {
+		s.dead = true
+		return errors.New("killed")
+	}
+	return s.Store.Save(ctx, r)
+}
+
+func (s *store) Unlock(ctx context.Context, h executor.Holder) error {
+	if s.dead {
+		return nil
+	}
+	return s.Store.Unlock(ctx, h)
+}
+
+// revive is the next process on the same backend (the dead one's lock
+// and last saved record are there).
+func (s *store) revive() { s.dead, s.dieAt = false, nil }
+
+func (s *store) canaries(t *testing.T) []*executor.Record {
+	t.Helper()
+	recs, err := s.List(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []*executor.Record
+	for _, r := range recs {
+		if r.Kind == executor.KindCanary {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+func (s *store) held(t *testing.T) *executor.Holder {
+	t.Helper()
+	h, err := s.rs.Holder(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return h
 }
 
 func deployedRouter() *fakeRouter {
@@ -273,5 +370,334 @@ func TestScaledCanaryScalesItsMinimumWithItsBakes(t *testing.T) {
 	res, err := Run(context.Background(), newEnv(r, &edge{requests: 20, rate5xx: 0.1}), s)
 	if err != nil || res.Outcome != Promoted {
 		t.Fatalf("scaled rehearsal: %v %s", err, res.Outcome)
+	}
+}
+
+// killAt makes the store die (kill -9) at the first save for which cond
+// holds of the record's canary.
+func killAt(st *store, cond func(cr *executor.CanaryRecord) bool) {
+	st.dieAt = func(r *executor.Record) bool { return r.Canary != nil && cond(r.Canary) }
+}
+
+func bakingWithAPoll(phase string) func(cr *executor.CanaryRecord) bool {
+	return func(cr *executor.CanaryRecord) bool {
+		i := lastPhase(cr, phase)
+		return cr.Phase == phase && i >= 0 && cr.Phases[i].State == executor.WaveBaking && len(cr.Phases[i].Polls) > 0
+	}
+}
+
+// rerun is the next `cellctl router canary` on this host after the kill:
+// another pid, the dead one's process gone.
+func rerun(env *Env) *Env {
+	next := *env
+	next.PID = 8
+	next.Alive = func(h executor.Holder) bool { return h.PID != 7 }
+	next.Store.(*store).revive()
+	return &next
+}
+
+// Killed while a phase bakes, the canary is never invisible: its record
+// says which phase, since when, which weight; its lock refuses every
+// other change. The next run takes the dead run's lock over and continues
+// that bake from its recorded start — without publishing the phase again
+// — then goes on and promotes.
+func TestKilledWhileAPhaseBakesResumesItsBake(t *testing.T) {
+	for _, phase := range []string{executor.CanaryHeader, executor.CanaryWeight} {
+		t.Run(phase, func(t *testing.T) {
+			r := deployedRouter()
+			env := newEnv(r, &edge{requests: 5000, rate5xx: 0.1})
+			st := env.Store.(*store)
+			killAt(st, bakingWithAPoll(phase))
+			if _, err := Run(context.Background(), env, Options{}); err == nil {
+				t.Fatal("the killed run did not fail")
+			}
+			recs := st.canaries(t)
+			if len(recs) != 1 || !recs[0].Canary.Unfinished() || recs[0].Canary.Phase != phase || recs[0].Canary.PhaseSince.IsZero() {
+				t.Fatalf("after the kill: %+v", recs)
+			}
+			killed := recs[0]
+			if killed.Canary.Weight != DefaultWeight || killed.Canary.Primary != v1 || killed.Canary.Candidate != v2 {
+				t.Errorf("record %+v", killed.Canary)
+			}
+			if h := st.held(t); h == nil || h.ID != killed.ID || h.Verb != LockVerb {
+				t.Fatalf("the killed canary's lock is %v", h)
+			}
+			// Another verb is refused by the dead canary's lock.
+			if err := st.Store.Lock(context.Background(), executor.Holder{ID: "op-1", Verb: "up", Host: "ci-1", PID: 9, Nonce: "x"}); err == nil {
+				t.Fatal("another verb took the unfinished canary's lock")
+			}
+			before := len(r.ups)
+			var log strings.Builder
+			next := rerun(env)
+			next.Log = &log
+			res, err := Run(context.Background(), next, Options{})
+			if err != nil || res.Outcome != Promoted || r.primary != v2 || res.ID != killed.ID {
+				t.Fatalf("resumed: %v %+v\n%s", err, res, log.String())
+			}
+			want := []canary.Phase{canary.Weight, canary.Stable}
+			if phase == executor.CanaryWeight {
+				want = want[1:]
+			}
+			if got := r.phases()[before:]; !slices.Equal(got, want) {
+				t.Errorf("the resumed run's ups %v, want %v (the baking phase is not published again)", got, want)
+			}
+			if !strings.Contains(log.String(), "is gone") || !strings.Contains(log.String(), "continuing its bake") {
+				t.Errorf("log:\n%s", log.String())
+			}
+			done := st.canaries(t)[0]
+			i := lastPhase(done.Canary, phase)
+			if done.State != executor.Complete || !done.Canary.Phases[i].BakeStart.Equal(killed.Canary.Phases[lastPhase(killed.Canary, phase)].BakeStart) {
+				t.Errorf("record %s, the bake's start moved: %+v", done.State, done.Canary.Phases[i])
+			}
+			if st.held(t) != nil {
+				t.Errorf("the lock is still held after the canary finished")
+			}
+		})
+	}
+}
+
+// Killed right after a phase's update, before its bake was recorded: the
+// deployed router is in a state the record does not vouch for, so the
+// next run publishes the smoke phase again (never straight to viewers).
+func TestKilledMidUpdateRunsTheSmokePhaseAgain(t *testing.T) {
+	r := deployedRouter()
+	env := newEnv(r, &edge{requests: 5000, rate5xx: 0.1})
+	st := env.Store.(*store)
+	r.onUp = func(tr *canary.Traffic) {
+		if tr != nil && tr.Phase == canary.Weight {
+			st.dead = true // killed as the weighted split lands
+		}
+	}
+	if _, err := Run(context.Background(), env, Options{}); err == nil {
+		t.Fatal("the killed run did not fail")
+	}
+	r.onUp = nil
+	before := len(r.ups)
+	res, err := Run(context.Background(), rerun(env), Options{})
+	if err != nil || res.Outcome != Promoted {
+		t.Fatalf("%v %+v", err, res)
+	}
+	if got, want := r.phases()[before:], []canary.Phase{canary.Header, canary.Weight, canary.Stable}; !slices.Equal(got, want) {
+		t.Errorf("ups %v, want %v", got, want)
+	}
+}
+
+// Killed while the staging distribution was being reverted after a
+// breach: the next run finishes the revert (the primary never runs the
+// candidate) and reports the halt again (exit 3), rather than canarying
+// the breached candidate anew.
+func TestKilledWhileDiscardingFinishesTheRevert(t *testing.T) {
+	// The revert failed (or the run was killed in it): the record says
+	// discarding, the staging distribution still runs the candidate.
+	r := deployedRouter()
+	env := newEnv(r, &edge{requests: 5000, rate5xx: 9})
+	st := env.Store.(*store)
+	r.failOn = canary.Stable
+	if _, err := Run(context.Background(), env, Options{}); err == nil || r.staging != v2 {
+		t.Fatalf("the revert did not fail: %v, staging %s", err, r.staging)
+	}
+	if cr := st.canaries(t)[0].Canary; cr.Phase != executor.CanaryDiscarding || st.held(t) == nil {
+		t.Fatalf("after the failed revert: phase %s, lock %v", cr.Phase, st.held(t))
+	}
+	r.failOn = ""
+	before := len(r.ups)
+	res, err := Run(context.Background(), rerun(env), Options{})
+	var halted *outcome.HaltedError
+	if !errors.As(err, &halted) || !strings.Contains(err.Error(), "revert was finished") || res.Outcome != Discarded {
+		t.Fatalf("%v %+v", err, res)
+	}
+	if r.primary != v1 || r.staging != v1 || len(r.ups) != before+1 || r.ups[before].PrimaryFunctionArn != v1 {
+		t.Errorf("primary %s staging %s, ups after the kill %v", r.primary, r.staging, r.phases()[before:])
+	}
+	if rec := st.canaries(t)[0]; rec.State != executor.HaltedState || st.held(t) != nil {
+		t.Errorf("record %s, lock %v", rec.State, st.held(t))
+	}
+
+	// Killed between the bake's breach and the revert: the next run acts
+	// on the recorded decision — it reverts, it does not bake again.
+	r = deployedRouter()
+	env = newEnv(r, &edge{requests: 5000, rate5xx: 9})
+	killAt(env.Store.(*store), func(cr *executor.CanaryRecord) bool { return cr.Phase == executor.CanaryDiscarding })
+	_, _ = Run(context.Background(), env, Options{})
+	polled := 0
+	next := rerun(env)
+	next.Reader = func(context.Context, string) (gate.Reader, error) { polled++; return &edge{}, nil }
+	if _, err := Run(context.Background(), next, Options{}); !errors.As(err, &halted) || polled != 0 || r.staging != v1 {
+		t.Fatalf("%v, polled %d, staging %s", err, polled, r.staging)
+	}
+
+	// --discard of an unfinished canary reverts to its recorded primary.
+	r2 := deployedRouter()
+	env2 := newEnv(r2, &edge{requests: 5000, rate5xx: 0.1})
+	killAt(env2.Store.(*store), bakingWithAPoll(executor.CanaryWeight))
+	_, _ = Run(context.Background(), env2, Options{})
+	res, err = Run(context.Background(), rerun(env2), Options{Discard: true})
+	if err != nil || res.Outcome != Reverted || r2.primary != v1 || r2.staging != v1 {
+		t.Fatalf("--discard: %v %+v, primary %s staging %s", err, res, r2.primary, r2.staging)
+	}
+}
+
+// While another change holds the fleet, a canary changes nothing and
+// exits 4 naming the holder.
+func TestRefusedWhileTheFleetIsHeld(t *testing.T) {
+	r := deployedRouter()
+	env := newEnv(r, &edge{})
+	st := env.Store.(*store)
+	if _, err := st.rs.Acquire(context.Background(), executor.Holder{ID: "r-0123456789ab", Verb: "deploy", Host: "ci-9", PID: 4242, Started: time.Now(), Nonce: "n"}); err != nil {
+		t.Fatal(err)
+	}
+	_, err := Run(context.Background(), env, Options{})
+	var locked *outcome.LockedError
+	if !errors.As(err, &locked) || !strings.Contains(err.Error(), "r-0123456789ab") || len(r.ups) != 0 || len(st.canaries(t)) != 0 {
+		t.Fatalf("%v, %d ups, %d records", err, len(r.ups), len(st.canaries(t)))
+	}
+}
+
+// As deploy's router step the canary writes its state into the rollout's
+// record (under the rollout's lock) and takes no lock of its own.
+func TestAsARolloutsRouterStepTheCanaryIsInTheRolloutsRecord(t *testing.T) {
+	r := deployedRouter()
+	env := newEnv(r, &edge{requests: 5000, rate5xx: 0.1})
+	st := env.Store.(*store)
+	rec := &executor.Record{ID: "r-0123456789ab", Kind: executor.KindRollout, State: executor.Running}
+	env.Journal = executor.NewJournal(st, env.Clock, rec)
+	res, err := Run(context.Background(), env, Options{})
+	if err != nil || res.Outcome != Promoted || res.ID != rec.ID {
+		t.Fatalf("%v %+v", err, res)
+	}
+	got, err := st.Load(context.Background(), rec.ID)
+	if err != nil || got.Canary == nil || got.Canary.Outcome != Promoted || len(got.Canary.Phases) != 2 {
+		t.Fatalf("%v %+v", err, got)
+	}
+	if len(st.canaries(t)) != 0 || st.held(t) != nil {
+		t.Errorf("the router step made a record or took a lock of its own")
+	}
+}
+
+// A router step with nothing to change costs no engine run: with the
+// router's inputs and deployed outputs those the last shipped canary
+// recorded, the canary is unchanged without an up; any change ships.
+func TestNothingToChangeRunsNoEngine(t *testing.T) {
+	fl, err := fleet.Load("../..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := deployedRouter()
+	env := newEnv(r, &edge{requests: 5000, rate5xx: 0.1})
+	env.Fleet = fl
+	env.Outputs = func(ctx context.Context, stack string) (map[string]any, error) {
+		if stack != fleet.RouterStack {
+			return map[string]any{"dnsName": stack + ".cells.example.com"}, nil
+		}
+		return r.Outputs(ctx, stack)
+	}
+	if res, err := Run(context.Background(), env, Options{}); err != nil || res.Outcome != Promoted {
+		t.Fatalf("first: %v %+v", err, res)
+	}
+	n := len(r.ups)
+	res, err := Run(context.Background(), env, Options{})
+	if err != nil || res.Outcome != Unchanged || len(r.ups) != n {
+		t.Fatalf("nothing changed: %v %+v, %d ups", err, res, len(r.ups)-n)
+	}
+	// The deployed router changed since (another verb's up): ship.
+	r.mu.Lock()
+	r.table = 99
+	r.mu.Unlock()
+	if res, err := Run(context.Background(), env, Options{}); err != nil || len(r.ups) == n {
+		t.Fatalf("deployed changed: %v %+v, no up", err, res)
+	}
+	n = len(r.ups)
+	// The inputs changed (a new routing table): ship.
+	cp := *fl
+	cp.Router = &fleet.Router{}
+	*cp.Router = *fl.Router
+	cp.Router.PriceClass = "PriceClass_All"
+	env.Fleet = &cp
+	if _, err := Run(context.Background(), env, Options{}); err != nil || len(r.ups) == n {
+		t.Fatalf("inputs changed: %v, no up", err)
+	}
+}
+
+// The fingerprint of the router's inputs is deterministic, ignores the
+// image a cell runs (the router never reads it: a deploy of a new image
+// ships no router), and changes with what the router is built from.
+func TestInputsFollowTheRouterNotTheImages(t *testing.T) {
+	fl, err := fleet.Load("../..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	outs := func(context.Context, string) (map[string]any, error) {
+		return map[string]any{"dnsName": "x.example.com", "image": "app:1", "deployedSpec": "{}"}, nil
+	}
+	ctx := context.Background()
+	a, err := Inputs(ctx, fl, outs)
+	if err != nil || a == "" {
+		t.Fatal(err)
+	}
+	if b, _ := Inputs(ctx, fl, outs); b != a {
+		t.Fatal("two renders of the same fleet differ")
+	}
+	img := *fl
+	img.Cells = nil
+	for _, c := range fl.Cells {
+		cc := *c
+		cc.Image = "registry.example.com/other:9.9.9"
+		img.Cells = append(img.Cells, &cc)
+	}
+	other := func(context.Context, string) (map[string]any, error) {
+		return map[string]any{"dnsName": "x.example.com", "image": "app:2", "deployedSpec": "{\"image\":\"app:2\"}"}, nil
+	}
+	if b, _ := Inputs(ctx, &img, other); b != a {
+		t.Error("a new image changed the router's inputs")
+	}
+	moved := func(context.Context, string) (map[string]any, error) {
+		return map[string]any{"dnsName": "y.example.com"}, nil
+	}
+	if b, _ := Inputs(ctx, fl, moved); b == a {
+		t.Error("a cell's new DNS name did not change the router's inputs")
+	}
+	pc := *fl
+	rt := *fl.Router
+	rt.PriceClass = "PriceClass_All"
+	pc.Router = &rt
+	if b, _ := Inputs(ctx, &pc, outs); b == a {
+		t.Error("a new price class did not change the router's inputs")
+	}
+}
+
+// An unfinished canary is never invisible: the record's phase, weight and
+// start, and the primary's own table version (not the candidate's, which
+// the router's tableVersion output reports during a canary); without a
+// record, the deployed router's canary phase still shows.
+func TestUnfinishedCanaryAndThePrimarysTable(t *testing.T) {
+	since := time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)
+	outs := map[string]any{"canaryPhase": "weight", "tableVersion": 8.0, "primaryFunctionArn": v1, "stagingFunctionArn": v2}
+	recs := []*executor.Record{
+		{ID: "c-000000000001", Kind: executor.KindCanary, Updated: since.Add(-time.Hour), Canary: &executor.CanaryRecord{Phase: executor.CanaryDone, Outcome: Promoted, PrimaryTable: 6}},
+		{ID: "c-000000000002", Kind: executor.KindCanary, Updated: since, Canary: &executor.CanaryRecord{Phase: executor.CanaryWeight, PhaseSince: since, Weight: 0.05, Primary: v1, Candidate: v2, PrimaryTable: 7, CandidateTable: 8}},
+	}
+	p := Unfinished(recs, outs)
+	if p == nil || p.Record != "c-000000000002" || p.Phase != "weight" || p.Weight != 0.05 || !p.Since.Equal(since) {
+		t.Fatalf("%+v", p)
+	}
+	if s := p.String(); !strings.Contains(s, "5% of viewers") || !strings.Contains(s, "2026-12-01T12:00:00Z") || !strings.Contains(s, "cellctl router canary") {
+		t.Errorf("%s", s)
+	}
+	if v, ok := PrimaryTable(recs, outs); !ok || v != 7 {
+		t.Errorf("primary table %d %v, want 7 (the candidate carries 8)", v, ok)
+	}
+	p = Unfinished(recs[:1], outs)
+	if p == nil || p.Record != "" || p.Phase != "weight" || p.Candidate != v2 {
+		t.Fatalf("unrecorded: %+v", p)
+	}
+	if _, ok := PrimaryTable(recs[:1], outs); ok {
+		t.Error("an unrecorded canary's primary table is not known")
+	}
+	stable := map[string]any{"canaryPhase": "stable", "tableVersion": 8.0}
+	if p := Unfinished(recs[:1], stable); p != nil {
+		t.Errorf("a finished canary shows as %+v", p)
+	}
+	if v, ok := PrimaryTable(recs[:1], stable); !ok || v != 8 {
+		t.Errorf("stable router: table %d %v", v, ok)
 	}
 }

@@ -40,6 +40,16 @@ type CurrentReader interface {
 	Current(ctx context.Context, cell string) (CellConfig, error)
 }
 
+// Settler is optional on an Updater: whether a cell whose deployed
+// configuration equals the desired one may be left alone — its stack's
+// last operation completed and left nothing pending. A cell whose last
+// update failed half-way, or was killed, still reports the configuration
+// of its last good update while some resources run another: it is
+// updated again, never skipped. why says what is unsettled.
+type Settler interface {
+	Settled(ctx context.Context, cell string) (ok bool, why string, err error)
+}
+
 // ApplyResult is what one cell's update did.
 type ApplyResult struct {
 	// Changed counts the resources the update created, updated, replaced

@@ -53,22 +53,31 @@ func (e *HaltedError) Error() string {
 }
 
 // LockedError says another run holds the fleet lock (exit 4): a rollout,
-// or any other verb that changes the fleet.
+// a router canary, a rotation, or any other verb that changes the fleet.
 type LockedError struct {
 	Holder Holder
 	// State is the holder's recorded state when known ("" otherwise): a
 	// paused rollout holds the fleet between its CI jobs.
 	State RolloutState
+	// Kind is the holder's record's kind when it has one.
+	Kind Kind
 	// Next is the holder's next wave when it is paused.
 	Next string
 }
 
 func (e *LockedError) Error() string {
-	if e.State == Interrupted {
+	switch {
+	case e.Kind == KindCanary && e.State != "" && e.State != Running:
+		return fmt.Sprintf("an unfinished router canary holds the fleet: %s stopped before it finished (the staging distribution may still serve viewers); "+
+			"run `cellctl router canary` to continue it, `cellctl router canary --discard` to revert it, or give it up with `cellctl deploy --abandon %s`",
+			e.Holder, e.Holder.ID)
+	case e.Kind == KindRotation && e.State != "" && e.State != Running:
+		return fmt.Sprintf("an unfinished secret rotation holds the fleet: %s stopped before it finished; run `cellctl secret rotate` to continue it, or give it up with `cellctl deploy --abandon %s`",
+			e.Holder, e.Holder.ID)
+	case e.State == Interrupted:
 		return fmt.Sprintf("another rollout holds the fleet: %s stopped before it finished; rerun that deploy to continue it, or give it up with `cellctl deploy --abandon %s`",
 			e.Holder, e.Holder.ID)
-	}
-	if e.State == Paused {
+	case e.State == Paused:
 		return fmt.Sprintf("another rollout holds the fleet: %s is paused before wave %s; continue it (`cellctl deploy --wave %s` with its image), or give it up with `cellctl deploy --abandon %s`",
 			e.Holder, e.Next, e.Next, e.Holder.ID)
 	}

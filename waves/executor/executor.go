@@ -19,7 +19,6 @@ import (
 	"errors"
 	"fmt"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/cellctl/cellctl/internal/outcome"
@@ -68,9 +67,12 @@ type Options struct {
 	// first Ctrl-C; cancelling ctx is the second (it cancels the updates
 	// themselves). nil: never.
 	Stop <-chan struct{}
-	// Router updates the router stack; it runs once, after the last wave.
-	// nil: there is no router step.
-	Router func(ctx context.Context) error
+	// Router updates the router stack; it runs once, after the last wave,
+	// with the rollout's journal: the router step (a router canary) keeps
+	// its state in the rollout's record (Record.Canary), under the
+	// rollout's holder, so a rerun after a kill resumes it. nil: there is
+	// no router step.
+	Router func(ctx context.Context, j *Journal) error
 }
 
 // Outcome is what a run leaves: the record as saved and the final table.
@@ -87,11 +89,10 @@ type run struct {
 	clock  Clock
 	holder Holder
 
-	mu  sync.Mutex // guards rec and saveErr
-	rec *Record
-	// saveErr is the first failed save: the record no longer says where
-	// the rollout is, so it must stop at the next step.
-	saveErr error
+	// j is the rollout's record: every change to it goes through the
+	// journal's lock, and its first failed save stops the rollout at the
+	// next step.
+	j *Journal
 	// retried is the wave a --retry reset, if any.
 	retried string
 	// breached are the configurations breached waves of any rollout
@@ -171,7 +172,7 @@ func (ex *Executor) run(ctx context.Context, plan Plan, opts Options) (*Outcome,
 			return nil, err
 		}
 	}
-	r.rec = rec
+	r.j = NewJournal(ex.Store, r.clock, rec)
 
 	if err := r.admit(first); err != nil {
 		r.refused(existed)
@@ -196,11 +197,11 @@ func (ex *Executor) run(ctx context.Context, plan Plan, opts Options) (*Outcome,
 	}
 
 	resumed := r.resumeNote()
-	r.mu.Lock()
+	r.j.mu.Lock()
 	rec.State = Running
 	rec.Holder = r.holder
 	rec.Error = ""
-	r.mu.Unlock()
+	r.j.mu.Unlock()
 	if err := r.save(ctx); err != nil {
 		r.refused(existed)
 		return r.outcome(ctx), err
@@ -220,9 +221,9 @@ func (ex *Executor) run(ctx context.Context, plan Plan, opts Options) (*Outcome,
 		}
 	}
 	if last < len(plan.Waves)-1 {
-		r.mu.Lock()
+		r.j.mu.Lock()
 		rec.State = Paused
-		r.mu.Unlock()
+		r.j.mu.Unlock()
 		if err := r.save(ctx); err != nil {
 			return r.stop(ctx, err)
 		}
@@ -234,9 +235,9 @@ func (ex *Executor) run(ctx context.Context, plan Plan, opts Options) (*Outcome,
 	if err := r.router(ctx); err != nil {
 		return r.stop(ctx, err)
 	}
-	r.mu.Lock()
+	r.j.mu.Lock()
 	rec.State = Complete
-	r.mu.Unlock()
+	r.j.mu.Unlock()
 	if err := r.save(ctx); err != nil {
 		return r.stop(ctx, err)
 	}
@@ -307,42 +308,17 @@ func matches(rec *Record, plan Plan) error {
 	return nil
 }
 
-// lock takes the fleet's lock, taking it over from a run of the same
-// rollout that is known to have stopped: one that recorded itself paused
-// or interrupted, or one on this host whose process is gone (kill -9).
+// lock takes the fleet's lock (Take), taking it over from a run of the
+// same rollout that is known to have stopped: one that recorded itself
+// paused or interrupted, or one on this host whose process is gone.
 func (r *run) lock(ctx context.Context) error {
-	err := r.ex.Store.Lock(ctx, r.holder)
-	var le *LockedError
-	if !errors.As(err, &le) {
-		if err != nil {
-			return fmt.Errorf("taking the rollout lock: %w", err)
-		}
-		return nil
+	note, err := Take(ctx, r.ex.Store, r.holder, func(h Holder) bool { return h.ID == r.holder.ID }, r.opts.Alive)
+	if err != nil {
+		return err
 	}
-	held := le.Holder
-	if held.ID != r.holder.ID {
-		return HeldBy(ctx, r.ex.Store, held)
+	if note != "" {
+		r.emit(Event{Kind: Note, Message: note})
 	}
-	stale := ""
-	if rec, lerr := r.ex.Store.Load(ctx, held.ID); lerr == nil && rec.Holder.Same(held) && rec.State != Running {
-		// The holder itself wrote that it stopped.
-		stale = fmt.Sprintf("the last run of this rollout stopped (%s)", rec.State)
-	} else if held.Host == r.holder.Host && r.opts.Alive != nil && !r.opts.Alive(held) {
-		stale = fmt.Sprintf("the last run of this rollout (pid %d) is gone", held.PID)
-	}
-	if stale == "" {
-		return le
-	}
-	if err := r.ex.Store.BreakLock(ctx, held); err != nil {
-		return fmt.Errorf("taking over the rollout lock from %s: %w", held, err)
-	}
-	if err := r.ex.Store.Lock(ctx, r.holder); err != nil {
-		if errors.As(err, &le) {
-			return le
-		}
-		return fmt.Errorf("taking the rollout lock: %w", err)
-	}
-	r.emit(Event{Kind: Note, Message: stale + ": taking over its lock"})
 	return nil
 }
 
@@ -359,14 +335,14 @@ func (r *run) unlock() {
 // next run of the rollout must be able to take it from this one); any
 // other is released.
 func (r *run) refused(existed bool) {
-	switch s := r.rec.State; {
+	switch s := r.j.rec.State; {
 	case existed && (s == Running || s == Paused || s == Interrupted):
-		r.mu.Lock()
+		r.j.mu.Lock()
 		if s == Running {
-			r.rec.State = Interrupted
+			r.j.rec.State = Interrupted
 		}
-		r.rec.Holder = r.holder
-		r.mu.Unlock()
+		r.j.rec.Holder = r.holder
+		r.j.mu.Unlock()
 		if r.save(context.Background()) != nil {
 			r.unlock()
 		}
@@ -377,7 +353,7 @@ func (r *run) refused(existed bool) {
 
 // admit checks the record allows this run, and prepares a --retry.
 func (r *run) admit(first int) error {
-	rec := r.rec
+	rec := r.j.rec
 	// A halted wave settles the rollout whatever its state says (the run
 	// that halted it may have died before saving that state).
 	at := -1
@@ -433,17 +409,17 @@ func (r *run) retry(wr *WaveRecord) {
 			}
 		}
 	}
-	r.rec.State = Running
-	r.rec.Halt = nil
+	r.j.rec.State = Running
+	r.j.rec.Halt = nil
 	r.retried = wr.Name
-	r.emit(Event{Kind: Note, Wave: wr.Name, Message: fmt.Sprintf("retrying wave %s of halted rollout %s", wr.Name, r.rec.ID)})
+	r.emit(Event{Kind: Note, Wave: wr.Name, Message: fmt.Sprintf("retrying wave %s of halted rollout %s", wr.Name, r.j.rec.ID)})
 }
 
 // restart begins a completed rollout again; each wave's finished attempt
 // stays in its history.
 func (r *run) restart() {
-	for i := range r.rec.Waves {
-		wr := &r.rec.Waves[i]
+	for i := range r.j.rec.Waves {
+		wr := &r.j.rec.Waves[i]
 		prev := *wr
 		prev.History = nil
 		*wr = WaveRecord{Name: wr.Name, State: WavePending, History: append(wr.History, prev)}
@@ -451,15 +427,15 @@ func (r *run) restart() {
 			wr.Cells = append(wr.Cells, CellRecord{Cell: c.Cell, State: CellPending, After: r.plan.Desired[c.Cell].Clone(), RepoImage: r.plan.Repository[c.Cell]})
 		}
 	}
-	r.rec.Router = ""
-	r.rec.Started = r.holder.Started
-	r.emit(Event{Kind: Note, Message: fmt.Sprintf("rollout %s completed before: checking every cell again (cells already on it do not bake)", r.rec.ID)})
+	r.j.rec.Router = ""
+	r.j.rec.Started = r.holder.Started
+	r.emit(Event{Kind: Note, Message: fmt.Sprintf("rollout %s completed before: checking every cell again (cells already on it do not bake)", r.j.rec.ID)})
 }
 
 // resumeNote says what a rerun continues, or "" for a fresh rollout.
 func (r *run) resumeNote() string {
 	var parts []string
-	for _, wr := range r.rec.Waves {
+	for _, wr := range r.j.rec.Waves {
 		switch wr.State {
 		case WaveDone, WaveUnchanged:
 			parts = append(parts, wr.Name+" passed")
@@ -478,7 +454,7 @@ func (r *run) resumeNote() string {
 	if len(parts) == 0 {
 		return ""
 	}
-	return fmt.Sprintf("resuming rollout %s: %s", r.rec.ID, strings.Join(parts, ", "))
+	return fmt.Sprintf("resuming rollout %s: %s", r.j.rec.ID, strings.Join(parts, ", "))
 }
 
 // stop ends a run that failed: a halt releases the lock (the wave is
@@ -486,46 +462,29 @@ func (r *run) resumeNote() string {
 func (r *run) stop(ctx context.Context, err error) (*Outcome, error) {
 	var h *HaltedError
 	if errors.As(err, &h) && h.RollbackErr == nil {
-		r.mu.Lock()
-		r.rec.State = HaltedState
-		r.rec.Halt = h.Breach
-		r.mu.Unlock()
+		r.j.mu.Lock()
+		r.j.rec.State = HaltedState
+		r.j.rec.Halt = h.Breach
+		r.j.mu.Unlock()
 		if serr := r.save(ctx); serr != nil {
 			return r.outcome(ctx), errors.Join(err, serr)
 		}
 		r.unlock()
 		return r.outcome(ctx), err
 	}
-	r.mu.Lock()
-	r.rec.State = Interrupted
-	r.rec.Error = err.Error()
-	r.mu.Unlock()
+	r.j.mu.Lock()
+	r.j.rec.State = Interrupted
+	r.j.rec.Error = err.Error()
+	r.j.mu.Unlock()
 	_ = r.save(ctx)
 	return r.outcome(ctx), err
 }
 
-// save writes the record. It survives a cancelled ctx: a Ctrl-C must still
-// leave a record that says where the rollout stopped.
-func (r *run) save(ctx context.Context) error {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.rec.Updated = r.clock.Now().UTC()
-	err := r.ex.Store.Save(context.WithoutCancel(ctx), r.rec)
-	if err != nil {
-		err = fmt.Errorf("saving the record of rollout %s: %w", r.rec.ID, err)
-		if r.saveErr == nil {
-			r.saveErr = err
-		}
-	}
-	return err
-}
+// save writes the record (Journal.Update).
+func (r *run) save(ctx context.Context) error { return r.j.Update(ctx, nil) }
 
 // saved is the first save failure, if any.
-func (r *run) saved() error {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return r.saveErr
-}
+func (r *run) saved() error { return r.j.Err() }
 
 func (r *run) emit(e Event) {
 	if r.ex.Progress == nil {
@@ -539,26 +498,26 @@ func (r *run) emit(e Event) {
 
 // router runs the router step once, after the last wave.
 func (r *run) router(ctx context.Context) error {
-	if r.opts.Router == nil || r.rec.Router == "updated" {
+	if r.opts.Router == nil || r.j.rec.Router == "updated" {
 		return nil
 	}
-	r.mu.Lock()
-	r.rec.Router = "updating"
-	r.mu.Unlock()
+	r.j.mu.Lock()
+	r.j.rec.Router = "updating"
+	r.j.mu.Unlock()
 	if err := r.save(ctx); err != nil {
 		return err
 	}
 	r.emit(Event{Kind: RouterUpdating})
-	if err := r.opts.Router(ctx); err != nil {
-		r.mu.Lock()
-		r.rec.Router = "failed"
-		r.mu.Unlock()
+	if err := r.opts.Router(ctx, r.j); err != nil {
+		r.j.mu.Lock()
+		r.j.rec.Router = "failed"
+		r.j.mu.Unlock()
 		_ = r.save(ctx)
 		return fmt.Errorf("updating the router after the last wave: %w (every wave passed; rerun the same deploy to retry the router)", err)
 	}
-	r.mu.Lock()
-	r.rec.Router = "updated"
-	r.mu.Unlock()
+	r.j.mu.Lock()
+	r.j.rec.Router = "updated"
+	r.j.mu.Unlock()
 	r.emit(Event{Kind: RouterUpdated})
 	return r.save(ctx)
 }
@@ -570,8 +529,8 @@ func (r *run) router(ctx context.Context) error {
 func HeldBy(ctx context.Context, st Store, h Holder) *LockedError {
 	le := &LockedError{Holder: h}
 	if rec, err := st.Load(ctx, h.ID); err == nil {
-		le.State = rec.State
-		if rec.State == Paused {
+		le.State, le.Kind = rec.State, rec.Kind
+		if rec.State == Paused && rec.IsRollout() {
 			le.Next = nextWave(rec)
 		}
 	}

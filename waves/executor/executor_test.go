@@ -64,7 +64,7 @@ func newFleet(t *testing.T) *fleet {
 }
 
 func (f *fleet) opts() Options {
-	return Options{Host: "ci-1", PID: 100, Router: func(ctx context.Context) error { f.router++; return nil }}
+	return Options{Host: "ci-1", PID: 100, Router: func(ctx context.Context, _ *Journal) error { f.router++; return nil }}
 }
 
 func (f *fleet) run(t *testing.T, o Options) (*Outcome, error) {
@@ -95,7 +95,7 @@ func TestHappyPathUpdatesWavesInOrderThenRouter(t *testing.T) {
 	f := newFleet(t)
 	var routerSawAll bool
 	o := f.opts()
-	o.Router = func(ctx context.Context) error {
+	o.Router = func(ctx context.Context, _ *Journal) error {
 		f.router++
 		routerSawAll = len(f.cells.applies()) == 5
 		return nil
@@ -1262,5 +1262,51 @@ func TestANewRolloutIsRefusedWhileAnAbandonedRollbackCannotBeFinished(t *testing
 	}
 	if f.store.holder() != nil {
 		t.Errorf("a refused new rollout keeps the lock: %v", f.store.holder())
+	}
+}
+
+// settledCells is a fleet whose cells say whether their last update
+// completed (Settler).
+type settledCells struct {
+	*fakeCells
+	unsettled map[string]string
+	asked     []string
+}
+
+func (s *settledCells) Settled(_ context.Context, cell string) (bool, string, error) {
+	s.asked = append(s.asked, cell)
+	if why := s.unsettled[cell]; why != "" {
+		return false, why, nil
+	}
+	return true, "", nil
+}
+
+// A cell already on the desired configuration costs no engine run — unless
+// its last update did not complete (failed half-way, killed): then its
+// recorded configuration says nothing about what all its resources run,
+// and it is updated like any changed cell. Only cells that would be
+// skipped are asked.
+func TestAnUnsettledCellIsUpdatedAlthoughItsConfigurationIsTheDesiredOne(t *testing.T) {
+	cells := newCells(map[string]CellConfig{"cell-a": {Image: "app:v2"}, "cell-b": {Image: "app:v2"}, "cell-c": {Image: "app:v1"}})
+	sc := &settledCells{fakeCells: cells, unsettled: map[string]string{"cell-b": "its last update failed"}}
+	ev := &events{}
+	ex := &Executor{Updater: sc, Gate: &fakeGate{answer: healthByImage(cells, nil)}, Store: newStore(), Clock: newClock(), Progress: ev}
+	plan := Plan{Waves: []Wave{{Name: "all", Cells: []string{"cell-a", "cell-b", "cell-c"}, Bake: time.Minute, Poll: time.Minute,
+		OnBreach: waves.HaltAndRollbackWave, OnInconclusive: waves.InconclusiveHalt}},
+		Desired: map[string]CellConfig{"cell-a": {Image: "app:v2"}, "cell-b": {Image: "app:v2"}, "cell-c": {Image: "app:v2"}}}
+	if _, err := ex.Run(context.Background(), plan, Options{Host: "ci-1", PID: 1}); err != nil {
+		t.Fatal(err)
+	}
+	applied := cells.applies()
+	slices.Sort(applied)
+	if !slices.Equal(applied, []string{"cell-b app:v2", "cell-c app:v2"}) {
+		t.Errorf("applies %v, want cell-b (unsettled) and cell-c (changed) only", applied)
+	}
+	slices.Sort(sc.asked)
+	if !slices.Equal(sc.asked, []string{"cell-a", "cell-b"}) {
+		t.Errorf("asked %v, want only the cells that would be skipped", sc.asked)
+	}
+	if !slices.ContainsFunc(ev.messages(), func(m string) bool { return strings.Contains(m, "cell-b") && strings.Contains(m, "its last update failed") }) {
+		t.Errorf("no note says why cell-b was updated: %v", ev.messages())
 	}
 }

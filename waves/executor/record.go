@@ -1,6 +1,27 @@
 package executor
 
-import "time"
+import (
+	"time"
+
+	"github.com/cellctl/cellctl/waves"
+)
+
+// Kind is what a record's change is. Waves, the router canary and the
+// secret rotation are step kinds of the one gated-change machine: one
+// record type (Record), saved in one store (the rollout backend), under
+// one holder (the fleet lock's), judged by one bake loop (Baker) in one
+// verdict vocabulary (waves.Decision).
+type Kind string
+
+const (
+	// KindRollout: a deploy's waves (and its router step). Records older
+	// cellctl wrote have no kind: they are rollouts.
+	KindRollout Kind = "rollout"
+	// KindCanary: `cellctl router canary` on its own (Record.Canary).
+	KindCanary Kind = "router-canary"
+	// KindRotation: `cellctl secret rotate` (Record.Steps).
+	KindRotation Kind = "secret-rotation"
+)
 
 // RolloutState is where a rollout stands.
 type RolloutState string
@@ -56,14 +77,26 @@ const (
 // Record is a rollout's durable state, saved after every change so a rerun
 // after a crash continues it and `cellctl rollout status` can show it.
 type Record struct {
-	ID      string       `json:"id"`
+	ID string `json:"id"`
+	// Kind is the change's kind ("" in a rollout an older cellctl wrote).
+	Kind    Kind         `json:"kind,omitempty"`
 	State   RolloutState `json:"state"`
 	Holder  Holder       `json:"holder"`
 	Started time.Time    `json:"started"`
 	Updated time.Time    `json:"updated"`
 	Waves   []WaveRecord `json:"waves"`
-	// Router is the router step's state: "", "updating", "updated", "failed".
+	// Router is the router step's state: "", "updating", "updated",
+	// "unchanged" (nothing to ship: no engine run), "failed".
 	Router string `json:"router,omitempty"`
+	// Canary is the router canary: a canary record's change, or a
+	// rollout's router step (which ships the router through it).
+	Canary *CanaryRecord `json:"canary,omitempty"`
+	// Steps are a rotation's steps (accept, switch, drop), in order.
+	Steps []StepRecord `json:"steps,omitempty"`
+	// Notes are what runs noticed (a resume, a recovered value).
+	Notes []string `json:"notes,omitempty"`
+	// Finished is when the change completed.
+	Finished time.Time `json:"finished,omitzero"`
 	// Halt is why the rollout halted.
 	Halt *Breach `json:"halt,omitempty"`
 	// Error is the last run's error, when it stopped on one.
@@ -109,6 +142,107 @@ type Poll struct {
 	// Error is the gate's read error, if any (counted as a breach).
 	Error string `json:"error,omitempty"`
 }
+
+// IsRollout reports whether the record is a deploy's rollout (waves).
+func (r *Record) IsRollout() bool { return r.Kind == "" || r.Kind == KindRollout }
+
+// Unfinished reports whether the change still has work to do: it is not
+// complete and has not halted (a paused, interrupted, abandoned or
+// running record continues when its command runs again).
+func (r *Record) Unfinished() bool { return r.State != Complete && r.State != HaltedState }
+
+// Step returns the step named name, or nil.
+func (r *Record) Step(name string) *StepRecord {
+	for i := range r.Steps {
+		if r.Steps[i].Name == name {
+			return &r.Steps[i]
+		}
+	}
+	return nil
+}
+
+// StepRecord is one gated step that is not a wave of cells: a rotation's
+// accept, switch or drop, a canary's header or weight phase. Its states
+// are the waves' (pending, updating, baking, passed, halted, rolled-back)
+// and its polls the bake loop's.
+type StepRecord struct {
+	Name string `json:"name"`
+	// Kind names what the step does (the machine that runs it decides).
+	Kind      string    `json:"kind"`
+	Wave      string    `json:"wave,omitempty"`
+	Cells     []string  `json:"cells,omitempty"`
+	State     WaveState `json:"state"`
+	Started   time.Time `json:"started,omitzero"`
+	BakeStart time.Time `json:"bakeStart,omitzero"`
+	Finished  time.Time `json:"finished,omitzero"`
+	Polls     []Poll    `json:"polls,omitempty"`
+	// Decision is the bake's: pass, breach or inconclusive.
+	Decision waves.Decision `json:"decision,omitempty"`
+	Breach   *Breach        `json:"breach,omitempty"`
+	Reason   string         `json:"reason,omitempty"`
+	Error    string         `json:"error,omitempty"`
+}
+
+// Canary phases: where a router canary stands.
+const (
+	// CanaryStarting: recorded, the smoke phase's update not yet done.
+	CanaryStarting = "starting"
+	// CanaryHeader: the staging distribution runs the candidate for
+	// requests carrying the smoke header.
+	CanaryHeader = "header"
+	// CanaryWeight: a share of all viewers goes to the staging
+	// distribution.
+	CanaryWeight = "weight"
+	// CanaryPromoting: both bakes passed; the primary takes the candidate.
+	CanaryPromoting = "promoting"
+	// CanaryDiscarding: the staging distribution goes back to the primary.
+	CanaryDiscarding = "discarding"
+	// CanaryDone: nothing of the canary is left on the edge.
+	CanaryDone = "done"
+)
+
+// CanaryRecord is a router canary's durable state, saved before and after
+// every step so a rerun after kill -9 resumes it or finishes its revert,
+// and `cellctl status` and `health` can show a canary nobody watches.
+type CanaryRecord struct {
+	Phase string `json:"phase"`
+	// PhaseSince is when the phase's traffic split took effect.
+	PhaseSince time.Time `json:"phaseSince,omitzero"`
+	// Outcome is set once the canary is over: promoted, discarded,
+	// unchanged, first-deploy, reverted.
+	Outcome string `json:"outcome,omitempty"`
+	Reason  string `json:"reason,omitempty"`
+	// Primary is the version the primary distribution runs throughout;
+	// Candidate the version canaried on the staging distribution.
+	Primary             string `json:"primaryFunctionArn,omitempty"`
+	Candidate           string `json:"candidateFunctionArn,omitempty"`
+	StagingDistribution string `json:"stagingDistributionId,omitempty"`
+	// Header and HeaderValue select the staging distribution in the smoke
+	// phase (not a secret: it only picks a distribution).
+	Header      string  `json:"header,omitempty"`
+	HeaderValue string  `json:"headerValue,omitempty"`
+	Weight      float64 `json:"weight,omitempty"`
+	IdleTTL     int     `json:"idleTtl,omitempty"`
+	MaximumTTL  int     `json:"maximumTtl,omitempty"`
+	// PrimaryTable is the routing table version the primary serves (0:
+	// unknown); CandidateTable the version the candidate carries.
+	PrimaryTable   int64 `json:"primaryTableVersion,omitempty"`
+	CandidateTable int64 `json:"candidateTableVersion,omitempty"`
+	// Phases are the smoke and weighted phases as they ran.
+	Phases []StepRecord `json:"phases,omitempty"`
+	// Inputs and Deployed fingerprint the router's desired inputs and its
+	// deployed outputs when the canary left the router shipped (promoted,
+	// unchanged, first deploy): the next router step with the same
+	// fingerprints has nothing to change and runs no engine.
+	Inputs   string `json:"inputs,omitempty"`
+	Deployed string `json:"deployed,omitempty"`
+	// Finished is when the canary ended.
+	Finished time.Time `json:"finished,omitzero"`
+}
+
+// Unfinished reports whether something of the canary may still be on the
+// edge (a phase's traffic split, or a revert not done).
+func (c *CanaryRecord) Unfinished() bool { return c != nil && c.Outcome == "" }
 
 // wave returns the record of the wave named name.
 func (r *Record) wave(name string) *WaveRecord {

@@ -38,6 +38,9 @@ func touched(s CellState) bool {
 func breachedConfigs(recs []*Record) map[string][]poisoned {
 	out := map[string][]poisoned{}
 	for _, rec := range recs {
+		if !rec.IsRollout() {
+			continue
+		}
 		for _, wr := range rec.Waves {
 			if wr.Breach == nil {
 				continue
@@ -55,6 +58,9 @@ func breachedConfigs(recs []*Record) map[string][]poisoned {
 		}
 	}
 	for _, rec := range recs {
+		if !rec.IsRollout() {
+			continue
+		}
 		for _, wr := range rec.Waves {
 			if wr.State != WaveDone {
 				continue
@@ -125,7 +131,7 @@ func (r *run) settle(ctx context.Context) error {
 	}
 	r.breached = breachedConfigs(recs)
 	for _, o := range recs {
-		if o.ID == r.rec.ID {
+		if o.ID == r.j.rec.ID || !o.IsRollout() {
 			continue
 		}
 		for i := range o.Waves {
@@ -145,7 +151,7 @@ func (r *run) finishRollback(ctx context.Context, o *Record, i int) error {
 	wr := &o.Waves[i]
 	r.emit(Event{Kind: Note, Wave: wr.Name, Message: fmt.Sprintf(
 		"rollout %s stopped while rolling back its wave %s (its run is gone): finishing that rollback before rollout %s starts — its cells go back to the configuration they ran before it",
-		o.ID, wr.Name, r.rec.ID)})
+		o.ID, wr.Name, r.j.rec.ID)})
 	var errs *multierror.Error
 	var left []string
 	for j := range wr.Cells {

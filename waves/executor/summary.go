@@ -89,16 +89,16 @@ func Summarize(rec *Record, current map[string]CellConfig) []Row {
 // images best-effort (the table is a report: an unreadable cell shows no
 // image rather than failing the run).
 func (r *run) outcome(ctx context.Context) *Outcome {
-	r.mu.Lock()
+	r.j.mu.Lock()
 	var untouched []string
-	for _, wr := range r.rec.Waves {
+	for _, wr := range r.j.rec.Waves {
 		for _, c := range wr.Cells {
 			if c.Before == nil && c.State == CellPending {
 				untouched = append(untouched, c.Cell)
 			}
 		}
 	}
-	r.mu.Unlock()
+	r.j.mu.Unlock()
 	current := map[string]CellConfig{}
 	if ctx.Err() == nil {
 		// A read is a stack read through the engine: in parallel, bounded.
@@ -119,9 +119,9 @@ func (r *run) outcome(ctx context.Context) *Outcome {
 		}
 		_ = g.Wait()
 	}
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	rec := cloneRecord(r.rec)
+	r.j.mu.Lock()
+	defer r.j.mu.Unlock()
+	rec := cloneRecord(r.j.rec)
 	return &Outcome{Record: rec, Summary: Summarize(rec, current)}
 }
 

@@ -16,10 +16,10 @@ import (
 // wave drives one wave from wherever its record says it is.
 func (r *run) wave(ctx context.Context, i int) error {
 	w := r.plan.Waves[i]
-	r.mu.Lock()
-	wr := &r.rec.Waves[i]
+	r.j.mu.Lock()
+	wr := &r.j.rec.Waves[i]
 	state := wr.State
-	r.mu.Unlock()
+	r.j.mu.Unlock()
 
 	switch state {
 	case WaveUnchanged:
@@ -31,9 +31,9 @@ func (r *run) wave(ctx context.Context, i int) error {
 			return nil
 		}
 		r.emit(Event{Kind: WaveStarted, Wave: w.Name, Message: fmt.Sprintf("wave %s: baking again (--rebake)", w.Name)})
-		r.mu.Lock()
+		r.j.mu.Lock()
 		wr.State, wr.BakeStart, wr.Finished = WaveBaking, r.clock.Now().UTC(), time.Time{}
-		r.mu.Unlock()
+		r.j.mu.Unlock()
 		if err := r.save(ctx); err != nil {
 			return err
 		}
@@ -42,9 +42,9 @@ func (r *run) wave(ctx context.Context, i int) error {
 		if err := r.begin(ctx, w, wr); err != nil {
 			return err
 		}
-		r.mu.Lock()
+		r.j.mu.Lock()
 		unchanged := wr.State == WaveUnchanged
-		r.mu.Unlock()
+		r.j.mu.Unlock()
 		if unchanged {
 			r.emit(Event{Kind: WavePassed, Wave: w.Name, Message: fmt.Sprintf("wave %s: every cell already runs the desired configuration; nothing to bake", w.Name)})
 			return nil
@@ -56,16 +56,16 @@ func (r *run) wave(ctx context.Context, i int) error {
 		}
 		return r.update(ctx, w, wr)
 	case WaveBaking:
-		r.mu.Lock()
+		r.j.mu.Lock()
 		left := w.Bake - r.clock.Now().Sub(wr.BakeStart)
-		r.mu.Unlock()
+		r.j.mu.Unlock()
 		r.emit(Event{Kind: Note, Wave: w.Name, Left: max(left, 0), Message: fmt.Sprintf("wave %s was baking when the last run stopped: continuing its bake (%s left)", w.Name, max(left, 0).Round(time.Second))})
 		return r.bake(ctx, w, wr)
 	case WaveRollingBack:
 		r.emit(Event{Kind: Note, Wave: w.Name, Message: fmt.Sprintf("wave %s was rolling back when the last run stopped: finishing the rollback", w.Name)})
 		return r.rollback(ctx, w, wr)
 	}
-	return fmt.Errorf("wave %s is %s in the record of rollout %s: cannot continue it", w.Name, state, r.rec.ID)
+	return fmt.Errorf("wave %s is %s in the record of rollout %s: cannot continue it", w.Name, state, r.j.rec.ID)
 }
 
 // begin records what every cell of the wave runs now — read from the cell,
@@ -74,6 +74,8 @@ func (r *run) wave(ctx context.Context, i int) error {
 func (r *run) begin(ctx context.Context, w Wave, wr *WaveRecord) error {
 	r.emit(Event{Kind: WaveStarted, Wave: w.Name, Message: fmt.Sprintf("wave %s: %s", w.Name, strings.Join(w.Cells, ", "))})
 	current := make([]CellConfig, len(w.Cells))
+	unsettled := make([]string, len(w.Cells))
+	settler, _ := r.ex.Updater.(Settler)
 	var g errgroup.Group
 	for j, c := range w.Cells {
 		g.Go(func() error {
@@ -82,6 +84,17 @@ func (r *run) begin(ctx context.Context, w Wave, wr *WaveRecord) error {
 				return fmt.Errorf("reading what cell %s runs now (its configuration before wave %s): %w; nothing in the wave was changed", c, w.Name, err)
 			}
 			current[j] = cfg
+			if settler != nil && cfg.Equal(r.plan.Desired[c]) {
+				// Only a cell that would be skipped is asked: skipping is
+				// safe only when its last update completed.
+				ok, why, err := settler.Settled(ctx, c)
+				if err != nil {
+					return fmt.Errorf("reading whether cell %s's last update completed: %w; nothing in the wave was changed", c, err)
+				}
+				if !ok {
+					unsettled[j] = why
+				}
+			}
 			return nil
 		})
 	}
@@ -89,7 +102,7 @@ func (r *run) begin(ctx context.Context, w Wave, wr *WaveRecord) error {
 		return err
 	}
 	var notes []string
-	r.mu.Lock()
+	r.j.mu.Lock()
 	wr.Started = r.clock.Now().UTC()
 	changed := 0
 	for j := range wr.Cells {
@@ -101,7 +114,10 @@ func (r *run) begin(ctx context.Context, w Wave, wr *WaveRecord) error {
 		}
 		cr.Before = &target
 		cr.After = r.plan.Desired[cr.Cell].Clone()
-		if before.Equal(cr.After) {
+		if why := unsettled[j]; why != "" {
+			notes = append(notes, fmt.Sprintf("cell %s's recorded configuration is the desired one, but %s: updating it anyway", cr.Cell, why))
+		}
+		if before.Equal(cr.After) && unsettled[j] == "" {
 			cr.State = CellStateUnchanged
 		} else {
 			cr.State = CellPending
@@ -113,7 +129,7 @@ func (r *run) begin(ctx context.Context, w Wave, wr *WaveRecord) error {
 	} else {
 		wr.State = WaveUpdating
 	}
-	r.mu.Unlock()
+	r.j.mu.Unlock()
 	for _, n := range notes {
 		r.emit(Event{Kind: Note, Wave: w.Name, Message: n})
 	}
@@ -127,8 +143,8 @@ func (r *run) begin(ctx context.Context, w Wave, wr *WaveRecord) error {
 
 // pendingCells are the wave's cells an update (still) has to apply.
 func (r *run) pendingCells(wr *WaveRecord) []string {
-	r.mu.Lock()
-	defer r.mu.Unlock()
+	r.j.mu.Lock()
+	defer r.j.mu.Unlock()
 	var out []string
 	for _, c := range wr.Cells {
 		switch c.State {
@@ -176,9 +192,9 @@ func (r *run) update(ctx context.Context, w Wave, wr *WaveRecord) error {
 					return nil // saved() stops the wave below
 				}
 			}
-			r.mu.Lock()
+			r.j.mu.Lock()
 			cfg := wr.cell(c).After.Clone()
-			r.mu.Unlock()
+			r.j.mu.Unlock()
 			r.emit(Event{Kind: CellUpdating, Wave: w.Name, Cell: c})
 			if _, err := r.ex.Updater.Apply(ctx, c, cfg); errors.Is(err, ErrNotApplied) {
 				// Nothing changed (the stack was locked by someone else):
@@ -209,7 +225,7 @@ func (r *run) update(ctx context.Context, w Wave, wr *WaveRecord) error {
 	// An update failure is a breach of that cell; the first in wave order
 	// names the halt. It is handled even when a stop was asked: a failed
 	// cell must not be left for a human to notice.
-	r.mu.Lock()
+	r.j.mu.Lock()
 	var breach *Breach
 	for _, cr := range wr.Cells {
 		if cr.State == CellStateFailed {
@@ -217,7 +233,7 @@ func (r *run) update(ctx context.Context, w Wave, wr *WaveRecord) error {
 			break
 		}
 	}
-	r.mu.Unlock()
+	r.j.mu.Unlock()
 	if breach != nil {
 		return r.breach(ctx, w, wr, *breach, nil)
 	}
@@ -229,9 +245,9 @@ func (r *run) update(ctx context.Context, w Wave, wr *WaveRecord) error {
 			return fmt.Errorf("wave %s stopped while updating (cells not updated: %s): %w", w.Name, strings.Join(left, ", "), ErrStopped)
 		}
 	}
-	r.mu.Lock()
+	r.j.mu.Lock()
 	wr.State, wr.BakeStart = WaveBaking, r.clock.Now().UTC()
-	r.mu.Unlock()
+	r.j.mu.Unlock()
 	if err := r.save(ctx); err != nil {
 		return err
 	}
@@ -239,16 +255,16 @@ func (r *run) update(ctx context.Context, w Wave, wr *WaveRecord) error {
 }
 
 func (r *run) setCell(wr *WaveRecord, cell string, s CellState, errText string) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
+	r.j.mu.Lock()
+	defer r.j.mu.Unlock()
 	c := wr.cell(cell)
 	c.State, c.Error, c.Updated = s, errText, r.clock.Now().UTC()
 }
 
 // bakedCells are the cells a bake judges: those the wave changed.
 func (r *run) bakedCells(wr *WaveRecord) []string {
-	r.mu.Lock()
-	defer r.mu.Unlock()
+	r.j.mu.Lock()
+	defer r.j.mu.Unlock()
 	var out []string
 	for _, c := range wr.Cells {
 		if c.State == CellStateUpdated {
@@ -264,17 +280,17 @@ func (r *run) bakedCells(wr *WaveRecord) []string {
 // the wave promotes on inconclusive.
 func (r *run) bake(ctx context.Context, w Wave, wr *WaveRecord) error {
 	cells := r.bakedCells(wr)
-	r.mu.Lock()
+	r.j.mu.Lock()
 	start := wr.BakeStart
-	r.mu.Unlock()
+	r.j.mu.Unlock()
 	b := Baker{Gate: r.ex.Gate, Clock: r.clock, Stop: r.opts.Stop,
 		Waiting: func(left time.Duration, last []Verdict) {
 			r.emit(Event{Kind: Baking, Wave: w.Name, Left: left, Verdicts: last})
 		},
 		Record: func(p Poll) error {
-			r.mu.Lock()
+			r.j.mu.Lock()
 			wr.Polls = append(wr.Polls, p)
-			r.mu.Unlock()
+			r.j.mu.Unlock()
 			return r.save(ctx)
 		}}
 	res, err := b.Bake(ctx, BakeSpec{Step: w.Name, Cells: cells, Start: start, Duration: w.Bake, Poll: w.Poll})
@@ -288,19 +304,19 @@ func (r *run) bake(ctx context.Context, w Wave, wr *WaveRecord) error {
 	case res.Decision == waves.Breached:
 		return r.breach(ctx, w, wr, *res.Breach, res.Verdicts)
 	case res.Decision == waves.Inconclusive && w.OnInconclusive != waves.InconclusivePromote:
-		r.mu.Lock()
+		r.j.mu.Lock()
 		wr.State, wr.Reason, wr.Finished = WaveHalted, res.Reason, r.clock.Now().UTC()
-		r.mu.Unlock()
+		r.j.mu.Unlock()
 		if err := r.save(ctx); err != nil {
 			return err
 		}
 		r.emit(Event{Kind: WaveBreached, Wave: w.Name, Verdicts: res.Verdicts, Message: "inconclusive: " + res.Reason})
-		return &HaltedError{RolloutID: r.rec.ID, Wave: w.Name, Reason: "inconclusive: " + res.Reason,
-			Next: fmt.Sprintf("the wave's cells keep the new configuration; check their traffic, then rerun with --retry (or set on_inconclusive: promote); `cellctl rollout status %s`", r.rec.ID)}
+		return &HaltedError{RolloutID: r.j.rec.ID, Wave: w.Name, Reason: "inconclusive: " + res.Reason,
+			Next: fmt.Sprintf("the wave's cells keep the new configuration; check their traffic, then rerun with --retry (or set on_inconclusive: promote); `cellctl rollout status %s`", r.j.rec.ID)}
 	}
-	r.mu.Lock()
+	r.j.mu.Lock()
 	wr.State, wr.Finished = WaveDone, r.clock.Now().UTC()
-	r.mu.Unlock()
+	r.j.mu.Unlock()
 	if err := r.save(ctx); err != nil {
 		return err
 	}
@@ -310,21 +326,21 @@ func (r *run) bake(ctx context.Context, w Wave, wr *WaveRecord) error {
 
 // breach applies the wave's on_breach policy.
 func (r *run) breach(ctx context.Context, w Wave, wr *WaveRecord, b Breach, verdicts []Verdict) error {
-	r.mu.Lock()
+	r.j.mu.Lock()
 	wr.Breach = &b
 	if w.OnBreach == waves.Halt {
 		wr.State, wr.Finished = WaveHalted, r.clock.Now().UTC()
 	} else {
 		wr.State = WaveRollingBack
 	}
-	r.mu.Unlock()
+	r.j.mu.Unlock()
 	if err := r.save(ctx); err != nil {
 		return err
 	}
 	r.emit(Event{Kind: WaveBreached, Wave: w.Name, Cell: b.Cell, Breach: &b, Verdicts: verdicts})
 	if w.OnBreach == waves.Halt {
-		return &HaltedError{RolloutID: r.rec.ID, Wave: w.Name, Breach: &b,
-			Next: fmt.Sprintf("on_breach is halt: inspect the cells (`cellctl rollout status %s`), then rerun with --retry or ship a fix", r.rec.ID)}
+		return &HaltedError{RolloutID: r.j.rec.ID, Wave: w.Name, Breach: &b,
+			Next: fmt.Sprintf("on_breach is halt: inspect the cells (`cellctl rollout status %s`), then rerun with --retry or ship a fix", r.j.rec.ID)}
 	}
 	return r.rollback(ctx, w, wr)
 }
@@ -333,7 +349,7 @@ func (r *run) breach(ctx context.Context, w Wave, wr *WaveRecord, b Breach, verd
 // ran before the wave, all at once: restoring a known-good configuration
 // is urgent, and max_parallel bounds the risk of a new one.
 func (r *run) rollback(ctx context.Context, w Wave, wr *WaveRecord) error {
-	r.mu.Lock()
+	r.j.mu.Lock()
 	var cells []string
 	for _, c := range wr.Cells {
 		switch c.State {
@@ -342,7 +358,7 @@ func (r *run) rollback(ctx context.Context, w Wave, wr *WaveRecord) error {
 		}
 	}
 	b := wr.Breach
-	r.mu.Unlock()
+	r.j.mu.Unlock()
 	r.emit(Event{Kind: RollingBack, Wave: w.Name, Breach: b, Message: fmt.Sprintf("rolling back wave %s: %s", w.Name, strings.Join(cells, ", "))})
 
 	var (
@@ -354,9 +370,9 @@ func (r *run) rollback(ctx context.Context, w Wave, wr *WaveRecord) error {
 		g.Go(func() error {
 			r.setCell(wr, c, CellRollingBack, "")
 			_ = r.save(ctx)
-			r.mu.Lock()
+			r.j.mu.Lock()
 			before := wr.cell(c).Before
-			r.mu.Unlock()
+			r.j.mu.Unlock()
 			var err error
 			if before == nil {
 				err = fmt.Errorf("no configuration was recorded before the wave")
@@ -386,12 +402,12 @@ func (r *run) rollback(ctx context.Context, w Wave, wr *WaveRecord) error {
 	}
 	if err := errs.ErrorOrNil(); err != nil {
 		// The wave stays rolling-back in the record: a rerun finishes it.
-		return &HaltedError{RolloutID: r.rec.ID, Wave: w.Name, Breach: b, RollbackErr: err,
+		return &HaltedError{RolloutID: r.j.rec.ID, Wave: w.Name, Breach: b, RollbackErr: err,
 			Next: "rerun the same deploy to retry the rollback"}
 	}
-	r.mu.Lock()
+	r.j.mu.Lock()
 	wr.State, wr.Finished = WaveRolledBack, r.clock.Now().UTC()
-	r.mu.Unlock()
+	r.j.mu.Unlock()
 	if err := r.save(ctx); err != nil {
 		return err
 	}
@@ -400,6 +416,6 @@ func (r *run) rollback(ctx context.Context, w Wave, wr *WaveRecord) error {
 	if b != nil {
 		cell = b.Cell
 	}
-	return &HaltedError{RolloutID: r.rec.ID, Wave: w.Name, Breach: b, RolledBack: true,
-		Next: fmt.Sprintf("cell %s breached; see the readings with `cellctl rollout status %s`, ship a fix as a new rollout", cell, r.rec.ID)}
+	return &HaltedError{RolloutID: r.j.rec.ID, Wave: w.Name, Breach: b, RolledBack: true,
+		Next: fmt.Sprintf("cell %s breached; see the readings with `cellctl rollout status %s`, ship a fix as a new rollout", cell, r.j.rec.ID)}
 }

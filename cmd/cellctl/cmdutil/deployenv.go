@@ -95,12 +95,33 @@ func (f *Factory) DeployEnv(ctx context.Context, fl *fleet.Fleet, events func(st
 		},
 		Store:  store,
 		Holder: rs.Holder,
+		LastRun: func(ctx context.Context, stack string) (bool, string, error) {
+			st, err := eng.Status(ctx, []string{stack})
+			if err != nil || len(st) != 1 || st[0] == nil {
+				return false, "", fmt.Errorf("reading %s's last update: %w", stack, err)
+			}
+			return lastRun(st[0])
+		},
 		Abandon: func(ctx context.Context, id string) (string, error) {
 			return abandon(ctx, rs, store, id)
 		},
 		Log: f.IO.ErrOut,
 	}
 	return env, func() { _ = rs.Close() }, nil
+}
+
+// lastRun judges a stack's status: its last operation completed and left
+// nothing pending.
+func lastRun(st *engine.StackStatus) (bool, string, error) {
+	switch {
+	case st.Error != "":
+		return false, "", errors.New(st.Error)
+	case st.PendingOps > 0:
+		return false, fmt.Sprintf("an interrupted run left %d operation(s) pending in its state", st.PendingOps), nil
+	case st.LastResult != "" && st.LastResult != "succeeded":
+		return false, fmt.Sprintf("its last %s %s", st.LastKind, st.LastResult), nil
+	}
+	return true, "", nil
 }
 
 // outputs reads a stack's outputs with the engine's one reader

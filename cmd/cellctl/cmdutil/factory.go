@@ -125,6 +125,19 @@ func (f *Factory) DesiredOf(fl *fleet.Fleet) (*desired.State, error) {
 	return st, nil
 }
 
+// Records reads the records of the fleet's backend once (rollouts, router
+// canaries, rotations), read-only: `status` and `health` show an
+// unfinished router canary from them. With records that do not read, it
+// returns those that do and an error naming the others.
+func (f *Factory) Records() ([]*executor.Record, error) {
+	fl, err := f.Fleet()
+	if err != nil {
+		return nil, err
+	}
+	f.recordsOnce.Do(func() { f.records, f.recordsErr = readRecords(fl.Dir, f.Global.Backend) })
+	return f.records, f.recordsErr
+}
+
 // readRecords lists the rollout records of the fleet's backend. A backend
 // that is not a bucket (the Pulumi Cloud) holds none: deploy cannot keep
 // its record there, so no rollout can have shipped anything.

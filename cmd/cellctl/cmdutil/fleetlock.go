@@ -65,8 +65,9 @@ func (f *Factory) lockForEngine(ctx context.Context) error {
 // table, waves, secrets) and makes its RunE take the fleet lock first —
 // the one place a command acquires it. A --dry-run never takes it (it
 // writes nothing). With OverrideFlag defined on cmd and set, a held lock
-// is logged and recorded instead of refusing. The verbs the rollout
-// executor runs (deploy) take the same lock through its Store instead.
+// is logged and recorded instead of refusing. The gated changes the
+// executor's machinery runs (deploy, router canary, secret rotate) take
+// the same lock through its Store instead, under their record's id.
 func Mutates(f *Factory, cmd *cobra.Command, verb string) *cobra.Command {
 	if cmd.Annotations == nil {
 		cmd.Annotations = map[string]string{}
@@ -169,16 +170,10 @@ func (f *Factory) LockFleet(ctx context.Context, verb string, override bool) (re
 
 // takesOver reports whether a held fleet lock is a dead verb's to take
 // over: held on this host by a process that is gone, by a verb that keeps
-// no resumable record of its own (not deploy's rollout, not the rotation).
+// no resumable record of its own (not a rollout, a router canary or a
+// rotation: rollout.Holder.KeepsRecord).
 func takesOver(h rollout.Holder) bool {
-	if h.Unreadable != "" || !h.GoneFromThisHost() {
-		return false
-	}
-	switch h.Verb {
-	case "deploy", "secret rotate", "":
-		return false
-	}
-	return true
+	return h.Unreadable == "" && !h.KeepsRecord() && h.GoneFromThisHost()
 }
 
 // releaseFleet gives up one nested hold; the last releases the lock.

@@ -20,7 +20,9 @@ import (
 	"github.com/cellctl/cellctl/internal/iostreams"
 	"github.com/cellctl/cellctl/internal/outcome"
 	"github.com/cellctl/cellctl/internal/render"
+	"github.com/cellctl/cellctl/internal/routercanary"
 	"github.com/cellctl/cellctl/internal/stackrun"
+	"github.com/cellctl/cellctl/waves/executor"
 )
 
 // Options are the inputs of `cellctl health`.
@@ -32,8 +34,11 @@ type Options struct {
 	Outputs func(ctx context.Context, stacks []string) (map[string]Deployed, error)
 	// Reader builds the CloudWatch reader of a region.
 	Reader func(ctx context.Context, region string) (health.Reader, error)
-	Now    func() time.Time
-	View   render.View[health.Report]
+	// Records reads the records in the backend (nil: none): a router
+	// canary nobody finished is a finding.
+	Records func() ([]*executor.Record, error)
+	Now     func() time.Time
+	View    render.View[health.Report]
 
 	Cells    []string
 	Since    time.Duration
@@ -52,7 +57,7 @@ var formats = []render.Format[health.Report]{
 
 // NewCmdHealth builds `cellctl health`.
 func NewCmdHealth(f *cmdutil.Factory, runF func(*Options) error) *cobra.Command {
-	opts := &Options{IO: f.IO, Fleet: f.Fleet, Now: time.Now}
+	opts := &Options{IO: f.IO, Fleet: f.Fleet, Now: time.Now, Records: f.Records}
 	cmd := &cobra.Command{
 		Use:   "health [cells…]",
 		Short: "Show each cell's health, worst first, beside the fleet average",
@@ -221,6 +226,9 @@ func Run(ctx context.Context, o *Options) error {
 	for i, t := range targets {
 		stacks[i] = t.Cell
 	}
+	if fl.Router != nil {
+		stacks = append(stacks, fleet.RouterStack)
+	}
 	deployed, err := o.Outputs(ctx, stacks)
 	if err != nil {
 		return err
@@ -229,8 +237,14 @@ func Run(ctx context.Context, o *Options) error {
 		d := deployed[targets[i].Cell]
 		targets[i].Outputs, targets[i].OutputsErr = d.Outputs, d.Err
 	}
+	var edge *health.Canary
+	if fl.Router != nil {
+		edge = unfinishedCanary(o.Records, deployed[fleet.RouterStack])
+	}
 	read := func(ctx context.Context) health.Report {
-		return health.Read(ctx, targets, health.Options{Now: o.Now(), Since: o.Since, Parallel: o.Parallel, Reader: o.Reader})
+		rep := health.Read(ctx, targets, health.Options{Now: o.Now(), Since: o.Since, Parallel: o.Parallel, Reader: o.Reader})
+		rep.Canary = edge
+		return rep
 	}
 	var rep health.Report
 	if o.Watch {
@@ -247,4 +261,26 @@ func Run(ctx context.Context, o *Options) error {
 		return outcome.Findings(err)
 	}
 	return nil
+}
+
+// unfinishedCanary is the router canary nobody finished, as a finding
+// (internal/routercanary decides from the records and the router's
+// deployed outputs). Records or outputs that cannot be read fail closed:
+// the unreadable one could be that canary's.
+func unfinishedCanary(records func() ([]*executor.Record, error), router Deployed) *health.Canary {
+	var recs []*executor.Record
+	if records != nil {
+		var err error
+		if recs, err = records(); err != nil {
+			return &health.Canary{Phase: "unknown", Finding: "whether a router canary is unfinished cannot be told: " + err.Error()}
+		}
+	}
+	if router.Err != nil {
+		return &health.Canary{Phase: "unknown", Finding: "whether a router canary is unfinished cannot be told: the router's outputs: " + router.Err.Error()}
+	}
+	p := routercanary.Unfinished(recs, router.Outputs)
+	if p == nil {
+		return nil
+	}
+	return &health.Canary{Record: p.Record, Phase: p.Phase, Weight: p.Weight, Since: p.Since, Finding: p.String()}
 }

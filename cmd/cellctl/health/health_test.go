@@ -14,6 +14,7 @@ import (
 	"github.com/cellctl/cellctl/internal/health"
 	"github.com/cellctl/cellctl/internal/iostreams"
 	"github.com/cellctl/cellctl/internal/render"
+	"github.com/cellctl/cellctl/waves/executor"
 )
 
 func factory(output string) *cmdutil.Factory {
@@ -117,5 +118,45 @@ func TestHealthRun(t *testing.T) {
 	}
 	if err := Run(context.Background(), o); err == nil || exitcode.Of(err) != exitcode.Error {
 		t.Errorf("unreadable backend: %v", err)
+	}
+}
+
+// A router canary nobody finished is a finding (exit 2) even when every
+// cell is healthy: viewers may reach a staging distribution nothing
+// watches. health names it, its phase and the command that finishes it.
+func TestAnUnfinishedRouterCanaryIsAFinding(t *testing.T) {
+	f := factory(cmdutil.FormatTable)
+	io, _, stdout, _ := iostreams.Test()
+	view, _ := render.Pick(cmdutil.FormatTable, formats...)
+	routerOuts := map[string]any{"canaryPhase": "stable", "tableVersion": 3.0}
+	var recs []*executor.Record
+	o := &Options{IO: io, Fleet: f.Fleet, View: view, Since: 15 * time.Minute, Now: time.Now, Cells: []string{"a", "b", "c"},
+		Outputs: func(_ context.Context, stacks []string) (map[string]Deployed, error) {
+			out := map[string]Deployed{}
+			for _, s := range stacks {
+				out[s] = Deployed{Outputs: map[string]any{"albArnSuffix": "app/" + s + "/1", "targetGroupArnSuffix": "targetgroup/" + s + "/2"}}
+			}
+			out["router"] = Deployed{Outputs: routerOuts}
+			return out, nil
+		},
+		Records: func() ([]*executor.Record, error) { return recs, nil },
+		Reader:  func(context.Context, string) (health.Reader, error) { return quietCW{}, nil }}
+	if err := Run(context.Background(), o); err != nil {
+		t.Fatalf("healthy cells, no canary: %v", err)
+	}
+	recs = []*executor.Record{{ID: "c-0123456789ab", Kind: executor.KindCanary, Updated: time.Now(),
+		Canary: &executor.CanaryRecord{Phase: executor.CanaryHeader, PhaseSince: time.Now(), Candidate: "fn:2"}}}
+	stdout.Reset()
+	err := Run(context.Background(), o)
+	if exitcode.Of(err) != exitcode.Findings || !strings.Contains(err.Error(), "c-0123456789ab is unfinished: header phase") {
+		t.Fatalf("exit %d (%v), want 2 naming the canary", exitcode.Of(err), err)
+	}
+	if !strings.Contains(stdout.String(), "router canary c-0123456789ab is unfinished") || !strings.Contains(stdout.String(), "the router has a finding") {
+		t.Errorf("the report does not show the canary:\n%s", stdout.String())
+	}
+	// No record, but the deployed router is mid-canary: still a finding.
+	recs, routerOuts = nil, map[string]any{"canaryPhase": "weight", "stagingFunctionArn": "fn:2"}
+	if err := Run(context.Background(), o); exitcode.Of(err) != exitcode.Findings || !strings.Contains(err.Error(), "unrecorded router canary") {
+		t.Errorf("unrecorded canary: %v", err)
 	}
 }

@@ -1,5 +1,7 @@
-// Package rollout is `cellctl rollout status|list`: the rollout records
-// `cellctl deploy` keeps in the Pulumi backend.
+// Package rollout is `cellctl rollout status|list`: the records of the
+// gated changes in the Pulumi backend — `cellctl deploy`'s rollouts,
+// `cellctl router canary`'s canaries and `cellctl secret rotate`'s
+// rotations (one record type).
 package rollout
 
 import (
@@ -37,7 +39,7 @@ type Options struct {
 
 // NewCmdRollout builds `cellctl rollout` and its subcommands.
 func NewCmdRollout(f *cmdutil.Factory, runF func(verb string, o *Options) error) *cobra.Command {
-	cmd := &cobra.Command{Use: "rollout", Short: "Show the rollouts `cellctl deploy` recorded"}
+	cmd := &cobra.Command{Use: "rollout", Short: "Show the recorded gated changes: rollouts (deploy), router canaries, secret rotations"}
 	mk := func(use, short string, args cobra.PositionalArgs, verb string) *cobra.Command {
 		o := &Options{IO: f.IO, Store: storeOf(f)}
 		return &cobra.Command{Use: use, Short: short, Args: args, RunE: func(c *cobra.Command, args []string) error {
@@ -58,8 +60,8 @@ func NewCmdRollout(f *cmdutil.Factory, runF func(verb string, o *Options) error)
 		}}
 	}
 	cmd.AddCommand(
-		mk("status [ID]", "Show one rollout's record (default: the latest): waves, cells, states, gate readings", cobra.MaximumNArgs(1), "status"),
-		mk("list", "List the recorded rollouts, newest first", cobra.NoArgs, "list"),
+		mk("status [ID]", "Show one record (default: the latest): a rollout's waves and cells, a canary's phases, a rotation's steps, states, gate readings", cobra.MaximumNArgs(1), "status"),
+		mk("list", "List the recorded rollouts, router canaries and rotations, newest first", cobra.NoArgs, "list"),
 	)
 	return cmd
 }
@@ -108,14 +110,14 @@ func ListRun(ctx context.Context, o *Options) error {
 	}
 	rows := [][]string{}
 	for _, r := range recs {
-		rows = append(rows, []string{r.ID, string(r.State), stamp(r.Started), stamp(r.Updated), where(r), r.Holder.Host})
+		rows = append(rows, []string{r.ID, kind(r), string(r.State), stamp(r.Started), stamp(r.Updated), where(r), r.Holder.Host})
 	}
 	if bad != nil {
 		for _, u := range bad.Records {
-			rows = append(rows, []string{u.ID, "unreadable", "-", "-", "-", "-"})
+			rows = append(rows, []string{u.ID, "-", "unreadable", "-", "-", "-", "-"})
 		}
 	}
-	fmt.Fprintln(o.IO.Out, render.Out(o.IO).Table([]string{"ID", "STATE", "STARTED", "UPDATED", "AT", "HOST"}, rows))
+	fmt.Fprintln(o.IO.Out, render.Out(o.IO).Table([]string{"ID", "KIND", "STATE", "STARTED", "UPDATED", "AT", "HOST"}, rows))
 	return err
 }
 
@@ -143,7 +145,7 @@ func StatusRun(ctx context.Context, o *Options) error {
 			return fmt.Errorf("which rollout is the latest is unknown: %w; name one (`cellctl rollout status ID`, ids in `cellctl rollout list`)", bad)
 		}
 		if len(recs) == 0 {
-			return fmt.Errorf("no rollout is recorded in this backend yet")
+			return fmt.Errorf("nothing is recorded in this backend yet (no rollout, router canary or rotation)")
 		}
 		r = recs[0]
 	}
@@ -155,7 +157,7 @@ func StatusRun(ctx context.Context, o *Options) error {
 }
 
 func writeStatus(w io.Writer, s *render.Styles, r *executor.Record) {
-	fmt.Fprintf(w, "rollout %s: %s (started %s by %s, updated %s)\n", r.ID, r.State, stamp(r.Started), r.Holder.Host, stamp(r.Updated))
+	fmt.Fprintf(w, "%s %s: %s (started %s by %s, updated %s)\n", kind(r), r.ID, r.State, stamp(r.Started), r.Holder.Host, stamp(r.Updated))
 	if r.Halt != nil {
 		fmt.Fprintf(w, "halted: %s\n", r.Halt.String())
 	}
@@ -164,6 +166,18 @@ func writeStatus(w io.Writer, s *render.Styles, r *executor.Record) {
 	}
 	if r.Router != "" {
 		fmt.Fprintf(w, "router: %s\n", r.Router)
+	}
+	if c := r.Canary; c != nil {
+		writeCanary(w, s, c)
+	}
+	for _, st := range r.Steps {
+		writeStep(w, s, st)
+	}
+	for _, n := range r.Notes {
+		fmt.Fprintf(w, "note: %s\n", n)
+	}
+	if !r.IsRollout() {
+		return
 	}
 	for _, wr := range r.Waves {
 		fmt.Fprintf(w, "\n%s  %s, %d poll(s)\n", s.Bold(wr.Name), wr.State, len(wr.Polls))
@@ -188,6 +202,72 @@ func writeStatus(w io.Writer, s *render.Styles, r *executor.Record) {
 	fmt.Fprintln(w, deploy.Table(s, executor.Summarize(r, nil)))
 }
 
+// writeCanary shows a router canary: where it stands and its phases.
+func writeCanary(w io.Writer, s *render.Styles, c *executor.CanaryRecord) {
+	state := c.Outcome
+	if state == "" {
+		state = s.Warn("unfinished, " + c.Phase + " phase")
+		if !c.PhaseSince.IsZero() {
+			state += " since " + stamp(c.PhaseSince)
+		}
+	}
+	fmt.Fprintf(w, "router canary: %s\n", state)
+	if c.Reason != "" {
+		fmt.Fprintf(w, "  why: %s\n", c.Reason)
+	}
+	if c.Primary != "" {
+		fmt.Fprintf(w, "  primary %s (table %s), candidate %s (table %s), weight %g%%\n",
+			c.Primary, version(c.PrimaryTable), orDash(c.Candidate), version(c.CandidateTable), 100*c.Weight)
+	}
+	for _, p := range c.Phases {
+		writeStep(w, s, p)
+	}
+}
+
+// writeStep shows one gated step (a rotation's, a canary's phase).
+func writeStep(w io.Writer, s *render.Styles, st executor.StepRecord) {
+	line := fmt.Sprintf("  %-18s %s, %d poll(s)", st.Name, st.State, len(st.Polls))
+	if st.Decision != "" {
+		line += ", " + string(st.Decision)
+	}
+	fmt.Fprintln(w, line)
+	if st.Breach != nil {
+		fmt.Fprintf(w, "    breach: %s\n", st.Breach.String())
+	} else if st.Reason != "" {
+		fmt.Fprintf(w, "    %s\n", st.Reason)
+	}
+	if st.Error != "" {
+		fmt.Fprintf(w, "    error: %s\n", st.Error)
+	}
+	if n := len(st.Polls); n > 0 {
+		fmt.Fprintf(w, "    last poll: %s\n", lastPoll(st.Polls[n-1]))
+	}
+}
+
+func kind(r *executor.Record) string {
+	switch r.Kind {
+	case executor.KindCanary:
+		return "router canary"
+	case executor.KindRotation:
+		return "rotation"
+	}
+	return "rollout"
+}
+
+func version(v int64) string {
+	if v <= 0 {
+		return "unknown"
+	}
+	return fmt.Sprint(v)
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
+
 func lastPoll(p executor.Poll) string {
 	var parts []string
 	for _, v := range p.Verdicts {
@@ -200,11 +280,21 @@ func lastPoll(p executor.Poll) string {
 	return strings.Join(parts, "; ")
 }
 
+// where is where a record stands: the first wave or step not passed, a
+// canary's phase.
 func where(r *executor.Record) string {
 	for _, w := range r.Waves {
 		if w.State != executor.WaveDone && w.State != executor.WaveUnchanged {
 			return w.Name
 		}
+	}
+	for _, st := range r.Steps {
+		if st.State != executor.WaveDone {
+			return st.Name
+		}
+	}
+	if c := r.Canary; c.Unfinished() {
+		return "router canary: " + c.Phase
 	}
 	return "-"
 }

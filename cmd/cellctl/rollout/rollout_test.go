@@ -68,3 +68,36 @@ func TestListJSON(t *testing.T) {
 		t.Errorf("list -o json: %v %s", err, out())
 	}
 }
+
+// rollout list and status show canary and rotation records too: their
+// kind, where they stand, their phases and steps.
+func TestCanaryAndRotationRecordsAreShown(t *testing.T) {
+	since := time.Date(2026, 12, 1, 11, 0, 0, 0, time.UTC)
+	canaryRec := &executor.Record{ID: "c-00000000000c", Kind: executor.KindCanary, State: executor.Interrupted, Started: since,
+		Canary: &executor.CanaryRecord{Phase: executor.CanaryWeight, PhaseSince: since, Weight: 0.05, Primary: "fn:1", Candidate: "fn:2", PrimaryTable: 4, CandidateTable: 5,
+			Phases: []executor.StepRecord{{Name: "header", Kind: "header", State: executor.WaveDone, Decision: "pass"}, {Name: "weight", Kind: "weight", State: executor.WaveBaking}}}}
+	rotation := &executor.Record{ID: "s-00000000000d", Kind: executor.KindRotation, State: executor.Paused, Started: since.Add(time.Minute),
+		Steps: []executor.StepRecord{{Name: "accept/canary", Kind: "accept", State: executor.WaveDone}, {Name: "switch/router", Kind: "switch", State: executor.WavePending}}}
+	io, _, stdout, _ := iostreams.Test()
+	o := &Options{IO: io, Output: cmdutil.FormatTable, Store: func(context.Context) (Records, func(), error) {
+		return records{halted(), canaryRec, rotation}, func() {}, nil
+	}}
+	if err := ListRun(context.Background(), o); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"router canary", "router canary: weight", "rotation", "switch/router", "s-00000000000d"} {
+		if !strings.Contains(stdout.String(), want) {
+			t.Errorf("list lacks %q:\n%s", want, stdout.String())
+		}
+	}
+	stdout.Reset()
+	o.ID = canaryRec.ID
+	if err := StatusRun(context.Background(), o); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"router canary c-00000000000c: interrupted", "unfinished, weight phase since 2026-12-01T11:00:00Z", "table 4", "table 5", "weight 5%", "weight", "baking"} {
+		if !strings.Contains(stdout.String(), want) {
+			t.Errorf("status lacks %q:\n%s", want, stdout.String())
+		}
+	}
+}

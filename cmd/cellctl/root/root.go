@@ -79,8 +79,10 @@ holder. Read-only commands and every --dry-run never take it.`,
 
 	// Every command is registered here, in help order. The verbs that
 	// change the fleet are marked here (mutates), and take the fleet lock
-	// in cmdutil.Mutates; deploy takes it in the rollout executor, secret
-	// rotate in its rotation store — the same lock (internal/rollout).
+	// in cmdutil.Mutates; the gated changes — deploy, router canary,
+	// secret rotate — take it through the executor's store under their
+	// record's id (so a killed one is resumed) — the same lock
+	// (internal/rollout).
 	cmd.AddCommand(
 		plan.NewCmdPlan(f, nil),
 		mutates(f, stack.NewCmdUp(f, nil), "", "up", true),
@@ -89,7 +91,7 @@ holder. Read-only commands and every --dry-run never take it.`,
 		mutates(f, stack.NewCmdDestroy(f, nil), "", "destroy", true),
 		stack.NewCmdUnlock(f, nil),
 		deploy.NewCmdDeploy(f, nil),
-		mutates(f, routercmd.NewCmdRouter(f, nil), "canary", "router canary", false),
+		routercmd.NewCmdRouter(f, nil),
 		rollout.NewCmdRollout(f, nil),
 		route.NewCmdRoute(f, nil),
 		route.NewCmdCapacity(f, nil),

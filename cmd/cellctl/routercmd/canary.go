@@ -3,8 +3,8 @@ package routercmd
 
 import (
 	"context"
-	"errors"
 	"fmt"
+	"os"
 
 	"github.com/spf13/cobra"
 
@@ -13,8 +13,10 @@ import (
 	"github.com/cellctl/cellctl/internal/fleet"
 	"github.com/cellctl/cellctl/internal/iostreams"
 	"github.com/cellctl/cellctl/internal/render"
+	"github.com/cellctl/cellctl/internal/rollout"
 	"github.com/cellctl/cellctl/internal/routercanary"
 	"github.com/cellctl/cellctl/internal/stackrun"
+	"github.com/cellctl/cellctl/waves/executor"
 	"github.com/cellctl/cellctl/waves/signal"
 )
 
@@ -63,7 +65,15 @@ command exits 3. Otherwise the primary takes the canaried version.
 Only the edge function version is canaried: distribution settings (origins,
 viewer domains) apply to both distributions at once. ` + "`cellctl deploy`" + ` runs the
 same canary as its router step; ` + "`cellctl up router`" + ` is the ungated form.
---discard reverts an interrupted canary.`,
+When the router's inputs and deployed outputs are those the last shipped
+canary recorded, there is nothing to change: no engine runs.
+
+The canary's record (.cellctl/rollouts/c-….json in the Pulumi backend;
+` + "`cellctl rollout list`" + `) is saved before and after every step, and the canary
+holds the fleet lock until it is finished: a canary stopped by Ctrl-C or
+kill -9 is shown by ` + "`cellctl status`" + ` and ` + "`cellctl health`" + `, refuses every other
+change, and the next ` + "`cellctl router canary`" + ` continues it (or finishes its
+revert). --discard reverts an unfinished canary to the primary's version.`,
 		Example: `  cellctl router canary
   cellctl router canary --weight 0.10 --weight-bake 30m --max-5xx "<= 0.5%"
   cellctl router canary --discard
@@ -125,21 +135,27 @@ func CanaryRun(ctx context.Context, o *CanaryOptions) error {
 		return err
 	}
 	defer done()
-	if env.Prepare != nil {
-		// The apply path's gates over the whole fleet before the first
-		// step, exactly as up checks it: a fleet that fails the
-		// isolation audit or renumbers a cell is refused.
-		var reqs []stackrun.Request
-		for _, id := range fl.CellIDs() {
-			reqs = append(reqs, stackrun.Request{Stack: id, Op: stackrun.OpPreview})
-		}
-		reqs = append(reqs, stackrun.Request{Stack: fleet.RouterStack, Op: stackrun.OpUp})
-		if err := env.Prepare(ctx, reqs); err != nil {
-			return err
-		}
-	}
 	rc := deploy.RouterCanaryEnv(env)
 	rc.Log = o.IO.ErrOut
+	// The canary takes the fleet lock itself, under its record's id (a
+	// canary left by a killed run is resumed, its lock taken over once
+	// that process is gone); the gates run once it holds the lock.
+	rc.Host, _ = os.Hostname()
+	rc.PID = os.Getpid()
+	rc.Alive = func(h executor.Holder) bool { return rollout.ProcessAlive(h.PID) }
+	if env.Prepare != nil {
+		rc.Prepare = func(ctx context.Context) error {
+			// The apply path's gates over the whole fleet before the
+			// first step, exactly as up checks it: a fleet that fails
+			// the isolation audit or renumbers a cell is refused.
+			var reqs []stackrun.Request
+			for _, id := range fl.CellIDs() {
+				reqs = append(reqs, stackrun.Request{Stack: id, Op: stackrun.OpPreview})
+			}
+			reqs = append(reqs, stackrun.Request{Stack: fleet.RouterStack, Op: stackrun.OpUp})
+			return env.Prepare(ctx, reqs)
+		}
+	}
 	res, err := routercanary.Run(ctx, rc, o.Canary)
 	if verr := o.show(res); verr != nil && err == nil {
 		err = verr
@@ -186,15 +202,18 @@ func (o *CanaryOptions) show(res *routercanary.Result) error {
 		}
 		rows = append(rows, []string{string(st.Phase), verdict, reason})
 	}
-	fmt.Fprintf(o.IO.Out, "router canary: %s\n", res.Outcome)
+	fmt.Fprintf(o.IO.Out, "router canary: %s (%s)\n", res.Outcome, res.ID)
 	if res.Candidate != "" {
 		fmt.Fprintf(o.IO.Out, "primary before: %s\ncandidate:      %s\n", res.Primary, res.Candidate)
+	}
+	if res.Reason != "" {
+		fmt.Fprintf(o.IO.Out, "why:            %s\n", res.Reason)
 	}
 	if len(rows) > 0 {
 		fmt.Fprint(o.IO.Out, s.Table([]string{"PHASE", "VERDICT", "READING"}, rows))
 	}
 	if res.Outcome == "" {
-		return errors.New("router canary did not finish")
+		return fmt.Errorf("router canary %s did not finish (it stopped in its %s phase); run `cellctl router canary` to continue it, or `cellctl router canary --discard`", res.ID, res.Phase)
 	}
 	return nil
 }

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -15,8 +16,11 @@ import (
 	"github.com/cellctl/cellctl/internal/fleet"
 	"github.com/cellctl/cellctl/internal/iostreams"
 	"github.com/cellctl/cellctl/internal/originsecret"
+	"github.com/cellctl/cellctl/internal/render"
 	"github.com/cellctl/cellctl/internal/rollout"
 	"github.com/cellctl/cellctl/internal/stackrun"
+	"github.com/cellctl/cellctl/waves/executor"
+	"github.com/cellctl/cellctl/waves/executor/backend"
 )
 
 // NewCmdSecret builds `cellctl secret`.
@@ -58,10 +62,12 @@ cell's ALB requires, in three phases, each a gated deploy:
   3. drop    once the deployed router sends only the next value, wave by wave
              each cell stops accepting the old one.
 
-Progress is recorded in the Pulumi backend (.cellctl/rotations/), so a
-rotation stopped at any point — Ctrl-C, kill -9, a halted gate — resumes when
-the command is run again. It holds the fleet's rollout lock: refused (exit 4)
-while a rollout runs, and no rollout starts during it. The values are stored
+Progress is recorded in the Pulumi backend beside the rollouts
+(.cellctl/rollouts/s-….json; ` + "`cellctl rollout list`" + ` shows it), so a rotation
+stopped at any point — Ctrl-C, kill -9, a halted gate — resumes when the
+command is run again (a step that was baking continues its bake). It holds
+the fleet lock: refused (exit 4) while a rollout or any other change runs,
+and nothing else changes the fleet during it. The values are stored
 encrypted in the stack files (commit them); the record holds no secret.
 A breach exits 3; fix the cause and run it again to retry that step.`,
 		Example: `  cellctl secret rotate
@@ -114,14 +120,12 @@ func RotateRun(ctx context.Context, o *RotateOptions) error {
 	}
 	if rec != nil {
 		if o.Output == cmdutil.FormatJSON {
-			data, jerr := originsecret.MarshalRecord(rec)
-			if jerr != nil {
+			if jerr := render.JSON(o.IO.Out, rec); jerr != nil {
 				return jerr
 			}
-			fmt.Fprintln(o.IO.Out, string(data))
 		} else {
 			var b strings.Builder
-			fmt.Fprintf(&b, "rotation %s\n", rec.ID)
+			fmt.Fprintf(&b, "rotation %s: %s\n", rec.ID, rec.State)
 			for _, s := range rec.Steps {
 				fmt.Fprintf(&b, "  %-18s %s\n", s.Name, s.State)
 			}
@@ -156,13 +160,18 @@ func setup(f *cmdutil.Factory) func(ctx context.Context, fl *fleet.Fleet, scale 
 		// Every phase's up goes through the apply path; its gates run
 		// over the whole fleet before the first phase writes anything.
 		gated := &apply.Runner{Env: &apply.Env{Fleet: fl, Parallel: f.Global.Parallel, Log: f.IO.ErrOut}, Engine: eng}
+		host, _ := os.Hostname()
 		rot := &originsecret.Rotator{
 			Fleet:  fl,
 			Waves:  plan.Waves,
 			Engine: eng,
 			Runner: gated,
 			Gate:   &deploy.RegionalGate{Fleet: fl, Plan: wp, Reader: env.Reader, Outputs: env.Outputs},
-			Store:  &originsecret.BackendStore{S: rs},
+			Store:  backend.New(rs),
+			Legacy: originsecret.LegacyStore{S: rs},
+			Host:   host,
+			PID:    os.Getpid(),
+			Alive:  func(h executor.Holder) bool { return rollout.ProcessAlive(h.PID) },
 		}
 		var reqs []stackrun.Request
 		for _, st := range fl.StackNames() {

@@ -14,7 +14,9 @@ import (
 	"github.com/cellctl/cellctl/internal/fleet"
 	"github.com/cellctl/cellctl/internal/iostreams"
 	"github.com/cellctl/cellctl/internal/render"
+	"github.com/cellctl/cellctl/internal/routercanary"
 	"github.com/cellctl/cellctl/router"
+	"github.com/cellctl/cellctl/waves/executor"
 )
 
 // StatusReader reads what the backend knows about stacks.
@@ -27,7 +29,10 @@ type StatusOptions struct {
 	IO     *iostreams.IOStreams
 	Fleet  func() (*fleet.Fleet, error)
 	Engine func(fl *fleet.Fleet) (StatusReader, error)
-	View   render.View[[]CellStatus]
+	// Records reads the records in the backend (nil: none), read-only:
+	// an unfinished router canary and the primary's table come from them.
+	Records func() ([]*executor.Record, error)
+	View    render.View[[]CellStatus]
 
 	Cells []string
 }
@@ -51,6 +56,14 @@ type CellStatus struct {
 	// buckets and tenants, its pinned tenants, its load against capacity
 	// (absent for the router, or a cell the table does not name).
 	Routing *router.CellCapacity `json:"routing,omitempty"`
+	// TableVersion is, for the router, the routing table version its
+	// primary distribution serves — not the router's tableVersion output,
+	// which is the candidate's while a canary is unfinished (absent:
+	// unknown).
+	TableVersion *int64 `json:"tableVersion,omitempty"`
+	// Canary is, for the router, a canary nobody finished: viewers may
+	// reach its staging distribution.
+	Canary *routercanary.Pending `json:"canary,omitempty"`
 }
 
 var (
@@ -60,7 +73,7 @@ var (
 
 // NewCmdStatus builds `cellctl status`.
 func NewCmdStatus(f *cmdutil.Factory, runF func(*StatusOptions) error) *cobra.Command {
-	opts := &StatusOptions{IO: f.IO, Fleet: f.Fleet, Engine: func(fl *fleet.Fleet) (StatusReader, error) { return f.Engine(fl, nil) }}
+	opts := &StatusOptions{IO: f.IO, Fleet: f.Fleet, Engine: func(fl *fleet.Fleet) (StatusReader, error) { return f.Engine(fl, nil) }, Records: f.Records}
 	cmd := &cobra.Command{
 		Use:   "status [cell...]",
 		Short: "Show each stack's deployment (last update, image, resources) and each cell's routing (state, buckets, pinned tenants, load)",
@@ -108,6 +121,11 @@ func statusRun(ctx context.Context, opts *StatusOptions) error {
 			routing[c.Cell] = c
 		}
 	}
+	var recs []*executor.Record
+	var recsErr error
+	if opts.Records != nil {
+		recs, recsErr = opts.Records()
+	}
 	rows := make([]CellStatus, 0, len(sts))
 	var unreadable []string
 	for _, st := range sts {
@@ -115,10 +133,20 @@ func statusRun(ctx context.Context, opts *StatusOptions) error {
 		if c, ok := routing[st.Name]; ok {
 			row.Routing = &c
 		}
+		if row.Kind == "router" && st.Deployed {
+			row.Canary = routercanary.Unfinished(recs, st.Outputs)
+			if v, ok := routercanary.PrimaryTable(recs, st.Outputs); ok {
+				row.TableVersion = &v
+			}
+		}
 		rows = append(rows, row)
 		if st.Error != "" {
 			unreadable = append(unreadable, st.Name+": "+st.Error)
 		}
+	}
+	if recsErr != nil {
+		// A record that does not read may be the unfinished canary's.
+		unreadable = append(unreadable, "the records in the backend: "+recsErr.Error())
 	}
 	if err := opts.View.Render(opts.IO, rows); err != nil {
 		return err
@@ -176,6 +204,17 @@ func writeStatusTable(io *iostreams.IOStreams, rows []CellStatus) error {
 	}
 	fmt.Fprint(io.Out, s.Table([]string{"STACK", "INDEX", "CIDR", "REGION", "LAST UPDATE", "AT", "IMAGE", "RESOURCES", "ROUTING", "BUCKETS", "PINNED", "LOAD/CAPACITY"}, table))
 	for _, r := range rows {
+		if r.Kind == "router" && r.Deployed {
+			switch {
+			case r.TableVersion != nil:
+				fmt.Fprintf(io.Out, "%s: the primary distribution serves routing table version %d\n", r.Name, *r.TableVersion)
+			case r.Canary != nil:
+				fmt.Fprintf(io.Out, "%s: the routing table version the primary distribution serves is unknown (an unrecorded canary is in progress)\n", r.Name)
+			}
+			if c := r.Canary; c != nil {
+				fmt.Fprintf(io.Out, "%s: %s\n", r.Name, s.Warn(c.String()))
+			}
+		}
 		if r.PendingOps > 0 {
 			fmt.Fprintf(io.Out, "%s: %d operation(s) of an interrupted run are pending; the next `cellctl up` repairs them\n", r.Name, r.PendingOps)
 		}

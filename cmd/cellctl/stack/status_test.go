@@ -5,12 +5,14 @@ import (
 	"encoding/json"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/cellctl/cellctl/cmd/cellctl/cmdutil"
 	"github.com/cellctl/cellctl/internal/engine"
 	"github.com/cellctl/cellctl/internal/fleet"
 	"github.com/cellctl/cellctl/internal/iostreams"
 	"github.com/cellctl/cellctl/internal/render"
+	"github.com/cellctl/cellctl/waves/executor"
 )
 
 type fakeStatus []*engine.StackStatus
@@ -118,6 +120,65 @@ func TestStatusShowsRouting(t *testing.T) {
 			}
 			if r.Routing.State != c.State || r.Routing.Buckets != c.Buckets.Count() || r.Routing.Pinned != pinned[r.Name] || r.Routing.Capacity < 1 {
 				t.Errorf("%s: routing %+v, table says %s with %d buckets, %d pinned", r.Name, r.Routing, c.State, c.Buckets.Count(), pinned[r.Name])
+			}
+		}
+	}
+}
+
+// routerMidCanary reports the router deployed in a canary's weighted
+// phase: its tableVersion output is the candidate's (9).
+type routerMidCanary struct{}
+
+func (routerMidCanary) Status(_ context.Context, names []string) ([]*engine.StackStatus, error) {
+	out, _ := allDeployed{}.Status(context.Background(), names)
+	for _, st := range out {
+		if st.Name == fleet.RouterStack {
+			st.Outputs = map[string]any{"canaryPhase": "weight", "tableVersion": 9.0, "primaryFunctionArn": "fn:1", "stagingFunctionArn": "fn:2"}
+		}
+	}
+	return out, nil
+}
+
+// A router canary left unfinished (kill -9) is never invisible: status
+// shows its phase, weight and start, and the table version the primary
+// serves — the one the canary recorded, not the router's tableVersion
+// output, which is the candidate's.
+func TestStatusShowsAnUnfinishedCanaryAndThePrimarysTable(t *testing.T) {
+	since := time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)
+	recs := []*executor.Record{{ID: "c-0123456789ab", Kind: executor.KindCanary, State: executor.Running, Updated: since,
+		Canary: &executor.CanaryRecord{Phase: executor.CanaryWeight, PhaseSince: since, Weight: 0.05, Primary: "fn:1", Candidate: "fn:2", PrimaryTable: 8, CandidateTable: 9}}}
+	for _, format := range []string{cmdutil.FormatTable, cmdutil.FormatJSON} {
+		io, _, stdout, _ := iostreams.Test()
+		f := cmdutil.NewFactory(io)
+		f.Global.Dir = "../../.."
+		view, _ := render.Pick(format, statusTable, statusJSON)
+		opts := &StatusOptions{IO: io, Fleet: f.Fleet, View: view,
+			Engine:  func(*fleet.Fleet) (StatusReader, error) { return routerMidCanary{}, nil },
+			Records: func() ([]*executor.Record, error) { return recs, nil }}
+		if err := statusRun(context.Background(), opts); err != nil {
+			t.Fatal(err)
+		}
+		out := stdout.String()
+		if format == cmdutil.FormatTable {
+			for _, want := range []string{"serves routing table version 8", "c-0123456789ab is unfinished: weight phase since 2026-12-01T12:00:00Z, 5% of viewers", "cellctl router canary"} {
+				if !strings.Contains(out, want) {
+					t.Errorf("table lacks %q:\n%s", want, out)
+				}
+			}
+			continue
+		}
+		var doc struct {
+			Stacks []CellStatus `json:"stacks"`
+		}
+		if err := json.Unmarshal(stdout.Bytes(), &doc); err != nil {
+			t.Fatal(err)
+		}
+		for _, r := range doc.Stacks {
+			if r.Name != fleet.RouterStack {
+				continue
+			}
+			if r.TableVersion == nil || *r.TableVersion != 8 || r.Canary == nil || r.Canary.Phase != "weight" || r.Canary.Weight != 0.05 || !r.Canary.Since.Equal(since) {
+				t.Errorf("router row %+v canary %+v", r, r.Canary)
 			}
 		}
 	}

@@ -1,9 +1,10 @@
-// Package backend is the rollout executor's Store over internal/rollout:
-// the lock is the fleet lock, rollout.Store's (create-if-absent in the Pulumi
-// backend, file:// or s3://, holder with a nonce, tombstoned abandon), and
-// the executor's records (the one record type) are JSON objects under
-// rollout.RecordPrefix in the same bucket, so a CI job on another machine
-// reads and continues them.
+// Package backend is the gated-change machine's Store over
+// internal/rollout: the lock is the fleet lock, rollout.Store's
+// (create-if-absent in the Pulumi backend, file:// or s3://, holder with a
+// nonce, tombstoned abandon), and the records — the one record type,
+// executor.Record, of rollouts, router canaries and secret rotations alike
+// — are JSON objects under rollout.RecordPrefix in the same bucket, so a
+// CI job on another machine reads and continues them.
 package backend
 
 import (
@@ -34,13 +35,14 @@ type Store struct {
 // New wraps an open rollout store.
 func New(s *rollout.Store) *Store { return &Store{s: s, held: map[string]*rollout.Lock{}} }
 
-// idPattern is the shape of executor.Plan.ID; ids become object keys, so
-// nothing else is accepted.
-var idPattern = regexp.MustCompile(`^r-[0-9a-f]{12}$`)
+// idPattern is the shape of a record id cellctl makes: executor.Plan.ID
+// (r-, a rollout) or executor.NewID (c-, a router canary; s-, a secret
+// rotation); ids become object keys, so nothing else is accepted.
+var idPattern = regexp.MustCompile(`^[rcs]-[0-9a-f]{12}$`)
 
 func key(id string) (string, error) {
 	if !idPattern.MatchString(id) {
-		return "", fmt.Errorf("rollout id %q is not one cellctl made (r- and 12 hex digits)", id)
+		return "", fmt.Errorf("record id %q is not one cellctl made (r-, c- or s- and 12 hex digits)", id)
 	}
 	return rollout.RecordPrefix + id + ".json", nil
 }

@@ -27,20 +27,32 @@ type UnreadableError struct {
 	Records []Unreadable
 }
 
+// Any reports whether a record that does not read has an id starting
+// with prefix (r-, c-, s-: of that kind), so a reader that needs only one
+// kind fails closed on that kind alone.
+func (e *UnreadableError) Any(prefix string) bool {
+	for _, u := range e.Records {
+		if strings.HasPrefix(u.ID, prefix) {
+			return true
+		}
+	}
+	return false
+}
+
 func (e *UnreadableError) Error() string {
 	var b strings.Builder
 	for i, u := range e.Records {
 		if i > 0 {
 			b.WriteString("; ")
 		}
-		fmt.Fprintf(&b, "rollout %s cannot be read (%s: %v)", u.ID, u.Key, u.Err)
+		fmt.Fprintf(&b, "record %s cannot be read (%s: %v)", u.ID, u.Key, u.Err)
 	}
 	b.WriteString(": restore the object from the backend's versioning or backup; remove it only if that rollout is over and its history is not needed")
 	return b.String()
 }
 
-// List reads every executor rollout record in the backend, newest start
-// first. A key that is not a record id this package writes (the older
+// List reads every record in the backend (rollouts, router canaries,
+// rotations), newest start first. A key that is not a record id this package writes (the older
 // internal/rollout records share the prefix) is skipped. A record that
 // does not read is named in an *UnreadableError, returned with all the
 // records that did read.

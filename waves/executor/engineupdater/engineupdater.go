@@ -26,6 +26,17 @@ type Updater struct {
 	Deployed func(ctx context.Context, cell string) (spec.Cell, error)
 	// Refresh reconciles each stack with the cloud before its update.
 	Refresh bool
+	// LastRun says whether a cell stack's last operation completed with
+	// nothing pending (executor.Settler); nil: every cell is settled.
+	LastRun func(ctx context.Context, cell string) (bool, string, error)
+}
+
+// Settled implements executor.Settler.
+func (u *Updater) Settled(ctx context.Context, cell string) (bool, string, error) {
+	if u.LastRun == nil {
+		return true, "", nil
+	}
+	return u.LastRun(ctx, cell)
 }
 
 // Current is the cell's configuration as last deployed.
