@@ -85,16 +85,27 @@ func (r *record) public() Resource {
 }
 
 // find resolves a reference typed by a person: a logical name, id, URN or
-// ARN, within a stack (or cell id; "" for any stack).
+// ARN, within a stack (or cell id; "" for any stack). A logical name (what
+// `sim resources` lists first, and what `drift` reports) wins over an id
+// that happens to spell the same: with `cells:namePrefix: none` the task
+// definition's id is its family `cell-b-service`, the ECS service's
+// logical name, and `sim edit cell-b cell-b-service …` means the service.
 func (st *state) find(stack, ref string) (*record, error) {
-	var hits []*record
+	var named, other []*record
 	for _, r := range st.Resources {
 		if !matchStack(stack, r.key()) {
 			continue
 		}
-		if r.Name == ref || r.ID == ref || r.URN == ref || sval(r.Outputs["arn"]) == ref {
-			hits = append(hits, r)
+		switch {
+		case r.Name == ref:
+			named = append(named, r)
+		case r.ID == ref || r.URN == ref || sval(r.Outputs["arn"]) == ref:
+			other = append(other, r)
 		}
+	}
+	hits := named
+	if len(hits) == 0 {
+		hits = other
 	}
 	switch len(hits) {
 	case 0:
@@ -108,7 +119,7 @@ func (st *state) find(stack, ref string) (*record, error) {
 	}
 	var names []string
 	for _, h := range hits {
-		names = append(names, fmt.Sprintf("%s %s (%s)", h.key(), h.Name, h.Type))
+		names = append(names, fmt.Sprintf("%s %s (%s, id %s)", h.key(), h.Name, h.Type, h.ID))
 	}
 	return nil, fmt.Errorf("%q is ambiguous: %s; name the stack or use the id", ref, strings.Join(names, ", "))
 }

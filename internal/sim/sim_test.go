@@ -335,6 +335,56 @@ func TestEditsAndRemovals(t *testing.T) {
 	}
 }
 
+// TestEditByLogicalNameWinsOverAnEqualID: with `cells:namePrefix: none`
+// the task definition's id is its family, cell-b-service — the ECS
+// service's logical name. `sim edit cell-b cell-b-service desiredCount 7`
+// (the README's and `sim edit --help`'s example) edits the service, as the
+// name says; the task definition stays reachable by its own logical name.
+// Two resources that share a logical name are ambiguous, and the error
+// lists their ids to use instead.
+func TestEditByLogicalNameWinsOverAnEqualID(t *testing.T) {
+	h := newHarness(t, "cell-b", "us-east-1")
+	_, subs := h.network("cell-b", "10.2.0.0/16", 2)
+	vpc := s(subs[0].out, "vpcId")
+	tg := h.create("aws:lb/targetGroup:TargetGroup", "cell-b-tg", pm("port", 8080, "protocol", "HTTP", "vpcId", vpc, "targetType", "ip"))
+	alb := h.create("aws:lb/loadBalancer:LoadBalancer", "cell-b-alb", pm("subnets", []any{subs[0].id, subs[1].id}))
+	h.create("aws:lb/listener:Listener", "cell-b-http", pm("loadBalancerArn", alb.id, "port", 80,
+		"defaultActions", []any{map[string]any{"type": "forward", "targetGroupArn": tg.id}}))
+	cluster := h.create("aws:ecs/cluster:Cluster", "cell-b-ecs", pm())
+	td := h.create("aws:ecs/taskDefinition:TaskDefinition", "cell-b-task", pm("family", "cell-b-service", "containerDefinitions", containerDefs("app:1"),
+		"requiresCompatibilities", []any{"FARGATE"}, "networkMode", "awsvpc", "cpu", "256", "memory", "512"))
+	if td.id != "cell-b-service" {
+		t.Fatalf("task definition id %q, want its family: the clash this test is about", td.id)
+	}
+	svc := h.create("aws:ecs/service:Service", "cell-b-service", pm("cluster", cluster.id, "launchType", "FARGATE", "desiredCount", 2,
+		"taskDefinition", s(td.out, "arn"), "networkConfiguration", map[string]any{"subnets": []any{subs[0].id}},
+		"loadBalancers", []any{map[string]any{"targetGroupArn": tg.id, "containerName": "app", "containerPort": 8080}}))
+
+	r, err := h.cloud.Edit("cell-b", "cell-b-service", "desiredCount", "7")
+	if err != nil {
+		t.Fatalf("sim edit cell-b cell-b-service desiredCount 7: %v", err)
+	}
+	if r.Type != "aws:ecs/service:Service" || r.ID != svc.id || r.Outputs["desiredCount"] != 7.0 {
+		t.Errorf("edited %s %s (%s), desiredCount %v; want the service", r.Type, r.Name, r.ID, r.Outputs["desiredCount"])
+	}
+	if r, err := h.cloud.Edit("cell-b", "cell-b-task", "tags.owner", "ops"); err != nil || r.Type != "aws:ecs/taskDefinition:TaskDefinition" {
+		t.Errorf("edit by the task definition's logical name: %+v, %v", r, err)
+	}
+	// The service's own ARN (its id) still reaches it.
+	if r, err := h.cloud.Edit("", svc.id, "desiredCount", "3"); err != nil || r.Name != "cell-b-service" || r.Outputs["desiredCount"] != 3.0 {
+		t.Errorf("edit by id: %+v, %v", r, err)
+	}
+
+	// One logical name on two resources (Pulumi allows it across types).
+	h.create(tQueue, "jobs", pm())
+	h.create(tRole, "jobs", pm("assumeRolePolicy", assumeRole))
+	_, err = h.cloud.Edit("cell-b", "jobs", "tags.owner", "ops")
+	if err == nil || !strings.Contains(err.Error(), `"jobs" is ambiguous`) || !strings.Contains(err.Error(), "aws:sqs/queue:Queue, id ") ||
+		!strings.Contains(err.Error(), "aws:iam/role:Role, id ") {
+		t.Errorf("a name two resources share: %v", err)
+	}
+}
+
 func TestPersistsAcrossOpens(t *testing.T) {
 	dir := t.TempDir()
 	h := harnessOn(t, Options{Dir: dir, Stack: "cell-a"}, "us-east-1")
