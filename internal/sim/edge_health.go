@@ -25,7 +25,8 @@ import (
 // the profile of the edge function build the distribution runs: looked up
 // by the code's SHA-256 (a handler build), then by the routing table
 // version baked into its config.json, then the default (0.1 % 5xx, no
-// function error). `cellctl sim health set --router-table 8 --error-rate
+// function error; counts are whole requests per minute, round(requests ×
+// rate): 2 of the primary's 2400 a minute read 0.083 %). `cellctl sim health set --router-table 8 --error-rate
 // 20%` makes a table version bad.
 //
 // Simplifications, said once: the simulator keeps no edge history; a

@@ -70,9 +70,13 @@ type HealthProfile struct {
 }
 
 // DefaultHealth is what a cell serves without any profile: 600 requests a
-// minute, 0.1 % 5xx, p99 120 ms, every task healthy.
+// minute, one of them answered 5xx (0.167 %), p99 120 ms, every task
+// healthy. A minute's responses are whole requests (sample rounds
+// requests × rate), so the rate is stated as the count it gives: a rate of
+// 0.1 % would read 0.167 % all the same.
 func DefaultHealth() HealthProfile {
-	rpm, rate, p99 := 600.0, 0.001, Duration(120*time.Millisecond)
+	rpm, p99 := 600.0, Duration(120*time.Millisecond)
+	rate := 1 / rpm
 	return HealthProfile{RequestsPerMinute: &rpm, ErrorRate: &rate, P99: &p99}
 }
 

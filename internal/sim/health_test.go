@@ -390,3 +390,20 @@ func TestResetClearsHealthProfiles(t *testing.T) {
 		t.Errorf("after reset: %+v, %v", rep.Images, err)
 	}
 }
+
+// TestDefaultHealthServesTheRateItStates: the default profile's rate is
+// what a minute of it reads (requests and 5xx are whole numbers, so a
+// stated 0.1 % read 0.167 %: one 5xx in 600, docs included), and a set
+// rate reads round(600 × rate) of 600, as `sim health --help` says.
+func TestDefaultHealthServesTheRateItStates(t *testing.T) {
+	d := DefaultHealth()
+	m := sample(time.Unix(0, 0), "app:1", d, 2)
+	if m.Requests != 600 || m.Target5xx != 1 || m.Target5xx/m.Requests != *d.ErrorRate {
+		t.Errorf("default minute: %v requests, %v 5xx (%.4g%%); the profile says %.4g%%", m.Requests, m.Target5xx, 100*m.Target5xx/m.Requests, 100**d.ErrorRate)
+	}
+	rate := 0.012
+	set := sample(time.Unix(0, 0), "app:1", HealthProfile{ErrorRate: &rate}.over(d), 2)
+	if set.Target5xx != 7 {
+		t.Errorf("--error-rate 1.2%%: %v of 600, want 7 (1.167%%)", set.Target5xx)
+	}
+}

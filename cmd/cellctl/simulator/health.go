@@ -65,9 +65,11 @@ func newCmdSimHealth(so *SimOptions) *cobra.Command {
 		Short: "Set and show the simulated cells' traffic and health (drives their alarms)",
 		Long: `Every simulated cell with a load balancer serves traffic each minute:
 requests, 5xx responses, p99 latency and healthy tasks. What it serves
-comes from the default profile (600 requests/min, 0.1% 5xx, p99 120ms,
-every task healthy), overridden by the profile of the image the cell runs,
-overridden by the cell's own profile. The cells' CloudWatch alarms are
+comes from the default profile (600 requests/min, 1 of them 5xx: 0.167%,
+p99 120ms, every task healthy), overridden by the profile of the image the
+cell runs, overridden by the cell's own profile. Each minute's 5xx count is
+a whole number, round(requests × rate): at 600 requests/min --error-rate
+1.2% reads 1.167%. The cells' CloudWatch alarms are
 evaluated from these metrics against their own thresholds, and the
 simulator's CloudWatch endpoint serves them to the same readers cellctl
 uses on AWS. A state set with ` + "`sim alarm set`" + ` holds until ` + "`sim health clear`" + `.`,
