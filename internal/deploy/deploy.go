@@ -360,10 +360,7 @@ func previewCells(ctx context.Context, preview func(context.Context, string, spe
 					errs = multierror.Append(errs, fmt.Errorf("cell %s: %s", cd.Cell, cd.Error))
 					return nil
 				}
-				for _, c := range changes {
-					if c.Op == "same" || c.Op == "read" {
-						continue
-					}
+				for _, c := range stackrun.ResourceChanges(changes) {
 					cd.Resources = append(cd.Resources, executor.ResourceChange{Op: c.Op, Type: c.Type, Name: c.Name,
 						Diffs: c.Diffs, Replace: c.Replace, Warning: c.Warning})
 				}

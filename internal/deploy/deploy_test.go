@@ -256,9 +256,15 @@ func TestDryRunPreviewsEachChangedCell(t *testing.T) {
 		mu.Lock()
 		defer mu.Unlock()
 		previewed[cell] = cfg.Image
+		// The steps the engine reports for an image change: the task
+		// definition's replacement is three steps, one resource.
+		td := "aws:ecs/taskDefinition:TaskDefinition"
 		return []stackrun.Change{
 			{Op: "update", Type: "aws:ecs/service:Service", Name: cell + "-svc", Diffs: []string{"taskDefinition"}},
-			{Op: "replace", Type: "aws:ecs/taskDefinition:TaskDefinition", Name: cell + "-task", Replace: []string{"containerDefinitions"}},
+			{Op: "create-replacement", Type: td, Name: cell + "-task", Diffs: []string{"containerDefinitions"}, Replace: []string{"containerDefinitions"}},
+			{Op: "replace", Type: td, Name: cell + "-task", Diffs: []string{"containerDefinitions"}, Replace: []string{"containerDefinitions"}},
+			{Op: "read", Type: "pulumi:pulumi:StackReference", Name: "router-outputs"},
+			{Op: "delete-replaced", Type: td, Name: cell + "-task"},
 		}, nil
 	}
 	res, err := Run(context.Background(), e, Options{Image: "app:v2", DryRun: true})
@@ -281,7 +287,8 @@ func TestDryRunPreviewsEachChangedCell(t *testing.T) {
 				}
 				continue
 			}
-			if len(cd.Resources) != 2 || cd.Resources[0].Name != cd.Cell+"-svc" || cd.Resources[1].Replace[0] != "containerDefinitions" {
+			if len(cd.Resources) != 2 || cd.Resources[0].Name != cd.Cell+"-svc" || cd.Resources[1].Op != "replace" ||
+				len(cd.Resources[1].Replace) != 1 || cd.Resources[1].Replace[0] != "containerDefinitions" {
 				t.Errorf("%s resources %+v", cd.Cell, cd.Resources)
 			}
 		}

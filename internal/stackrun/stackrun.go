@@ -10,6 +10,7 @@ package stackrun
 import (
 	"encoding/json"
 	"errors"
+	"slices"
 	"time"
 
 	"github.com/cellctl/cellctl/cellmodule/spec"
@@ -111,6 +112,63 @@ type Change struct {
 	// Warning says what a replacement or delete of a protected or
 	// stateful resource loses (reports show it loudly); empty otherwise.
 	Warning string `json:"warning,omitempty"`
+}
+
+// OpReplace is the one operation a report shows for a replaced resource.
+const OpReplace = "replace"
+
+// replaceSteps are the engine's steps of one replacement: pulumi reports
+// a replaced resource as up to three steps (create-replacement, replace,
+// delete-replaced), its summary as one replace.
+var replaceSteps = map[string]bool{"replace": true, "create-replacement": true, "delete-replaced": true, "import-replacement": true}
+
+// notChanges are steps that change no resource: reading a resource or a
+// stack reference, refreshing state, forgetting a read.
+var notChanges = map[string]bool{"same": true, "read": true, "read-replacement": true, "refresh": true,
+	"discard": true, "discard-replaced": true, "remove-pending-replace": true}
+
+// ResourceChanges is planned (the engine's steps, in order) as one change
+// per changed resource, the way the run's Changes count them: a
+// replacement's steps are one "replace" (their diffs, replace keys and
+// warning joined), and reads, refreshes and unchanged resources are left
+// out. Reports list this, so a headline's count and its rows agree.
+func ResourceChanges(planned []Change) []Change {
+	var out []Change
+	at := map[[2]string]int{}
+	for _, c := range planned {
+		if notChanges[c.Op] {
+			continue
+		}
+		if !replaceSteps[c.Op] {
+			out = append(out, c)
+			continue
+		}
+		key := [2]string{c.Type, c.Name}
+		i, seen := at[key]
+		if !seen {
+			at[key] = len(out)
+			c.Op = OpReplace
+			c.Diffs, c.Replace = appendNew(nil, c.Diffs), appendNew(nil, c.Replace)
+			out = append(out, c)
+			continue
+		}
+		r := &out[i]
+		r.Diffs, r.Replace = appendNew(r.Diffs, c.Diffs), appendNew(r.Replace, c.Replace)
+		if r.Warning == "" {
+			r.Warning = c.Warning
+		}
+	}
+	return out
+}
+
+// appendNew appends the items of add not yet in list.
+func appendNew(list, add []string) []string {
+	for _, a := range add {
+		if !slices.Contains(list, a) {
+			list = append(list, a)
+		}
+	}
+	return list
 }
 
 // Timing is where one stack's time went, in seconds.

@@ -61,15 +61,62 @@ func previewReport() *apply.Report {
 	res := &runplan.Result{Operation: stackrun.OpPreview, Stacks: []*stackrun.Result{
 		{Name: "cell-a", Result: stackrun.Succeeded, Changes: stackrun.Changes{Same: 71}, Duration: time.Second},
 		{Name: "cell-b", Result: stackrun.Succeeded, Changes: stackrun.Changes{Update: 1, Replace: 1, Same: 69}, Duration: 2 * time.Second,
+			// As the engine reports them: a replacement is three steps
+			// (each with the loss warning), one resource.
 			Planned: []stackrun.Change{
 				{Op: "update", Type: "aws:ecs/service:Service", Name: "cell-b-service", Diffs: []string{"desiredCount"}},
+				{Op: "create-replacement", Type: "aws:elasticache/replicationGroup:ReplicationGroup", Name: "cell-b-cache", Diffs: []string{"engine", "nodeType"}, Replace: []string{"engine"},
+					Warning: cacheLoss},
 				{Op: "replace", Type: "aws:elasticache/replicationGroup:ReplicationGroup", Name: "cell-b-cache", Diffs: []string{"engine", "nodeType"}, Replace: []string{"engine"},
-					Warning: "replaces a protected resource — the cache and its data; pulumi refuses it during the up, after changing other resources"},
+					Warning: cacheLoss},
+				{Op: "delete-replaced", Type: "aws:elasticache/replicationGroup:ReplicationGroup", Name: "cell-b-cache", Warning: cacheLoss},
 			}},
 		{Name: "cell-c", Result: stackrun.Failed, Err: errors.New("boom | bad\nsecond line"), Duration: time.Second},
 		{Name: "router", Result: stackrun.Skipped, Err: stackrun.ErrNotDeployed},
 	}}
 	return &apply.Report{Plan: runplan.ForStacks(stackrun.OpPreview, []string{"cell-a", "cell-b", "cell-c", "router"}, runplan.BuildOptions{Parallel: 4}), Result: res}
+}
+
+const cacheLoss = "replaces a protected resource — the cache and its data; pulumi refuses it during the up, after changing other resources"
+
+// TestPreviewCountsEachChangedResourceOnce: an image change of four cells
+// (per cell the engine reports the task definition's replacement as three
+// steps and the service's update) and the router's stack reference reads
+// is 8 changes, 2 per cell: the markdown headline, each section's count
+// and its rows agree, and the table lists the same rows.
+func TestPreviewCountsEachChangedResourceOnce(t *testing.T) {
+	td := "aws:ecs/taskDefinition:TaskDefinition"
+	res := &runplan.Result{Operation: stackrun.OpPreview}
+	var names []string
+	for _, c := range []string{"cell-a", "cell-b", "cell-c", "cell-d"} {
+		names = append(names, c)
+		res.Stacks = append(res.Stacks, &stackrun.Result{Name: c, Result: stackrun.Succeeded, Changes: stackrun.Changes{Update: 1, Replace: 1, Same: 74},
+			Planned: []stackrun.Change{
+				{Op: "create-replacement", Type: td, Name: c + "-task", Diffs: []string{"containerDefinitions"}, Replace: []string{"containerDefinitions"}},
+				{Op: "replace", Type: td, Name: c + "-task", Diffs: []string{"containerDefinitions"}, Replace: []string{"containerDefinitions"}},
+				{Op: "update", Type: "aws:ecs/service:Service", Name: c + "-service", Diffs: []string{"taskDefinition"}},
+				{Op: "delete-replaced", Type: td, Name: c + "-task"},
+			}})
+	}
+	names = append(names, "router")
+	res.Stacks = append(res.Stacks, &stackrun.Result{Name: "router", Result: stackrun.Succeeded, Changes: stackrun.Changes{Same: 23},
+		Planned: []stackrun.Change{{Op: "read", Type: "pulumi:pulumi:StackReference", Name: "cell-a-outputs"}}})
+	rep := &apply.Report{Plan: runplan.ForStacks(stackrun.OpPreview, names, runplan.BuildOptions{Parallel: 4}), Result: res}
+
+	md := renderWith(t, false, markdownView, rep)
+	if !strings.HasPrefix(md, "### cellctl preview: 8 change(s) across 5 stack(s)") {
+		t.Errorf("headline:\n%s", md)
+	}
+	if n := strings.Count(md, "</code>: 2 change(s)</summary>"); n != 4 || strings.Contains(md, "<code>router</code>") {
+		t.Errorf("want 4 sections of 2 changes and none for the router (its reads change nothing), got %d:\n%s", n, md)
+	}
+	if rows := strings.Count(md, "| replace | `"+td+"`") + strings.Count(md, "| update | `aws:ecs/service:Service`"); rows != 8 || strings.Contains(md, "create-replacement") {
+		t.Errorf("%d rows, want 8 (one per changed resource):\n%s", rows, md)
+	}
+	table := renderWith(t, false, previewTableView, rep)
+	if n := strings.Count(table, "replace  "+td); n != 4 || strings.Contains(table, "delete-replaced") || strings.Contains(table, "StackReference") {
+		t.Errorf("table rows:\n%s", table)
+	}
 }
 
 func dryRunReport() *apply.Report {

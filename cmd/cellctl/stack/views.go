@@ -101,13 +101,14 @@ func resultTable(io *iostreams.IOStreams, res *runplan.Result) {
 func plannedTables(io *iostreams.IOStreams, res *runplan.Result) {
 	s := render.Out(io)
 	for _, r := range res.Stacks {
-		if len(r.Planned) == 0 {
+		changes := stackrun.ResourceChanges(r.Planned)
+		if len(changes) == 0 {
 			continue
 		}
 		fmt.Fprintf(io.Out, "\n%s\n", s.Bold(r.Name))
 		var rows [][]string
 		var warnings []string
-		for _, c := range r.Planned {
+		for _, c := range changes {
 			op := c.Op
 			if c.Warning != "" {
 				op = s.Bad("!! " + c.Op)
@@ -127,7 +128,7 @@ func plannedTables(io *iostreams.IOStreams, res *runplan.Result) {
 func lossWarnings(res *runplan.Result) []string {
 	var out []string
 	for _, r := range res.Stacks {
-		for _, c := range r.Planned {
+		for _, c := range stackrun.ResourceChanges(r.Planned) {
 			if c.Warning != "" {
 				out = append(out, fmt.Sprintf("`%s`: %s `%s` `%s` — %s", r.Name, c.Op, c.Type, c.Name, c.Warning))
 			}
@@ -171,13 +172,14 @@ func writeMarkdown(w io.Writer, res *runplan.Result) {
 			fmt.Fprintf(w, "\n**`%s` failed:** %s\n", r.Name, mdEscape(r.Error()))
 			continue
 		}
-		if len(r.Planned) == 0 {
+		changes := stackrun.ResourceChanges(r.Planned)
+		if len(changes) == 0 {
 			continue
 		}
-		fmt.Fprintf(w, "\n<details><summary><code>%s</code>: %d change(s)</summary>\n\n", r.Name, len(r.Planned))
+		fmt.Fprintf(w, "\n<details><summary><code>%s</code>: %d change(s)</summary>\n\n", r.Name, len(changes))
 		fmt.Fprintln(w, "| Op | Type | Name | Changed properties |")
 		fmt.Fprintln(w, "|---|---|---|---|")
-		for _, c := range r.Planned {
+		for _, c := range changes {
 			diffs := strings.Join(c.Diffs, ", ")
 			if len(c.Replace) > 0 {
 				diffs += " (replace: " + strings.Join(c.Replace, ", ") + ")"
