@@ -81,13 +81,19 @@ $(BIN)/actionlint: tools/go.mod tools/go.sum
 lint-workflows: $(BIN)/actionlint
 	$(BIN)/actionlint $(ACTIONLINT_FLAGS) docs/workflows/*.yml
 
-# Benchmarks: routing, loaders, plan, and the engine on the simulated cloud
-# (BenchmarkFleetUp takes a few minutes). Numbers are in docs/BENCHMARKS.md.
+# Benchmarks: every Go package that has one (found, so a new benchmark is
+# never skipped), the engine on the simulated cloud once per benchmark
+# (internal/e2e: BenchmarkFleetUp a few minutes, BenchmarkDriftCloud about
+# 11), and the edge scripts: bench*.js, then measure.js (memory and cold
+# start per table size). Numbers are in docs/BENCHMARKS.md.
+BENCH_PKGS = $(shell grep -rl --include='*_test.go' --exclude-dir=tools --exclude-dir=node_modules '^func Benchmark' . | \
+	xargs -n1 dirname | sort -u | grep -v '^./internal/e2e$$')
+
 bench: build pulumi
-	$(GO) test -run '^$$' -bench . -benchmem ./router/... ./internal/plan ./internal/sim ./internal/quota ./internal/health ./waves/...
+	$(GO) test -run '^$$' -bench . -benchmem $(BENCH_PKGS)
 	$(GO) test -run '^$$' -bench . -benchtime 1x -timeout 60m ./internal/e2e
-	$(NODE) router/edge/bench.js
-	$(NODE) router/edge/bench_lanes.js
+	for f in router/edge/bench*.js; do $(NODE) $$f || exit 1; done
+	$(NODE) --expose-gc router/edge/measure.js
 
 # The main job on the embedded default: the demo fleet on cellctl's
 # simulated AWS with the local file backend (.cellctl/). Safe to rerun.
