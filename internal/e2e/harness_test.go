@@ -23,6 +23,7 @@ import (
 var (
 	repoRoot  string
 	binDir    string
+	shimDir   string
 	pulumiHom string
 )
 
@@ -59,6 +60,18 @@ func runMain(m *testing.M) int {
 		return 1
 	}
 	if err := os.Symlink(pulumi, filepath.Join(binDir, "pulumi")); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	// `cellctl` for shell lines (shellCommand): the binary with the global
+	// flags of every run; the fleet is the working directory's.
+	shimDir = filepath.Join(tmp, "shim")
+	shim := "#!/bin/sh\nexec " + filepath.Join(binDir, "cellctl") + " " + strings.Join(globalArgs(`"$CELLCTL_E2E_DIR"`), " ") + ` "$@"` + "\n"
+	if err := os.MkdirAll(shimDir, 0o755); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	if err := os.WriteFile(filepath.Join(shimDir, "cellctl"), []byte(shim), 0o755); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
@@ -116,16 +129,30 @@ func copyFile(t *testing.T, from, to string) {
 type result struct {
 	stdout, stderr string
 	code           int
+	took           time.Duration // set by callers that time the run
+	cpu            time.Duration // user + system time of the run and the processes it waited for
 }
 
 func (r result) String() string {
 	return fmt.Sprintf("exit %d\n--- stdout\n%s\n--- stderr\n%s", r.code, r.stdout, r.stderr)
 }
 
+// globalArgs are the global flags every run gets: the fleet in dir, on
+// the simulated cloud, without colour.
+func globalArgs(dir string) []string {
+	return []string{"--dir", dir, "--cloud", "sim", "--no-color"}
+}
+
 // command prepares cellctl in dir on the simulated cloud.
 func command(dir string, args ...string) *exec.Cmd {
-	args = append([]string{"--dir", dir, "--cloud", "sim", "--no-color"}, args...)
-	cmd := exec.Command(filepath.Join(binDir, "cellctl"), args...)
+	cmd := exec.Command(filepath.Join(binDir, "cellctl"), append(globalArgs(dir), args...)...)
+	cmd.Env = runEnv(dir)
+	return cmd
+}
+
+// runEnv is the environment cellctl runs with on the fleet in dir: the
+// test's pulumi home and $TMPDIR, no backend or passphrase of the caller's.
+func runEnv(dir string) []string {
 	env := []string{}
 	for _, kv := range os.Environ() {
 		if strings.HasPrefix(kv, "PULUMI_BACKEND_URL=") || strings.HasPrefix(kv, "PULUMI_CONFIG_PASSPHRASE") {
@@ -133,7 +160,23 @@ func command(dir string, args ...string) *exec.Cmd {
 		}
 		env = append(env, kv)
 	}
-	cmd.Env = append(env, "PULUMI_HOME="+pulumiHom, "PULUMI_SKIP_UPDATE_CHECK=true", "NO_COLOR=1", "TMPDIR="+tmpDirOf(dir))
+	return append(env, "PULUMI_HOME="+pulumiHom, "PULUMI_SKIP_UPDATE_CHECK=true", "NO_COLOR=1", "TMPDIR="+tmpDirOf(dir))
+}
+
+// shellCommand prepares a shell line as a user types it at the root of the
+// fleet in dir (pipes, redirections and quoting as bash reads them, the
+// status of a pipeline that of its last failing command): `cellctl` on its
+// PATH is the test's binary with the same global flags as command's.
+func shellCommand(dir, line string) *exec.Cmd {
+	cmd := exec.Command("bash", "-o", "pipefail", "-c", line)
+	cmd.Dir = dir
+	env := runEnv(dir)
+	for i, kv := range env {
+		if strings.HasPrefix(kv, "PATH=") {
+			env[i] = "PATH=" + shimDir + string(os.PathListSeparator) + strings.TrimPrefix(kv, "PATH=")
+		}
+	}
+	cmd.Env = append(env, "CELLCTL_E2E_DIR="+dir)
 	return cmd
 }
 
@@ -150,7 +193,12 @@ func tmpDirOf(dir string) string {
 // cellctl runs cellctl to completion.
 func cellctl(t *testing.T, dir string, args ...string) result {
 	t.Helper()
-	cmd := command(dir, args...)
+	return run(t, command(dir, args...))
+}
+
+// run runs a prepared command to completion.
+func run(t *testing.T, cmd *exec.Cmd) result {
+	t.Helper()
 	var out, errOut bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errOut
 	err := cmd.Run()
@@ -159,9 +207,18 @@ func cellctl(t *testing.T, dir string, args ...string) result {
 	if errors.As(err, &exitErr) {
 		code = exitErr.ExitCode()
 	} else if err != nil {
-		t.Fatalf("running cellctl %v: %v", args, err)
+		t.Fatalf("running %v: %v", cmd.Args, err)
 	}
-	return result{stdout: out.String(), stderr: errOut.String(), code: code}
+	return result{stdout: out.String(), stderr: errOut.String(), code: code, cpu: cpuOf(cmd)}
+}
+
+// cpuOf is the CPU time a finished command and its waited-for children
+// (cellctl's pulumi runs) used.
+func cpuOf(cmd *exec.Cmd) time.Duration {
+	if cmd.ProcessState == nil {
+		return 0
+	}
+	return cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()
 }
 
 // mustRun runs cellctl and fails the test unless it exits 0.

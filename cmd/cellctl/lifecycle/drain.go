@@ -51,8 +51,7 @@ stack cannot be read or updated. A drain stopped half way (the cell is
 draining and owns nothing) continues where it stopped when run again.`,
 		Example: `  cellctl drain cell-d --dry-run
   cellctl drain cell-d
-  cellctl drain cell-b --move-pinned
-  cellctl drain cell-c --now`,
+  cellctl drain cell-b --move-pinned --now`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Cell = args[0]

@@ -71,8 +71,8 @@ and nothing else changes the fleet during it. The values are stored
 encrypted in the stack files (commit them); the record holds no secret.
 A breach exits 3; fix the cause and run it again to retry that step.`,
 		Example: `  cellctl secret rotate
-  cellctl secret rotate --steps 1
-  cellctl --cloud sim secret rotate --bake-scale 0.002`,
+  cellctl --cloud sim secret rotate --bake-scale 0.002
+  cellctl secret rotate --steps 1`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Cloud, opts.Output = f.Global.Cloud, f.Global.Output
