@@ -697,3 +697,9 @@ func TestDocScenarioCoverage(t *testing.T) {
 		t.Errorf("coverage = %v, want %v", got, want)
 	}
 }
+
+// TestDocAllowListMatches: the allow-list's rot check alone, without a
+// fleet (TestDocExamples runs it too).
+func TestDocAllowListMatches(t *testing.T) {
+	checkExceptionsMatch(t, append(markdownExamples(t), helpExamples(t)...))
+}
