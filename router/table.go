@@ -77,8 +77,8 @@ type Spec struct {
 	// checksum so an operator can tell which table an edge serves.
 	GeneratedAt string     `json:"generated_at,omitempty"`
 	Buckets     int        `json:"buckets"`
-	Cells     []CellSpec `json:"cells"`
-	Overrides []Override `json:"overrides"`
+	Cells       []CellSpec `json:"cells"`
+	Overrides   []Override `json:"overrides"`
 	// Load is the load each bucket carries, nil for uniform (one unit per
 	// bucket): see capacity.go.
 	Load *LoadSpec `json:"load,omitempty"`

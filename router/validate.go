@@ -16,16 +16,16 @@ import (
 // errors point at a line. A Spec built in code has no positions (line 0).
 // Fields that already failed to parse are in bad and are not checked again.
 type positions struct {
-	file      string
+	file        string
 	parsed      bool
 	version     int
 	generatedAt int
-	buckets   int
-	cells     int
-	overrides int
-	cell      []cellPos     // parallel to Spec.Cells
-	override  []overridePos // parallel to Spec.Overrides
-	bad       map[string]bool
+	buckets     int
+	cells       int
+	overrides   int
+	cell        []cellPos     // parallel to Spec.Cells
+	override    []overridePos // parallel to Spec.Overrides
+	bad         map[string]bool
 	// badRanges is set when a bucket range failed to parse: the coverage
 	// check would then only repeat that problem as "unassigned".
 	badRanges bool

@@ -135,7 +135,29 @@ func (r *Router) canaryOutputs(args *RouterArgs) pulumi.Map {
 		"attachedDeploymentPolicyId": r.attachedPolicy,
 		"canaryPhase":                pulumi.String(string(t.Phase)),
 		"functionName":               r.Function.Name,
+		"servedTables":               r.servedTables(args),
 	}
+}
+
+// servedTables says which routing table each distribution serves: the
+// table of this run (version, checksum, generated_at) when it runs the
+// function's newest version, else only the version it runs (an earlier
+// one, kept through a canary or a discard; its description names its
+// table). `cellctl status` and `cellctl route` show it.
+func (r *Router) servedTables(args *RouterArgs) pulumi.MapOutput {
+	return pulumi.All(r.primaryArn, r.stagingArn, r.Function.QualifiedArn).ApplyT(func(v []any) (map[string]any, error) {
+		newest, _ := v[2].(string)
+		out := map[string]any{}
+		for i, name := range []string{"primary", "staging"} {
+			arn, _ := v[i].(string)
+			d := map[string]any{"functionArn": arn}
+			if arn == newest {
+				d["version"], d["checksum"], d["generatedAt"] = float64(args.TableVersion), args.TableChecksum, args.TableGeneratedAt
+			}
+			out[name] = d
+		}
+		return out, nil
+	}).(pulumi.MapOutput)
 }
 
 // distributionArgs renders a distribution of the router: one HTTPS-only

@@ -258,7 +258,9 @@ type ImageError struct{ Msg string }
 
 func (e *ImageError) Error() string { return "edge routing image: " + e.Msg }
 
-func imageErr(format string, args ...any) error { return &ImageError{Msg: fmt.Sprintf(format, args...)} }
+func imageErr(format string, args ...any) error {
+	return &ImageError{Msg: fmt.Sprintf(format, args...)}
+}
 
 // ReadImage checks a routing image as image.js does at cold start and
 // returns it.
