@@ -64,7 +64,7 @@ func routerProgram(ctx *pulumi.Context, f *fleet.Fleet) error {
 	if err != nil {
 		return fmt.Errorf("%s: %w", f.Router.File, err)
 	}
-	opts, err := EdgeOptions(f)
+	opts, err := EdgeOptions(f, table)
 	if err != nil {
 		return err
 	}
@@ -99,12 +99,12 @@ func routerProgram(ctx *pulumi.Context, f *fleet.Fleet) error {
 }
 
 // EdgeOptions are the edge function's settings of the fleet's router
-// stack: where the tenant id comes from, the tenant host domains (the
-// wildcard viewer domains) and every routed cell's lanes. The router
+// stack for table: where the tenant id comes from, the tenant host domains
+// (the wildcard viewer domains) and every routed cell's lanes. The router
 // program packages the function with them (edge.PackageWith, with the
 // cells' deployed DNS names) and so does `cellctl router package`.
-func EdgeOptions(f *fleet.Fleet) (edge.Options, error) {
-	lanes, err := fleetLanes(f)
+func EdgeOptions(f *fleet.Fleet, table *router.Table) (edge.Options, error) {
+	lanes, err := fleetLanes(f, table)
 	if err != nil {
 		return edge.Options{}, err
 	}
@@ -114,9 +114,9 @@ func EdgeOptions(f *fleet.Fleet) (edge.Options, error) {
 
 // fleetLanes is every routed cell's lane layout (cells:lanes,
 // cells:laneShardSize), which the edge bakes in to send X-Cell-Lanes.
-func fleetLanes(f *fleet.Fleet) (map[string]*router.Lanes, error) {
+func fleetLanes(f *fleet.Fleet, table *router.Table) (map[string]*router.Lanes, error) {
 	lanes := map[string]*router.Lanes{}
-	for _, id := range f.Routing.CellIDs() {
+	for _, id := range table.CellIDs() {
 		c := f.Cell(id)
 		if c == nil {
 			return nil, fmt.Errorf("%s/%s routes to %s, which is not a cell of this fleet", f.StackDir, fleet.RoutingFile, id)

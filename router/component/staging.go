@@ -246,3 +246,42 @@ func checkTraffic(t *canary.Traffic) error {
 	}
 	return nil
 }
+
+// ServedTable is the routing table one distribution serves, as the router
+// stack's servedTables output says.
+type ServedTable struct {
+	Distribution string `json:"distribution"` // "primary" or "staging"
+	FunctionArn  string `json:"functionArn"`
+	// Version, Checksum and GeneratedAt are the table's when the
+	// distribution runs the function's newest version; Known is false
+	// when it runs an earlier one (its description names its table).
+	Known       bool   `json:"known"`
+	Version     int64  `json:"version,omitempty"`
+	Checksum    string `json:"checksum,omitempty"`
+	GeneratedAt string `json:"generatedAt,omitempty"`
+}
+
+// ReadServedTables reads the servedTables output of a deployed router
+// (nil for a router deployed before it existed).
+func ReadServedTables(outputs map[string]any) []ServedTable {
+	m, _ := outputs["servedTables"].(map[string]any)
+	if m == nil {
+		return nil
+	}
+	var out []ServedTable
+	for _, d := range []string{"primary", "staging"} {
+		e, _ := m[d].(map[string]any)
+		if e == nil {
+			continue
+		}
+		s := ServedTable{Distribution: d}
+		s.FunctionArn, _ = e["functionArn"].(string)
+		if v, ok := e["version"].(float64); ok {
+			s.Known, s.Version = true, int64(v)
+			s.Checksum, _ = e["checksum"].(string)
+			s.GeneratedAt, _ = e["generatedAt"].(string)
+		}
+		out = append(out, s)
+	}
+	return out
+}

@@ -15,6 +15,7 @@ import (
 	"github.com/cellctl/cellctl/internal/iostreams"
 	"github.com/cellctl/cellctl/internal/render"
 	"github.com/cellctl/cellctl/router"
+	"github.com/cellctl/cellctl/router/component"
 )
 
 // StatusReader reads what the backend knows about stacks.
@@ -51,6 +52,16 @@ type CellStatus struct {
 	// buckets and tenants, its pinned tenants, its load against capacity
 	// (absent for the router, or a cell the table does not name).
 	Routing *router.CellCapacity `json:"routing,omitempty"`
+	// Served is, for the router, which routing table (version and
+	// checksum) each of its distributions serves, and whether that is
+	// stacks/routing.json's (Current).
+	Served []ServedTable `json:"served,omitempty"`
+}
+
+// ServedTable is the table one distribution of the router serves.
+type ServedTable struct {
+	component.ServedTable
+	Current bool `json:"current"`
 }
 
 var (
@@ -115,6 +126,12 @@ func statusRun(ctx context.Context, opts *StatusOptions) error {
 		if c, ok := routing[st.Name]; ok {
 			row.Routing = &c
 		}
+		if st.Name == fleet.RouterStack {
+			for _, sv := range component.ReadServedTables(st.Outputs) {
+				current := fl.Routing != nil && sv.Known && sv.Version == fl.Routing.Version() && sv.Checksum == fl.Routing.Checksum()
+				row.Served = append(row.Served, ServedTable{ServedTable: sv, Current: current})
+			}
+		}
 		rows = append(rows, row)
 		if st.Error != "" {
 			unreadable = append(unreadable, st.Name+": "+st.Error)
@@ -176,6 +193,18 @@ func writeStatusTable(io *iostreams.IOStreams, rows []CellStatus) error {
 	}
 	fmt.Fprint(io.Out, s.Table([]string{"STACK", "INDEX", "CIDR", "REGION", "LAST UPDATE", "AT", "IMAGE", "RESOURCES", "ROUTING", "BUCKETS", "PINNED", "LOAD/CAPACITY"}, table))
 	for _, r := range rows {
+		for _, sv := range r.Served {
+			line := fmt.Sprintf("%s: the %s distribution serves routing table version %d %s", r.Name, sv.Distribution, sv.Version, sv.Checksum)
+			switch {
+			case !sv.Known:
+				line = s.Warn(fmt.Sprintf("%s: the %s distribution runs an earlier edge function version (%s), not stacks/routing.json's table", r.Name, sv.Distribution, sv.FunctionArn))
+			case sv.Current:
+				line += " (stacks/routing.json)"
+			default:
+				line = s.Warn(line + " (stale: not stacks/routing.json's table; `cellctl up router` publishes it)")
+			}
+			fmt.Fprintln(io.Out, line)
+		}
 		if r.PendingOps > 0 {
 			fmt.Fprintf(io.Out, "%s: %d operation(s) of an interrupted run are pending; the next `cellctl up` repairs them\n", r.Name, r.PendingOps)
 		}
