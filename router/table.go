@@ -226,6 +226,22 @@ func (t *Table) Route(tenant string) (r Route) {
 // lookup returns the tenant's hash, bucket (-1 for an invalid id), serving
 // cell and override index (-1 for none).
 func (t *Table) lookup(tenant string) (h uint64, bucket int, cell cellIndex, override int) {
+	// The filter's word is loaded first (filterKey, inline): its latency
+	// overlaps the hash.
+	var word, mask uint64
+	if !t.noOverrides {
+		var k uint64
+		if n := len(tenant); n > 16 {
+			m := n/2 - 4
+			k = le64(tenant[:8])*filterMul0 ^ le64(tenant[m:m+8])*filterMul1 ^ le64(tenant[n-8:])*filterMul2 ^ uint64(n)
+		} else if n >= 8 {
+			k = le64(tenant[:8])*filterMul0 ^ le64(tenant[n-8:])*filterMul2 ^ uint64(n)
+		} else {
+			k = shortFilterKey(tenant)
+		}
+		w, bits := t.ov.bloomAt(k)
+		word, mask = t.ov.bloom[w], bits
+	}
 	h, ok := hashTenant(tenant)
 	if !ok {
 		return 0, -1, 0, -1
@@ -236,10 +252,7 @@ func (t *Table) lookup(tenant string) (h uint64, bucket int, cell cellIndex, ove
 		bucket = int(h % uint64(len(t.bucketCell)))
 	}
 	cell = t.bucketCell[bucket]
-	if t.noOverrides {
-		return h, bucket, cell, -1
-	}
-	if !t.ov.mayHave(h) {
+	if t.noOverrides || word&mask != mask {
 		return h, bucket, cell, -1
 	}
 	if c, i := t.ov.find(h, tenant); i >= 0 {
