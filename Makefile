@@ -59,6 +59,7 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz '^FuzzParseTenantLoads$$' -fuzztime $(FUZZTIME) ./router
 	$(GO) test -run '^$$' -fuzz '^FuzzFoldLoad$$'      -fuzztime $(FUZZTIME) ./router
 	$(GO) test -run '^$$' -fuzz '^FuzzParseCapacity$$' -fuzztime $(FUZZTIME) ./router
+	$(GO) test -run '^$$' -fuzz '^FuzzTenantFromJWT$$' -fuzztime $(FUZZTIME) ./router/edge
 
 fuzz-long:
 	$(MAKE) fuzz FUZZTIME=$(LONG_FUZZTIME)
@@ -88,6 +89,7 @@ bench: build pulumi
 	$(GO) test -run '^$$' -bench . -benchtime 1x -timeout 60m ./internal/e2e
 	$(NODE) router/edge/bench.js
 	$(NODE) router/edge/bench_lanes.js
+	$(NODE) --expose-gc router/edge/measure.js
 
 # The main job on the embedded default: the demo fleet on cellctl's
 # simulated AWS with the local file backend (.cellctl/). Safe to rerun.
