@@ -59,6 +59,7 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz '^FuzzParseTenantLoads$$' -fuzztime $(FUZZTIME) ./router
 	$(GO) test -run '^$$' -fuzz '^FuzzFoldLoad$$'      -fuzztime $(FUZZTIME) ./router
 	$(GO) test -run '^$$' -fuzz '^FuzzParseCapacity$$' -fuzztime $(FUZZTIME) ./router
+	$(GO) test -run '^$$' -fuzz '^FuzzTenantFromJWT$$' -fuzztime $(FUZZTIME) ./router/edge
 
 fuzz-long:
 	$(MAKE) fuzz FUZZTIME=$(LONG_FUZZTIME)

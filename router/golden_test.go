@@ -86,7 +86,8 @@ func goldenSpec(t testing.TB) *Table {
 type GoldenTenant struct {
 	Tenant    string        `json:"tenant"`
 	Valid     bool          `json:"valid"`
-	Hash      string        `json:"hash,omitempty"` // 16 hex digits
+	Hash      string        `json:"hash,omitempty"`  // 16 hex digits
+	Hash2     string        `json:"hash2,omitempty"` // Hash2, 16 hex digits (the routing image's second key)
 	Bucket    int           `json:"bucket"`
 	Cell      string        `json:"cell,omitempty"`
 	Override  bool          `json:"override,omitempty"`
@@ -151,6 +152,7 @@ func goldenTenants(tb *Table) []GoldenTenant {
 		g := GoldenTenant{Tenant: id, Valid: r.Valid, Bucket: r.Bucket}
 		if r.Valid {
 			g.Hash = fmt.Sprintf("%016x", r.Hash)
+			g.Hash2 = fmt.Sprintf("%016x", Hash2(id))
 			g.Cell = r.Cell
 			if o := r.Override; o != nil {
 				g.Override, g.State, g.Target, g.WriteMode = true, o.State, o.Target, o.WriteMode

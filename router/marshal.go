@@ -16,12 +16,19 @@ const maxCellLine = 100
 // sorted by id, ranges merged and sorted, overrides sorted by tenant, one
 // cell and one override per line. Parse(Marshal(t)) equals t and
 // re-marshals to the same bytes.
-func (t *Table) Marshal() []byte {
+func (t *Table) Marshal() []byte { return t.marshal(true) }
+
+// marshal is Marshal, without generated_at when stamp is false (what the
+// checksum covers).
+func (t *Table) marshal(stamp bool) []byte {
 	s := &t.spec
 	var b bytes.Buffer
 	b.Grow(256 + 80*len(s.Cells) + 100*len(s.Overrides))
 	b.WriteString("{\n")
 	b.WriteString(`  "version": ` + strconv.FormatInt(s.Version, 10) + ",\n")
+	if stamp && s.GeneratedAt != "" {
+		b.WriteString(`  "generated_at": ` + quote(s.GeneratedAt) + ",\n")
+	}
 	b.WriteString(`  "buckets": ` + strconv.Itoa(s.Buckets) + ",\n")
 	b.WriteString("  \"cells\": {\n")
 	for i, c := range s.Cells {

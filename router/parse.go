@@ -39,19 +39,32 @@ func Parse(file string, data []byte) (*Table, error) {
 	}
 	p := &positions{file: file, parsed: true}
 	var errs diag.List
-	s := specFromNode(file, root, p, &errs)
+	seed := isSeedShape(root)
+	var s Spec
+	if seed {
+		s = specFromSeed(file, root, p, &errs)
+	} else {
+		s = specFromNode(file, root, p, &errs)
+	}
 	if errs.Len() > 0 {
 		// Report the semantic problems of what did parse as well.
 		if verr := validate(&s, p); verr != nil {
+			if seed {
+				verr = seedFields(verr)
+			}
 			errs.Merge(file, verr)
 		}
 		return nil, errs.Err()
 	}
-	return build(file, s, p)
+	t, err := build(file, s, p)
+	if seed {
+		err = seedFields(err)
+	}
+	return t, err
 }
 
 var (
-	topKeys      = []string{"version", "buckets", "cells", "overrides", "load"}
+	topKeys      = []string{"version", "generated_at", "buckets", "cells", "overrides", "load"}
 	cellKeys     = []string{"state", "weight", "buckets", "capacity"}
 	overrideKeys = []string{"tenant", "cell", "state", "target", "write_mode"}
 
@@ -80,6 +93,13 @@ func specFromNode(file string, root *yaml.Node, p *positions, errs *diag.List) S
 				p.markBad("version")
 			}
 			s.Version = n
+		case "generated_at":
+			p.generatedAt = kv.Key.Line
+			v, ok := stringNode(file, "generated_at", "an RFC 3339 time like \"2026-05-01T12:00:00Z\"", v, errs)
+			if !ok {
+				p.markBad("generated_at")
+			}
+			s.GeneratedAt = v
 		case "buckets":
 			p.buckets = kv.Key.Line
 			n, ok := intNode(file, "buckets", fmt.Sprintf("an integer from 1 to %d", MaxBuckets), v, errs)

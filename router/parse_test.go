@@ -29,7 +29,7 @@ var badTables = map[string][]string{
 		`two_documents.json:2: malformed JSON at column 1: unexpected '{' after the end of the JSON document`,
 	},
 	"unknown_keys.json": {
-		`unknown_keys.json:4: comment: unknown key; allowed keys: "version", "buckets", "cells", "overrides" or "load"`,
+		`unknown_keys.json:4: comment: unknown key; allowed keys: "version", "generated_at", "buckets", "cells", "overrides" or "load"`,
 		`unknown_keys.json:6: cells.cell-a.zone: unknown key; allowed keys: "state", "weight", "buckets" or "capacity"`,
 		`unknown_keys.json:9: overrides[0].reason: unknown key; allowed keys: "tenant", "cell", "state", "target" or "write_mode"`,
 	},

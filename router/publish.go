@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"time"
 )
 
 // Publishing a routing table safely.
@@ -31,8 +32,10 @@ const PreviousFile = ".cellctl/routing.previous.json"
 // SaveTable writes next to path in place of prev, keeping prev in
 // previousPath. It refuses when next is not a successor of prev (see
 // CheckSuccessor) or when the file at path is no longer prev. prev may be
-// nil for a new file, which must not exist yet.
+// nil for a new file, which must not exist yet. The table written carries
+// generated_at: the time of the save.
 func SaveTable(path, previousPath string, prev, next *Table) error {
+	next = next.Stamped(saveClock())
 	if prev != nil {
 		if err := CheckSuccessor(prev, next); err != nil {
 			return fmt.Errorf("%s: %w", path, err)
@@ -66,6 +69,16 @@ func SaveTable(path, previousPath string, prev, next *Table) error {
 		}
 	}
 	return safefile.Write(path, next.Marshal(), 0o644)
+}
+
+// saveClock is the time SaveTable stamps (a variable so tests can fix it).
+var saveClock = time.Now
+
+// Stamped is the table with generated_at set to at (UTC, whole seconds).
+func (t *Table) Stamped(at time.Time) *Table {
+	s := t.Spec()
+	s.GeneratedAt = at.UTC().Truncate(time.Second).Format(time.RFC3339)
+	return compile(canonical(s))
 }
 
 // CheckDeployed compares the version of the table the deployed router

@@ -14,7 +14,10 @@
 package router
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"sort"
+	"sync"
 )
 
 // Limits of a routing table.
@@ -23,10 +26,10 @@ const (
 	MaxBuckets     = 1 << 20
 	MaxCells       = 4096
 	MaxWeight      = 1000
-	// MaxOverrides: a million overrides is a 60 MB config.json, a 460 MiB
-	// peak and seconds of cold start in the edge function (measured,
-	// docs/BENCHMARKS.md); edge.CheckFits refuses far fewer for small
-	// function memories.
+	// MaxOverrides: a million overrides are a 16 MB routing image that
+	// the edge function loads in milliseconds within its default 128 MB
+	// (measured, docs/BENCHMARKS.md; edge.CheckFits holds each table to
+	// the function's memory).
 	MaxOverrides = 1_000_000
 	// MaxVersion keeps versions exact in JavaScript (2^53-1), which reads
 	// them from the edge config.
@@ -67,10 +70,15 @@ const (
 // Spec is the plain content of a routing table: what routing.json holds.
 // Build a Table from it with New, which validates it.
 type Spec struct {
-	Version   int64      `json:"version"`
-	Buckets   int        `json:"buckets"`
-	Cells     []CellSpec `json:"cells"`
-	Overrides []Override `json:"overrides"`
+	Version int64 `json:"version"`
+	// GeneratedAt is when the table was written (RFC 3339, UTC), "" when
+	// it does not say: SaveTable stamps every table a cellctl command
+	// publishes, and the edge function carries it beside the table's
+	// checksum so an operator can tell which table an edge serves.
+	GeneratedAt string     `json:"generated_at,omitempty"`
+	Buckets     int        `json:"buckets"`
+	Cells       []CellSpec `json:"cells"`
+	Overrides   []Override `json:"overrides"`
 	// Load is the load each bucket carries, nil for uniform (one unit per
 	// bucket): see capacity.go.
 	Load *LoadSpec `json:"load,omitempty"`
@@ -130,6 +138,9 @@ type Table struct {
 	// for the bucket: see ovIndex. A table without overrides skips it.
 	ov          ovIndex
 	noOverrides bool
+
+	checksumOnce sync.Once
+	checksum     string
 }
 
 type cellIndex uint16
@@ -151,7 +162,7 @@ func build(file string, s Spec, p *positions) (*Table, error) {
 
 // canonical copies s into its one spelling.
 func canonical(s Spec) Spec {
-	out := Spec{Version: s.Version, Buckets: s.Buckets}
+	out := Spec{Version: s.Version, GeneratedAt: canonicalTime(s.GeneratedAt), Buckets: s.Buckets}
 	out.Cells = make([]CellSpec, len(s.Cells))
 	for i, c := range s.Cells {
 		c.Buckets = c.Buckets.Normalize()
@@ -215,6 +226,22 @@ func (t *Table) Route(tenant string) (r Route) {
 // lookup returns the tenant's hash, bucket (-1 for an invalid id), serving
 // cell and override index (-1 for none).
 func (t *Table) lookup(tenant string) (h uint64, bucket int, cell cellIndex, override int) {
+	// The filter's word is loaded first (filterKey, inline): its latency
+	// overlaps the hash.
+	var word, mask uint64
+	if !t.noOverrides {
+		var k uint64
+		if n := len(tenant); n > 16 {
+			m := n/2 - 4
+			k = le64(tenant[:8])*filterMul0 ^ le64(tenant[m:m+8])*filterMul1 ^ le64(tenant[n-8:])*filterMul2 ^ uint64(n)
+		} else if n >= 8 {
+			k = le64(tenant[:8])*filterMul0 ^ le64(tenant[n-8:])*filterMul2 ^ uint64(n)
+		} else {
+			k = shortFilterKey(tenant)
+		}
+		w, bits := t.ov.bloomAt(k)
+		word, mask = t.ov.bloom[w], bits
+	}
 	h, ok := hashTenant(tenant)
 	if !ok {
 		return 0, -1, 0, -1
@@ -225,10 +252,7 @@ func (t *Table) lookup(tenant string) (h uint64, bucket int, cell cellIndex, ove
 		bucket = int(h % uint64(len(t.bucketCell)))
 	}
 	cell = t.bucketCell[bucket]
-	if t.noOverrides {
-		return h, bucket, cell, -1
-	}
-	if !t.ov.mayHave(h) {
+	if t.noOverrides || word&mask != mask {
 		return h, bucket, cell, -1
 	}
 	if c, i := t.ov.find(h, tenant); i >= 0 {
@@ -245,6 +269,23 @@ func BucketOf(tenant string, buckets int) int {
 
 // Version is the table's version.
 func (t *Table) Version() int64 { return t.spec.Version }
+
+// GeneratedAt is when the table was written (RFC 3339, UTC), "" when it
+// does not say.
+func (t *Table) GeneratedAt() string { return t.spec.GeneratedAt }
+
+// Checksum identifies the table's routing content: "sha256:" and the hex
+// SHA-256 of its canonical form (Marshal) without generated_at, whatever
+// the shape or formatting of the file it was read from — equal tables
+// (Equal) have equal checksums. The edge function carries it, so the
+// checksum a distribution serves can be compared with a local table's.
+func (t *Table) Checksum() string {
+	t.checksumOnce.Do(func() {
+		sum := sha256.Sum256(t.marshal(false))
+		t.checksum = "sha256:" + hex.EncodeToString(sum[:])
+	})
+	return t.checksum
+}
 
 // Buckets is B, the number of buckets.
 func (t *Table) Buckets() int { return t.spec.Buckets }
@@ -293,7 +334,7 @@ func (t *Table) Assignment() Assignment {
 // Spec returns a deep copy of the table's canonical content, ready to edit
 // and pass to New.
 func (t *Table) Spec() Spec {
-	s := Spec{Version: t.spec.Version, Buckets: t.spec.Buckets}
+	s := Spec{Version: t.spec.Version, GeneratedAt: t.spec.GeneratedAt, Buckets: t.spec.Buckets}
 	s.Cells = make([]CellSpec, len(t.spec.Cells))
 	for i, c := range t.spec.Cells {
 		c.Buckets = append(Ranges(nil), c.Buckets...)
@@ -304,7 +345,8 @@ func (t *Table) Spec() Spec {
 	return s
 }
 
-// Equal reports whether t and o have the same content.
+// Equal reports whether t and o have the same content (generated_at, when
+// the table was written, is not content).
 func (t *Table) Equal(o *Table) bool {
 	if t == nil || o == nil {
 		return t == o

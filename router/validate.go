@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"sort"
 	"strconv"
+	"time"
 
 	"golang.org/x/text/unicode/norm"
 
@@ -15,15 +16,16 @@ import (
 // errors point at a line. A Spec built in code has no positions (line 0).
 // Fields that already failed to parse are in bad and are not checked again.
 type positions struct {
-	file      string
-	parsed    bool
-	version   int
-	buckets   int
-	cells     int
-	overrides int
-	cell      []cellPos     // parallel to Spec.Cells
-	override  []overridePos // parallel to Spec.Overrides
-	bad       map[string]bool
+	file        string
+	parsed      bool
+	version     int
+	generatedAt int
+	buckets     int
+	cells       int
+	overrides   int
+	cell        []cellPos     // parallel to Spec.Cells
+	override    []overridePos // parallel to Spec.Overrides
+	bad         map[string]bool
 	// badRanges is set when a bucket range failed to parse: the coverage
 	// check would then only repeat that problem as "unassigned".
 	badRanges bool
@@ -108,6 +110,11 @@ func validate(s *Spec, p *positions) error {
 
 	if !p.isBad("version") && (s.Version < 1 || s.Version > MaxVersion) {
 		errs.Add(f, p.top(p.version), "version", "must be a positive integer (1 to %d) that goes up with every change; got %d", int64(MaxVersion), s.Version)
+	}
+	if s.GeneratedAt != "" && !p.isBad("generated_at") {
+		if _, err := time.Parse(time.RFC3339Nano, s.GeneratedAt); err != nil {
+			errs.Add(f, p.top(p.generatedAt), "generated_at", "must be an RFC 3339 time like \"2026-05-01T12:00:00Z\"; got %s", diag.Echo(s.GeneratedAt))
+		}
 	}
 	bucketsOK := s.Buckets >= 1 && s.Buckets <= MaxBuckets
 	if !p.isBad("buckets") && !bucketsOK {
@@ -367,4 +374,14 @@ func atLine(line int) string {
 		return ""
 	}
 	return fmt.Sprintf(" at line %d", line)
+}
+
+// canonicalTime is an RFC 3339 time in UTC with the fewest digits, or s as
+// it is when it does not parse (validate has refused it then).
+func canonicalTime(s string) string {
+	t, err := time.Parse(time.RFC3339Nano, s)
+	if err != nil {
+		return s
+	}
+	return t.UTC().Format(time.RFC3339Nano)
 }

@@ -64,19 +64,20 @@ func routerProgram(ctx *pulumi.Context, f *fleet.Fleet) error {
 	if err != nil {
 		return fmt.Errorf("%s: %w", f.Router.File, err)
 	}
-	hostDomains := edge.HostDomainsOf(f.Router.ViewerDomains)
-	lanes, err := fleetLanes(f)
+	opts, err := EdgeOptions(f, table)
 	if err != nil {
 		return err
 	}
 	r, err := component.NewRouter(ctx, fleet.RouterStack, &component.RouterArgs{
-		BucketName:   f.Router.FleetBucket,
-		Origins:      origins,
-		TableVersion: table.Version(),
-		PriceClass:   f.Router.PriceClass,
-		MemoryMB:     f.Router.EdgeMemoryMB,
+		BucketName:       f.Router.FleetBucket,
+		Origins:          origins,
+		TableVersion:     table.Version(),
+		TableChecksum:    table.Checksum(),
+		TableGeneratedAt: table.GeneratedAt(),
+		PriceClass:       f.Router.PriceClass,
+		MemoryMB:         f.Router.EdgeMemoryMB,
 		Code: func(dns map[string]string) (map[string]string, error) {
-			return edge.PackageWith(table, dns, edge.Options{TenantHeader: f.Router.TenantHeader, TenantHostDomains: hostDomains, Lanes: lanes})
+			return edge.PackageWith(table, dns, opts)
 		},
 		OriginVerifySecret:   secret,
 		Tags:                 map[string]string{"fleet": f.Project},
@@ -97,11 +98,25 @@ func routerProgram(ctx *pulumi.Context, f *fleet.Fleet) error {
 	return nil
 }
 
+// EdgeOptions are the edge function's settings of the fleet's router
+// stack for table: where the tenant id comes from, the tenant host domains
+// (the wildcard viewer domains) and every routed cell's lanes. The router
+// program packages the function with them (edge.PackageWith, with the
+// cells' deployed DNS names) and so does `cellctl router package`.
+func EdgeOptions(f *fleet.Fleet, table *router.Table) (edge.Options, error) {
+	lanes, err := fleetLanes(f, table)
+	if err != nil {
+		return edge.Options{}, err
+	}
+	return edge.Options{TenantHeader: f.Router.TenantHeader, TenantFrom: f.Router.TenantFrom,
+		TenantHostDomains: edge.HostDomainsOf(f.Router.ViewerDomains), Lanes: lanes}, nil
+}
+
 // fleetLanes is every routed cell's lane layout (cells:lanes,
 // cells:laneShardSize), which the edge bakes in to send X-Cell-Lanes.
-func fleetLanes(f *fleet.Fleet) (map[string]*router.Lanes, error) {
+func fleetLanes(f *fleet.Fleet, table *router.Table) (map[string]*router.Lanes, error) {
 	lanes := map[string]*router.Lanes{}
-	for _, id := range f.Routing.CellIDs() {
+	for _, id := range table.CellIDs() {
 		c := f.Cell(id)
 		if c == nil {
 			return nil, fmt.Errorf("%s/%s routes to %s, which is not a cell of this fleet", f.StackDir, fleet.RoutingFile, id)

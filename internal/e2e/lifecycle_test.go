@@ -12,21 +12,17 @@ import (
 
 	"github.com/cellctl/cellctl/internal/sim"
 	"github.com/cellctl/cellctl/router"
+	"github.com/cellctl/cellctl/router/edge"
 )
 
 // publishedConfig is the config.json of the edge function version the
-// router stack published, read back from the simulated Lambda — what every
-// edge would route with.
+// router stack published, read back from the simulated Lambda, with the
+// routing image it names — what every edge would route with.
 type publishedConfig struct {
-	Version    int64             `json:"version"`
-	Buckets    int               `json:"buckets"`
-	Cells      []string          `json:"cells"`
-	Origins    map[string]string `json:"origins"`
-	BucketRuns []int             `json:"bucketRuns"`
-	Overrides  map[string]struct {
-		Cell         string `json:"cell"`
-		RejectWrites bool   `json:"rejectWrites"`
-	} `json:"overrides"`
+	Version  int64             `json:"version"`
+	Checksum string            `json:"checksum"`
+	Origins  map[string]string `json:"origins"`
+	image    *edge.Image
 }
 
 func readPublished(t *testing.T, dir string) publishedConfig {
@@ -53,6 +49,12 @@ func readPublishedFiles(t *testing.T, dir string) (publishedConfig, map[string]s
 	if err := json.Unmarshal([]byte(files["config.json"]), &cfg); err != nil {
 		t.Fatalf("config.json of version %s: %v", version, err)
 	}
+	if err := edge.CheckPackage(files); err != nil {
+		t.Fatalf("the published package of version %s: %v", version, err)
+	}
+	if cfg.image, err = edge.ReadImage([]byte(files[edge.ImageFile])); err != nil {
+		t.Fatalf("the routing image of version %s: %v", version, err)
+	}
 	return cfg, files
 }
 
@@ -60,9 +62,11 @@ func readPublishedFiles(t *testing.T, dir string) (publishedConfig, map[string]s
 // tenant given, and the answer to a POST and a GET for one tenant.
 const edgeDriver = `
 const fs = require('node:fs');
-const { route, compile } = require('./routing.js');
+const { route, readPackage, compile } = require('./routing.js');
 const { handler } = require('./index.js');
-const rt = compile(require('./config.json'));
+if (handler.loadError) throw handler.loadError;
+const pkg = readPackage('.');
+const rt = compile(pkg.cfg, pkg.image);
 const tenants = JSON.parse(fs.readFileSync('tenants.json', 'utf8'));
 const ev = (method, tenant) => ({ Records: [{ cf: { config: { eventType: 'origin-request' }, request: {
   clientIp: '203.0.113.9', method, uri: '/api/orders', querystring: '',
@@ -120,20 +124,11 @@ func runEdge(t *testing.T, files map[string]string, tenants []string, probe stri
 	return a
 }
 
-// route answers which cell the published config sends a tenant to, the
+// route answers which cell the published image sends a tenant to, the
 // way the edge handler does: override first, then the tenant's bucket.
 func (c publishedConfig) route(tenant string) (cell string, rejectWrites bool) {
-	if o, ok := c.Overrides[tenant]; ok {
-		return o.Cell, o.RejectWrites
-	}
-	b := int(router.Hash(tenant) % uint64(c.Buckets))
-	for i := 0; i+1 < len(c.BucketRuns); i += 2 {
-		if b < c.BucketRuns[i] {
-			return c.Cells[c.BucketRuns[i+1]], false
-		}
-		b -= c.BucketRuns[i]
-	}
-	return "", false
+	r := c.image.Route(tenant)
+	return r.Cell, r.RejectsWrites()
 }
 
 func goldenTenants(t *testing.T) []string {
@@ -324,21 +319,21 @@ func TestOperatorLifecycle(t *testing.T) {
 	// cell), 503 + Retry-After for the migrating tenant's write, its read
 	// sent to the source's ALB.
 	cfg, files := readPublishedFiles(t, dir)
-	edge := runEdge(t, files, golden, mover)
-	if len(edge.Routes) != len(golden) {
-		t.Fatalf("node routed %d of %d tenants", len(edge.Routes), len(golden))
+	answers := runEdge(t, files, golden, mover)
+	if len(answers.Routes) != len(golden) {
+		t.Fatalf("node routed %d of %d tenants", len(answers.Routes), len(golden))
 	}
 	for i, tenant := range golden {
 		want, _ := cfg.route(tenant)
-		if edge.Routes[i] != want || want == "cell-d" {
-			t.Fatalf("node edge handler sends %s to %q, the published table to %q", tenant, edge.Routes[i], want)
+		if answers.Routes[i] != want || want == "cell-d" {
+			t.Fatalf("node edge handler sends %s to %q, the published table to %q", tenant, answers.Routes[i], want)
 		}
 	}
-	if edge.PostStatus != "503" || edge.RetryAfter == "" {
-		t.Fatalf("a write of migrating %s: status %q, Retry-After %q", mover, edge.PostStatus, edge.RetryAfter)
+	if answers.PostStatus != "503" || answers.RetryAfter == "" {
+		t.Fatalf("a write of migrating %s: status %q, Retry-After %q", mover, answers.PostStatus, answers.RetryAfter)
 	}
-	if edge.GetDomain == "" || edge.GetDomain != cfg.Origins[source] {
-		t.Fatalf("a read of migrating %s went to %q, want %s's ALB %q", mover, edge.GetDomain, source, cfg.Origins[source])
+	if answers.GetDomain == "" || answers.GetDomain != cfg.Origins[source] {
+		t.Fatalf("a read of migrating %s went to %q, want %s's ALB %q", mover, answers.GetDomain, source, cfg.Origins[source])
 	}
 	mustRun(t, dir, "migrate", mover, "--finish")
 	cfg = readPublished(t, dir)

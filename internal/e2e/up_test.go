@@ -209,9 +209,13 @@ func checkRouterFunction(t *testing.T, dir string) {
 	}
 	// The demo router's viewer domains are app.example.com and
 	// *.app.example.com: the Host names a tenant only under the wildcard.
-	want, err := edge.ConfigWith(table, origins, edge.Options{TenantHeader: "X-Tenant-Id", TenantHostDomains: []string{"app.example.com"}, Lanes: lanes})
+	wantFiles, err := edge.PackageWith(table, origins, edge.Options{TenantHeader: "X-Tenant-Id", TenantHostDomains: []string{"app.example.com"}, Lanes: lanes})
 	if err != nil {
 		t.Fatal(err)
+	}
+	want := []byte(wantFiles[edge.ConfigFile])
+	if files[edge.ImageFile] != wantFiles[edge.ImageFile] {
+		t.Fatalf("the published function's routing image is not stacks/routing.json's (%d bytes, want %d)", len(files[edge.ImageFile]), len(wantFiles[edge.ImageFile]))
 	}
 	if files["lanes.js"] == "" {
 		t.Error("the published function has no lanes.js")

@@ -85,6 +85,10 @@ type Router struct {
 	Region string
 	// TenantHeader is the request header that carries the tenant id.
 	TenantHeader string
+	// TenantFrom is where the edge reads the tenant id (cells:tenantFrom):
+	// "" or "header" for TenantHeader, "jwt:<claim>" for a claim of the
+	// bearer JWT in the Authorization header (edge.CheckTenantFrom).
+	TenantFrom string
 	// PriceClass is the CloudFront price class.
 	PriceClass string
 	// FleetBucket is the shared bucket the router stack owns.

@@ -502,6 +502,14 @@ func (l *loader) loadRouter(f *Fleet, file string, data []byte) *Router {
 					r.TenantHeader = s
 				}
 			}
+		case ns == f.Project && key == "tenantFrom":
+			if s, ok := l.plainString(file, full, v); ok {
+				if _, err := edge.CheckTenantFrom(s); err != nil {
+					l.errs.Add(file, v.Line, full, "%v", err)
+				} else {
+					r.TenantFrom = s
+				}
+			}
 		case ns == f.Project && key == "priceClass":
 			if s, ok := l.plainString(file, full, v); ok {
 				if !contains(priceClasses, s) {
@@ -771,7 +779,7 @@ func prefixed(ns string, keys []string) []string {
 }
 
 // routerKeys are the cells:<key>s of the router stack.
-var routerKeys = []string{"tenantHeader", "priceClass", "fleetBucket", "edgeMemoryMb", "viewerDomains", "viewerHostedZoneId", "viewerCertificateArn", OriginVerifyKey}
+var routerKeys = []string{"tenantHeader", "tenantFrom", "priceClass", "fleetBucket", "edgeMemoryMb", "viewerDomains", "viewerHostedZoneId", "viewerCertificateArn", OriginVerifyKey}
 
 var (
 	// A viewer domain: a DNS name, optionally with a leading "*." (tenants

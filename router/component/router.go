@@ -63,8 +63,14 @@ type RouterArgs struct {
 	Origins []Origin
 	// Code builds the function package.
 	Code CodeFunc
-	// TableVersion is the routing table version baked into the code.
-	TableVersion int64
+	// TableVersion is the routing table version baked into the code,
+	// TableChecksum its content checksum (router.Table.Checksum) and
+	// TableGeneratedAt its generated_at: the function's description and
+	// the stack's outputs carry them, so an operator can tell which table
+	// each distribution serves.
+	TableVersion     int64
+	TableChecksum    string
+	TableGeneratedAt string
 	// PriceClass of the distribution.
 	PriceClass string
 	// OriginVerifySecret is sent to every origin in X-Origin-Verify; the
@@ -180,6 +186,8 @@ func NewRouter(ctx *pulumi.Context, name string, args *RouterArgs, opts ...pulum
 		"distributionDomain": r.Distribution.DomainName,
 		"distributionId":     r.Distribution.ID(),
 		"tableVersion":       pulumi.Int(int(args.TableVersion)),
+		"tableChecksum":      pulumi.String(args.TableChecksum),
+		"tableGeneratedAt":   pulumi.String(args.TableGeneratedAt),
 		"functionVersion":    r.Function.Version,
 		"functionArn":        r.Function.QualifiedArn,
 		"bucket":             r.Bucket.Bucket,
@@ -196,6 +204,19 @@ func NewRouter(ctx *pulumi.Context, name string, args *RouterArgs, opts ...pulum
 		return nil, err
 	}
 	return r, nil
+}
+
+// FunctionDescription is the edge function's description, which every
+// published version keeps: the routing table version and checksum it
+// carries ("cellctl tenant router, routing table v7 sha256:1a2b…"), so
+// `aws lambda get-function-configuration --qualifier N` names the table
+// of any version a distribution runs.
+func FunctionDescription(version int64, checksum string) string {
+	d := fmt.Sprintf("cellctl tenant router, routing table v%d", version)
+	if checksum != "" {
+		d += " " + checksum
+	}
+	return d
 }
 
 func originCells(origins []Origin) []string {
@@ -341,7 +362,7 @@ func (r *Router) edgeFunction(ctx *pulumi.Context, name string, args *RouterArgs
 		return pulumi.NewAssetArchive(assets), nil
 	}).(pulumi.ArchiveOutput)
 	r.Function, err = lambda.NewFunction(ctx, name+"-edge", &lambda.FunctionArgs{
-		Description: pulumi.Sprintf("cellctl tenant router, routing table v%d", args.TableVersion),
+		Description: pulumi.String(FunctionDescription(args.TableVersion, args.TableChecksum)),
 		Runtime:     pulumi.String("nodejs20.x"),
 		Handler:     pulumi.String("index.handler"),
 		Role:        r.EdgeRole.Arn,

@@ -399,7 +399,7 @@ func TestEdgeFunctionBakesInTheRoutingTableAndNoSecret(t *testing.T) {
 			r := mustRunRouter(t, f)
 			fn := r.one(t, typeFunction)
 			files := codeFiles(t, fn)
-			for _, name := range []string{"index.js", "routing.js", "lanes.js", edge.ConfigFile} {
+			for _, name := range []string{"index.js", "routing.js", "lanes.js", "image.js", edge.ConfigFile, edge.ImageFile} {
 				if files[name] == "" {
 					t.Errorf("the function package has no %s (files: %v)", name, slices.Sorted(maps.Keys(files)))
 				}
@@ -419,10 +419,19 @@ func TestEdgeFunctionBakesInTheRoutingTableAndNoSecret(t *testing.T) {
 				c := f.Cell(id)
 				lanes[id] = router.MustLanes(c.Lanes, c.LaneShardSize)
 			}
-			want, err := edge.ConfigWith(f.Routing, origins, edge.Options{TenantHeader: f.Router.TenantHeader, TenantHostDomains: []string{"app.example.com"}, Lanes: lanes})
+			wantFiles, err := edge.PackageWith(f.Routing, origins, edge.Options{TenantHeader: f.Router.TenantHeader, TenantHostDomains: []string{"app.example.com"}, Lanes: lanes})
 			if err != nil {
 				t.Fatal(err)
 			}
+			// The package shipped is exactly edge.PackageWith's (the one
+			// writer), and the edge would load it.
+			if !maps.Equal(files, wantFiles) {
+				t.Errorf("the shipped package differs from edge.PackageWith: files %v, want %v", slices.Sorted(maps.Keys(files)), slices.Sorted(maps.Keys(wantFiles)))
+			}
+			if err := edge.CheckPackage(files); err != nil {
+				t.Errorf("the shipped package: %v", err)
+			}
+			want := wantFiles[edge.ConfigFile]
 			if files[edge.ConfigFile] != string(want) {
 				t.Errorf("config.json differs from edge.ConfigWith(routing table v%d, the cells' DNS names, %q, app.example.com):\n got: %s\nwant: %s",
 					f.Routing.Version(), f.Router.TenantHeader, files[edge.ConfigFile], want)
@@ -440,8 +449,8 @@ func TestEdgeFunctionBakesInTheRoutingTableAndNoSecret(t *testing.T) {
 			if _, ok := cfg.Origins["cell-d"]; ok && tc.name != "demo table" {
 				t.Errorf("config.json has an origin for the drained cell-d: %v", cfg.Origins)
 			}
-			if d := str(in(fn, "description")); !strings.Contains(d, fmt.Sprintf("v%d", f.Routing.Version())) {
-				t.Errorf("function description %q does not name routing table v%d", d, f.Routing.Version())
+			if d := str(in(fn, "description")); !strings.Contains(d, fmt.Sprintf("v%d %s", f.Routing.Version(), f.Routing.Checksum())) {
+				t.Errorf("function description %q does not name routing table v%d %s", d, f.Routing.Version(), f.Routing.Checksum())
 			}
 			for name, text := range files {
 				if strings.Contains(text, testSecret) {
@@ -623,6 +632,17 @@ func TestRouterOutputs(t *testing.T) {
 	}
 	if got, want := r.outputs["functionVersion"].Value, str(out(fn, "version")); got != want || want == "" {
 		t.Errorf("output functionVersion = %v, want the published function version %q", got, want)
+	}
+	if got := r.outputs["tableChecksum"].Value; got != f.Routing.Checksum() {
+		t.Errorf("output tableChecksum = %v, want the table's %s", got, f.Routing.Checksum())
+	}
+	// Stable: both distributions serve this table.
+	served, _ := r.outputs["servedTables"].Value.(map[string]any)
+	for _, d := range []string{"primary", "staging"} {
+		e, _ := served[d].(map[string]any)
+		if fmt.Sprint(e["version"]) != fmt.Sprint(f.Routing.Version()) || e["checksum"] != f.Routing.Checksum() || e["functionArn"] != str(out(fn, "qualifiedArn")) {
+			t.Errorf("servedTables.%s = %v, want v%d %s on %s", d, e, f.Routing.Version(), f.Routing.Checksum(), str(out(fn, "qualifiedArn")))
+		}
 	}
 	for k, v := range r.outputs {
 		if strings.Contains(fmt.Sprint(v.Value), testSecret) {

@@ -135,7 +135,29 @@ func (r *Router) canaryOutputs(args *RouterArgs) pulumi.Map {
 		"attachedDeploymentPolicyId": r.attachedPolicy,
 		"canaryPhase":                pulumi.String(string(t.Phase)),
 		"functionName":               r.Function.Name,
+		"servedTables":               r.servedTables(args),
 	}
+}
+
+// servedTables says which routing table each distribution serves: the
+// table of this run (version, checksum, generated_at) when it runs the
+// function's newest version, else only the version it runs (an earlier
+// one, kept through a canary or a discard; its description names its
+// table). `cellctl status` and `cellctl route` show it.
+func (r *Router) servedTables(args *RouterArgs) pulumi.MapOutput {
+	return pulumi.All(r.primaryArn, r.stagingArn, r.Function.QualifiedArn).ApplyT(func(v []any) (map[string]any, error) {
+		newest, _ := v[2].(string)
+		out := map[string]any{}
+		for i, name := range []string{"primary", "staging"} {
+			arn, _ := v[i].(string)
+			d := map[string]any{"functionArn": arn}
+			if arn == newest {
+				d["version"], d["checksum"], d["generatedAt"] = float64(args.TableVersion), args.TableChecksum, args.TableGeneratedAt
+			}
+			out[name] = d
+		}
+		return out, nil
+	}).(pulumi.MapOutput)
 }
 
 // distributionArgs renders a distribution of the router: one HTTPS-only
@@ -223,4 +245,43 @@ func checkTraffic(t *canary.Traffic) error {
 		return fmt.Errorf("router: %w", err)
 	}
 	return nil
+}
+
+// ServedTable is the routing table one distribution serves, as the router
+// stack's servedTables output says.
+type ServedTable struct {
+	Distribution string `json:"distribution"` // "primary" or "staging"
+	FunctionArn  string `json:"functionArn"`
+	// Version, Checksum and GeneratedAt are the table's when the
+	// distribution runs the function's newest version; Known is false
+	// when it runs an earlier one (its description names its table).
+	Known       bool   `json:"known"`
+	Version     int64  `json:"version,omitempty"`
+	Checksum    string `json:"checksum,omitempty"`
+	GeneratedAt string `json:"generatedAt,omitempty"`
+}
+
+// ReadServedTables reads the servedTables output of a deployed router
+// (nil for a router deployed before it existed).
+func ReadServedTables(outputs map[string]any) []ServedTable {
+	m, _ := outputs["servedTables"].(map[string]any)
+	if m == nil {
+		return nil
+	}
+	var out []ServedTable
+	for _, d := range []string{"primary", "staging"} {
+		e, _ := m[d].(map[string]any)
+		if e == nil {
+			continue
+		}
+		s := ServedTable{Distribution: d}
+		s.FunctionArn, _ = e["functionArn"].(string)
+		if v, ok := e["version"].(float64); ok {
+			s.Known, s.Version = true, int64(v)
+			s.Checksum, _ = e["checksum"].(string)
+			s.GeneratedAt, _ = e["generatedAt"].(string)
+		}
+		out = append(out, s)
+	}
+	return out
 }

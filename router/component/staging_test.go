@@ -174,6 +174,14 @@ func TestHeaderPhaseSendsOnlyTheSmokeHeaderToTheCandidate(t *testing.T) {
 	if b := in(pol, "enabled"); !b.IsBool() || !b.BoolValue() {
 		t.Errorf("policy not enabled in the header phase")
 	}
+	// The primary still runs the earlier version: which table it serves
+	// is that version's (its description names it), not this run's.
+	served, _ := r.outputs["servedTables"].Value.(map[string]any)
+	primary, _ := served["primary"].(map[string]any)
+	staging, _ := served["staging"].(map[string]any)
+	if primary["functionArn"] != old || primary["version"] != nil || staging["version"] == nil || staging["checksum"] == "" {
+		t.Errorf("servedTables during the smoke test: primary %v, staging %v", primary, staging)
+	}
 	tc := in(pol, "trafficConfig")
 	if str(get(tc, "type")) != "SingleHeader" || str(get(tc, "singleHeaderConfig", "header")) != canary.DefaultHeader || str(get(tc, "singleHeaderConfig", "value")) != "tok123" {
 		t.Errorf("traffic config %v, want SingleHeader %s: tok123", tc, canary.DefaultHeader)

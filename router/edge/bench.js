@@ -1,38 +1,26 @@
 'use strict';
-// Handler time per request over a realistic table: B=1024 buckets, 8 cells
-// with fragmented ranges, 1000 overrides (a tenth migrating), and a request
+// Handler time per request over a realistic package: the demo fleet's
+// table (B=1024, 4 cells) with 1000 overrides (a tenth migrating), built
+// by `cellctl router package` as the router stack ships it, and a request
 // mix of 85% hashed tenants by header, 10% overridden tenants (including
-// rejected writes) and 5% tenants by Host. Goal: ≤ 5 µs per request.
+// rejected writes) and 5% tenants by Host. Lanes are left out (their cost
+// is bench_lanes.js's). Goals: routing core ≤ 400 ns, handler ≤ 5 µs.
 //
-//   node router/edge/bench.js [iterations]
-const { compile, createHandler, handleRequest } = require('./routing');
+//   node router/edge/bench.js [iterations] [overrides]
+const { compile, createHandler, handleRequest, readPackage } = require('./routing');
+const { buildPackage, cleanup } = require('./packagekit');
 const { event } = require('./testkit');
 
 const N = Number(process.argv[2]) || 1_000_000;
-
-function config() {
-  const cells = Array.from({ length: 8 }, (_, i) => `cell-${String.fromCharCode(97 + i)}`);
-  const bucketRuns = [];
-  for (let b = 0; b < 1024; b += 32) bucketRuns.push(32, (b / 32) % 8); // 32 runs
-  const overrides = {};
-  for (let i = 0; i < 1000; i++) {
-    overrides[`pinned-${i}`] = i % 10 === 0 ? { cell: cells[i % 8], rejectWrites: true } : { cell: cells[i % 8] };
-  }
-  const origins = {};
-  for (const c of cells) origins[c] = `${c}.cells.example.com`;
-  return {
-    format: 1, version: 7, buckets: 1024, tenantHeader: 'x-tenant-id', retryAfterSeconds: 30,
-    tenantHostDomains: ['app.example.com'], cells, origins, bucketRuns, overrides,
-  };
-}
+const OVERRIDES = process.argv[3] === undefined ? 1000 : Number(process.argv[3]);
 
 function events(count) {
   const out = [];
   for (let i = 0; i < count; i++) {
     const r = i % 20;
     if (r < 17) out.push(event('GET', [['X-Tenant-Id', `tenant-${(i * 7919) % 100000}`], ['Accept', 'application/json']]));
-    else if (r === 17) out.push(event('GET', [['X-Tenant-Id', `pinned-${i % 1000}`]]));
-    else if (r === 18) out.push(event('POST', [['X-Tenant-Id', `pinned-${(i % 100) * 10}`]])); // migrating: 503
+    else if (r === 17) out.push(event('GET', [['X-Tenant-Id', `pinned-${i % OVERRIDES}`]]));
+    else if (r === 18) out.push(event('POST', [['X-Tenant-Id', `pinned-${((i % 100) * 10) % Math.max(OVERRIDES, 1)}`]])); // migrating: 503
     else out.push(event('GET', [['Host', `tenant-${i % 5000}.app.example.com`]]));
   }
   return out;
@@ -57,16 +45,21 @@ async function measureAsync(label, evs, handler) {
 }
 
 async function main() {
-  const cfg = config();
-  const t0 = process.hrtime.bigint();
-  const rt = compile(cfg);
-  console.log(`${'compile config (cold start)'.padEnd(44)} ${(Number(process.hrtime.bigint() - t0) / 1e3).toFixed(0).padStart(6)} µs`);
-  const evs = events(10_000);
-  const sync = measure('handleRequest (B=1024, 1000 overrides)', evs, (ev) => handleRequest(rt, ev));
-  const handler = createHandler(cfg);
-  const full = await measureAsync('exports.handler incl. async/await', evs, handler);
-  const goal = 5000;
-  console.log(full <= goal && sync <= goal ? `ok: within the ${goal} ns goal` : `SLOW: goal is ${goal} ns/op`);
+  const pkg = buildPackage(OVERRIDES, { tenant: (i) => `pinned-${i}` });
+  try {
+    const { cfg, image } = readPackage(pkg.dir);
+    delete cfg.lanes;
+    const t0 = process.hrtime.bigint();
+    const rt = compile(cfg, image);
+    console.log(`${'compile package (cold start)'.padEnd(44)} ${(Number(process.hrtime.bigint() - t0) / 1e3).toFixed(0).padStart(6)} µs`);
+    const evs = events(10_000);
+    const sync = measure(`handleRequest (B=1024, ${OVERRIDES} overrides)`, evs, (ev) => handleRequest(rt, ev));
+    const handler = createHandler(cfg, readPackage(pkg.dir).image);
+    const full = await measureAsync('exports.handler incl. async/await', evs, handler);
+    console.log(sync <= 400 && full <= 5000 ? 'ok: routing core within 400 ns, handler within 5 µs' : 'SLOW: goals are 400 ns (core) and 5 µs (handler)');
+  } finally {
+    cleanup(pkg);
+  }
 }
 
 main();

@@ -1,26 +1,30 @@
 'use strict';
-// What lanes add to a request at the edge: the same realistic table as
-// bench.js with and without per-cell lane layouts, and the lane
-// computation alone (mix64, rank, unrank, header string) per tenant.
-// Goal: lanes add ≤ 1 µs to a route.
+// What lanes add to a request at the edge: the demo fleet's table, packaged
+// by `cellctl router package` with every cell's lanes set to each layout
+// (and once with lanes left out), and the lane computation alone (mix64,
+// rank, unrank, header string) per tenant. Goal: lanes add ≤ 1 µs to a
+// route.
 //
 //   node router/edge/bench_lanes.js [iterations per round] [rounds]
-const { compile, handleRequest, scanTenant, fnv1a64Hex } = require('./routing');
+const { compile, handleRequest, readPackage, scanTenant, fnv1a64Hex } = require('./routing');
 const { layout, lanesValue } = require('./lanes');
+const { buildPackage, cleanup } = require('./packagekit');
 const { event } = require('./testkit');
 
 const N = Number(process.argv[2]) || 200_000;
 const ROUNDS = Number(process.argv[3]) || 8;
 
-function config(lanes) {
-  const cells = Array.from({ length: 8 }, (_, i) => `cell-${String.fromCharCode(97 + i)}`);
-  const bucketRuns = [];
-  for (let b = 0; b < 1024; b += 32) bucketRuns.push(32, (b / 32) % 8);
-  const origins = {};
-  for (const c of cells) origins[c] = `${c}-1234567890.us-east-1.elb.amazonaws.com`;
-  const cfg = { format: 1, version: 7, buckets: 1024, tenantHeader: 'x-tenant-id', retryAfterSeconds: 30, cells, origins, bucketRuns, overrides: {} };
-  if (lanes) cfg.lanes = Object.fromEntries(cells.map((c) => [c, lanes]));
-  return cfg;
+// table compiles the package whose cells have lanes [M, r] (null: the
+// package's lanes left out of its config).
+function table(mr) {
+  const pkg = buildPackage(0, mr ? { lanes: { lanes: mr[0], shard: mr[1] } } : {});
+  try {
+    const { cfg, image } = readPackage(pkg.dir);
+    if (!mr) delete cfg.lanes;
+    return compile(cfg, image);
+  } finally {
+    cleanup(pkg);
+  }
 }
 
 // Interleaved rounds, best of each: on a shared machine a single long run
@@ -47,10 +51,10 @@ for (let i = 0; i < 1024; i++) {
   hashes.push([parseInt(hex.slice(0, 8), 16), parseInt(hex.slice(8), 16)]);
 }
 
-const plain = compile(config(null));
+const plain = table(null);
 let worst = 0;
 for (const mr of [[8, 2], [64, 2], [64, 4], [256, 8]]) {
-  const rt = compile(config(mr));
+  const rt = table(mr);
   const l = layout(mr[0], mr[1]);
   const [base, with_, alone] = runs(
     [

@@ -8,25 +8,17 @@ import (
 	"sort"
 	"strings"
 
-	"golang.org/x/text/unicode/norm"
-
 	"github.com/cellctl/cellctl/internal/diag"
 	"github.com/cellctl/cellctl/router"
 )
 
-// maxConfigBuckets and maxConfigCells are routing.js's limits (MAX_BUCKETS,
-// the Uint16Array of cell indexes).
-const (
-	maxConfigBuckets = 1 << 20
-	maxConfigCells   = 65535
-)
-
-// CheckConfig validates a config.json exactly as the handler's compile()
-// in routing.js does when the function starts (the same checks, in the
-// same order, with the same messages), so a config the edge would refuse —
-// and then fail every request of every tenant — is refused in Go before it
-// is packaged. PackageWith runs it on every config it renders.
-func CheckConfig(data []byte) error {
+// CheckConfig validates config.json against its routing image exactly as
+// the handler's compile() in routing.js does when the function starts (the
+// same checks, in the same order, with the same messages), so a package
+// the edge would refuse — and then answer every request of every tenant
+// with a 503 — is refused in Go before it is shipped. CheckPackage runs it
+// on every package PackageWith builds.
+func CheckConfig(data, image []byte) error {
 	fail := func(format string, args ...any) error {
 		return fmt.Errorf("edge routing config: "+format, args...)
 	}
@@ -37,71 +29,78 @@ func CheckConfig(data []byte) error {
 		return fail("not an object")
 	}
 	if n, ok := integer(cfg["format"]); !ok || n != ConfigFormat {
-		return fail("format %v, this handler reads format %d", cfg["format"], ConfigFormat)
+		return fail("format %v, this handler reads format %d", jsValue(cfg, "format"), ConfigFormat)
 	}
-	b, ok := integer(cfg["buckets"])
-	if !ok || b < 1 || b > maxConfigBuckets {
-		return fail("buckets must be an integer from 1 to %d", maxConfigBuckets)
-	}
-	if v, ok := integer(cfg["version"]); !ok || v < 1 {
+	version, ok := integer(cfg["version"])
+	if !ok || version < 1 {
 		return fail("version must be a positive integer")
 	}
-	if h, ok := cfg["tenantHeader"].(string); !ok || h == "" {
+	from := "header"
+	if v, present := cfg["tenantFrom"]; present {
+		from, _ = v.(string)
+	}
+	if from != "header" && from != "jwt" {
+		return fail(`tenantFrom must be "header" or "jwt"`)
+	}
+	if h, ok := cfg["tenantHeader"].(string); from == "header" && (!ok || h == "") {
 		return fail("tenantHeader must be a header name")
 	}
-	cells, ok := cfg["cells"].([]any)
-	if !ok || len(cells) == 0 || len(cells) > maxConfigCells {
-		return fail("cells must be a non-empty array")
+	if c, ok := cfg["tenantClaim"].(string); from == "jwt" && (!ok || !validClaim(c)) {
+		return fail("tenantClaim must be a claim name (1-128 printable ASCII characters without quotes or backslashes)")
+	}
+	im, _ := cfg["image"].(map[string]any)
+	file, fok := im["file"].(string)
+	size, sok := integer(im["bytes"])
+	crc, cok := im["crc32"].(string)
+	if im == nil || !fok || !sok || !cok {
+		return fail(`image must be {"file", "bytes", "crc32"}`)
+	}
+	img, err := ReadImage(image)
+	if err != nil {
+		return err
+	}
+	if got := fmt.Sprintf("%08x", img.CRC); int64(len(image)) != size || got != crc {
+		return fail("%s is not the image this config names (%d bytes, crc32 %s; config.json says %d, %s)", file, len(image), got, size, crc)
+	}
+	if img.Version != version {
+		return fail("version %d, the image holds table version %d", version, img.Version)
+	}
+	if sum, ok := cfg["checksum"].(string); !ok || sum != img.Checksum {
+		return fail("checksum %s, the image holds %s", jsJSON(cfg, "checksum"), quote(img.Checksum))
+	}
+	gen := ""
+	if v, present := cfg["generatedAt"]; present {
+		s, ok := v.(string)
+		if !ok {
+			return fail("generatedAt %s, the image holds %s", quote(v), quote(img.GeneratedAt))
+		}
+		gen = s
+	}
+	if gen != img.GeneratedAt {
+		return fail("generatedAt %s, the image holds %s", quote(gen), quote(img.GeneratedAt))
 	}
 	index := map[string]int{}
-	for i, c := range cells {
-		s, ok := c.(string)
-		if _, dup := index[s]; !ok || dup {
-			return fail("cells[%d] must be a unique cell id", i)
-		}
-		index[s] = i
+	for i, c := range img.Cells {
+		index[c] = i
 	}
-	if origins, ok := cfg["origins"].(map[string]any); ok {
-		for _, cell := range sortedKeys(origins) {
-			if _, ok := index[cell]; !ok {
-				return fail("origins names unknown cell %s", quote(cell))
-			}
-			if o, ok := origins[cell].(string); !ok || !validDNSName(o) {
-				return fail("origin of %s must be a DNS name", cell)
-			}
+	origins := map[string]any{}
+	if v, present := cfg["origins"]; present {
+		if origins, ok = v.(map[string]any); !ok {
+			return fail("origins must be an object of cell → DNS name")
 		}
 	}
-	runs, ok := cfg["bucketRuns"].([]any)
-	if !ok || len(runs)%2 != 0 {
-		return fail("bucketRuns must be [count, cell index, ...] pairs")
-	}
-	covered := int64(0)
-	for i := 0; i < len(runs); i += 2 {
-		count, ok := integer(runs[i])
-		if !ok || count < 1 || covered+count > b {
-			return fail("bucketRuns[%d] count out of range", i)
+	for _, cell := range sortedKeys(origins) {
+		i, ok := index[cell]
+		if !ok {
+			return fail("origins names unknown cell %s", quote(cell))
 		}
-		if cell, ok := integer(runs[i+1]); !ok || cell < 0 || cell >= int64(len(cells)) {
-			return fail("bucketRuns[%d] is not a cell index", i+1)
+		if o, _ := origins[cell].(string); o != img.Origins[i] || origins[cell] == nil {
+			return fail("the origin of %s is %s, the image has %s", cell, quote(origins[cell]), quote(img.Origins[i]))
 		}
-		covered += count
 	}
-	if covered != b {
-		return fail("bucketRuns cover %d buckets, the table has %d", covered, b)
-	}
-	if overrides, ok := cfg["overrides"].(map[string]any); ok {
-		nfc := map[string]string{}
-		for _, tenant := range sortedKeys(overrides) {
-			o, _ := overrides[tenant].(map[string]any)
-			cell, _ := o["cell"].(string)
-			if _, known := index[cell]; o == nil || !known {
-				return fail("override of %s names unknown cell %s", quote(tenant), quote(o["cell"]))
-			}
-			n := norm.NFC.String(tenant)
-			if twin, ok := nfc[n]; ok {
-				return fail("overrides %s and %s are the same text in different Unicode normalization forms; one table must not route them separately", quote(tenant), quote(twin))
-			}
-			nfc[n] = tenant
+	for i, c := range img.Cells {
+		if _, ok := origins[c]; img.Origins[i] != "" && !ok {
+			return fail("origins lacks %s, which the image routes to %s", c, img.Origins[i])
 		}
 	}
 	if d, present := cfg["tenantHostDomains"]; present {
@@ -139,6 +138,56 @@ func CheckConfig(data []byte) error {
 		}
 	}
 	return nil
+}
+
+// CheckPackage checks a function package (name → content) as the handler
+// loads it at cold start: config.json, the routing image it names, and
+// the two against each other (CheckConfig).
+func CheckPackage(files map[string]string) error {
+	cfg, ok := files[ConfigFile]
+	if !ok {
+		return fmt.Errorf("edge routing config: %s: not in the package", ConfigFile)
+	}
+	var head struct {
+		Image struct {
+			File string `json:"file"`
+		} `json:"image"`
+	}
+	_ = json.Unmarshal([]byte(cfg), &head)
+	img, ok := files[head.Image.File]
+	if !ok || head.Image.File == "" {
+		return fmt.Errorf("edge routing config: image.file %q is not a file of the package", head.Image.File)
+	}
+	for name := range codeFiles {
+		if files[name] != *codeFiles[name] {
+			return fmt.Errorf("edge package: %s is not the handler's %s", name, name)
+		}
+	}
+	return CheckConfig([]byte(cfg), []byte(img))
+}
+
+// jsValue renders member key of cfg as a JavaScript template string
+// prints it (undefined for a missing one).
+func jsValue(cfg map[string]any, key string) string {
+	v, present := cfg[key]
+	switch s, isStr := v.(string); {
+	case !present:
+		return "undefined"
+	case v == nil:
+		return "null"
+	case isStr:
+		return s
+	}
+	return fmt.Sprint(v)
+}
+
+// jsJSON renders member key of cfg as JSON.stringify does (undefined for
+// a missing one).
+func jsJSON(cfg map[string]any, key string) string {
+	if _, present := cfg[key]; !present {
+		return "undefined"
+	}
+	return quote(cfg[key])
 }
 
 // integer is a JSON number that is an integer, as Number.isInteger sees it
@@ -185,17 +234,20 @@ type TableCheck struct {
 	FleetCells []string
 	// FleetFile names the fleet's stack file of a cell, for messages.
 	FleetFile func(cell string) string
+	// Origins are the cells' DNS names when known (the fleet's); other
+	// cells get a placeholder.
+	Origins map[string]string
 }
 
 // CheckTableFile validates the routing table in data (read from file) the
 // way it reaches the edge: the router package's rules (every problem,
 // file:line: field: …), then — for a table that passed them — the
-// fleet's cells, the edge function's memory, and the config.json the
-// router stack would package, checked by CheckConfig as the handler
-// checks it at start. Origins are the one input it cannot know (the
-// cells' ALB names come from the deployed stacks): each cell gets a
-// placeholder DNS name. It returns the table when everything passed.
-func CheckTableFile(file string, data []byte, c TableCheck) (*router.Table, error) {
+// fleet's cells, the edge function's memory, and the function package the
+// router stack would ship (PackageWith: config.json and the routing image,
+// checked as the handler checks them at start). Origins not given get a
+// placeholder DNS name. It returns the table and the package's costs when
+// everything passed.
+func CheckTableFile(file string, data []byte, c TableCheck) (*Checked, error) {
 	table, err := router.Parse(file, data)
 	if err != nil {
 		return nil, err
@@ -232,6 +284,9 @@ func CheckTableFile(file string, data []byte, c TableCheck) (*router.Table, erro
 	origins := map[string]string{}
 	for _, id := range table.CellIDs() {
 		origins[id] = id + ".origin.invalid"
+		if o := c.Origins[id]; o != "" {
+			origins[id] = o
+		}
 	}
 	opts := c.Options
 	if outside {
@@ -250,16 +305,28 @@ func CheckTableFile(file string, data []byte, c TableCheck) (*router.Table, erro
 		}
 		opts.Lanes = lanes
 	}
-	cfg, err := ConfigWith(table, origins, opts)
+	files, err := PackageWith(table, origins, opts)
 	if err != nil {
 		add("", "the edge function cannot be built from this table: %v", err)
-	} else if err := CheckConfig(cfg); err != nil {
-		add("", "the edge function would refuse to start: %v", err)
 	}
 	if errs.Len() > 0 {
 		return nil, errs.Err()
 	}
-	return table, nil
+	return &Checked{Table: table, ImageBytes: len(files[ImageFile]), PackageBytes: PackageFilesBytes(files),
+		MemoryMB: mem, NeededMemoryMB: NeededMemoryMB(len(table.Overrides()))}, nil
+}
+
+// Checked is a table that passed CheckTableFile, and what its function
+// package costs.
+type Checked struct {
+	Table *router.Table
+	// ImageBytes and PackageBytes are the sizes of the routing image and
+	// of the whole function package (uncompressed), with the fleet's
+	// origins when known.
+	ImageBytes, PackageBytes int
+	// NeededMemoryMB is the function memory the table needs (measured,
+	// with headroom: see limits.go); MemoryMB the memory it has.
+	NeededMemoryMB, MemoryMB int
 }
 
 func contains(list []string, s string) bool {

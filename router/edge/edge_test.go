@@ -2,6 +2,7 @@ package edge
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"regexp"
 	"strconv"
@@ -29,56 +30,87 @@ var demoOrigins = map[string]string{
 
 // configJSON is config.json as the handler reads it.
 type configJSON struct {
-	Format            int                        `json:"format"`
-	Version           int64                      `json:"version"`
-	Buckets           int                        `json:"buckets"`
-	TenantHeader      string                     `json:"tenantHeader"`
-	RetryAfterSeconds int                        `json:"retryAfterSeconds"`
-	Cells             []string                   `json:"cells"`
-	Origins           map[string]string          `json:"origins"`
-	BucketRuns        []int                      `json:"bucketRuns"`
-	Overrides         map[string]json.RawMessage `json:"overrides"`
-	TenantHostDomains []string                   `json:"tenantHostDomains"`
+	Format      int    `json:"format"`
+	Version     int64  `json:"version"`
+	Checksum    string `json:"checksum"`
+	GeneratedAt string `json:"generatedAt"`
+	Image       struct {
+		File  string `json:"file"`
+		Bytes int    `json:"bytes"`
+		CRC32 string `json:"crc32"`
+	} `json:"image"`
+	TenantFrom        string            `json:"tenantFrom"`
+	TenantHeader      string            `json:"tenantHeader"`
+	TenantClaim       string            `json:"tenantClaim"`
+	RetryAfterSeconds int               `json:"retryAfterSeconds"`
+	Origins           map[string]string `json:"origins"`
+	TenantHostDomains []string          `json:"tenantHostDomains"`
 }
 
-func TestConfigEncodesTheTable(t *testing.T) {
+// The package encodes the table: config.json names the table and its image,
+// the image routes every bucket and override as the table does.
+func TestPackageEncodesTheTable(t *testing.T) {
 	tb := goldenTable(t)
-	data, err := Config(tb, goldenOrigins, "")
+	b, err := BuildWith(tb, goldenOrigins, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	var cfg configJSON
-	dec := json.NewDecoder(strings.NewReader(string(data)))
+	dec := json.NewDecoder(strings.NewReader(string(b.Config)))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&cfg); err != nil {
 		t.Fatal(err)
 	}
-	if cfg.Format != ConfigFormat || cfg.Version != tb.Version() || cfg.Buckets != tb.Buckets() ||
-		cfg.TenantHeader != "x-tenant-id" || cfg.RetryAfterSeconds != RetryAfterSeconds {
-		t.Errorf("header fields: %+v", cfg)
+	if cfg.Format != ConfigFormat || cfg.Version != tb.Version() || cfg.Checksum != tb.Checksum() || cfg.TenantFrom != "header" ||
+		cfg.TenantHeader != "x-tenant-id" || cfg.RetryAfterSeconds != RetryAfterSeconds || cfg.Image.File != ImageFile || cfg.Image.Bytes != len(b.Image) {
+		t.Errorf("config.json: %+v", cfg)
 	}
-	// Expanding the runs gives back the table's assignment.
-	var a []string
-	for i := 0; i < len(cfg.BucketRuns); i += 2 {
-		for n := 0; n < cfg.BucketRuns[i]; n++ {
-			a = append(a, cfg.Cells[cfg.BucketRuns[i+1]])
-		}
+	if len(cfg.Origins) != len(goldenOrigins) {
+		t.Errorf("origins: %v", cfg.Origins)
 	}
-	if strings.Join(a, ",") != strings.Join(tb.Assignment(), ",") {
-		t.Error("bucketRuns do not expand to the table's assignment")
+	im, err := ReadImage(b.Image)
+	if err != nil {
+		t.Fatal(err)
 	}
-	if len(cfg.Overrides) != len(tb.Overrides()) {
-		t.Errorf("%d overrides in config, %d in table", len(cfg.Overrides), len(tb.Overrides()))
+	if fmt.Sprintf("%08x", im.CRC) != cfg.Image.CRC32 {
+		t.Errorf("crc32 %08x, config.json says %s", im.CRC, cfg.Image.CRC32)
 	}
-	if got := string(cfg.Overrides["globex"]); got != `{"cell": "cell-a", "rejectWrites": true}` {
-		t.Errorf("migrating override: %s", got)
+	if err := checkImageRoutes(tb, b.Image); err != nil {
+		t.Error(err)
 	}
-	if got := string(cfg.Overrides["umbrella"]); got != `{"cell": "cell-d"}` {
-		t.Errorf("migrating override that allows writes: %s", got)
+	if r := im.Route("globex"); !r.Override || r.Cell != "cell-a" || !r.RejectsWrites() || r.Target != "cell-d" {
+		t.Errorf("migrating override: %+v", r)
 	}
-	again, _ := Config(tb, goldenOrigins, "X-Tenant-Id")
-	if string(again) != string(data) {
-		t.Error("Config is not byte-stable")
+	if r := im.Route("umbrella"); !r.Override || r.Cell != "cell-d" || r.RejectsWrites() || r.WriteMode != router.WriteAllow {
+		t.Errorf("migrating override that allows writes: %+v", r)
+	}
+	again, _ := BuildWith(tb, goldenOrigins, Options{TenantHeader: "X-Tenant-Id"})
+	if string(again.Config) != string(b.Config) || string(again.Image) != string(b.Image) {
+		t.Error("the package is not byte-stable")
+	}
+	jwt, err := ConfigWith(tb, goldenOrigins, Options{TenantFrom: "jwt:tid"})
+	if err != nil || !strings.Contains(string(jwt), "\"tenantFrom\": \"jwt\",\n\"tenantClaim\": \"tid\"") || strings.Contains(string(jwt), "tenantHeader") {
+		t.Errorf("jwt config: %v\n%s", err, jwt)
+	}
+}
+
+// Two overrides whose keys coincide cannot be told apart by the image: it
+// refuses them rather than route one like the other.
+func TestWriteImageRefusesCollidingKeys(t *testing.T) {
+	tb := goldenTable(t)
+	if _, err := WriteImage(tb, goldenOrigins); err != nil {
+		t.Fatal(err)
+	}
+	// Every override gets the same FNV and Hash2 words: forge the keys.
+	img, _ := WriteImage(tb, goldenOrigins)
+	l := layoutOf(img)
+	copy(img[l.ovs+16:l.ovs+28], img[l.ovs:l.ovs+12]) // the second override's key := the first's
+	fixCRC(img)
+	if _, err := ReadImage(img); err != nil {
+		t.Fatalf("the reader checks structure, not uniqueness: %v", err)
+	}
+	if err := checkImageRoutes(tb, img); err == nil {
+		t.Error("an image routing one override like another passed checkImageRoutes")
 	}
 }
 
@@ -127,10 +159,10 @@ func TestPackage(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(files) != 4 {
+	if len(files) != 6 {
 		t.Errorf("package files: %v", keys(files))
 	}
-	for _, f := range []string{"index.js", "routing.js", "lanes.js"} {
+	for _, f := range []string{"index.js", "routing.js", "lanes.js", "image.js"} {
 		disk, err := os.ReadFile(f)
 		if err != nil {
 			t.Fatal(err)
@@ -139,12 +171,12 @@ func TestPackage(t *testing.T) {
 			t.Errorf("%s in the package differs from the file", f)
 		}
 	}
-	if !strings.Contains(files["index.js"], "require('./config.json')") || !strings.Contains(files["index.js"], "exports.handler") {
-		t.Error("index.js does not load config.json or export the handler")
+	if !strings.Contains(files["index.js"], "loadHandler(__dirname)") || !strings.Contains(files["index.js"], "exports.handler") {
+		t.Error("index.js does not load its package or export the handler")
 	}
-	cfg, _ := Config(demoTable(t), demoOrigins, "")
-	if files[ConfigFile] != string(cfg) {
-		t.Error("config.json in the package differs from Config")
+	b, _ := BuildWith(demoTable(t), demoOrigins, Options{})
+	if files[ConfigFile] != string(b.Config) || files[ImageFile] != string(b.Image) {
+		t.Error("config.json or the image in the package differ from BuildWith")
 	}
 }
 

@@ -7,12 +7,14 @@ const test = require('node:test');
 const assert = require('node:assert/strict');
 const fs = require('node:fs');
 const path = require('node:path');
-const { createHandler } = require('./routing');
-const { readGolden, event } = require('./testkit');
+const { readGolden, goldenHandler, goldenPackage, event } = require('./testkit');
 
 const EVENTS_DIR = path.join(__dirname, '..', '..', 'testdata', 'edge-events');
-const config = readGolden('golden_config.json');
-const handler = createHandler(config);
+const config = goldenPackage('full').cfg;
+const handler = goldenHandler('full');
+// The tenant from the "tid" claim of a bearer JWT (cells:tenantFrom: jwt:tid).
+const jwtHandler = goldenHandler('jwt');
+const jwtCorpus = readGolden('golden_jwt.json');
 const origins = new Set(Object.values(config.origins));
 
 // samples returns [name, event] for every published sample; SAM's templates
@@ -69,10 +71,10 @@ function assertAnswer(res, where) {
   return 'forward';
 }
 
-async function answer(ev, where) {
+async function answer(ev, where, h = handler) {
   let res;
   try {
-    res = await handler(ev);
+    res = await h(ev);
   } catch (err) {
     assert.fail(`${where}: the handler threw ${err && err.stack}`);
   }
@@ -136,6 +138,33 @@ test('every field of every sample removed, nulled or retyped still gets an answe
     }
   }
   assert.ok(n > 4000, `only ${n} mutations`);
+});
+
+test('tenants from a JWT: every sample, and every field of a JWT-bearing event, mutated', async () => {
+  const token = jwtCorpus.find((v) => v.tenant === 'acme').authorization;
+  const all = samples();
+  all.push(['jwt', event('POST', [['Authorization', token], ['Host', 'acme.example.com']])]);
+  let n = 0;
+  for (const [name, ev] of all) {
+    await answer(structuredClone(ev), `${name} (jwt)`, jwtHandler);
+    for (const p of paths(ev)) {
+      for (const r of REPLACEMENTS) {
+        await answer(mutate(ev, p, r), `${name} ${p.join('.')} := ${r === undefined ? '(removed)' : JSON.stringify(r)} (jwt)`, jwtHandler);
+        n++;
+      }
+    }
+  }
+  assert.ok(n > 4000, `only ${n} mutations`);
+});
+
+test('every Authorization value of the JWT corpus gets an answer: routed by its claim, or a 400', async () => {
+  let routed = 0;
+  for (const v of jwtCorpus) {
+    const status = await answer(event('GET', [['Authorization', v.authorization]]), `Authorization: ${v.authorization.slice(0, 120)}`, jwtHandler);
+    assert.equal(status, v.tenant === '' ? '400' : 'forward', v.authorization.slice(0, 120));
+    if (status === 'forward') routed++;
+  }
+  assert.ok(routed >= 100);
 });
 
 test('the malformed events that used to throw', async () => {

@@ -1,17 +1,16 @@
 'use strict';
 // The edge handler against every golden vector the Go side writes
-// (go test ./router ./router/edge -update): same validity, hash, bucket and
-// cell for every tenant id, and the same response for every request.
+// (go test ./router ./router/edge -update): same validity, hash, second
+// hash, bucket and cell for every tenant id, read from the golden routing
+// images Go wrote and reads itself, and the same response for every
+// request.
 const test = require('node:test');
 const assert = require('node:assert/strict');
-const { compile, createHandler, route, fnv1a64Hex, tenantFromHostIn } = require('./routing');
-const { readGolden, event, ORIGIN_SECRET } = require('./testkit');
+const { route, fnv1a64Hex, tenantFromHostIn } = require('./routing');
+const { hash2Hex } = require('./image');
+const { readGolden, goldenHandler, goldenTable, event, ORIGIN_SECRET } = require('./testkit');
 
-const configs = {
-  full: readGolden('golden_config.json'),
-  partial: readGolden('golden_config_partial.json'),
-  nohost: readGolden('golden_config_nohost.json'),
-};
+const PACKAGES = ['full', 'partial', 'nohost', 'jwt'];
 const tenants = readGolden('golden_tenants.json');
 const requests = readGolden('golden_requests.json');
 
@@ -23,49 +22,54 @@ test('golden files have the coverage the Go side promises', () => {
   assert.ok(tenants.some((v) => Buffer.byteLength(v.tenant) === 1 && v.valid), 'no 1-byte tenant id');
   const kinds = new Set(requests.map((r) => r.expect.kind));
   assert.deepEqual([...kinds].sort(), ['bad_request', 'forward', 'no_origin', 'write_rejected']);
+  assert.deepEqual([...new Set(requests.map((r) => r.config))].sort(), PACKAGES.slice().sort());
+  assert.ok(requests.some((r) => r.expect.source === 'jwt' && r.expect.kind === 'forward'), 'no request routed by a JWT claim');
 });
 
-test('every tenant vector: validity, FNV-1a 64 hash, bucket, cell, override', () => {
-  const rt = compile(configs.full);
-  let checked = 0;
-  for (const v of tenants) {
-    const label = JSON.stringify(v.tenant);
-    const hash = fnv1a64Hex(v.tenant);
-    if (!v.valid) {
-      assert.equal(hash, null, `${label} must be invalid`);
+test('every tenant vector, in every golden image: validity, both hashes, bucket, cell, override', () => {
+  for (const name of ['full', 'nohost', 'jwt', 'partial', 'lanes']) {
+    const rt = goldenTable(name);
+    let checked = 0;
+    for (const v of tenants) {
+      const label = `${name}: ${JSON.stringify(v.tenant)}`;
+      const hash = fnv1a64Hex(v.tenant);
       const r = route(rt, v.tenant);
-      assert.equal(r.valid, false, label);
-      assert.equal(r.bucket, -1, label);
+      if (!v.valid) {
+        assert.equal(hash, null, `${label} must be invalid`);
+        assert.equal(r.valid, false, label);
+        assert.equal(r.bucket, -1, label);
+        checked++;
+        continue;
+      }
+      assert.equal(hash, v.hash, `hash of ${label}`);
+      assert.equal(hash2Hex(v.tenant), v.hash2, `second hash of ${label}`);
+      assert.equal(r.valid, true, label);
+      assert.equal(r.bucket, v.bucket, `bucket of ${label}`);
+      assert.equal(r.cell, v.cell, `cell of ${label}`);
+      assert.equal(r.override, v.override === true, `override of ${label}`);
+      assert.equal(r.rejectWrites, v.state === 'migrating' && v.write_mode === 'reject_with_503', `write mode of ${label}`);
       checked++;
-      continue;
     }
-    assert.equal(hash, v.hash, `hash of ${label}`);
-    const r = route(rt, v.tenant);
-    assert.equal(r.valid, true, label);
-    assert.equal(r.bucket, v.bucket, `bucket of ${label}`);
-    assert.equal(r.cell, v.cell, `cell of ${label}`);
-    assert.equal(r.override, v.override === true, `override of ${label}`);
-    assert.equal(r.rejectWrites, v.state === 'migrating' && v.write_mode === 'reject_with_503', `write mode of ${label}`);
-    checked++;
+    assert.equal(checked, tenants.length);
   }
-  assert.equal(checked, tenants.length);
 });
 
 test('every request vector: same response kind, cell and origin as Go', async () => {
-  const handlers = { full: createHandler(configs.full), partial: createHandler(configs.partial), nohost: createHandler(configs.nohost) };
-  const rts = { full: compile(configs.full), partial: compile(configs.partial), nohost: compile(configs.nohost) };
+  const handlers = {};
+  for (const name of PACKAGES) handlers[name] = goldenHandler(name);
   let checked = 0;
   for (const v of requests) {
     const { method, headers } = v.request;
     const want = v.expect;
-    const label = `${v.name}: ${method} ${JSON.stringify(headers)}`;
+    const label = `${v.name}: ${method} ${JSON.stringify(headers).slice(0, 300)}`;
+    const rt = handlers[v.config].routingTable;
 
     // The tenant the handler reads, and where it routes, match Go's.
     if (want.source === 'host') {
       const host = headers.find(([n]) => n.toLowerCase() === 'host')[1];
-      assert.equal(tenantFromHostIn(host, rts[v.config].hostDomains), want.tenant, `tenant from host, ${label}`);
+      assert.equal(tenantFromHostIn(host, rt.hostDomains), want.tenant, `tenant from host, ${label}`);
     }
-    const r = route(rts[v.config], want.tenant);
+    const r = route(rt, want.tenant);
     assert.equal(r.bucket, want.bucket, `bucket, ${label}`);
     if (want.cell) assert.equal(r.cell, want.cell, `cell, ${label}`);
 

@@ -38,7 +38,7 @@ var goldenHostDomains = []string{"example.com"}
 // GoldenRequest is one vector of golden_requests.json.
 type GoldenRequest struct {
 	Name    string  `json:"name"`
-	Config  string  `json:"config"` // "full" (golden_config.json) or "partial" (golden_config_partial.json)
+	Config  string  `json:"config"` // the golden package: testdata/routing/edge/<config> ("full", "partial", "nohost", "jwt", "lanes")
 	Request Request `json:"request"`
 	Expect  Outcome `json:"expect"`
 }
@@ -84,6 +84,9 @@ func goldenRequests(t *testing.T, tb *router.Table) []GoldenRequest {
 	partial.domains = goldenHostDomains
 	// noHost is a distribution without viewer domains: the Host is never a tenant.
 	noHost := newRouter(tb, goldenOrigins, DefaultTenantHeader)
+	// jwt reads the tenant from the "tid" claim of the bearer token.
+	jwt := newRouter(tb, goldenOrigins, "")
+	jwt.claim, jwt.domains = goldenClaim, goldenHostDomains
 
 	var out []GoldenRequest
 	add := func(name, config, method string, headers ...[2]string) {
@@ -93,6 +96,8 @@ func goldenRequests(t *testing.T, tb *router.Table) []GoldenRequest {
 			r = partial
 		case "nohost":
 			r = noHost
+		case "jwt":
+			r = jwt
 		}
 		req := Request{Method: method, Headers: headers}
 		if req.Headers == nil {
@@ -163,6 +168,23 @@ func goldenRequests(t *testing.T, tb *router.Table) []GoldenRequest {
 	}
 	add("cell without origin, migrating write still rejected first", "partial", "POST", h("X-Tenant-Id", "hooli"))
 	add("cell without origin, other cells unaffected", "partial", "GET", h("X-Tenant-Id", "acme"))
+
+	// The tenant from the "tid" claim of a bearer JWT.
+	for i, id := range goldenTenants(t) {
+		if i%7 == 0 || i >= 2000 {
+			add("jwt claim", "jwt", "GET", h("Authorization", "Bearer "+jwtOf(map[string]any{"sub": "user-1", goldenClaim: id})))
+		}
+	}
+	for _, o := range tb.Overrides() {
+		add("jwt claim, override", "jwt", "POST", h("Authorization", "Bearer "+jwtOf(map[string]any{goldenClaim: o.Tenant})))
+	}
+	for _, c := range jwtCases() {
+		add("jwt: "+c.name, "jwt", "GET", h("Authorization", c.value), h("Host", "acme.example.com"))
+	}
+	add("jwt: the tenant header is not read", "jwt", "GET", h("X-Tenant-Id", "acme"), h("Authorization", "Bearer "+jwtOf(map[string]any{goldenClaim: "globex"})))
+	add("jwt: no Authorization header, host fallback", "jwt", "GET", h("X-Tenant-Id", "acme"), h("Host", "initech.example.com"))
+	add("jwt: no Authorization header, no host", "jwt", "GET", h("X-Tenant-Id", "acme"))
+	add("jwt: the first Authorization header wins", "jwt", "GET", h("Authorization", "Bearer "+jwtOf(map[string]any{goldenClaim: "acme"})), h("authorization", "Bearer "+jwtOf(map[string]any{goldenClaim: "globex"})))
 	return out
 }
 
@@ -190,6 +212,9 @@ func checkGolden(t *testing.T, name string, got []byte) {
 	t.Helper()
 	path := filepath.Join(goldenDir, name)
 	if *update {
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			t.Fatal(err)
+		}
 		if err := os.WriteFile(path, got, 0o644); err != nil {
 			t.Fatal(err)
 		}
@@ -210,37 +235,121 @@ func checkGolden(t *testing.T, name string, got []byte) {
 	}
 }
 
-// TestGoldenVectors pins the configs and the request decisions that the
-// JavaScript handler is tested against (node --test router/edge/test/).
-func TestGoldenVectors(t *testing.T) {
-	tb := goldenTable(t)
-	cfg, err := ConfigWith(tb, goldenOrigins, Options{TenantHeader: DefaultTenantHeader, TenantHostDomains: goldenHostDomains})
+// goldenPackage writes (or, without -update, checks) the golden function
+// package testdata/routing/edge/<name>: config.json and routing.img.
+func goldenPackage(t *testing.T, name string, b *Built) {
+	t.Helper()
+	if *update {
+		if err := os.MkdirAll(filepath.Join(goldenDir, "edge", name), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	checkGolden(t, filepath.Join("edge", name, ConfigFile), b.Config)
+	checkGolden(t, filepath.Join("edge", name, ImageFile), b.Image)
+}
+
+func mustBuild(t *testing.T, tb *router.Table, origins map[string]string, opts Options) *Built {
+	t.Helper()
+	b, err := BuildWith(tb, origins, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
-	checkGolden(t, "golden_config.json", cfg)
-	nohost, err := Config(tb, goldenOrigins, DefaultTenantHeader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	checkGolden(t, "golden_config_nohost.json", nohost)
+	return b
+}
+
+// partialPackage lacks cell-e's origin (BuildWith refuses that), to pin
+// the 502 path.
+func partialPackage(t *testing.T, tb *router.Table) *Built {
 	partial := map[string]string{}
 	for k, v := range goldenOrigins {
 		if k != missingOriginCell {
 			partial[k] = v
 		}
 	}
-	checkGolden(t, "golden_config_partial.json", renderWith(tb, partial, "x-tenant-id", goldenHostDomains, nil))
+	img, err := WriteImage(tb, partial)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &Built{Config: renderConfig(tb, partial, TenantSource{Header: "x-tenant-id"}, goldenHostDomains, nil, img), Image: img}
+}
+
+// TestGoldenVectors pins the packages and the request decisions that the
+// JavaScript handler is tested against (node --test router/edge/).
+func TestGoldenVectors(t *testing.T) {
+	tb := goldenTable(t)
+	goldenPackage(t, "full", mustBuild(t, tb, goldenOrigins, Options{TenantHeader: DefaultTenantHeader, TenantHostDomains: goldenHostDomains}))
+	goldenPackage(t, "nohost", mustBuild(t, tb, goldenOrigins, Options{TenantHeader: DefaultTenantHeader}))
+	goldenPackage(t, "jwt", mustBuild(t, tb, goldenOrigins, Options{TenantFrom: "jwt:" + goldenClaim, TenantHostDomains: goldenHostDomains}))
+	goldenPackage(t, "partial", partialPackage(t, tb))
 
 	reqs := goldenRequests(t, tb)
 	kinds := map[string]int{}
 	for _, r := range reqs {
-		kinds[r.Expect.Kind]++
+		kinds[r.Config+" "+r.Expect.Kind]++
 	}
-	for _, k := range []string{KindForward, KindBadRequest, KindWriteRejected, KindNoOrigin} {
+	for _, k := range []string{"full " + KindForward, "full " + KindBadRequest, "full " + KindWriteRejected, "partial " + KindNoOrigin,
+		"jwt " + KindForward, "jwt " + KindBadRequest, "jwt " + KindWriteRejected} {
 		if kinds[k] < 5 {
 			t.Errorf("golden requests have only %d %s outcomes", kinds[k], k)
 		}
 	}
 	checkGolden(t, "golden_requests.json", marshalLines(reqs))
+}
+
+// TestGoldenImagesRouteLikeTheTable: Go reads the golden images as the
+// edge does and agrees with the table on every golden tenant vector
+// (golden.test.js holds the JS reader to the same vectors).
+func TestGoldenImagesRouteLikeTheTable(t *testing.T) {
+	tb := goldenTable(t)
+	for _, name := range []string{"full", "nohost", "jwt", "partial", "lanes"} {
+		data, err := os.ReadFile(filepath.Join(goldenDir, "edge", name, ImageFile))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, c := range data {
+			if c >= 0x80 {
+				t.Fatalf("%s: byte %d is %#x: the image must be 7-bit clean", name, i, c)
+			}
+		}
+		im, err := ReadImage(data)
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		if im.Version != tb.Version() || im.Checksum != tb.Checksum() || im.Buckets != tb.Buckets() {
+			t.Fatalf("%s: image v%d %s B=%d, table v%d %s B=%d", name, im.Version, im.Checksum, im.Buckets, tb.Version(), tb.Checksum(), tb.Buckets())
+		}
+		for _, v := range goldenTenantVectors(t) {
+			r := im.Route(v.Tenant)
+			want := tb.Route(v.Tenant)
+			if r.Valid != v.Valid || r.Bucket != v.Bucket || r.Cell != v.Cell || r.Override != v.Override ||
+				r.State != v.State || r.Target != v.Target || r.WriteMode != v.WriteMode || r.Valid != want.Valid {
+				t.Fatalf("%s: %q routes %+v in the image, the golden vector says %+v", name, v.Tenant, r, v)
+			}
+		}
+	}
+}
+
+// goldenTenantVectors reads golden_tenants.json (router writes it).
+type goldenTenantVector struct {
+	Tenant    string               `json:"tenant"`
+	Valid     bool                 `json:"valid"`
+	Bucket    int                  `json:"bucket"`
+	Cell      string               `json:"cell"`
+	Override  bool                 `json:"override"`
+	State     router.OverrideState `json:"state"`
+	Target    string               `json:"target"`
+	WriteMode router.WriteMode     `json:"write_mode"`
+}
+
+func goldenTenantVectors(t *testing.T) []goldenTenantVector {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join(goldenDir, "golden_tenants.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var vs []goldenTenantVector
+	if err := json.Unmarshal(data, &vs); err != nil {
+		t.Fatal(err)
+	}
+	return vs
 }

@@ -1,28 +1,68 @@
 'use strict';
 // Handler behaviour the Go vectors cannot express: the packaged entry
-// point, JS string edge cases, the Lambda@Edge response shape, what the
-// rewrite keeps, and refusing malformed configs.
+// point (and a package it refuses), JS string edge cases, the Lambda@Edge
+// response shape and what the rewrite keeps.
 const test = require('node:test');
 const assert = require('node:assert/strict');
 const fs = require('node:fs');
 const os = require('node:os');
 const path = require('node:path');
-const { compile, createHandler, scanTenant, fnv1a64Hex, tenantFromHost } = require('./routing');
-const { readGolden, event, ORIGIN_SECRET } = require('./testkit');
+const { createHandler, scanTenant, fnv1a64Hex, tenantFromHost, route } = require('./routing');
+const { goldenPackage, goldenHandler, GOLDEN_DIR, event, ORIGIN_SECRET } = require('./testkit');
 
-const config = readGolden('golden_config.json');
+const { cfg: config } = goldenPackage('full');
+const handlerOf = (cfg) => createHandler(cfg, goldenPackage('full').image);
 
-test('index.js serves the config.json baked next to it', async () => {
+// withPackage lays a function package out as Lambda does (the code next to
+// config.json and the image) and loads index.js from it in this process.
+async function withPackage(change, fn) {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'cell-router-'));
   try {
-    for (const f of ['index.js', 'routing.js', 'lanes.js']) fs.copyFileSync(path.join(__dirname, f), path.join(dir, f));
-    fs.writeFileSync(path.join(dir, 'config.json'), JSON.stringify(config));
-    const { handler } = require(path.join(dir, 'index.js'));
+    for (const f of ['index.js', 'routing.js', 'lanes.js', 'image.js']) fs.copyFileSync(path.join(__dirname, f), path.join(dir, f));
+    for (const f of ['config.json', 'routing.img']) fs.copyFileSync(path.join(GOLDEN_DIR, 'edge', 'full', f), path.join(dir, f));
+    change(dir);
+    await fn(require(path.join(dir, 'index.js')).handler);
+  } finally {
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+test('index.js serves the package baked next to it', async () => {
+  await withPackage(() => {}, async (handler) => {
+    assert.equal(handler.loadError, undefined);
     const res = await handler(event('GET', [['X-Tenant-Id', 'acme']]));
     assert.equal(res.origin.custom.domainName, config.origins['cell-b']);
     assert.deepEqual(res.headers['x-cell-id'], [{ key: 'X-Cell-Id', value: 'cell-b' }]);
-  } finally {
-    fs.rmSync(dir, { recursive: true, force: true });
+  });
+});
+
+test('a corrupt, truncated, missing or mismatched image: every request is a 503 that says so, none is routed', async () => {
+  const img = (dir) => path.join(dir, 'routing.img');
+  const cases = [
+    ['a flipped byte', (dir) => { const b = fs.readFileSync(img(dir)); b[b.length - 40] ^= 1; fs.writeFileSync(img(dir), b); }, /checksum mismatch/],
+    ['truncated', (dir) => { const b = fs.readFileSync(img(dir)); fs.writeFileSync(img(dir), b.subarray(0, b.length - 100)); }, /truncated or corrupt/],
+    ['missing', (dir) => fs.rmSync(img(dir)), /routing.img: ENOENT/],
+    ['another table', (dir) => fs.copyFileSync(path.join(GOLDEN_DIR, 'edge', 'partial', 'routing.img'), img(dir)), /is not the image this config names/],
+    ['config.json is not JSON', (dir) => fs.writeFileSync(path.join(dir, 'config.json'), '{"format": 2,'), /config.json/],
+  ];
+  for (const [name, change, why] of cases) {
+    const logged = [];
+    const orig = console.error;
+    console.error = (...args) => logged.push(args.join(' '));
+    try {
+      await withPackage(change, async (handler) => {
+        assert.match(handler.loadError.message, why, name);
+        for (const ev of [event('GET', [['X-Tenant-Id', 'acme']]), event('POST', []), {}]) {
+          const res = await handler(ev);
+          assert.equal(res.status, '503', name);
+          assert.match(res.body, /refused its routing table at start/, name);
+          assert.deepEqual(res.headers['cache-control'], [{ key: 'Cache-Control', value: 'no-store' }]);
+        }
+      });
+    } finally {
+      console.error = orig;
+    }
+    assert.ok(logged.some((l) => why.test(l)), `${name}: the reason is logged`);
   }
 });
 
@@ -52,7 +92,7 @@ test('host labels', () => {
 });
 
 test('forwarded requests keep the origin settings and CloudFront custom headers', async () => {
-  const handler = createHandler(config);
+  const handler = handlerOf(config);
   const ev = event('POST', [['X-Tenant-Id', 'initech'], ['X-Cell-Id', 'cell-a'], ['Content-Type', 'application/json']]);
   const before = structuredClone(ev.Records[0].cf.request);
   const res = await handler(ev);
@@ -71,14 +111,14 @@ test('forwarded requests keep the origin settings and CloudFront custom headers'
 });
 
 test('the origin secret is never in the code or the baked config', () => {
-  for (const f of ['index.js', 'routing.js']) {
+  for (const f of ['index.js', 'routing.js', 'image.js']) {
     assert.doesNotMatch(fs.readFileSync(path.join(__dirname, f), 'utf8'), new RegExp(ORIGIN_SECRET));
   }
   assert.doesNotMatch(JSON.stringify(config), /origin-verify/i);
 });
 
 test('generated responses have the Lambda@Edge shape and are not cached', async () => {
-  const handler = createHandler(config);
+  const handler = handlerOf(config);
   const cases = [
     [event('GET', []), '400'],
     [event('PUT', [['X-Tenant-Id', 'globex']]), '503'],
@@ -97,7 +137,7 @@ test('generated responses have the Lambda@Edge shape and are not cached', async 
 });
 
 test('a non-custom origin is refused, not forwarded', async () => {
-  const handler = createHandler(config);
+  const handler = handlerOf(config);
   const ev = event('GET', [['X-Tenant-Id', 'acme']]);
   ev.Records[0].cf.request.origin = { s3: { domainName: 'bucket.s3.amazonaws.com', path: '' } };
   const res = await handler(ev);
@@ -105,28 +145,13 @@ test('a non-custom origin is refused, not forwarded', async () => {
 });
 
 test('prototype keys are neither overrides nor headers', async () => {
-  const handler = createHandler(config);
+  const handler = goldenHandler('full');
   const rt = handler.routingTable;
-  assert.equal(rt.overrides.has('constructor'), false);
-  assert.equal(rt.overrides.has('__proto__'), true, 'the golden table pins "__proto__"');
+  assert.equal(route(rt, 'constructor').override, false);
+  assert.equal(route(rt, '__proto__').override, true, 'the golden table pins "__proto__"');
   const res = await handler(event('GET', [['X-Tenant-Id', '__proto__']]));
   assert.deepEqual(res.headers['x-cell-id'], [{ key: 'X-Cell-Id', value: 'cell-d' }]);
-  const h = createHandler({ ...config, tenantHeader: 'constructor' });
+  const h = handlerOf({ ...config, tenantHeader: 'constructor' });
   const r2 = await h(event('GET', [['Host', 'acme.example.com']]));
   assert.deepEqual(r2.headers['x-cell-id'], [{ key: 'X-Cell-Id', value: 'cell-b' }]);
-});
-
-test('malformed configs fail at cold start', () => {
-  const bad = [
-    [{ ...config, format: 2 }, /format/],
-    [{ ...config, buckets: 0 }, /buckets/],
-    [{ ...config, version: 0 }, /version/],
-    [{ ...config, bucketRuns: [1000, 0] }, /cover 1000 buckets/],
-    [{ ...config, bucketRuns: [1024, 9] }, /not a cell index/],
-    [{ ...config, origins: { 'cell-x': 'x.example.com' } }, /unknown cell/],
-    [{ ...config, overrides: { acme: { cell: 'cell-x' } } }, /unknown cell/],
-    [{ ...config, cells: ['cell-a', 'cell-a'] }, /unique/],
-    [null, /not an object/],
-  ];
-  for (const [cfg, msg] of bad) assert.throws(() => compile(cfg), msg);
 });

@@ -5,8 +5,8 @@
 const test = require('node:test');
 const assert = require('node:assert/strict');
 const { layout, compileLanes, unrank, rankOf, lanesValue, mix64Hex, mod64, modStep, MAX_SHARDS } = require('./lanes');
-const { compile, createHandler, fnv1a64Hex, scanTenant } = require('./routing');
-const { readGolden, event } = require('./testkit');
+const { createHandler, fnv1a64Hex, scanTenant } = require('./routing');
+const { readGolden, goldenPackage, event } = require('./testkit');
 
 const vectors = readGolden('golden_lanes.json');
 const mixes = readGolden('golden_mix64.json');
@@ -83,12 +83,12 @@ test('bad lane layouts fail the config, not a request', () => {
   assert.deepEqual(compileLanes(undefined, index, 1, fail), [null]);
 });
 
-const configs = { lanes: readGolden('golden_config_lanes.json') };
+const configs = { lanes: goldenPackage('lanes').cfg };
+const image = () => goldenPackage('lanes').image;
 const requests = readGolden('golden_requests_lanes.json');
 
 test('every lanes request vector: X-Cell-Lanes as Go sends it', async () => {
-  const handler = createHandler(configs.lanes);
-  const rt = compile(configs.lanes);
+  const handler = createHandler(configs.lanes, image());
   let withLanes = 0;
   for (const v of requests) {
     const { method, headers } = v.request;
@@ -114,7 +114,7 @@ test('every lanes request vector: X-Cell-Lanes as Go sends it', async () => {
 });
 
 test('a viewer cannot choose its lanes', async () => {
-  const handler = createHandler(configs.lanes);
+  const handler = createHandler(configs.lanes, image());
   const ev = event('GET', [['X-Tenant-Id', 'acme'], ['X-Cell-Lanes', '0,1,2,3']]);
   const res = await handler(ev);
   const want = requests.find((v) => v.name === 'viewer X-Cell-Lanes is replaced' && v.expect.tenant === 'acme');
@@ -124,6 +124,6 @@ test('a viewer cannot choose its lanes', async () => {
   const plain = Object.assign({}, configs.lanes);
   delete plain.lanes;
   const ev2 = event('GET', [['X-Tenant-Id', 'acme'], ['X-Cell-Lanes', '0,1']]);
-  const res2 = await createHandler(plain)(ev2);
+  const res2 = await createHandler(plain, image())(ev2);
   assert.equal(res2.headers['x-cell-lanes'], undefined);
 });

@@ -49,14 +49,11 @@ func goldenLaneRequests(t *testing.T, tb *router.Table) []GoldenRequest {
 // forwarded requests, which lanes.test.js checks the handler against.
 func TestGoldenLaneVectors(t *testing.T) {
 	tb := goldenTable(t)
-	cfg, err := ConfigWith(tb, goldenOrigins, Options{TenantHeader: DefaultTenantHeader, TenantHostDomains: goldenHostDomains, Lanes: goldenLanes()})
-	if err != nil {
-		t.Fatal(err)
+	b := mustBuild(t, tb, goldenOrigins, Options{TenantHeader: DefaultTenantHeader, TenantHostDomains: goldenHostDomains, Lanes: goldenLanes()})
+	if !strings.Contains(string(b.Config), `"lanes": {"cell-a": [8, 2], "cell-b": [64, 2], "cell-c": [1, 1], "cell-d": [256, 8], "cell-e": [16, 16]}`) {
+		t.Errorf("config.json lanes:\n%s", b.Config)
 	}
-	if !strings.Contains(string(cfg), `"lanes": {"cell-a": [8, 2], "cell-b": [64, 2], "cell-c": [1, 1], "cell-d": [256, 8], "cell-e": [16, 16]}`) {
-		t.Errorf("config.json lanes:\n%s", cfg)
-	}
-	checkGolden(t, "golden_config_lanes.json", cfg)
+	goldenPackage(t, "lanes", b)
 	reqs := goldenLaneRequests(t, tb)
 	lanes := 0
 	for _, r := range reqs {
@@ -76,7 +73,7 @@ func TestGoldenLaneVectors(t *testing.T) {
 }
 
 // Without Options.Lanes the config and the decisions are what they were
-// before lanes existed: golden_config.json is unchanged and no outcome
+// before lanes existed: config.json names no lanes and no outcome
 // carries lanes.
 func TestNoLanesWithoutLayouts(t *testing.T) {
 	tb := goldenTable(t)

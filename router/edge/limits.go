@@ -1,8 +1,6 @@
 package edge
 
 import (
-	"bytes"
-	"compress/flate"
 	"fmt"
 	"math"
 	"sort"
@@ -75,7 +73,7 @@ func MaxOverridesFor(memoryMB int) int {
 
 // CheckFits says why the table cannot be served by an edge function with
 // memoryMB of memory, or nil: the memory its load needs (measured, with
-// headroom) and the compressed size of its package.
+// headroom) and the size of its package.
 func CheckFits(table *router.Table, memoryMB int) error {
 	if memoryMB == 0 {
 		memoryMB = DefaultMemoryMB
@@ -89,32 +87,26 @@ func CheckFits(table *router.Table, memoryMB int) error {
 		return fmt.Errorf("%d overrides need about %d MB of edge function memory (%d MiB runtime + %.0f MiB measured for the table × %.2f headroom; docs/BENCHMARKS.md), the function has %d MB, which fits at most %d overrides: %s",
 			n, need, RuntimeMiB, TablePeakMiB(n), Headroom, memoryMB, MaxOverridesFor(memoryMB), advice)
 	}
-	if size := packageBytes(table); size > MaxPackageBytes {
-		return fmt.Errorf("the edge function package would be %.1f MB compressed (%d overrides), over Lambda@Edge's %d MB limit for origin-request functions: remove overrides",
+	if size := packageBound(table); size > MaxPackageBytes {
+		return fmt.Errorf("the edge function package would be %.1f MB (%d overrides), over Lambda@Edge's %d MB limit for origin-request functions: remove overrides",
 			float64(size)/(1<<20), n, MaxPackageBytes>>20)
 	}
 	return nil
 }
 
-// packageBytes bounds the compressed size of the function package: the
-// code, and config.json rendered with placeholder origins as long as an
-// ALB's DNS name can be. Compression runs only for tables whose config is
-// too big to fit uncompressed.
-func packageBytes(table *router.Table) int {
-	origins := map[string]string{}
-	for _, id := range table.CellIDs() {
-		origins[id] = fmt.Sprintf("%-253s", id)[:253]
+// packageBound bounds the size of the function package: the code, the
+// routing image and config.json with origins as long as a DNS name can
+// be. Lambda counts the compressed size, which is smaller.
+func packageBound(table *router.Table) int {
+	cells := len(table.CellIDs())
+	return CodeBytes() + ImageBytes(table, 253*cells) + 1024 + 300*cells
+}
+
+// PackageFilesBytes is the uncompressed size of a function package.
+func PackageFilesBytes(files map[string]string) int {
+	n := 0
+	for _, f := range files {
+		n += len(f)
 	}
-	cfg := render(table, origins, DefaultTenantHeader)
-	total := len(indexJS) + len(routingJS) + len(cfg)
-	if total <= MaxPackageBytes {
-		return total
-	}
-	var buf bytes.Buffer
-	w, _ := flate.NewWriter(&buf, flate.DefaultCompression)
-	for _, part := range [][]byte{[]byte(indexJS), []byte(routingJS), cfg} {
-		w.Write(part)
-	}
-	w.Close()
-	return buf.Len()
+	return n
 }

@@ -28,7 +28,7 @@ type Outcome struct {
 	Kind   string `json:"kind"`
 	Status int    `json:"status,omitempty"` // of a generated response
 	Tenant string `json:"tenant"`           // as read from the request ("" when absent)
-	Source string `json:"source,omitempty"` // "header" or "host"
+	Source string `json:"source,omitempty"` // "header", "jwt" or "host"
 	Bucket int    `json:"bucket"`           // -1 when the tenant id is invalid
 	Cell   string `json:"cell,omitempty"`
 	Origin string `json:"origin,omitempty"` // domain the request is sent to
@@ -44,7 +44,8 @@ type Outcome struct {
 type Router struct {
 	table   *router.Table
 	origins map[string]string
-	header  string
+	header  string   // the tenant header, lowercase ("" when the tenant is a JWT claim)
+	claim   string   // the JWT claim of the tenant id ("" when it is a header)
 	domains []string // tenant host domains; empty: the Host is never read
 	lanes   map[string]*router.Lanes
 }
@@ -56,12 +57,13 @@ func NewRouter(table *router.Table, origins map[string]string, tenantHeader stri
 
 // NewRouterWith is NewRouter with every option, as ConfigWith.
 func NewRouterWith(table *router.Table, origins map[string]string, opts Options) (*Router, error) {
-	header, err := checkInputs(table, origins, opts.TenantHeader)
+	src, err := checkInputs(table, origins, opts)
 	domains, derr := hostDomains(opts.TenantHostDomains)
 	if err = errors.Join(err, derr, checkLanes(table, opts.Lanes)); err != nil {
 		return nil, err
 	}
-	r := newRouter(table, origins, header)
+	r := newRouter(table, origins, src.Header)
+	r.claim = src.Claim
 	r.domains = domains
 	r.lanes = opts.Lanes
 	return r, nil
@@ -78,7 +80,13 @@ func newRouter(table *router.Table, origins map[string]string, header string) *R
 // Evaluate decides what the handler does with req.
 func (r *Router) Evaluate(req Request) Outcome {
 	var tenant, source string
-	if v, ok := header(req.Headers, r.header); ok {
+	if r.claim != "" {
+		if v, ok := header(req.Headers, "authorization"); ok {
+			tenant, source = TenantFromJWT(v, r.claim), "jwt"
+		} else if host, ok := header(req.Headers, "host"); ok && len(r.domains) > 0 {
+			tenant, source = TenantFromHostIn(host, r.domains), "host"
+		}
+	} else if v, ok := header(req.Headers, r.header); ok {
 		tenant, source = v, "header"
 	} else if host, ok := header(req.Headers, "host"); ok && len(r.domains) > 0 {
 		tenant, source = TenantFromHostIn(host, r.domains), "host"

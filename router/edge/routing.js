@@ -1,18 +1,23 @@
 'use strict';
 // Cell routing for CloudFront Lambda@Edge (origin-request).
 //
-// The routing table is compiled once per container from config.json (made
-// by the Go package router/edge from stacks/routing.json); a request costs
-// one pass over the tenant id and two array/Map lookups, with no network
-// call. The Go package router is the source of truth for hashing and
-// tenant-id validity; test/golden.test.js checks this file against the
-// vectors Go writes to testdata/routing.
+// The function package holds config.json (the function's settings and a
+// manifest of the table) and routing.img (the table: image.js), both made
+// by the Go package router/edge from stacks/routing.json and read once per
+// container, at cold start. A request costs one pass over the tenant id,
+// an array load and, for overrides, a directory slot and a word compare,
+// with no network call. The Go package router is the source of truth for
+// hashing and tenant-id validity; golden.test.js checks this file against
+// the vectors and images Go writes to testdata/routing.
 
+const fs = require('node:fs');
+const path = require('node:path');
+const { isUtf8 } = require('node:buffer');
 const { compileLanes, lanesValue } = require('./lanes');
+const { readImage, findOverride, overrideCell, overrideRejectsWrites } = require('./image');
 
-const CONFIG_FORMAT = 1;
+const CONFIG_FORMAT = 2;
 const MAX_TENANT_BYTES = 128;
-const MAX_BUCKETS = 1 << 20;
 const TWO_32 = 4294967296;
 
 // Code point ranges a tenant id must not contain (inclusive); the same list
@@ -144,28 +149,6 @@ function tenantFromHost(host) {
   return upper ? label.replace(/[A-Z]+/g, (m) => m.toLowerCase()) : label;
 }
 
-// lookalike returns an earlier override tenant that is canonically
-// equivalent to tenant (equal in NFC, not equal as strings), or null — the
-// rule of lookalike in router/validate.go: tenant ids are compared as they
-// are (the hash is over their bytes; nothing is normalised), and a table
-// that routes "café" in NFC and in NFD separately is refused. Go refuses
-// such a table at plan; this is the same check at cold start.
-function lookalike(tenant, nfc, seen) {
-  let ascii = true;
-  for (let i = 0; i < tenant.length; i++) {
-    if (tenant.charCodeAt(i) >= 0x80) {
-      ascii = false;
-      break;
-    }
-  }
-  if (ascii) return nfc.size > 0 && nfc.has(tenant) ? nfc.get(tenant) : null;
-  const key = tenant.normalize('NFC');
-  if (nfc.has(key)) return nfc.get(key);
-  nfc.set(key, tenant);
-  if (key !== tenant && seen.has(key)) return key;
-  return null;
-}
-
 // tenantFromHostIn is the tenant a Host names under one of the tenant host
 // domains (lowercase): the first label when the rest, without port and
 // trailing dot, ASCII-lowercased, is exactly one of them; '' otherwise. The
@@ -189,75 +172,86 @@ function isRead(method) {
   return method === 'GET' || method === 'HEAD' || method === 'OPTIONS';
 }
 
-// isDNSName is validDNSName in edge.go: labels of 1-63 letters, digits
-// and hyphens, not starting or ending with a hyphen, at most 253 bytes.
-function isDNSName(s) {
-  if (typeof s !== 'string' || s.length === 0 || s.length > 253) return false;
-  const labels = (s.endsWith('.') ? s.slice(0, -1) : s).split('.');
-  for (let i = 0; i < labels.length; i++) {
-    if (!/^[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?$/.test(labels[i])) return false;
-  }
-  return true;
-}
-
 function fail(msg) {
   throw new Error('edge routing config: ' + msg);
 }
 
-// compile checks config.json and builds the lookup structures. It throws on
-// anything malformed: a broken config must fail the deployment's smoke test,
-// not route traffic somewhere.
-function compile(cfg) {
-  if (!cfg || typeof cfg !== 'object') fail('not an object');
+// The Authorization header's bearer token, read for its tenant claim. The
+// token is NOT verified: the edge uses the claim only to pick a cell, and
+// the cell authenticates the token as it would without the router (a
+// forged claim reaches a cell that refuses it). Malformed in any way, the
+// request has no tenant (400), as an invalid X-Tenant-Id has none. The
+// same rules as TenantFromJWT in model.go.
+const MAX_AUTHORIZATION = 8192;
+const JWT_SHAPE = /^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]*$/;
+
+// tenantFromJWT is the string value of claim in the payload of the bearer
+// JWT in value ("Bearer <header>.<payload>.<signature>"), or '' when there
+// is none: another scheme, not three base64url segments, a payload that
+// is not UTF-8 JSON text of an object, no such member, or a member that is
+// not a string.
+function tenantFromJWT(value, claim) {
+  if (typeof value !== 'string' || value.length < 8 || value.length > MAX_AUTHORIZATION) return '';
+  // RFC 6750 §2.1: "Bearer" 1*SP b64token; the scheme is case-insensitive (RFC 9110 §11.1).
+  if (value.slice(0, 6).toLowerCase() !== 'bearer' || value.charCodeAt(6) !== 0x20) return '';
+  let i = 7;
+  while (i < value.length && value.charCodeAt(i) === 0x20) i++;
+  const token = value.slice(i);
+  if (!JWT_SHAPE.test(token)) return '';
+  const d1 = token.indexOf('.');
+  const payload = token.slice(d1 + 1, token.indexOf('.', d1 + 1));
+  if (payload.length % 4 === 1) return ''; // not base64url of whole bytes
+  const bytes = Buffer.from(payload, 'base64url');
+  if (!isUtf8(bytes)) return '';
+  let doc;
+  try {
+    doc = JSON.parse(bytes.toString('utf8'));
+  } catch (err) {
+    return '';
+  }
+  if (typeof doc !== 'object' || doc === null || Array.isArray(doc) || !Object.prototype.hasOwnProperty.call(doc, claim)) return '';
+  const v = doc[claim];
+  return typeof v === 'string' ? v : '';
+}
+
+// compile checks config.json against the routing image (the bytes of
+// routing.img) and builds the handler's table. It throws on anything
+// malformed: a broken package must fail at cold start — the function then
+// answers a 5xx saying so — never route traffic somewhere.
+function compile(cfg, imageBytes) {
+  if (!cfg || typeof cfg !== 'object' || Array.isArray(cfg)) fail('not an object');
   if (cfg.format !== CONFIG_FORMAT) fail(`format ${cfg.format}, this handler reads format ${CONFIG_FORMAT}`);
-  const B = cfg.buckets;
-  if (!Number.isInteger(B) || B < 1 || B > MAX_BUCKETS) fail(`buckets must be an integer from 1 to ${MAX_BUCKETS}`);
   if (!Number.isInteger(cfg.version) || cfg.version < 1) fail('version must be a positive integer');
-  if (typeof cfg.tenantHeader !== 'string' || cfg.tenantHeader === '') fail('tenantHeader must be a header name');
-  const cells = cfg.cells;
-  if (!Array.isArray(cells) || cells.length === 0 || cells.length > 65535) fail('cells must be a non-empty array');
+  const from = cfg.tenantFrom === undefined ? 'header' : cfg.tenantFrom;
+  if (from !== 'header' && from !== 'jwt') fail('tenantFrom must be "header" or "jwt"');
+  if (from === 'header' && (typeof cfg.tenantHeader !== 'string' || cfg.tenantHeader === '')) fail('tenantHeader must be a header name');
+  if (from === 'jwt' && (typeof cfg.tenantClaim !== 'string' || !/^[\x21\x23-\x5b\x5d-\x7e]{1,128}$/.test(cfg.tenantClaim))) {
+    fail('tenantClaim must be a claim name (1-128 printable ASCII characters without quotes or backslashes)');
+  }
+  const im = cfg.image;
+  if (!im || typeof im !== 'object' || typeof im.file !== 'string' || !Number.isInteger(im.bytes) || typeof im.crc32 !== 'string') {
+    fail('image must be {"file", "bytes", "crc32"}');
+  }
+  const img = readImage(imageBytes);
+  if (img.bytes !== im.bytes || img.crc32 !== im.crc32) fail(`${im.file} is not the image this config names (${img.bytes} bytes, crc32 ${img.crc32}; config.json says ${im.bytes}, ${im.crc32})`);
+  if (img.version !== cfg.version) fail(`version ${cfg.version}, the image holds table version ${img.version}`);
+  if (typeof cfg.checksum !== 'string' || cfg.checksum !== img.checksum) fail(`checksum ${JSON.stringify(cfg.checksum)}, the image holds ${JSON.stringify(img.checksum)}`);
+  const generatedAt = cfg.generatedAt === undefined ? '' : cfg.generatedAt;
+  if (generatedAt !== img.generatedAt) fail(`generatedAt ${JSON.stringify(generatedAt)}, the image holds ${JSON.stringify(img.generatedAt)}`);
+
+  // The manifest's origins are the image's: every cell with an origin,
+  // with the same one (config.json is what people and tools read).
   const index = new Map();
-  cells.forEach((c, i) => {
-    if (typeof c !== 'string' || index.has(c)) fail(`cells[${i}] must be a unique cell id`);
-    index.set(c, i);
-  });
-
-  const origins = new Array(cells.length).fill('');
-  for (const [cell, origin] of Object.entries(cfg.origins || {})) {
+  img.cells.forEach((c, i) => index.set(c, i));
+  const origins = cfg.origins === undefined ? {} : cfg.origins;
+  if (!origins || typeof origins !== 'object' || Array.isArray(origins)) fail('origins must be an object of cell → DNS name');
+  for (const [cell, origin] of Object.entries(origins)) {
     if (!index.has(cell)) fail(`origins names unknown cell ${JSON.stringify(cell)}`);
-    // The domain the handler gives CloudFront per request: the
-    // distribution does not hold it (one origin for the fleet), so a bad
-    // one is refused here, at start, not on a tenant's request.
-    if (!isDNSName(origin)) fail(`origin of ${cell} must be a DNS name`);
-    origins[index.get(cell)] = origin;
+    if (origin !== img.origins[index.get(cell)]) fail(`the origin of ${cell} is ${JSON.stringify(origin)}, the image has ${JSON.stringify(img.origins[index.get(cell)])}`);
   }
-
-  const bucketCell = new Uint16Array(B);
-  const runs = cfg.bucketRuns;
-  if (!Array.isArray(runs) || runs.length % 2 !== 0) fail('bucketRuns must be [count, cell index, ...] pairs');
-  let b = 0;
-  for (let i = 0; i < runs.length; i += 2) {
-    const count = runs[i];
-    const cell = runs[i + 1];
-    if (!Number.isInteger(count) || count < 1 || b + count > B) fail(`bucketRuns[${i}] count out of range`);
-    if (!Number.isInteger(cell) || cell < 0 || cell >= cells.length) fail(`bucketRuns[${i + 1}] is not a cell index`);
-    bucketCell.fill(cell, b, b + count);
-    b += count;
-  }
-  if (b !== B) fail(`bucketRuns cover ${b} buckets, the table has ${B}`);
-
-  // A Map, not the parsed object: tenant ids like "constructor" must not
-  // find Object.prototype members.
-  const overrides = new Map();
-  const nfc = new Map();
-  for (const [tenant, o] of Object.entries(cfg.overrides || {})) {
-    if (!o || !index.has(o.cell)) fail(`override of ${JSON.stringify(tenant)} names unknown cell ${JSON.stringify(o && o.cell)}`);
-    const twin = lookalike(tenant, nfc, overrides);
-    if (twin !== null) {
-      fail(`overrides ${JSON.stringify(tenant)} and ${JSON.stringify(twin)} are the same text in different Unicode normalization forms; one table must not route them separately`);
-    }
-    overrides.set(tenant, { cell: index.get(o.cell), rejectWrites: o.rejectWrites === true });
-  }
+  img.cells.forEach((c, i) => {
+    if (img.origins[i] !== '' && !Object.prototype.hasOwnProperty.call(origins, c)) fail(`origins lacks ${c}, which the image routes to ${img.origins[i]}`);
+  });
 
   const hostDomains = cfg.tenantHostDomains === undefined ? [] : cfg.tenantHostDomains;
   if (!Array.isArray(hostDomains) || hostDomains.some((d) => typeof d !== 'string' || d === '' || d !== d.toLowerCase())) {
@@ -265,21 +259,24 @@ function compile(cfg) {
   }
   // Shuffle-sharding lanes per cell (optional: a cell without them gets
   // no X-Cell-Lanes).
-  const lanes = compileLanes(cfg.lanes, index, cells.length, fail);
+  const lanes = compileLanes(cfg.lanes, index, img.cells.length, fail);
 
   const retryAfter = Number.isInteger(cfg.retryAfterSeconds) && cfg.retryAfterSeconds > 0 ? cfg.retryAfterSeconds : 30;
   return {
     version: cfg.version,
-    buckets: B,
+    checksum: img.checksum,
+    buckets: img.buckets,
     // 2^32 mod B, to reduce the 64-bit hash modulo B from its halves.
-    two32ModB: TWO_32 % B,
-    tenantHeader: cfg.tenantHeader.toLowerCase(),
+    two32ModB: img.two32ModB,
+    tenantFrom: from,
+    tenantHeader: from === 'header' ? cfg.tenantHeader.toLowerCase() : '',
+    tenantClaim: from === 'jwt' ? cfg.tenantClaim : '',
     hostDomains: hostDomains.slice(),
     retryAfter: String(retryAfter),
-    cells,
-    origins,
-    bucketCell,
-    overrides,
+    cells: img.cells,
+    origins: img.origins,
+    bucketCell: img.bucketCell,
+    image: img,
     lanes,
   };
 }
@@ -295,15 +292,15 @@ function bucketOfHash(rt) {
 function route(rt, tenant) {
   if (!scanTenant(tenant)) return { valid: false, bucket: -1, cell: null, override: false, rejectWrites: false, lanes: null };
   const bucket = bucketOfHash(rt);
-  const o = rt.overrides.get(tenant);
-  const idx = o === undefined ? rt.bucketCell[bucket] : o.cell;
+  const o = findOverride(rt.image, tenant, hashHi, hashLo);
+  const idx = o < 0 ? rt.bucketCell[bucket] : overrideCell(rt.image, o);
   const l = rt.lanes[idx];
   return {
     valid: true,
     bucket,
     cell: rt.cells[idx],
-    override: o !== undefined,
-    rejectWrites: o !== undefined && o.rejectWrites,
+    override: o >= 0,
+    rejectWrites: o >= 0 && overrideRejectsWrites(rt.image, o),
     lanes: l === null ? null : lanesValue(l, hashHi, hashLo),
   };
 }
@@ -317,12 +314,16 @@ function plainHeaders(extra) {
 }
 
 function badRequest(rt) {
+  const where =
+    rt.tenantFrom === 'jwt'
+      ? `Send a bearer JWT in the Authorization header whose "${rt.tenantClaim}" claim is the tenant id`
+      : `Send it in the ${rt.tenantHeader} header`;
   return {
     status: '400',
     statusDescription: 'Bad Request',
     headers: plainHeaders(),
     body:
-      `400 Bad Request: no valid tenant id. Send it in the ${rt.tenantHeader} header` +
+      `400 Bad Request: no valid tenant id. ${where}` +
       (rt.hostDomains.length > 0 ? ` or as the first label of a host name under ${rt.hostDomains.join(', ')}. ` : '. ') +
       'A tenant id is 1-128 bytes of UTF-8 without whitespace, control or invisible formatting characters.\n',
   };
@@ -413,9 +414,9 @@ function handleRequest(rt, event) {
   // Array checks, not truthiness: a header name like "constructor" must not
   // find Object.prototype members of the headers object.
   let tenant = '';
-  const th = headers[rt.tenantHeader];
+  const th = rt.tenantFrom === 'jwt' ? headers.authorization : headers[rt.tenantHeader];
   if (Array.isArray(th) && th.length > 0) {
-    tenant = th[0].value;
+    tenant = rt.tenantFrom === 'jwt' ? tenantFromJWT(th[0].value, rt.tenantClaim) : th[0].value;
   } else {
     const hh = headers.host;
     if (Array.isArray(hh) && hh.length > 0) tenant = tenantFromHostIn(hh[0].value, rt.hostDomains);
@@ -423,12 +424,12 @@ function handleRequest(rt, event) {
   if (!scanTenant(tenant)) return badRequest(rt);
 
   let idx;
-  const o = rt.overrides.get(tenant);
-  if (o === undefined) {
+  const o = findOverride(rt.image, tenant, hashHi, hashLo);
+  if (o < 0) {
     idx = rt.bucketCell[bucketOfHash(rt)];
   } else {
-    idx = o.cell;
-    if (o.rejectWrites && !isRead(request.method)) return writeRejected(rt);
+    idx = overrideCell(rt.image, o);
+    if (overrideRejectsWrites(rt.image, o) && !isRead(request.method)) return writeRejected(rt);
   }
 
   const cell = rt.cells[idx];
@@ -460,12 +461,69 @@ function handleRequest(rt, event) {
   return request;
 }
 
-// createHandler compiles a config and returns the Lambda@Edge handler.
-function createHandler(cfg) {
-  const rt = compile(cfg);
+// createHandler compiles a config and its image and returns the
+// Lambda@Edge handler.
+function createHandler(cfg, imageBytes) {
+  const rt = compile(cfg, imageBytes);
   const handler = async (event) => guarded(rt, event);
   handler.routingTable = rt;
   return handler;
+}
+
+// readPackage reads the function package in dir as the handler does at
+// cold start: config.json, then the image it names (read into a buffer
+// of its own, which the image's typed arrays view).
+function readPackage(dir) {
+  let cfg;
+  try {
+    cfg = JSON.parse(fs.readFileSync(path.join(dir, 'config.json'), 'utf8'));
+  } catch (err) {
+    fail(`config.json: ${err.message}`);
+  }
+  const file = cfg && cfg.image && typeof cfg.image.file === 'string' ? cfg.image.file : '';
+  if (!/^[A-Za-z0-9._-]+$/.test(file) || file.startsWith('.')) fail('image.file must name a file of the package');
+  let bytes;
+  let fd = -1;
+  try {
+    fd = fs.openSync(path.join(dir, file), 'r');
+    const size = fs.fstatSync(fd).size;
+    bytes = Buffer.allocUnsafeSlow(size);
+    for (let off = 0; off < size; ) {
+      const n = fs.readSync(fd, bytes, off, size - off, off);
+      if (n === 0) break;
+      off += n;
+    }
+  } catch (err) {
+    fail(`${file}: ${err.message}`);
+  } finally {
+    if (fd >= 0) fs.closeSync(fd);
+  }
+  return { cfg, image: bytes };
+}
+
+// loadHandler is the handler of the package in dir. A package that does
+// not load (a corrupt or truncated image, a config that does not match
+// it) is logged once and every request is answered 503 saying so: the
+// function never routes by a half-read table.
+function loadHandler(dir) {
+  try {
+    const { cfg, image } = readPackage(dir);
+    return createHandler(cfg, image);
+  } catch (err) {
+    console.error('cell router: the function package was refused at cold start; answering 503 to every request:', err && err.message);
+    const handler = async () => refused();
+    handler.loadError = err;
+    return handler;
+  }
+}
+
+function refused() {
+  return {
+    status: '503',
+    statusDescription: 'Service Unavailable',
+    headers: plainHeaders(),
+    body: '503 Service Unavailable: the cell router refused its routing table at start (the image is corrupt, truncated or does not match its config), so it routes no request; this is a router deployment error, see the function logs.\n',
+  };
 }
 
 module.exports = {
@@ -474,12 +532,14 @@ module.exports = {
   FORBIDDEN,
   compile,
   createHandler,
+  readPackage,
+  loadHandler,
   handleRequest,
-  lookalike,
   route,
   scanTenant,
   fnv1a64Hex,
   tenantFromHost,
   tenantFromHostIn,
+  tenantFromJWT,
   isRead,
 };

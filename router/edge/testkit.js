@@ -10,6 +10,25 @@ function readGolden(name) {
   return JSON.parse(fs.readFileSync(path.join(GOLDEN_DIR, name), 'utf8'));
 }
 
+// goldenPackage reads the golden function package testdata/routing/edge/<name>
+// (config.json and routing.img, written by router/edge/golden_test.go) as
+// the handler does at cold start: { cfg, image } with a fresh image buffer.
+function goldenPackage(name) {
+  return require('./routing').readPackage(path.join(GOLDEN_DIR, 'edge', name));
+}
+
+// goldenHandler is the handler of a golden package.
+function goldenHandler(name) {
+  const { cfg, image } = goldenPackage(name);
+  return require('./routing').createHandler(cfg, image);
+}
+
+// goldenTable is the compiled table of a golden package.
+function goldenTable(name) {
+  const { cfg, image } = goldenPackage(name);
+  return require('./routing').compile(cfg, image);
+}
+
 const ORIGIN_SECRET = 'not-a-real-secret-7f3a';
 
 // event builds an origin-request event the way CloudFront delivers it:
@@ -58,4 +77,4 @@ function event(method, headerPairs) {
   };
 }
 
-module.exports = { GOLDEN_DIR, readGolden, event, ORIGIN_SECRET };
+module.exports = { GOLDEN_DIR, readGolden, goldenPackage, goldenHandler, goldenTable, event, ORIGIN_SECRET };

@@ -18,10 +18,21 @@ import (
 type CheckReport struct {
 	File  string `json:"file"`
 	Valid bool   `json:"valid"`
-	// Version, Cells and Overrides describe a valid table.
-	Version   int64 `json:"version,omitempty"`
-	Cells     int   `json:"cells,omitempty"`
-	Overrides int   `json:"overrides,omitempty"`
+	// Version, Checksum, GeneratedAt, Cells and Overrides describe a
+	// valid table.
+	Version     int64  `json:"version,omitempty"`
+	Checksum    string `json:"checksum,omitempty"`
+	GeneratedAt string `json:"generatedAt,omitempty"`
+	Cells       int    `json:"cells,omitempty"`
+	Overrides   int    `json:"overrides,omitempty"`
+	// ImageBytes and PackageBytes are the sizes of the routing image and
+	// of the function package the router stack would ship;
+	// NeededMemoryMB is the edge function memory the table needs, and
+	// MemoryMB the function's (cells:edgeMemoryMb, or the default).
+	ImageBytes     int `json:"imageBytes,omitempty"`
+	PackageBytes   int `json:"packageBytes,omitempty"`
+	NeededMemoryMB int `json:"neededMemoryMb,omitempty"`
+	MemoryMB       int `json:"memoryMb,omitempty"`
 	// Fleet says whether the fleet's router settings and cells were
 	// checked too (false outside a fleet repository).
 	Fleet  bool     `json:"fleet"`
@@ -39,12 +50,18 @@ var checkFormats = []render.Format[*CheckReport]{
 		}
 		fmt.Fprintf(io.Out, "%s: routing table version %d is valid (%d cells, %d overrides), checked against %s\n",
 			r.File, r.Version, r.Cells, r.Overrides, against)
+		fmt.Fprintf(io.Out, "checksum:      %s\n", r.Checksum)
+		fmt.Fprintf(io.Out, "generated at:  %s\n", orUnknown(r.GeneratedAt))
+		fmt.Fprintf(io.Out, "routing image: %s (function package %s)\n", mib(r.ImageBytes), mib(r.PackageBytes))
+		fmt.Fprintf(io.Out, "edge memory:   needs %d MB, the function has %d MB\n", r.NeededMemoryMB, r.MemoryMB)
 		return nil
 	}},
 	render.JSONFormat(func(r *CheckReport) any { return r }),
 	{Name: render.FormatMarkdown, Render: func(io *iostreams.IOStreams, r *CheckReport) error {
 		if r.Valid {
-			fmt.Fprintf(io.Out, "### cellctl route --check: ✅ `%s`\n\nRouting table version %d is valid (%d cells, %d overrides).\n", r.File, r.Version, r.Cells, r.Overrides)
+			fmt.Fprintf(io.Out, "### cellctl route --check: ✅ `%s`\n\nRouting table version %d is valid (%d cells, %d overrides).\n\n", r.File, r.Version, r.Cells, r.Overrides)
+			fmt.Fprintf(io.Out, "| Checksum | Generated at | Routing image | Function package | Edge memory |\n|---|---|---:|---:|---:|\n")
+			fmt.Fprintf(io.Out, "| `%s` | %s | %s | %s | needs %d MB of %d MB |\n", r.Checksum, orUnknown(r.GeneratedAt), mib(r.ImageBytes), mib(r.PackageBytes), r.NeededMemoryMB, r.MemoryMB)
 			return nil
 		}
 		fmt.Fprintf(io.Out, "### cellctl route --check: ❌ `%s`\n\n", r.File)
@@ -76,12 +93,15 @@ func checkRun(opts *RouteOptions) error {
 	} else if opts.IO != nil {
 		fmt.Fprintf(opts.IO.ErrOut, "note: the fleet in %s did not load, so %s is checked without its cells and router settings\n", opts.Dir, path)
 	}
-	table, err := edge.CheckTableFile(path, data, check)
+	checked, err := edge.CheckTableFile(path, data, check)
 	if err == nil {
+		t := checked.Table
 		report.Valid = true
-		report.Version = table.Version()
-		report.Cells = len(table.CellIDs())
-		report.Overrides = len(table.Overrides())
+		report.Version, report.Checksum, report.GeneratedAt = t.Version(), t.Checksum(), t.GeneratedAt()
+		report.Cells = len(t.CellIDs())
+		report.Overrides = len(t.Overrides())
+		report.ImageBytes, report.PackageBytes = checked.ImageBytes, checked.PackageBytes
+		report.NeededMemoryMB, report.MemoryMB = checked.NeededMemoryMB, checked.MemoryMB
 	}
 	return renderCheck(opts, report, err)
 }
@@ -107,11 +127,33 @@ func checkAgainst(fl *fleet.Fleet) edge.TableCheck {
 		}
 	}
 	c.FleetFile = func(id string) string { return fl.StackDir + "/Pulumi." + id + ".yaml" }
+	c.Origins = map[string]string{}
+	for _, cell := range fl.Cells {
+		if cell.FleetDomain != "" {
+			c.Origins[cell.ID] = cell.DNSName()
+		}
+	}
 	if fl.Router != nil {
 		c.TenantHeader = fl.Router.TenantHeader
+		c.TenantFrom = fl.Router.TenantFrom
 		c.TenantHostDomains = edge.HostDomainsOf(fl.Router.ViewerDomains)
 		c.MemoryMB = fl.Router.EdgeMemoryMB
 		c.Lanes = lanes
 	}
 	return c
+}
+
+func orUnknown(s string) string {
+	if s == "" {
+		return "not stated (the table has no generated_at)"
+	}
+	return s
+}
+
+// mib renders a byte count for people.
+func mib(n int) string {
+	if n < 1<<20 {
+		return fmt.Sprintf("%.1f KiB", float64(n)/1024)
+	}
+	return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
 }

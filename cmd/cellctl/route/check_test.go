@@ -135,3 +135,31 @@ func TestRouteCheckFlags(t *testing.T) {
 		t.Errorf("--check x.json: %v %+v", err, got)
 	}
 }
+
+// A table in the seeds' shape passes --check against the demo fleet, and
+// the report says what its function package costs: the image's size, the
+// package's, and the memory the table needs against the function's.
+func TestRouteCheckSeedShapeReportsImageSizeAndMemory(t *testing.T) {
+	seed := filepath.Join("../../..", "testdata", "routing", "seed", "example.json")
+	stdout, _, err := runRoute(t, "json", RouteOptions{CheckPath: seed})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var r CheckReport
+	oneJSON(t, stdout, &r)
+	if !r.Valid || !r.Fleet || r.Version != 42 || r.Overrides != 4 || r.GeneratedAt != "2026-05-01T12:00:00Z" || !strings.HasPrefix(r.Checksum, "sha256:") {
+		t.Fatalf("report: %+v", r)
+	}
+	if r.ImageBytes < 2048 || r.PackageBytes <= r.ImageBytes || r.MemoryMB != 128 || r.NeededMemoryMB < 50 || r.NeededMemoryMB > r.MemoryMB {
+		t.Errorf("costs: %+v", r)
+	}
+	stdout, _, err = runRoute(t, "table", RouteOptions{CheckPath: seed})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"routing table version 42 is valid (3 cells, 4 overrides)", "routing image: ", "edge memory:   needs ", "the function has 128 MB", "generated at:  2026-05-01T12:00:00Z"} {
+		if !strings.Contains(stdout, want) {
+			t.Errorf("--check output lacks %q:\n%s", want, stdout)
+		}
+	}
+}

@@ -1,6 +1,7 @@
 package route
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -37,12 +38,22 @@ type RouteOptions struct {
 	DiffPath string
 	// CheckPath is a table file to validate as the edge will (--check).
 	CheckPath string
+	// Deployed reads the deployed router stack's outputs (nil: not
+	// read), from which the report says which table each distribution
+	// serves.
+	Deployed func(ctx context.Context) (map[string]any, error)
+	ctx      context.Context
 }
 
 // RouteReport is the -o json document of `cellctl route TENANT…`.
 type RouteReport struct {
-	Version int64         `json:"version"`
-	Routes  []TenantRoute `json:"routes"`
+	Version  int64         `json:"version"`
+	Checksum string        `json:"checksum"`
+	Routes   []TenantRoute `json:"routes"`
+	// Served is which table each of the deployed router's distributions
+	// serves (the fleet's table only; absent when it cannot be read, or
+	// for a router deployed before it reported it).
+	Served []ServedTable `json:"served,omitempty"`
 	// Errors lists the tenant ids that are not valid; they have no route.
 	Errors []TenantError `json:"errors,omitempty"`
 }
@@ -91,6 +102,17 @@ type TenantChange struct {
 // NewCmdRoute builds `cellctl route`.
 func NewCmdRoute(f *cmdutil.Factory, runF func(*RouteOptions) error) *cobra.Command {
 	opts := &RouteOptions{IO: f.IO, Fleet: f.Fleet}
+	opts.Deployed = func(ctx context.Context) (map[string]any, error) {
+		fl, err := f.Fleet()
+		if err != nil {
+			return nil, err
+		}
+		eng, err := f.Engine(fl, nil)
+		if err != nil {
+			return nil, err
+		}
+		return eng.DeployedOutputs(ctx, fleet.RouterStack)
+	}
 	cmd := &cobra.Command{
 		Use:   "route [tenant...]",
 		Short: "Show which cell serves a tenant, or what a routing table change moves",
@@ -100,8 +122,11 @@ cell serving it, whether an override pinned it there, and its state
 ("active", or "migrating" with its target cell and write mode).
 
 The table is the fleet's stacks/routing.json, or the file given with
---table. Invalid tenant ids are reported one by one; the valid ones are
-still shown, and the command exits 1.
+--table (cellctl's shape, or the seeds' routing contract: version,
+generated_at, default_cell, assignments[]). Invalid tenant ids are reported
+one by one; the valid ones are still shown, and the command exits 1. With
+the fleet's table, the report also says which table version and checksum
+each of the deployed router's distributions serves, so a stale edge shows.
 
 With --diff OLD.json, report what changes from OLD.json to the table: the
 version change, how many buckets and what share of tenants move, from which
@@ -131,6 +156,7 @@ handler checks it when it starts. Exits 1 on any problem.`,
 				return errors.New("name at least one tenant, compare tables with --diff OLD.json, or validate one with --check FILE")
 			}
 			opts.Dir = f.Global.Dir
+			opts.ctx = cmd.Context()
 			if err := opts.pickViews(f.Global.Output); err != nil {
 				return err
 			}
@@ -157,12 +183,13 @@ func routeRun(opts *RouteOptions) error {
 	if opts.DiffPath != "" {
 		return routeDiffRun(opts, table, source)
 	}
-	report := RouteReport{Version: table.Version(), Routes: []TenantRoute{}}
+	report := RouteReport{Version: table.Version(), Checksum: table.Checksum(), Routes: []TenantRoute{}}
 	var lanesOf func(cell, tenant string) []int
 	if opts.TablePath == "" {
 		if fl, err := opts.Fleet(); err == nil {
 			lanesOf = fleetLaneOf(fl)
 		}
+		report.Served = servedTables(opts, table)
 	}
 	for _, tenant := range opts.Tenants {
 		p, terr := place(table, tenant)
@@ -324,7 +351,14 @@ func printRoutes(io *iostreams.IOStreams, shown *RoutesShown) error {
 		headers = append(headers, "LANES")
 	}
 	fmt.Fprint(io.Out, s.Table(headers, rows))
-	fmt.Fprintf(io.Out, "\nrouting table version %d (%s)\n", report.Version, source)
+	fmt.Fprintf(io.Out, "\nrouting table version %d %s (%s)\n", report.Version, report.Checksum, source)
+	for _, sv := range report.Served {
+		line := servedText(sv)
+		if !sv.Current {
+			line = s.Warn(line)
+		}
+		fmt.Fprintln(io.Out, line)
+	}
 	return nil
 }
 

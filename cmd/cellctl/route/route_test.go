@@ -161,8 +161,8 @@ func TestRouteJSONShape(t *testing.T) {
 	}
 	c := fl.Cell("cell-b")
 	lanes, _ := router.MustLanes(c.Lanes, c.LaneShardSize).Of("acme", nil)
-	want := fmt.Sprintf(`{"version":%d,"routes":[{"tenant":"acme","bucket":%d,"cell":"cell-b","override":true,"state":"active","lanes":[%s]}]}`,
-		fl.Routing.Version(), router.BucketOf("acme", fl.Routing.Buckets()), router.FormatLanes(lanes))
+	want := fmt.Sprintf(`{"version":%d,"checksum":%q,"routes":[{"tenant":"acme","bucket":%d,"cell":"cell-b","override":true,"state":"active","lanes":[%s]}]}`,
+		fl.Routing.Version(), fl.Routing.Checksum(), router.BucketOf("acme", fl.Routing.Buckets()), router.FormatLanes(lanes))
 	if compact.String() != want {
 		t.Errorf("cellctl route acme -o json =\n%s\nwant\n%s", compact.String(), want)
 	}
@@ -211,6 +211,10 @@ func TestRouteDemoFleetAgreesWithTheTable(t *testing.T) {
 
 func TestRouteTableOutput(t *testing.T) {
 	_, path := writeTables(t, func(tb *router.Table) *router.Table { return tb })
+	tb, err := router.Load(path)
+	if err != nil {
+		t.Fatal(err)
+	}
 	stdout, stderr, err := runRoute(t, cmdutil.FormatTable, RouteOptions{TablePath: path, Tenants: []string{"acme", "globex", "tenant-3"}})
 	if err != nil {
 		t.Fatal(err)
@@ -220,7 +224,7 @@ acme      527     cell-b  yes       active
 globex    558     cell-a  yes       migrating to cell-c (writes get 503)
 tenant-3  1009    cell-d  no        active
 
-routing table version 1 (` + path + `)
+routing table version 1 ` + tb.Checksum() + ` (` + path + `)
 `
 	if stdout != want {
 		t.Errorf("cellctl route (piped) =\n%s\nwant\n%s", stdout, want)

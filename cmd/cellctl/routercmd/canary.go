@@ -41,6 +41,7 @@ func NewCmdRouter(f *cmdutil.Factory, runF func(*CanaryOptions) error) *cobra.Co
 		Short: "Ship the router stack (CloudFront + Lambda@Edge) through its staging distribution",
 	}
 	cmd.AddCommand(NewCmdCanary(f, runF))
+	cmd.AddCommand(NewCmdPackage(f, nil))
 	return cmd
 }
 

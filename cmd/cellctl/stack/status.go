@@ -16,6 +16,7 @@ import (
 	"github.com/cellctl/cellctl/internal/render"
 	"github.com/cellctl/cellctl/internal/routercanary"
 	"github.com/cellctl/cellctl/router"
+	"github.com/cellctl/cellctl/router/component"
 	"github.com/cellctl/cellctl/waves/executor"
 )
 
@@ -64,6 +65,16 @@ type CellStatus struct {
 	// Canary is, for the router, a canary nobody finished: viewers may
 	// reach its staging distribution.
 	Canary *routercanary.Pending `json:"canary,omitempty"`
+	// Served is, for the router, which routing table (version and
+	// checksum) each of its distributions serves, and whether that is
+	// stacks/routing.json's (Current).
+	Served []ServedTable `json:"served,omitempty"`
+}
+
+// ServedTable is the table one distribution of the router serves.
+type ServedTable struct {
+	component.ServedTable
+	Current bool `json:"current"`
 }
 
 var (
@@ -138,6 +149,10 @@ func statusRun(ctx context.Context, opts *StatusOptions) error {
 			if v, ok := routercanary.PrimaryTable(recs, st.Outputs); ok {
 				row.TableVersion = &v
 			}
+			for _, sv := range component.ReadServedTables(st.Outputs) {
+				current := fl.Routing != nil && sv.Known && sv.Version == fl.Routing.Version() && sv.Checksum == fl.Routing.Checksum()
+				row.Served = append(row.Served, ServedTable{ServedTable: sv, Current: current})
+			}
 		}
 		rows = append(rows, row)
 		if st.Error != "" {
@@ -205,7 +220,11 @@ func writeStatusTable(io *iostreams.IOStreams, rows []CellStatus) error {
 	fmt.Fprint(io.Out, s.Table([]string{"STACK", "INDEX", "CIDR", "REGION", "LAST UPDATE", "AT", "IMAGE", "RESOURCES", "ROUTING", "BUCKETS", "PINNED", "LOAD/CAPACITY"}, table))
 	for _, r := range rows {
 		if r.Kind == "router" && r.Deployed {
+			// Which table each distribution serves (servedTables); a
+			// router deployed before that output says only the
+			// primary's version, from its output or a canary's record.
 			switch {
+			case len(r.Served) > 0:
 			case r.TableVersion != nil:
 				fmt.Fprintf(io.Out, "%s: the primary distribution serves routing table version %d\n", r.Name, *r.TableVersion)
 			case r.Canary != nil:
@@ -214,6 +233,20 @@ func writeStatusTable(io *iostreams.IOStreams, rows []CellStatus) error {
 			if c := r.Canary; c != nil {
 				fmt.Fprintf(io.Out, "%s: %s\n", r.Name, s.Warn(c.String()))
 			}
+		}
+		for _, sv := range r.Served {
+			line := fmt.Sprintf("%s: the %s distribution serves routing table version %d %s", r.Name, sv.Distribution, sv.Version, sv.Checksum)
+			switch {
+			case !sv.Known && sv.Distribution == "primary" && r.TableVersion != nil:
+				line = fmt.Sprintf("%s: the primary distribution runs an earlier edge function version (%s) serving routing table version %d, as the canary recorded", r.Name, sv.FunctionArn, *r.TableVersion)
+			case !sv.Known:
+				line = s.Warn(fmt.Sprintf("%s: the %s distribution runs an earlier edge function version (%s), not stacks/routing.json's table", r.Name, sv.Distribution, sv.FunctionArn))
+			case sv.Current:
+				line += " (stacks/routing.json)"
+			default:
+				line = s.Warn(line + " (stale: not stacks/routing.json's table; `cellctl up router` publishes it)")
+			}
+			fmt.Fprintln(io.Out, line)
 		}
 		if r.PendingOps > 0 {
 			fmt.Fprintf(io.Out, "%s: %d operation(s) of an interrupted run are pending; the next `cellctl up` repairs them\n", r.Name, r.PendingOps)

@@ -183,3 +183,33 @@ func TestStatusShowsAnUnfinishedCanaryAndThePrimarysTable(t *testing.T) {
 		}
 	}
 }
+
+// status says which table each router distribution serves and marks a
+// stale one: an operator can tell an edge that did not get the table.
+func TestStatusShowsWhichTableEachDistributionServes(t *testing.T) {
+	fl, err := fleet.Load("../../..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	io, _, out, _ := iostreams.Test()
+	view, _ := render.Pick(render.FormatTable, statusTable)
+	router := &engine.StackStatus{Name: fleet.RouterStack, Deployed: true, LastKind: "update", LastResult: "succeeded", Outputs: map[string]any{
+		"servedTables": map[string]any{
+			"primary": map[string]any{"functionArn": "arn:aws:lambda:us-east-1:1:function:edge:4", "version": float64(fl.Routing.Version()), "checksum": fl.Routing.Checksum()},
+			"staging": map[string]any{"functionArn": "arn:aws:lambda:us-east-1:1:function:edge:5", "version": float64(fl.Routing.Version() + 1), "checksum": "sha256:" + strings.Repeat("e", 64)},
+		}}}
+	opts := &StatusOptions{IO: io, Fleet: func() (*fleet.Fleet, error) { return fl, nil }, View: view, Cells: []string{fleet.RouterStack},
+		Engine: func(*fleet.Fleet) (StatusReader, error) { return fakeStatus{router}, nil }}
+	if err := statusRun(context.Background(), opts); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{
+		"router: the primary distribution serves routing table version 1 " + fl.Routing.Checksum() + " (stacks/routing.json)",
+		"router: the staging distribution serves routing table version 2 sha256:eeee",
+		"(stale: not stacks/routing.json's table",
+	} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("status lacks %q:\n%s", want, out.String())
+		}
+	}
+}

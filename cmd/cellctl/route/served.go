@@ -1,0 +1,68 @@
+package route
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/cellctl/cellctl/internal/engine"
+	"github.com/cellctl/cellctl/router"
+	"github.com/cellctl/cellctl/router/component"
+)
+
+// ServedTable is the table one distribution of the deployed router
+// serves, compared with the local table.
+type ServedTable struct {
+	component.ServedTable
+	// Current is true when it serves the local table (same version and
+	// checksum).
+	Current bool `json:"current"`
+}
+
+// servedTables reads which table each deployed distribution serves; what
+// cannot be read is a note on stderr, never a failure of the lookup.
+func servedTables(opts *RouteOptions, local *router.Table) []ServedTable {
+	if opts.Deployed == nil {
+		return nil
+	}
+	ctx := opts.ctx
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	outs, err := opts.Deployed(ctx)
+	note := func(format string, args ...any) {
+		if opts.IO != nil {
+			fmt.Fprintf(opts.IO.ErrOut, "note: "+format+"\n", args...)
+		}
+	}
+	switch {
+	case errors.Is(err, engine.ErrNotDeployed):
+		note("the router stack is not deployed: no edge serves a table yet")
+		return nil
+	case err != nil:
+		note("cannot read which table the deployed router serves: %v", err)
+		return nil
+	}
+	served := component.ReadServedTables(outs)
+	if served == nil {
+		note("the deployed router predates table checksums (it serves table version %v); the next `cellctl up router` publishes them", outs["tableVersion"])
+		return nil
+	}
+	out := make([]ServedTable, len(served))
+	for i, s := range served {
+		out[i] = ServedTable{ServedTable: s, Current: s.Known && s.Version == local.Version() && s.Checksum == local.Checksum()}
+	}
+	return out
+}
+
+// servedText says what one distribution serves, for people.
+func servedText(s ServedTable) string {
+	if !s.Known {
+		return fmt.Sprintf("%s distribution: an earlier edge function version (%s), not this table: its description names its table", s.Distribution, s.FunctionArn)
+	}
+	t := fmt.Sprintf("%s distribution: serves version %d %s", s.Distribution, s.Version, s.Checksum)
+	if s.Current {
+		return t + " (this table)"
+	}
+	return t + " (stale: not this table)"
+}
