@@ -190,7 +190,7 @@ func (e *Engine) setStackFileSecrets(ctx context.Context, stack, path string, va
 // secret is read from.
 type deployment struct {
 	SecretsProviders *stateSecretsProvider `json:"secrets_providers"`
-	Resources []struct {
+	Resources        []struct {
 		URN     string         `json:"urn"`
 		Type    string         `json:"type"`
 		Inputs  map[string]any `json:"inputs"`
