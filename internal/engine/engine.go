@@ -2,7 +2,8 @@
 // Automation API: one workspace per stack (never a shared "current stack"
 // file, pulumi/pulumi#8186), the fleet program inline (no per-run go
 // build), any Pulumi backend (a file backend under .cellctl/state by
-// default), the passphrase secrets provider, bounded parallelism across
+// default), the secrets provider each stack file names (passphrase or a
+// key management service, secretsprovider.go), bounded parallelism across
 // stacks, per-stack results and errors, and live progress events.
 package engine
 
@@ -53,6 +54,11 @@ type Options struct {
 	// AllowDemoPassphrase permits DemoPassphrase; it is always permitted
 	// on the simulated cloud with the local file backend.
 	AllowDemoPassphrase bool
+	// SecretsProvider is the secrets provider of a stack whose file names
+	// none (--secrets-provider): passphrase or a key management service
+	// URL such as awskms://alias/cells?region=us-east-1. Empty: the one
+	// the fleet's other stack files name, else the passphrase.
+	SecretsProvider string
 	// Parallel bounds how many stacks Status reads at once.
 	Parallel int
 	// Cloud is how stacks reach their cloud (provider attach, pending
@@ -108,11 +114,27 @@ func New(opts Options) (*Engine, error) {
 	if e.cloud.Kind == cloud.Sim && opts.Backend == "" && os.Getenv("PULUMI_BACKEND_URL") == "" {
 		opts.AllowDemoPassphrase = true
 	}
-	pass, err := passphrase(opts)
+	if opts.SecretsProvider != "" {
+		if err := CheckSecretsProvider(opts.SecretsProvider); err != nil {
+			return nil, fmt.Errorf("--secrets-provider: %w", err)
+		}
+	}
+	// A passphrase is required only by a fleet with a stack on the
+	// passphrase provider: one whose stack files all name a KMS key runs
+	// with none set, and never falls back to one.
+	need, err := e.needsPassphrase()
 	if err != nil {
 		return nil, err
 	}
-	e.passphrase = pass
+	pass, err := passphrase(opts)
+	if err != nil && need {
+		return nil, err
+	}
+	if need {
+		e.passphrase = pass
+	} else if opts.Passphrase != "" || os.Getenv("PULUMI_CONFIG_PASSPHRASE") != "" || os.Getenv("PULUMI_CONFIG_PASSPHRASE_FILE") != "" {
+		e.passphrase = pass // a stack added later may use it; the demo one is never taken unasked
+	}
 	if e.opts.Pulumi == nil {
 		path, err := FindPulumi(filepath.Join(opts.Fleet.Dir, "bin"))
 		if err != nil {
@@ -288,15 +310,25 @@ func (e *Engine) open(ctx context.Context, name string, create bool, mode access
 	if err := os.WriteFile(w.stackFile, stackData, 0o644); err != nil {
 		return nil, err
 	}
+	provider, err := e.providerOf(name)
+	if err != nil {
+		return nil, err
+	}
+	penv, err := e.providerEnv(ctx, provider)
+	if err != nil {
+		return nil, fmt.Errorf("stack %s: %w", name, err)
+	}
 	env := map[string]string{
 		"PULUMI_BACKEND_URL":       backend,
-		"PULUMI_CONFIG_PASSPHRASE": e.passphrase,
 		"PULUMI_SKIP_UPDATE_CHECK": "true",
 		// Several stacks run at once; a confirmation prompt would hang.
 		"PULUMI_SKIP_CONFIRMATIONS": "true",
 	}
 	if e.cloud.Offline {
 		env["PULUMI_DISABLE_AUTOMATIC_PLUGIN_ACQUISITION"] = "true"
+	}
+	for k, v := range penv {
+		env[k] = v
 	}
 	for k, v := range e.opts.Env {
 		env[k] = v
@@ -316,7 +348,7 @@ func (e *Engine) open(ctx context.Context, name string, create bool, mode access
 		auto.Program(program),
 		auto.EnvVars(env),
 		auto.Pulumi(e.opts.Pulumi),
-		auto.SecretsProvider("passphrase"),
+		auto.SecretsProvider(provider),
 	)
 	if err != nil {
 		return nil, fmt.Errorf("workspace: %w", err)
@@ -344,9 +376,9 @@ func (e *Engine) open(ctx context.Context, name string, create bool, mode access
 	if err != nil {
 		return nil, fmt.Errorf("stack %s: %w", name, cleanErr(err))
 	}
-	// Creating a stack with the passphrase provider writes its salt into
-	// the stack file; keep the repository's copy in step (a run that may
-	// write only).
+	// Creating a stack writes its provider state (the passphrase salt, or
+	// the service's secretsprovider and encryptedkey) into the stack file;
+	// keep the repository's copy in step (a run that may write only).
 	if err := w.writeBack(); err != nil {
 		return nil, err
 	}
@@ -458,7 +490,20 @@ func (e *Engine) probeWorkspace(ctx context.Context, backend string) (auto.Works
 		cleanup()
 		return nil, nil, err
 	}
-	env := map[string]string{"PULUMI_BACKEND_URL": backend, "PULUMI_SKIP_UPDATE_CHECK": "true", "PULUMI_CONFIG_PASSPHRASE": e.passphrase}
+	env := map[string]string{"PULUMI_BACKEND_URL": backend, "PULUMI_SKIP_UPDATE_CHECK": "true"}
+	if e.passphrase != "" {
+		env["PULUMI_CONFIG_PASSPHRASE"] = e.passphrase
+	}
+	if p, err := e.defaultProvider(); err == nil && p != PassphraseProvider {
+		penv, err := e.providerEnv(ctx, p)
+		if err != nil {
+			cleanup()
+			return nil, nil, err
+		}
+		for k, v := range penv {
+			env[k] = v
+		}
+	}
 	for k, v := range e.opts.Env {
 		env[k] = v
 	}

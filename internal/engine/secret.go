@@ -44,8 +44,8 @@ type DeployedOrigin struct {
 	// function sends to every routed cell, or — in a router deployed
 	// before it — one origin per cell, named by the cell.
 	Sends map[string]string
-	// salt is the state's passphrase salt.
-	salt string
+	// secrets is the state's secrets provider state.
+	secrets secretsState
 }
 
 // Sent is the one value the router sends to every origin; ok is false when
@@ -74,14 +74,15 @@ func (e *Engine) DeployedOriginSecret(ctx context.Context, stack string) (*Deplo
 		return out, nil
 	}
 	var c config.Crypter
-	if sp := d.SecretsProviders; sp != nil && sp.State.Salt != "" {
-		if sp.Type != "passphrase" {
-			return nil, fmt.Errorf("stack %s: its state is encrypted by the %q secrets provider; cellctl reads only passphrase-encrypted state", stack, sp.Type)
-		}
-		if c, err = e.crypter(sp.State.Salt); err != nil {
+	st, err := stateSecrets(d.SecretsProviders)
+	if err != nil {
+		return nil, fmt.Errorf("stack %s: %w", stack, err)
+	}
+	if !st.empty() {
+		if c, err = e.crypterOf(ctx, st); err != nil {
 			return nil, fmt.Errorf("stack %s: reading its state's secrets: %w", stack, err)
 		}
-		out.salt = sp.State.Salt
+		out.secrets = st
 	}
 	header := strings.ToLower(cellmodule.OriginVerifyHeader)
 	for _, r := range d.Resources {
@@ -228,16 +229,16 @@ func (e *Engine) SetStackSecrets(ctx context.Context, stack string, values map[s
 	if same {
 		return "", nil
 	}
-	fallback := ""
+	var fallback secretsState
 	if d, err := e.DeployedOriginSecret(ctx, stack); err == nil {
-		fallback = d.salt
+		fallback = d.secrets
 	}
 	w, err := e.open(ctx, stack, true, readWrite, nil)
 	if err != nil {
 		return "", fmt.Errorf("stack %s: %w", stack, err)
 	}
 	defer w.close()
-	if err := e.setStackFileSecrets(w.stackFile, values, fallback); err != nil {
+	if err := e.setStackFileSecrets(ctx, stack, w.stackFile, values, fallback); err != nil {
 		return "", fmt.Errorf("stack %s: %w", stack, err)
 	}
 	if err := w.writeBack(); err != nil {
@@ -508,11 +509,11 @@ func (e *Engine) previewSecret(ctx context.Context, w *workspace, stack string) 
 	for k, v := range vals {
 		values[k] = &v
 	}
-	fallback := ""
+	var fallback secretsState
 	if d, err := e.DeployedOriginSecret(ctx, stack); err == nil {
-		fallback = d.salt
+		fallback = d.secrets
 	}
-	if err := e.setStackFileSecrets(w.stackFile, values, fallback); err != nil {
+	if err := e.setStackFileSecrets(ctx, stack, w.stackFile, values, fallback); err != nil {
 		return fmt.Errorf("stack %s: %s for the preview: %w", stack, key, err)
 	}
 	return nil

@@ -15,8 +15,9 @@ import (
 )
 
 // Secrets are encrypted and decrypted here, in cellctl's own process, with
-// the stack's passphrase secrets manager (the same AES-256-GCM key pulumi
-// derives from the passphrase and the stack's salt), never by running
+// the stack's secrets provider (secretsprovider.go: the same AES-256-GCM
+// key pulumi derives from the passphrase and the stack's salt, or the data
+// key the stack's KMS key decrypts), never by running
 // `pulumi config set --secret -- <value>` or `pulumi config get`: the first
 // puts the value in the child's argv (/proc/<pid>/cmdline, readable by any
 // local user), the second in its stdout. The ciphertext written is the one
@@ -96,11 +97,16 @@ func (e *Engine) stackFileSecret(data []byte, key string) (value string, found b
 	if secure == "" {
 		return "", true, fmt.Errorf("config %s is not a secret (secure: …)", key)
 	}
-	salt := lookup(root, "encryptionsalt")
-	if salt == nil || salt.Value == "" {
-		return "", true, fmt.Errorf("config %s is encrypted but the file has no encryptionsalt", key)
+	st := fileSecrets(root)
+	if st.empty() {
+		return "", true, fmt.Errorf("config %s is encrypted but the file names no secrets provider state (encryptionsalt, or secretsprovider and encryptedkey)", key)
 	}
-	c, err := e.crypter(salt.Value)
+	if !st.passphrase() {
+		if err := CheckSecretsProvider(st.Provider); err != nil {
+			return "", true, fmt.Errorf("secretsprovider: %w", err)
+		}
+	}
+	c, err := e.crypterOf(context.Background(), st)
 	if err != nil {
 		return "", true, err
 	}
@@ -112,10 +118,11 @@ func (e *Engine) stackFileSecret(data []byte, key string) (value string, found b
 }
 
 // setStackFileSecrets writes config keys as secrets into the stack file at
-// path (a workspace copy), encrypted with the file's salt; a nil value
-// removes the key. A file without a salt gets fallbackSalt (the deployed
-// state's, so state and file share one key), or a new one.
-func (e *Engine) setStackFileSecrets(path string, values map[string]*string, fallbackSalt string) error {
+// path (a workspace copy of stack's file), encrypted with the file's
+// provider state; a nil value removes the key. A file without one gets
+// fallback's (the deployed state's: state and file share one provider and
+// key), else a new state of the stack's provider (providerOf).
+func (e *Engine) setStackFileSecrets(ctx context.Context, stack, path string, values map[string]*string, fallback secretsState) error {
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return err
@@ -131,20 +138,26 @@ func (e *Engine) setStackFileSecrets(path string, values map[string]*string, fal
 	if root.Kind != yaml.MappingNode {
 		return fmt.Errorf("%s: the document is a %s, not a mapping of keys", path, kindName(root.Kind))
 	}
-	salt := ""
-	if s := lookup(root, "encryptionsalt"); s != nil {
-		salt = s.Value
-	}
-	if salt == "" {
-		salt = fallbackSalt
-		if salt == "" {
-			if salt, err = e.newSalt(); err != nil {
+	st := fileSecrets(root)
+	if st.empty() {
+		switch {
+		case !fallback.empty() && (st.Provider == "" || st.Provider == fallback.Provider):
+			// Deployed: the file takes the state's provider and key.
+			st = fallback
+		default:
+			provider := st.Provider
+			if provider == "" {
+				if provider, err = e.providerOf(stack); err != nil {
+					return err
+				}
+			}
+			if st, err = e.newSecretsState(ctx, provider); err != nil {
 				return err
 			}
 		}
-		set(root, "encryptionsalt", &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: salt})
+		writeFileSecrets(root, st)
 	}
-	c, err := e.crypter(salt)
+	c, err := e.crypterOf(ctx, st)
 	if err != nil {
 		return fmt.Errorf("%s: %w", path, err)
 	}
@@ -176,13 +189,8 @@ func (e *Engine) setStackFileSecrets(path string, values map[string]*string, fal
 // deployment is the part of a stack's deployed state the origin-verify
 // secret is read from.
 type deployment struct {
-	SecretsProviders *struct {
-		Type  string `json:"type"`
-		State struct {
-			Salt string `json:"salt"`
-		} `json:"state"`
-	} `json:"secrets_providers"`
-	Resources []struct {
+	SecretsProviders *stateSecretsProvider `json:"secrets_providers"`
+	Resources        []struct {
 		URN     string         `json:"urn"`
 		Type    string         `json:"type"`
 		Inputs  map[string]any `json:"inputs"`
@@ -206,7 +214,7 @@ func decryptStateValue(c config.Crypter, v any) (string, error) {
 			return "", errors.New("a secret in the state has no ciphertext")
 		}
 		if c == nil {
-			return "", errors.New("the state holds secrets but names no passphrase secrets provider")
+			return "", errors.New("the state holds secrets but names no secrets provider")
 		}
 		plain, err := c.DecryptValue(context.Background(), ct)
 		if err != nil {

@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 	"strings"
@@ -35,7 +36,13 @@ func TestSetStackFileSecretsEncryptsAndRemoves(t *testing.T) {
 		t.Fatal(err)
 	}
 	cur, next := "current-value", "next-value"
-	if err := e.setStackFileSecrets(path, map[string]*string{"cells:originVerifySecret": &cur, "cells:originVerifySecretNext": &next}, ""); err != nil {
+	salt, err := e.newSalt()
+	if err != nil {
+		t.Fatal(err)
+	}
+	fresh := secretsState{Provider: PassphraseProvider, Salt: salt}
+	ctx := context.Background()
+	if err := e.setStackFileSecrets(ctx, "cell-a", path, map[string]*string{"cells:originVerifySecret": &cur, "cells:originVerifySecretNext": &next}, fresh); err != nil {
 		t.Fatal(err)
 	}
 	data, _ := os.ReadFile(path)
@@ -50,7 +57,7 @@ func TestSetStackFileSecretsEncryptsAndRemoves(t *testing.T) {
 			t.Fatalf("%s: %v %v (want the value written)", key, found, err)
 		}
 	}
-	if err := e.setStackFileSecrets(path, map[string]*string{"cells:originVerifySecretNext": nil}, ""); err != nil {
+	if err := e.setStackFileSecrets(ctx, "cell-a", path, map[string]*string{"cells:originVerifySecretNext": nil}, secretsState{}); err != nil {
 		t.Fatal(err)
 	}
 	data, _ = os.ReadFile(path)

@@ -213,7 +213,15 @@ func (s *Store) Acquire(ctx context.Context, h Holder) (*Lock, error) {
 		if held != nil {
 			return nil, &HeldError{Holder: *held}
 		}
-		// Released between our create and our read: try again.
+		// Refused as existing, yet not readable: released between our
+		// create and our read, or a backend whose reads lag its writes.
+		// Back off before trying again, so a lagging read has time to
+		// show the holder.
+		select {
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-time.After(time.Duration(attempt+1) * 100 * time.Millisecond):
+		}
 	}
 	return nil, fmt.Errorf("taking the fleet lock: it kept changing hands; try again")
 }
@@ -255,6 +263,18 @@ func (s *Store) Holder(ctx context.Context) (*Holder, error) {
 // this holder's (an operator may have abandoned it meanwhile).
 func (l *Lock) Release(ctx context.Context) error {
 	cur, err := l.store.Holder(ctx)
+	// A backend whose reads may lag its writes (an S3-compatible store
+	// without S3's read-after-write consistency) can answer "no lock"
+	// just after this holder wrote it: look again before concluding it
+	// is gone, or the lock would outlive its release and hold the fleet.
+	for wait := 100 * time.Millisecond; err == nil && cur == nil && wait <= 800*time.Millisecond; wait *= 2 {
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(wait):
+		}
+		cur, err = l.store.Holder(ctx)
+	}
 	if err != nil {
 		return err
 	}

@@ -34,6 +34,9 @@ import (
 //     ListServiceQuotas, GetServiceQuota, GetAWSDefaultServiceQuota.
 //   - Route 53 (service/route53 v1.71.0): REST-XML, GetHostedZone
 //     (awsapi_route53.go).
+//   - KMS (service/kms, as gocloud.dev/secrets/awskms calls it): AWS JSON
+//     1.1, X-Amz-Target: TrentService.<Op>; Encrypt, Decrypt,
+//     GenerateDataKey, DescribeKey (kms.go).
 //
 // Requests must be SigV4-signed (the signature itself is not checked: the
 // credentials are fake by design). Errors use each protocol's shape and
@@ -128,6 +131,10 @@ func (h *apiHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		h.serveCBOR(w, r, body, region)
 		return
 	}
+	if target := r.Header.Get("X-Amz-Target"); strings.HasPrefix(target, kmsTarget) {
+		h.serveKMS(w, strings.TrimPrefix(target, kmsTarget), body, region)
+		return
+	}
 	if target := r.Header.Get("X-Amz-Target"); strings.HasPrefix(target, quotasTarget) {
 		h.serveQuotas(w, strings.TrimPrefix(target, quotasTarget), body, region)
 		return
@@ -136,7 +143,7 @@ func (h *apiHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		h.serveQuery(w, r, body, region)
 		return
 	}
-	h.fail(w, false, &apiError{400, "UnknownOperationException", "InvalidAction", "the simulator serves CloudWatch (RPC v2 CBOR), Service Quotas (JSON 1.1) and the describe calls of EC2, RDS, ElastiCache, ELBv2 and IAM (query) only"})
+	h.fail(w, false, &apiError{400, "UnknownOperationException", "InvalidAction", "the simulator serves CloudWatch (RPC v2 CBOR), Service Quotas and KMS (JSON 1.1) and the describe calls of EC2, RDS, ElastiCache, ELBv2 and IAM (query) only"})
 }
 
 var credentialScope = regexp.MustCompile(`Credential=[^/]+/\d{8}/([a-z0-9-]+)/[a-z0-9-]+/aws4_request`)

@@ -212,7 +212,7 @@ func (c *Cloud) Reset() error {
 	c.s.invalidate()
 	var errs []error
 	healthCache.Delete(c.s)
-	for _, f := range []string{cloudFile, controlFile, healthFile} {
+	for _, f := range []string{cloudFile, controlFile, healthFile} { // kms.json stays, as secret.key: stack files encrypted with its keys still decrypt
 		if err := os.Remove(filepath.Join(c.s.dir, f)); err != nil && !errors.Is(err, os.ErrNotExist) {
 			errs = append(errs, err)
 		}

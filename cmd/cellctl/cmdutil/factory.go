@@ -40,13 +40,16 @@ const (
 
 // GlobalOptions are the flags every command shares.
 type GlobalOptions struct {
-	Dir      string
-	Backend  string
-	Cloud    string
-	Output   string
-	Parallel int
-	NoColor  bool
-	Yes      bool
+	Dir     string
+	Backend string
+	// SecretsProvider is --secrets-provider: the provider of a stack whose
+	// file names none (engine.Options.SecretsProvider).
+	SecretsProvider string
+	Cloud           string
+	Output          string
+	Parallel        int
+	NoColor         bool
+	Yes             bool
 }
 
 // Factory hands commands their dependencies.
@@ -223,12 +226,13 @@ func (f *Factory) newEngine(fl *fleet.Fleet, events func(stackrun.Event)) (*engi
 		return nil, err
 	}
 	return engine.New(engine.Options{
-		Fleet:    fl,
-		Backend:  f.Global.Backend,
-		Parallel: f.Global.Parallel,
-		Cloud:    c,
-		Events:   events,
-		Log:      f.IO.ErrOut,
+		Fleet:           fl,
+		Backend:         f.Global.Backend,
+		SecretsProvider: f.Global.SecretsProvider,
+		Parallel:        f.Global.Parallel,
+		Cloud:           c,
+		Events:          events,
+		Log:             f.IO.ErrOut,
 	})
 }
 

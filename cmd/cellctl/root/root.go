@@ -71,6 +71,7 @@ holder. Read-only commands and every --dry-run never take it.`,
 	pf := cmd.PersistentFlags()
 	pf.StringVar(&g.Dir, "dir", ".", "fleet repository (the directory holding Pulumi.yaml)")
 	pf.StringVar(&g.Backend, "backend", "", "Pulumi backend URL (default $PULUMI_BACKEND_URL, else file://<dir>/.cellctl/state)")
+	pf.StringVar(&g.SecretsProvider, "secrets-provider", "", "secrets provider of a stack whose file names none: passphrase, or a KMS key such as awskms://alias/cells?region=us-east-1 (default: the one the fleet's stack files name, else passphrase)")
 	pf.StringVar(&g.Cloud, "cloud", cmdutil.CloudAWS, "cloud to act on: aws, or sim (cellctl's simulated AWS, for rehearsals and tests)")
 	pf.StringVarP(&g.Output, "output", "o", cmdutil.FormatTable, "output format: table, json (markdown where supported)")
 	pf.IntVar(&g.Parallel, "parallel", defaultParallel(), "stacks to work on at once")

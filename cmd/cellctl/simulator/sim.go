@@ -87,6 +87,7 @@ func NewCmdSim(f *cmdutil.Factory) *cobra.Command {
 	cmd.AddCommand(newCmdSimHealth(opts))                             // sim_health.go
 	cmd.AddCommand(newCmdSimEdge(opts))                               // edge.go
 	cmd.AddCommand(newCmdSimZone(opts), newCmdSimEngineVersion(opts)) // zones.go
+	cmd.AddCommand(newCmdSimKMS(opts))                                // kms.go
 	return cmd
 }
 

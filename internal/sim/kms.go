@@ -1,0 +1,446 @@
+package sim
+
+import (
+	"crypto/aes"
+	"crypto/cipher"
+	"crypto/rand"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/cellctl/cellctl/internal/awsmodel"
+)
+
+// The simulator's KMS: symmetric encryption keys per region, with
+// aliases, states and a deny switch, served as AWS KMS's JSON 1.1 API
+// (X-Amz-Target: TrentService.<Op>) for the secrets providers that name
+// `awskms://…` (gocloud.dev/secrets/awskms, in cellctl and in the pulumi
+// CLI alike). Encrypt, Decrypt, GenerateDataKey and DescribeKey are
+// answered with AWS's shapes and errors (internal/awsmodel/kms.go).
+//
+// Kept in kms.json beside the rest of the cloud; each key's material is
+// sealed with the cloud's secret.key, so the file alone decrypts nothing.
+// A ciphertext blob is the simulator's own format ("csk1", the key id,
+// the nonce, then AES-256-GCM with the canonical encryption context as
+// additional data): like a real KMS ciphertext it names its key, and only
+// this cloud's key decrypts it.
+
+const (
+	kmsFile   = "kms.json"
+	kmsTarget = "TrentService."
+	kmsMagic  = "csk1"
+)
+
+type kmsState struct {
+	Format int                `json:"format"`
+	Keys   map[string]*kmsKey `json:"keys,omitempty"` // key ARN → key
+	// Aliases maps an alias ARN to the key ARN it names.
+	Aliases map[string]string `json:"aliases,omitempty"`
+}
+
+type kmsKey struct {
+	ID          string    `json:"id"`
+	ARN         string    `json:"arn"`
+	Region      string    `json:"region"`
+	Account     string    `json:"account"`
+	Description string    `json:"description,omitempty"`
+	State       string    `json:"state"`
+	Denied      bool      `json:"denied,omitempty"`
+	Material    string    `json:"material"` // sealed with secret.key
+	Created     time.Time `json:"created"`
+}
+
+// KMSKey is a simulated KMS key as `cellctl sim kms list` shows it.
+type KMSKey struct {
+	ID      string   `json:"id"`
+	ARN     string   `json:"arn"`
+	Region  string   `json:"region"`
+	State   string   `json:"state"`
+	Denied  bool     `json:"denied,omitempty"`
+	Aliases []string `json:"aliases,omitempty"`
+}
+
+func (s *store) loadKMS() (*kmsState, error) {
+	k := &kmsState{}
+	if err := readJSON(filepath.Join(s.dir, kmsFile), k); err != nil && !errors.Is(err, os.ErrNotExist) {
+		return nil, err
+	}
+	if k.Format > formatV1 {
+		return nil, fmt.Errorf("%s was written by a newer cellctl (format %d)", filepath.Join(s.dir, kmsFile), k.Format)
+	}
+	if k.Keys == nil {
+		k.Keys = map[string]*kmsKey{}
+	}
+	if k.Aliases == nil {
+		k.Aliases = map[string]string{}
+	}
+	return k, nil
+}
+
+func (s *store) saveKMS(k *kmsState) error {
+	k.Format = formatV1
+	return writeJSON(filepath.Join(s.dir, kmsFile), k)
+}
+
+// withKMS runs fn under the exclusive lock on the account's keys and
+// saves them when fn succeeds and change is set.
+func (c *Cloud) withKMS(change bool, fn func(st *state, k *kmsState) error) error {
+	run := c.s.view
+	if change {
+		run = c.s.update
+	}
+	return run(func(st *state, _ *control) error {
+		k, err := c.s.loadKMS()
+		if err != nil {
+			return err
+		}
+		if err := fn(st, k); err != nil {
+			return err
+		}
+		if change {
+			return c.s.saveKMS(k)
+		}
+		return nil
+	})
+}
+
+func (st *state) account() string {
+	if st.Account != "" {
+		return st.Account
+	}
+	return awsmodel.DefaultEnv().Account
+}
+
+// resolve finds the key a KeyId names in region.
+func (k *kmsState) resolve(ref, region, account string) (*kmsKey, error) {
+	r, err := awsmodel.ParseKMSKeyRef(ref, region, account)
+	if err != nil {
+		return nil, err
+	}
+	if r.Alias != "" {
+		aliasARN := awsmodel.KMSAliasARN(r.Region, r.Account, r.Alias)
+		arn, ok := k.Aliases[aliasARN]
+		if !ok {
+			return nil, &awsmodel.KMSError{Code: awsmodel.KMSNotFound, Message: fmt.Sprintf("Alias %s is not found.", aliasARN)}
+		}
+		return k.Keys[arn], nil
+	}
+	arn := awsmodel.KMSKeyARN(r.Region, r.Account, r.KeyID)
+	key, ok := k.Keys[arn]
+	if !ok {
+		return nil, &awsmodel.KMSError{Code: awsmodel.KMSNotFound, Message: fmt.Sprintf("Key '%s' does not exist", arn)}
+	}
+	return key, nil
+}
+
+func (k *kmsState) public(key *kmsKey) KMSKey {
+	out := KMSKey{ID: key.ID, ARN: key.ARN, Region: key.Region, State: key.State, Denied: key.Denied}
+	for a, target := range k.Aliases {
+		if target == key.ARN {
+			out.Aliases = append(out.Aliases, a[strings.Index(a, ":alias/")+1:])
+		}
+	}
+	sort.Strings(out.Aliases)
+	return out
+}
+
+// CreateKMSKey creates a symmetric encryption key in region, with an alias
+// ("alias/cells"; "" for none).
+func (c *Cloud) CreateKMSKey(region, alias, description string) (KMSKey, error) {
+	if region == "" {
+		region = awsmodel.DefaultEnv().Region
+	}
+	if alias != "" && !strings.HasPrefix(alias, "alias/") {
+		alias = "alias/" + alias
+	}
+	if alias != "" {
+		if err := awsmodel.CheckKMSAliasName(alias); err != nil {
+			return KMSKey{}, err
+		}
+	}
+	var out KMSKey
+	err := c.withKMS(true, func(st *state, k *kmsState) error {
+		account := st.account()
+		aliasARN := ""
+		if alias != "" {
+			aliasARN = awsmodel.KMSAliasARN(region, account, alias)
+			if _, taken := k.Aliases[aliasARN]; taken {
+				return &awsmodel.KMSError{Code: "AlreadyExistsException", Message: fmt.Sprintf("An alias with the name %s already exists", aliasARN)}
+			}
+		}
+		material := make([]byte, 32)
+		if _, err := rand.Read(material); err != nil {
+			return err
+		}
+		id, err := newUUID()
+		if err != nil {
+			return err
+		}
+		key := &kmsKey{ID: id, ARN: awsmodel.KMSKeyARN(region, account, id), Region: region, Account: account, Description: description,
+			State: awsmodel.KMSKeyEnabled, Material: c.s.codec.seal(material), Created: c.now()}
+		k.Keys[key.ARN] = key
+		if aliasARN != "" {
+			k.Aliases[aliasARN] = key.ARN
+		}
+		out = k.public(key)
+		return nil
+	})
+	return out, err
+}
+
+// SetKMSKey changes a key's state: "enable", "disable", "schedule-deletion"
+// (PendingDeletion), "deny" (the key policy stops allowing the callers:
+// AccessDeniedException) or "allow".
+func (c *Cloud) SetKMSKey(region, ref, action string) (KMSKey, error) {
+	if region == "" {
+		region = awsmodel.DefaultEnv().Region
+	}
+	var out KMSKey
+	err := c.withKMS(true, func(st *state, k *kmsState) error {
+		key, err := k.resolve(ref, region, st.account())
+		if err != nil {
+			return err
+		}
+		switch action {
+		case "enable":
+			key.State = awsmodel.KMSKeyEnabled
+		case "disable":
+			key.State = awsmodel.KMSKeyDisabled
+		case "schedule-deletion":
+			key.State = awsmodel.KMSKeyPendingDeletion
+		case "deny":
+			key.Denied = true
+		case "allow":
+			key.Denied = false
+		default:
+			return fmt.Errorf("unknown key action %q (allowed: enable, disable, schedule-deletion, deny, allow)", action)
+		}
+		out = k.public(key)
+		return nil
+	})
+	return out, err
+}
+
+// KMSKeys lists the account's keys.
+func (c *Cloud) KMSKeys() ([]KMSKey, error) {
+	var out []KMSKey
+	err := c.withKMS(false, func(_ *state, k *kmsState) error {
+		for _, key := range k.Keys {
+			out = append(out, k.public(key))
+		}
+		return nil
+	})
+	sort.Slice(out, func(i, j int) bool { return out[i].ARN < out[j].ARN })
+	return out, err
+}
+
+// ---- crypto -----------------------------------------------------------------
+
+// kmsAAD is the encryption context as additional data: sorted pairs, so
+// the same context in any order decrypts, a different one does not.
+func kmsAAD(ctx map[string]string) []byte {
+	keys := make([]string, 0, len(ctx))
+	for k := range ctx {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	var b strings.Builder
+	for _, k := range keys {
+		fmt.Fprintf(&b, "%d:%s=%d:%s;", len(k), k, len(ctx[k]), ctx[k])
+	}
+	return []byte(b.String())
+}
+
+func (c *Cloud) keyAEAD(key *kmsKey) (cipher.AEAD, error) {
+	material, err := c.s.codec.open(key.Material)
+	if err != nil {
+		return nil, fmt.Errorf("the simulated KMS key %s cannot be read: %w", key.ARN, err)
+	}
+	block, err := aes.NewCipher(material)
+	if err != nil {
+		return nil, err
+	}
+	return cipher.NewGCM(block)
+}
+
+func (c *Cloud) kmsEncrypt(key *kmsKey, plain []byte, ctx map[string]string) ([]byte, error) {
+	aead, err := c.keyAEAD(key)
+	if err != nil {
+		return nil, err
+	}
+	nonce := make([]byte, aead.NonceSize())
+	if _, err := rand.Read(nonce); err != nil {
+		return nil, err
+	}
+	head := append([]byte(kmsMagic), byte(len(key.ARN)))
+	head = append(head, key.ARN...)
+	head = append(head, nonce...)
+	return aead.Seal(head, nonce, plain, kmsAAD(ctx)), nil
+}
+
+// blobKey is the key ARN a ciphertext blob names, and the rest.
+func blobKey(blob []byte) (arn string, rest []byte, ok bool) {
+	if len(blob) < len(kmsMagic)+1 || string(blob[:len(kmsMagic)]) != kmsMagic {
+		return "", nil, false
+	}
+	n := int(blob[len(kmsMagic)])
+	rest = blob[len(kmsMagic)+1:]
+	if len(rest) < n {
+		return "", nil, false
+	}
+	return string(rest[:n]), rest[n:], true
+}
+
+// ---- the API ----------------------------------------------------------------
+
+func (h *apiHandler) serveKMS(w http.ResponseWriter, op string, body []byte, region string) {
+	var in struct {
+		KeyID             string            `json:"KeyId"`
+		Plaintext         []byte            `json:"Plaintext"`
+		CiphertextBlob    []byte            `json:"CiphertextBlob"`
+		EncryptionContext map[string]string `json:"EncryptionContext"`
+		KeySpec           string            `json:"KeySpec"`
+		NumberOfBytes     int               `json:"NumberOfBytes"`
+	}
+	if len(body) > 0 {
+		if err := json.Unmarshal(body, &in); err != nil {
+			h.fail(w, false, &apiError{400, "SerializationException", "SerializationException", "request body is not JSON: " + err.Error()})
+			return
+		}
+	}
+	var out any
+	err := h.c.withKMS(false, func(st *state, k *kmsState) error {
+		account := st.account()
+		usable := func(ref, verb string) (*kmsKey, error) {
+			key, err := k.resolve(ref, region, account)
+			if err != nil {
+				return nil, err
+			}
+			if key.Denied {
+				return nil, awsmodel.KMSAccessDeniedError(account, verb, key.ARN)
+			}
+			return key, awsmodel.KMSUsable(key.ARN, key.State)
+		}
+		switch op {
+		case "DescribeKey":
+			key, err := k.resolve(in.KeyID, region, account)
+			if err != nil {
+				return err
+			}
+			if key.Denied {
+				return awsmodel.KMSAccessDeniedError(account, op, key.ARN)
+			}
+			out = map[string]any{"KeyMetadata": map[string]any{
+				"AWSAccountId": key.Account, "KeyId": key.ID, "Arn": key.ARN, "CreationDate": float64(key.Created.Unix()),
+				"Enabled": key.State == awsmodel.KMSKeyEnabled, "Description": key.Description, "KeyUsage": "ENCRYPT_DECRYPT",
+				"KeyState": key.State, "Origin": "AWS_KMS", "KeyManager": "CUSTOMER", "KeySpec": "SYMMETRIC_DEFAULT",
+				"CustomerMasterKeySpec": "SYMMETRIC_DEFAULT", "EncryptionAlgorithms": []string{"SYMMETRIC_DEFAULT"}, "MultiRegion": false,
+			}}
+		case "Encrypt":
+			key, err := usable(in.KeyID, op)
+			if err != nil {
+				return err
+			}
+			if err := awsmodel.CheckKMSPlaintext(len(in.Plaintext)); err != nil {
+				return err
+			}
+			blob, err := h.c.kmsEncrypt(key, in.Plaintext, in.EncryptionContext)
+			if err != nil {
+				return err
+			}
+			out = map[string]any{"CiphertextBlob": blob, "KeyId": key.ARN, "EncryptionAlgorithm": "SYMMETRIC_DEFAULT"}
+		case "GenerateDataKey":
+			key, err := usable(in.KeyID, op)
+			if err != nil {
+				return err
+			}
+			n, err := awsmodel.KMSDataKeyBytes(in.KeySpec, in.NumberOfBytes)
+			if err != nil {
+				return err
+			}
+			plain := make([]byte, n)
+			if _, err := rand.Read(plain); err != nil {
+				return err
+			}
+			blob, err := h.c.kmsEncrypt(key, plain, in.EncryptionContext)
+			if err != nil {
+				return err
+			}
+			out = map[string]any{"CiphertextBlob": blob, "Plaintext": plain, "KeyId": key.ARN}
+		case "Decrypt":
+			if len(in.CiphertextBlob) == 0 {
+				return &awsmodel.KMSError{Code: awsmodel.KMSValidation, Message: "1 validation error detected: Value at 'ciphertextBlob' failed to satisfy constraint: Member must have length greater than or equal to 1"}
+			}
+			arn, rest, ok := blobKey(in.CiphertextBlob)
+			if !ok {
+				return awsmodel.KMSInvalidCiphertextError()
+			}
+			key := k.Keys[arn]
+			if key == nil || key.Account != account {
+				return awsmodel.KMSInvalidCiphertextError()
+			}
+			if in.KeyID != "" {
+				named, err := k.resolve(in.KeyID, region, account)
+				if err != nil {
+					return err
+				}
+				if named.ARN != key.ARN {
+					return awsmodel.KMSIncorrectKeyError()
+				}
+			}
+			if key.Denied {
+				return awsmodel.KMSAccessDeniedError(account, op, key.ARN)
+			}
+			if err := awsmodel.KMSUsable(key.ARN, key.State); err != nil {
+				return err
+			}
+			aead, err := h.c.keyAEAD(key)
+			if err != nil {
+				return err
+			}
+			if len(rest) < aead.NonceSize() {
+				return awsmodel.KMSInvalidCiphertextError()
+			}
+			plain, err := aead.Open(nil, rest[:aead.NonceSize()], rest[aead.NonceSize():], kmsAAD(in.EncryptionContext))
+			if err != nil {
+				return awsmodel.KMSInvalidCiphertextError()
+			}
+			out = map[string]any{"Plaintext": plain, "KeyId": key.ARN, "EncryptionAlgorithm": "SYMMETRIC_DEFAULT"}
+		default:
+			return &apiError{400, "UnknownOperationException", "UnknownOperation", "the simulator serves KMS Encrypt, Decrypt, GenerateDataKey and DescribeKey only, not " + op}
+		}
+		return nil
+	})
+	if err != nil {
+		var ke *awsmodel.KMSError
+		var ae *apiError
+		switch {
+		case errors.As(err, &ke):
+			h.fail(w, false, &apiError{400, ke.Code, ke.Code, ke.Message})
+		case errors.As(err, &ae):
+			h.fail(w, false, ae)
+		default:
+			h.fail(w, false, internal(err))
+		}
+		return
+	}
+	b, _ := json.Marshal(out) // []byte fields encode as base64, as JSON 1.1 blobs
+	w.Header().Set("Content-Type", "application/x-amz-json-1.1")
+	w.Write(b)
+}
+
+// newUUID is a random (version 4) UUID, the form of a KMS key id.
+func newUUID() (string, error) {
+	b := make([]byte, 16)
+	if _, err := rand.Read(b); err != nil {
+		return "", err
+	}
+	b[6], b[8] = b[6]&0x0f|0x40, b[8]&0x3f|0x80
+	return fmt.Sprintf("%x-%x-%x-%x-%x", b[0:4], b[4:6], b[6:8], b[8:10], b[10:]), nil
+}
