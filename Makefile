@@ -43,7 +43,7 @@ pulumi:
 test: lint lint-workflows build pulumi test-go test-node fuzz
 
 test-go:
-	$(GO) test -count=1 -timeout 45m ./...
+	$(GO) test -count=1 -timeout 80m ./...
 
 test-node:
 	$(NODE) --test router/edge/
