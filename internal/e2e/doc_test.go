@@ -37,7 +37,6 @@ type example struct {
 	scenario string // the examples that run in order on one fleet: a section of a document, one command's help
 	line     string // the command as a user types it: no prompt, no trailing comment
 	exit     int    // the exit code the documentation implies
-	marked   bool   // the documentation states the exit code
 }
 
 // docException is a reviewed deviation: an example that cannot run as
@@ -544,13 +543,11 @@ func parseMarkdown(file, text string) []example {
 				if strings.HasPrefix(block[k], "$ ") {
 					if next == "$ echo $?" && k+1 < len(block) && codeLine.MatchString(strings.TrimSpace(block[k+1])) {
 						ex.exit, _ = strconv.Atoi(strings.TrimSpace(block[k+1]))
-						ex.marked = true
 					}
 					break
 				}
 				if mm := exitLine.FindStringSubmatch(next); mm != nil {
 					ex.exit, _ = strconv.Atoi(mm[1])
-					ex.marked = true
 					break
 				}
 			}
@@ -613,9 +610,9 @@ func TestDocExamplesExtraction(t *testing.T) {
 	got := parseMarkdown("X.md", doc)
 	want := []example{
 		{source: "X.md:4", scenario: "X.md § One", line: "cellctl a --x 'y # z'"},
-		{source: "X.md:8", scenario: "X.md § One", line: "cellctl b", exit: 1, marked: true},
-		{source: "X.md:11", scenario: "X.md § One", line: "cellctl c", exit: 3, marked: true},
-		{source: "X.md:13", scenario: "X.md § One", line: "cellctl d", exit: 2, marked: true},
+		{source: "X.md:8", scenario: "X.md § One", line: "cellctl b", exit: 1},
+		{source: "X.md:11", scenario: "X.md § One", line: "cellctl c", exit: 3},
+		{source: "X.md:13", scenario: "X.md § One", line: "cellctl d", exit: 2},
 		{source: "X.md:16", scenario: "X.md § One", line: "cellctl e"},
 	}
 	if fmt.Sprint(got) != fmt.Sprint(want) {
