@@ -304,7 +304,9 @@ func runOwn(ctx context.Context, env *Env, o Options) (*Result, error) {
 			if rec.Canary.Unfinished() {
 				// Still the unfinished canary's: the lock stays, in this
 				// run's name, so the next run can take it over.
-				_ = env.Store.Save(context.WithoutCancel(ctx), withHolder(rec, me, executor.Interrupted, err))
+				if serr := env.Store.Save(context.WithoutCancel(ctx), withHolder(rec, me, executor.Interrupted, err)); serr != nil {
+					return nil, errors.Join(err, fmt.Errorf("saving the record of %s: %w", id, serr))
+				}
 			} else {
 				release()
 			}
