@@ -61,7 +61,7 @@ func deployedFleet(t *testing.T) string {
 }
 
 // copyFleetFiles writes the demo fleet's repository files into dir.
-func copyFleetFiles(t *testing.T, dir string) {
+func copyFleetFiles(t testing.TB, dir string) {
 	t.Helper()
 	copyFile(t, filepath.Join(repoRoot, "Pulumi.yaml"), filepath.Join(dir, "Pulumi.yaml"))
 	entries, err := os.ReadDir(filepath.Join(repoRoot, "stacks"))
@@ -76,7 +76,7 @@ func copyFleetFiles(t *testing.T, dir string) {
 }
 
 // writeWaves replaces the fleet's waves.yaml (a test's own bakes).
-func writeWaves(t *testing.T, dir, yaml string) {
+func writeWaves(t testing.TB, dir, yaml string) {
 	t.Helper()
 	if err := os.WriteFile(filepath.Join(dir, "stacks", "waves.yaml"), []byte(yaml), 0o644); err != nil {
 		t.Fatal(err)

@@ -81,7 +81,7 @@ func runMain(m *testing.M) int {
 // newFleet is the demo fleet in a fresh directory, in a simulated account
 // that holds the fleet's hosted zones (as an AWS account holds them before
 // cellctl runs).
-func newFleet(t *testing.T) string {
+func newFleet(t testing.TB) string {
 	t.Helper()
 	dir := freshClone(t)
 	addDemoZones(t, dir)
@@ -91,7 +91,7 @@ func newFleet(t *testing.T) string {
 // freshClone copies the demo fleet (Pulumi.yaml, stack files, waves and
 // routing table) into a fresh directory, and nothing else: no backend,
 // no simulated cloud.
-func freshClone(t *testing.T) string {
+func freshClone(t testing.TB) string {
 	t.Helper()
 	dir := t.TempDir()
 	copyFleetFiles(t, dir)
@@ -104,14 +104,14 @@ func freshClone(t *testing.T) string {
 var demoZones = [][2]string{{"Z0123456789ABCDEFGHIJ", "cells.example.com"}, {"Z0987654321ZYXWVUTSRQ", "app.example.com"}}
 
 // addDemoZones names the demo's zones in the simulated account of dir.
-func addDemoZones(t *testing.T, dir string) {
+func addDemoZones(t testing.TB, dir string) {
 	t.Helper()
 	for _, z := range demoZones {
 		mustRun(t, dir, "sim", "zone", "add", z[0], z[1])
 	}
 }
 
-func copyFile(t *testing.T, from, to string) {
+func copyFile(t testing.TB, from, to string) {
 	t.Helper()
 	data, err := os.ReadFile(from)
 	if err != nil {
@@ -191,7 +191,7 @@ func tmpDirOf(dir string) string {
 }
 
 // cellctl runs cellctl to completion.
-func cellctl(t *testing.T, dir string, args ...string) result {
+func cellctl(t testing.TB, dir string, args ...string) result {
 	t.Helper()
 	return run(t, command(dir, args...))
 }
@@ -222,7 +222,7 @@ func cpuOf(cmd *exec.Cmd) time.Duration {
 }
 
 // mustRun runs cellctl and fails the test unless it exits 0.
-func mustRun(t *testing.T, dir string, args ...string) result {
+func mustRun(t testing.TB, dir string, args ...string) result {
 	t.Helper()
 	r := cellctl(t, dir, args...)
 	if r.code != 0 {
@@ -262,7 +262,7 @@ func (o opResult) stack(t *testing.T, name string) stackResult {
 }
 
 // decode parses stdout as exactly one JSON document.
-func decode(t *testing.T, r result, v any) {
+func decode(t testing.TB, r result, v any) {
 	t.Helper()
 	dec := json.NewDecoder(strings.NewReader(r.stdout))
 	if err := dec.Decode(v); err != nil {

@@ -5,22 +5,19 @@ import (
 	"errors"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
-
-	"gocloud.dev/blob/memblob"
 
 	"github.com/cellctl/cellctl/cellmodule"
 	"github.com/cellctl/cellctl/internal/engine"
 	"github.com/cellctl/cellctl/internal/exitcode"
 	"github.com/cellctl/cellctl/internal/fleet"
 	"github.com/cellctl/cellctl/internal/outcome"
-	"github.com/cellctl/cellctl/internal/rollout"
 	"github.com/cellctl/cellctl/internal/stackrun"
 	"github.com/cellctl/cellctl/waves"
 	"github.com/cellctl/cellctl/waves/executor"
-	"github.com/cellctl/cellctl/waves/executor/backend"
+	"github.com/cellctl/cellctl/waves/executor/backend/backendtest"
+	"github.com/cellctl/cellctl/waves/executor/executortest"
 )
 
 const (
@@ -112,82 +109,20 @@ func (e *fakeEngine) refused() []string {
 	return out
 }
 
-// memStore is the real record store and fleet lock (waves/executor/backend
-// over an in-memory bucket), with failures and deaths injected.
-type memStore struct {
-	*backend.Store
-	rs *rollout.Store
-	// locked, when set, is a holder that holds the fleet before any run.
-	locked *executor.Holder
-	// failAfter, when positive, fails every save after that many.
-	failAfter int
-	saves     int
-	// dieAt, when it returns true for a record about to be saved, kills
-	// the process there: that save and every later write fail, and the
-	// lock stays behind (kill -9).
-	dieAt func(*executor.Record) bool
-	dead  bool
-}
+// memStore is the real record store and fleet lock with failures and
+// kills injected.
+type memStore struct{ *backendtest.Store }
 
-func newStore(t *testing.T) *memStore {
-	t.Helper()
-	rs := rollout.NewStore(memblob.OpenBucket(nil))
-	return &memStore{Store: backend.New(rs), rs: rs}
-}
-
-func (m *memStore) Save(ctx context.Context, r *executor.Record) error {
-	m.saves++
-	if m.dead || m.dieAt != nil && m.dieAt(r) {
-		m.dead = true
-		return errors.New("killed")
-	}
-	if m.failAfter > 0 && m.saves > m.failAfter {
-		return errors.New("backend unreachable")
-	}
-	return m.Store.Save(ctx, r)
-}
-
-func (m *memStore) Lock(ctx context.Context, h executor.Holder) error {
-	if m.locked != nil {
-		if _, err := m.rs.Acquire(ctx, *m.locked); err != nil {
-			return err
-		}
-		m.locked = nil
-	}
-	return m.Store.Lock(ctx, h)
-}
-
-func (m *memStore) Unlock(ctx context.Context, h executor.Holder) error {
-	if m.dead {
-		return nil
-	}
-	return m.Store.Unlock(ctx, h)
-}
-
-// held is the fleet lock's holder now (nil: free).
-func (m *memStore) held(t *testing.T) *executor.Holder {
-	t.Helper()
-	h, err := m.rs.Holder(context.Background())
-	if err != nil {
-		t.Fatal(err)
-	}
-	return h
-}
+func newStore(t *testing.T) *memStore { return &memStore{backendtest.New()} }
 
 // rotation is the newest rotation record in the store.
 func (m *memStore) rotation(t *testing.T) *executor.Record {
 	t.Helper()
-	recs, err := m.List(context.Background())
-	if err != nil {
-		t.Fatal(err)
+	recs := m.Records(t, executor.KindRotation)
+	if len(recs) == 0 {
+		return nil
 	}
-	var out *executor.Record
-	for _, r := range recs {
-		if r.Kind == executor.KindRotation && (out == nil || r.Started.After(out.Started)) {
-			out = r
-		}
-	}
-	return out
+	return recs[0]
 }
 
 type gateFunc func(q executor.GateQuery) ([]executor.Verdict, error)
@@ -228,7 +163,7 @@ func TestRotationNeverRefusesBetweenSteps(t *testing.T) {
 		if got := e.refused(); len(got) > 0 {
 			t.Fatalf("after step %d: %v refuse what CloudFront sends", steps, got)
 		}
-		if h := st.held(t); h != nil {
+		if h := st.Held(t); h != nil {
 			t.Fatalf("the lock was not released: %v", h)
 		}
 		steps++
@@ -342,7 +277,7 @@ func TestGateErrorHalts(t *testing.T) {
 func TestRefusedWhileARolloutHoldsTheLock(t *testing.T) {
 	e := newFake("cell-a", "cell-b")
 	st := newStore(t)
-	st.locked = &executor.Holder{ID: "r-0123456789ab", Verb: "deploy", Host: "ci-1", PID: 4242, Started: time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC), Nonce: "feedface"}
+	st.Hold(t, executor.Holder{ID: "r-0123456789ab", Verb: "deploy", Host: "ci-1", PID: 4242, Started: time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC), Nonce: "feedface"})
 	_, err := rotator(e, st, gateFunc(passAll)).Run(context.Background(), Options{})
 	var locked *outcome.LockedError
 	if !errors.As(err, &locked) || exitcode.Of(err) != exitcode.Locked || !strings.Contains(err.Error(), "r-0123456789ab") || len(e.ups) != 0 || st.rotation(t) != nil {
@@ -372,7 +307,7 @@ func TestUndeployedCellIsNotDeployed(t *testing.T) {
 func TestAFailedRecordSaveStopsTheRotation(t *testing.T) {
 	e := newFake("cell-a", "cell-b")
 	st := newStore(t)
-	st.failAfter = 3 // the start, the first step's start and its bake's start are saved
+	st.FailAfter = 3 // the start, the first step's start and its bake's start are saved
 	polled := 0
 	r := rotator(e, st, gateFunc(func(q executor.GateQuery) ([]executor.Verdict, error) {
 		polled++
@@ -438,13 +373,13 @@ func TestACellAddedMidRotationGetsThePhasesValues(t *testing.T) {
 func TestKilledWhileBakingResumesTheBake(t *testing.T) {
 	e := newFake("cell-a", "cell-b")
 	st := newStore(t)
-	st.dieAt = func(rec *executor.Record) bool {
+	st.DieAt = func(rec *executor.Record) bool {
 		s := rec.Step(Accept + "/canary")
 		return s != nil && s.State == executor.WaveBaking && len(s.Polls) > 0
 	}
 	r := rotator(e, st, gateFunc(passAll))
 	r.Waves[0].Bake, r.Waves[0].Poll = time.Hour, time.Minute
-	clock := &stepClock{t: time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC)}
+	clock := executortest.NewClock(time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC))
 	r.Clock = clock
 	if _, err := r.Run(context.Background(), Options{}); err == nil {
 		t.Fatal("the killed run did not fail")
@@ -454,7 +389,7 @@ func TestKilledWhileBakingResumesTheBake(t *testing.T) {
 	if killed.State != executor.Running || s.State != executor.WaveBaking || s.BakeStart.IsZero() {
 		t.Fatalf("after the kill: record %s, step %+v", killed.State, s)
 	}
-	if h := st.held(t); h == nil || h.ID != killed.ID || h.Verb != LockVerb {
+	if h := st.Held(t); h == nil || h.ID != killed.ID || h.Verb != LockVerb {
 		t.Fatalf("the killed run's lock is %v, want %s's", h, killed.ID)
 	}
 	ups := len(e.ups)
@@ -465,7 +400,7 @@ func TestKilledWhileBakingResumesTheBake(t *testing.T) {
 		t.Fatal("another verb took the dead rotation's lock")
 	}
 
-	st.dead, st.dieAt = false, nil
+	st.Revive()
 	var log strings.Builder
 	r2 := rotator(e, st, gateFunc(passAll))
 	r2.Waves = r.Waves
@@ -507,7 +442,7 @@ func TestARotationAnOlderCellctlPausedResumes(t *testing.T) {
  {"name":"switch/router","kind":"switch","state":"pending"},
  {"name":"drop/canary","kind":"drop","wave":"canary","cells":["cell-a"],"state":"pending"},
  {"name":"drop/rest","kind":"drop","wave":"rest","cells":["cell-b"],"state":"pending"}]}`)}
-	st.locked = &executor.Holder{ID: "secret-rotate", Verb: "secret rotate", Host: "ci-1", PID: 7, Started: time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC), Nonce: "old"}
+	st.Hold(t, executor.Holder{ID: "secret-rotate", Verb: "secret rotate", Host: "ci-1", PID: 7, Started: time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC), Nonce: "old"})
 	r := rotator(e, st, gateFunc(passAll))
 	r.Legacy, r.Alive = legacy, func(h executor.Holder) bool { return h.PID != 7 }
 	var log strings.Builder
@@ -547,24 +482,3 @@ type fakeLegacy struct{ data []byte }
 
 func (l *fakeLegacy) LoadLegacy(context.Context) ([]byte, error) { return l.data, nil }
 func (l *fakeLegacy) RemoveLegacy(context.Context) error         { l.data = nil; return nil }
-
-// stepClock moves on by each wait (a bake's hour in microseconds).
-type stepClock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func (c *stepClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.t
-}
-
-func (c *stepClock) After(d time.Duration) <-chan time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.t = c.t.Add(d)
-	ch := make(chan time.Time, 1)
-	ch <- c.t
-	return ch
-}

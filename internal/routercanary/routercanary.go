@@ -304,7 +304,9 @@ func runOwn(ctx context.Context, env *Env, o Options) (*Result, error) {
 			if rec.Canary.Unfinished() {
 				// Still the unfinished canary's: the lock stays, in this
 				// run's name, so the next run can take it over.
-				_ = env.Store.Save(context.WithoutCancel(ctx), withHolder(rec, me, executor.Interrupted, err))
+				if serr := env.Store.Save(context.WithoutCancel(ctx), withHolder(rec, me, executor.Interrupted, err)); serr != nil {
+					return nil, errors.Join(err, fmt.Errorf("saving the record of %s: %w", id, serr))
+				}
 			} else {
 				release()
 			}
@@ -321,15 +323,15 @@ func runOwn(ctx context.Context, env *Env, o Options) (*Result, error) {
 	res := c.result()
 	end := c.j.Update(ctx, func(rec *executor.Record) {
 		switch cr := rec.Canary; {
+		case cr == nil:
+			// Stopped before it started anything (its outputs unreadable).
+			rec.State, rec.Error = executor.Interrupted, errText(err)
 		case cr.Unfinished():
 			rec.State, rec.Error = executor.Interrupted, errText(err)
 		case cr != nil && cr.Outcome == Discarded:
 			rec.State, rec.Error, rec.Finished = executor.HaltedState, errText(err), cr.Finished
 		default:
-			rec.State, rec.Error = executor.Complete, errText(err)
-			if cr != nil {
-				rec.Finished = cr.Finished
-			}
+			rec.State, rec.Error, rec.Finished = executor.Complete, errText(err), cr.Finished
 		}
 	})
 	if !c.canary().Unfinished() && end == nil {
@@ -450,7 +452,7 @@ func (c *run) fresh(ctx context.Context, outs map[string]any) error {
 	}
 	if stable && inputs != "" {
 		if last := c.lastShipped(ctx); last != nil && last.Inputs == inputs && last.Deployed == Deployed(outs) {
-			c.logf("nothing to ship: the router's inputs and deployed outputs are those %s recorded when it shipped them (no engine run)", last.Candidate)
+			c.logf("nothing to ship: the router's inputs and deployed outputs are what they were when it was last shipped (the primary runs %s): no engine run", primary)
 			return c.start(ctx, &executor.CanaryRecord{Phase: executor.CanaryDone, Outcome: Unchanged, Primary: primary,
 				Reason:       "nothing changed since the router was last shipped: no engine run",
 				PrimaryTable: tableVersion(outs), CandidateTable: tableVersion(outs), Inputs: inputs, Deployed: last.Deployed, Finished: c.now()})

@@ -10,16 +10,14 @@ import (
 	"testing"
 	"time"
 
-	"gocloud.dev/blob/memblob"
-
 	"github.com/cellctl/cellctl/internal/fleet"
 	"github.com/cellctl/cellctl/internal/outcome"
-	"github.com/cellctl/cellctl/internal/rollout"
 	"github.com/cellctl/cellctl/internal/stackrun"
 	"github.com/cellctl/cellctl/router/canary"
 	"github.com/cellctl/cellctl/waves"
 	"github.com/cellctl/cellctl/waves/executor"
-	"github.com/cellctl/cellctl/waves/executor/backend"
+	"github.com/cellctl/cellctl/waves/executor/backend/backendtest"
+	"github.com/cellctl/cellctl/waves/executor/executortest"
 	"github.com/cellctl/cellctl/waves/gate"
 )
 
@@ -132,27 +130,12 @@ func (e *edge) MetricData(_ context.Context, q gate.MetricQuery) ([]gate.Series,
 	return out, nil
 }
 
-type clock struct {
-	mu  sync.Mutex
-	now time.Time
-}
-
-func (c *clock) Now() time.Time { c.mu.Lock(); defer c.mu.Unlock(); return c.now }
-func (c *clock) After(d time.Duration) <-chan time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.now = c.now.Add(d)
-	ch := make(chan time.Time, 1)
-	ch <- c.now
-	return ch
-}
-
 func newEnv(r *fakeRouter, e *edge) *Env {
 	return &Env{
 		Runner:  r,
 		Outputs: r.Outputs,
 		Reader:  func(context.Context, string) (gate.Reader, error) { return e, nil },
-		Clock:   &clock{now: time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)},
+		Clock:   executortest.NewClock(time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)),
 		Token:   func() (string, error) { return "tok", nil },
 		Store:   newStore(),
 		Host:    "ci-1",
@@ -160,63 +143,12 @@ func newEnv(r *fakeRouter, e *edge) *Env {
 	}
 }
 
-// store is the real record store and fleet lock (waves/executor/backend
-// over an in-memory bucket), with a kill injected: once dieAt says so,
-// that save and every later write fail and the lock stays behind.
-type store struct {
-	*backend.Store
-	rs    *rollout.Store
-	dieAt func(*executor.Record) bool
-	dead  bool
-}
+// store is the real record store and fleet lock with kills injected.
+type store struct{ *backendtest.Store }
 
-func newStore() *store {
-	rs := rollout.NewStore(memblob.OpenBucket(nil))
-	return &store{Store: backend.New(rs), rs: rs}
-}
+func newStore() *store { return &store{backendtest.New()} }
 
-func (s *store) Save(ctx context.Context, r *executor.Record) error {
-	if s.dead || s.dieAt != nil && s.dieAt(r) {
-		s.dead = true
-		return errors.New("killed")
-	}
-	return s.Store.Save(ctx, r)
-}
-
-func (s *store) Unlock(ctx context.Context, h executor.Holder) error {
-	if s.dead {
-		return nil
-	}
-	return s.Store.Unlock(ctx, h)
-}
-
-// revive is the next process on the same backend (the dead one's lock
-// and last saved record are there).
-func (s *store) revive() { s.dead, s.dieAt = false, nil }
-
-func (s *store) canaries(t *testing.T) []*executor.Record {
-	t.Helper()
-	recs, err := s.List(context.Background())
-	if err != nil {
-		t.Fatal(err)
-	}
-	var out []*executor.Record
-	for _, r := range recs {
-		if r.Kind == executor.KindCanary {
-			out = append(out, r)
-		}
-	}
-	return out
-}
-
-func (s *store) held(t *testing.T) *executor.Holder {
-	t.Helper()
-	h, err := s.rs.Holder(context.Background())
-	if err != nil {
-		t.Fatal(err)
-	}
-	return h
-}
+func (s *store) canaries(t *testing.T) []*executor.Record { return s.Records(t, executor.KindCanary) }
 
 func deployedRouter() *fakeRouter {
 	return &fakeRouter{deployed: true, newest: v2, primary: v1, staging: v1}
@@ -376,7 +308,7 @@ func TestScaledCanaryScalesItsMinimumWithItsBakes(t *testing.T) {
 // killAt makes the store die (kill -9) at the first save for which cond
 // holds of the record's canary.
 func killAt(st *store, cond func(cr *executor.CanaryRecord) bool) {
-	st.dieAt = func(r *executor.Record) bool { return r.Canary != nil && cond(r.Canary) }
+	st.DieAt = func(r *executor.Record) bool { return r.Canary != nil && cond(r.Canary) }
 }
 
 func bakingWithAPoll(phase string) func(cr *executor.CanaryRecord) bool {
@@ -392,7 +324,7 @@ func rerun(env *Env) *Env {
 	next := *env
 	next.PID = 8
 	next.Alive = func(h executor.Holder) bool { return h.PID != 7 }
-	next.Store.(*store).revive()
+	next.Store.(*store).Revive()
 	return &next
 }
 
@@ -419,7 +351,7 @@ func TestKilledWhileAPhaseBakesResumesItsBake(t *testing.T) {
 			if killed.Canary.Weight != DefaultWeight || killed.Canary.Primary != v1 || killed.Canary.Candidate != v2 {
 				t.Errorf("record %+v", killed.Canary)
 			}
-			if h := st.held(t); h == nil || h.ID != killed.ID || h.Verb != LockVerb {
+			if h := st.Held(t); h == nil || h.ID != killed.ID || h.Verb != LockVerb {
 				t.Fatalf("the killed canary's lock is %v", h)
 			}
 			// Another verb is refused by the dead canary's lock.
@@ -449,7 +381,7 @@ func TestKilledWhileAPhaseBakesResumesItsBake(t *testing.T) {
 			if done.State != executor.Complete || !done.Canary.Phases[i].BakeStart.Equal(killed.Canary.Phases[lastPhase(killed.Canary, phase)].BakeStart) {
 				t.Errorf("record %s, the bake's start moved: %+v", done.State, done.Canary.Phases[i])
 			}
-			if st.held(t) != nil {
+			if st.Held(t) != nil {
 				t.Errorf("the lock is still held after the canary finished")
 			}
 		})
@@ -465,7 +397,7 @@ func TestKilledMidUpdateRunsTheSmokePhaseAgain(t *testing.T) {
 	st := env.Store.(*store)
 	r.onUp = func(tr *canary.Traffic) {
 		if tr != nil && tr.Phase == canary.Weight {
-			st.dead = true // killed as the weighted split lands
+			st.Dead = true // killed as the weighted split lands
 		}
 	}
 	if _, err := Run(context.Background(), env, Options{}); err == nil {
@@ -496,8 +428,8 @@ func TestKilledWhileDiscardingFinishesTheRevert(t *testing.T) {
 	if _, err := Run(context.Background(), env, Options{}); err == nil || r.staging != v2 {
 		t.Fatalf("the revert did not fail: %v, staging %s", err, r.staging)
 	}
-	if cr := st.canaries(t)[0].Canary; cr.Phase != executor.CanaryDiscarding || st.held(t) == nil {
-		t.Fatalf("after the failed revert: phase %s, lock %v", cr.Phase, st.held(t))
+	if cr := st.canaries(t)[0].Canary; cr.Phase != executor.CanaryDiscarding || st.Held(t) == nil {
+		t.Fatalf("after the failed revert: phase %s, lock %v", cr.Phase, st.Held(t))
 	}
 	r.failOn = ""
 	before := len(r.ups)
@@ -509,8 +441,8 @@ func TestKilledWhileDiscardingFinishesTheRevert(t *testing.T) {
 	if r.primary != v1 || r.staging != v1 || len(r.ups) != before+1 || r.ups[before].PrimaryFunctionArn != v1 {
 		t.Errorf("primary %s staging %s, ups after the kill %v", r.primary, r.staging, r.phases()[before:])
 	}
-	if rec := st.canaries(t)[0]; rec.State != executor.HaltedState || st.held(t) != nil {
-		t.Errorf("record %s, lock %v", rec.State, st.held(t))
+	if rec := st.canaries(t)[0]; rec.State != executor.HaltedState || st.Held(t) != nil {
+		t.Errorf("record %s, lock %v", rec.State, st.Held(t))
 	}
 
 	// Killed between the bake's breach and the revert: the next run acts
@@ -543,9 +475,7 @@ func TestRefusedWhileTheFleetIsHeld(t *testing.T) {
 	r := deployedRouter()
 	env := newEnv(r, &edge{})
 	st := env.Store.(*store)
-	if _, err := st.rs.Acquire(context.Background(), executor.Holder{ID: "r-0123456789ab", Verb: "deploy", Host: "ci-9", PID: 4242, Started: time.Now(), Nonce: "n"}); err != nil {
-		t.Fatal(err)
-	}
+	st.Hold(t, executor.Holder{ID: "r-0123456789ab", Verb: "deploy", Host: "ci-9", PID: 4242, Started: time.Now(), Nonce: "n"})
 	_, err := Run(context.Background(), env, Options{})
 	var locked *outcome.LockedError
 	if !errors.As(err, &locked) || !strings.Contains(err.Error(), "r-0123456789ab") || len(r.ups) != 0 || len(st.canaries(t)) != 0 {
@@ -569,7 +499,7 @@ func TestAsARolloutsRouterStepTheCanaryIsInTheRolloutsRecord(t *testing.T) {
 	if err != nil || got.Canary == nil || got.Canary.Outcome != Promoted || len(got.Canary.Phases) != 2 {
 		t.Fatalf("%v %+v", err, got)
 	}
-	if len(st.canaries(t)) != 0 || st.held(t) != nil {
+	if len(st.canaries(t)) != 0 || st.Held(t) != nil {
 		t.Errorf("the router step made a record or took a lock of its own")
 	}
 }

@@ -476,7 +476,9 @@ func (r *run) stop(ctx context.Context, err error) (*Outcome, error) {
 	r.j.rec.State = Interrupted
 	r.j.rec.Error = err.Error()
 	r.j.mu.Unlock()
-	_ = r.save(ctx)
+	if serr := r.save(ctx); serr != nil && !errors.Is(err, serr) {
+		return r.outcome(ctx), errors.Join(err, serr)
+	}
 	return r.outcome(ctx), err
 }
 
@@ -512,8 +514,11 @@ func (r *run) router(ctx context.Context) error {
 		r.j.mu.Lock()
 		r.j.rec.Router = "failed"
 		r.j.mu.Unlock()
-		_ = r.save(ctx)
-		return fmt.Errorf("updating the router after the last wave: %w (every wave passed; rerun the same deploy to retry the router)", err)
+		err = fmt.Errorf("updating the router after the last wave: %w (every wave passed; rerun the same deploy to retry the router)", err)
+		if serr := r.save(ctx); serr != nil {
+			return errors.Join(err, serr)
+		}
+		return err
 	}
 	r.j.mu.Lock()
 	r.j.rec.Router = "updated"

@@ -1306,7 +1306,9 @@ func TestAnUnsettledCellIsUpdatedAlthoughItsConfigurationIsTheDesiredOne(t *test
 	if !slices.Equal(sc.asked, []string{"cell-a", "cell-b"}) {
 		t.Errorf("asked %v, want only the cells that would be skipped", sc.asked)
 	}
-	if !slices.ContainsFunc(ev.messages(), func(m string) bool { return strings.Contains(m, "cell-b") && strings.Contains(m, "its last update failed") }) {
+	if !slices.ContainsFunc(ev.messages(), func(m string) bool {
+		return strings.Contains(m, "cell-b") && strings.Contains(m, "its last update failed")
+	}) {
 		t.Errorf("no note says why cell-b was updated: %v", ev.messages())
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"github.com/cellctl/cellctl/waves"
+	"github.com/cellctl/cellctl/waves/executor/executortest"
 	"sync"
 	"testing"
 	"time"
@@ -13,32 +14,10 @@ import (
 
 // fakeClock is virtual time that jumps forward whenever the executor waits,
 // so an hour's bake runs in microseconds and deterministically.
-type fakeClock struct {
-	mu sync.Mutex
-	t  time.Time
-}
+type fakeClock = executortest.Clock
 
-func newClock() *fakeClock { return &fakeClock{t: time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC)} }
-
-func (c *fakeClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.t
-}
-
-func (c *fakeClock) After(d time.Duration) <-chan time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.t = c.t.Add(d)
-	ch := make(chan time.Time, 1)
-	ch <- c.t
-	return ch
-}
-
-func (c *fakeClock) advance(d time.Duration) {
-	c.mu.Lock()
-	c.t = c.t.Add(d)
-	c.mu.Unlock()
+func newClock() *fakeClock {
+	return executortest.NewClock(time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC))
 }
 
 // fakeCells is the fleet as the updater sees it: what each cell runs.

@@ -14,6 +14,7 @@ import (
 
 	"github.com/cellctl/cellctl/waves"
 	"github.com/cellctl/cellctl/waves/executor"
+	"github.com/cellctl/cellctl/waves/executor/executortest"
 	"github.com/cellctl/cellctl/waves/gate"
 	"github.com/cellctl/cellctl/waves/signal"
 )
@@ -176,7 +177,7 @@ func TestExecutorWithTheRealGateRollsBackABadWave(t *testing.T) {
 		}
 		return health{requests: 1000, errors5xx: 1, p99s: 0.2, healthy: 2}
 	}}
-	ex := &executor.Executor{Updater: cells, Gate: &Gate{Plan: p, Reader: r, Target: targets(p)}, Store: &store{}, Clock: &clock{t: time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC)}}
+	ex := &executor.Executor{Updater: cells, Gate: &Gate{Plan: p, Reader: r, Target: targets(p)}, Store: &store{}, Clock: executortest.NewClock(time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC))}
 	out, err := ex.Run(context.Background(), Plan(p, desired, nil), executor.Options{Host: "ci", PID: 1})
 	var h *executor.HaltedError
 	if !errors.As(err, &h) || h.Wave != "wave-2" || h.Breach.Cell != "cell-c" || h.Breach.Signal != "error_rate_5xx" || h.Breach.Reading != "3.2%" || !h.RolledBack {
@@ -265,19 +266,3 @@ func (s *store) Unlock(_ context.Context, h executor.Holder) error {
 }
 
 func (s *store) BreakLock(ctx context.Context, h executor.Holder) error { return s.Unlock(ctx, h) }
-
-type clock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func (c *clock) Now() time.Time { c.mu.Lock(); defer c.mu.Unlock(); return c.t }
-
-func (c *clock) After(d time.Duration) <-chan time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.t = c.t.Add(d)
-	ch := make(chan time.Time, 1)
-	ch <- c.t
-	return ch
-}
