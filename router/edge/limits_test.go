@@ -83,3 +83,21 @@ func TestPackageSizeIsBounded(t *testing.T) {
 		t.Fatal("Lambda@Edge origin-request package limit is 50 MB")
 	}
 }
+
+// BenchmarkPackage: building the function package at package time (the
+// routing image written, checked as the edge checks it, and read back
+// against every bucket and override of the table).
+func BenchmarkPackage(b *testing.B) {
+	for _, n := range []int{1_000, 100_000, 1_000_000} {
+		tb := tableOf(b, n)
+		origins := map[string]string{"cell-a": "cell-a.cells.example.com", "cell-b": "cell-b.cells.example.com"}
+		b.Run(fmt.Sprintf("overrides=%d", n), func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, err := Package(tb, origins, ""); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
