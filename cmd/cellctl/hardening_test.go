@@ -10,7 +10,7 @@ import (
 	"golang.org/x/tools/txtar"
 
 	"github.com/cellctl/cellctl/internal/exitcode"
-	"github.com/cellctl/cellctl/router/edge"
+	"github.com/cellctl/cellctl/router"
 )
 
 // unlock must refuse a path before it reaches the backend (it used to say
@@ -40,9 +40,9 @@ func TestSimFaultAddRefusesWhatNeverFires(t *testing.T) {
 	}
 }
 
-// plan refuses a routing table the edge function could not load, naming
-// the numbers, before anything is rendered (it used to accept 1 M
-// overrides for a 128 MB function).
+// plan refuses a routing table over the cap, naming the numbers, before
+// anything is rendered. (Past the routing image every table up to the cap
+// fits the default 128 MB function: TestPlanStrictWithAMillionPinnedTenants.)
 func TestPlanRefusesOversizeTable(t *testing.T) {
 	dir := t.TempDir()
 	base, err := txtar.ParseFile("../../testdata/config/base.txtar")
@@ -56,7 +56,7 @@ func TestPlanRefusesOversizeTable(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	n := edge.MaxOverridesFor(edge.DefaultMemoryMB) + 1
+	n := router.MaxOverrides + 1
 	var b strings.Builder
 	b.WriteString(`{"version": 1, "buckets": 16, "cells": {"cell-a": {"state": "active", "weight": 1, "buckets": ["0-7"]}, "cell-b": {"state": "active", "weight": 1, "buckets": ["8-15"]}}, "overrides": [`)
 	for i := 0; i < n; i++ {
@@ -70,8 +70,8 @@ func TestPlanRefusesOversizeTable(t *testing.T) {
 		t.Fatal(err)
 	}
 	stdout, stderr, code := cellctl(t, "plan", "--dir", dir)
-	want := fmt.Sprintf("stacks/routing.json: overrides: %d overrides need about %d MB of edge function memory", n, edge.NeededMemoryMB(n))
-	if code != exitcode.Error || !strings.Contains(stderr, want) || !strings.Contains(stderr, "the function has 128 MB") || stdout != "" {
+	want := fmt.Sprintf("stacks/routing.json:1: overrides: has %d overrides; at most %d are allowed", n, router.MaxOverrides)
+	if code != exitcode.Error || !strings.Contains(stderr, want) || stdout != "" {
 		t.Fatalf("exit %d\nstdout %.200q\nstderr %.400q", code, stdout, stderr)
 	}
 }

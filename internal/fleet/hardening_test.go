@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/cellctl/cellctl/internal/diag"
+	"github.com/cellctl/cellctl/router"
 	"github.com/cellctl/cellctl/router/edge"
 )
 
@@ -157,26 +158,49 @@ func routingWithOverrides(n int) string {
 	return b.String()
 }
 
-// plan accepted a million overrides for a 128 MB function; a table the
-// edge function cannot load is refused at load, naming the numbers, and
-// fits once the router stack gives the function more memory.
-func TestOversizeTableRefusedAtLoad(t *testing.T) {
+// The edge's memory check runs at load: with the routing image, the cap
+// of a million overrides fits the default 128 MB function (it once fit
+// 82,972), and the loader says nothing of memory.
+func TestMillionOverridesFitTheDefaultEdgeMemory(t *testing.T) {
+	if testing.Short() {
+		t.Skip("loads a table of a million overrides")
+	}
 	dir := writeFleet(t)
-	n := edge.MaxOverridesFor(edge.DefaultMemoryMB) + 1000
+	n := router.MaxOverrides
+	if edge.MaxOverridesFor(edge.DefaultMemoryMB) != n {
+		t.Fatalf("128 MB fits %d overrides, want the cap %d", edge.MaxOverridesFor(edge.DefaultMemoryMB), n)
+	}
 	if err := os.WriteFile(filepath.Join(dir, "stacks/routing.json"), []byte(routingWithOverrides(n)), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	got := loadErr(t, dir)
-	need := edge.NeededMemoryMB(n)
-	want := fmt.Sprintf("stacks/routing.json: overrides: %d overrides need about %d MB of edge function memory", n, need)
-	if !strings.HasPrefix(got, want) || !strings.Contains(got, "the function has 128 MB, which fits at most") || !strings.HasSuffix(got, fmt.Sprintf("set cells:edgeMemoryMb to at least %d in the router stack file", need)) {
-		t.Fatalf("got  %s\nwant %s…", got, want)
+	f, err := Load(dir)
+	if err != nil || f.Router.EdgeMemoryMB != edge.DefaultMemoryMB || len(f.Routing.Overrides()) != n {
+		t.Fatalf("a million overrides at 128 MB: %v", err)
 	}
-	if err := os.WriteFile(filepath.Join(dir, "stacks/Pulumi.router.yaml"), []byte("config:\n  aws:region: us-east-1\n  cells:edgeMemoryMb: 256\n"), 0o644); err != nil {
+}
+
+// cells:tenantFrom says where the edge reads the tenant id; a value it
+// cannot read is refused at its line.
+func TestTenantFromIsCheckedAtItsLine(t *testing.T) {
+	dir := writeFleet(t)
+	router := "config:\n  aws:region: us-east-1\n  cells:tenantFrom: jwt:tid\n"
+	if err := os.WriteFile(filepath.Join(dir, "stacks/Pulumi.router.yaml"), []byte(router), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	f, err := Load(dir)
-	if err != nil || f.Router.EdgeMemoryMB != 256 {
-		t.Fatalf("with 256 MB: %v", err)
+	if err != nil || f.Router.TenantFrom != "jwt:tid" {
+		t.Fatalf("jwt:tid: %v %+v", err, f.Router)
+	}
+	for value, want := range map[string]string{
+		"cookie:tid": `stacks/Pulumi.router.yaml:3: cells:tenantFrom: must be "header" (the tenant header) or "jwt:<claim>"`,
+		`"jwt:"`:     `stacks/Pulumi.router.yaml:3: cells:tenantFrom: jwt:: the claim must be 1-128 printable ASCII characters`,
+	} {
+		router := "config:\n  aws:region: us-east-1\n  cells:tenantFrom: " + value + "\n"
+		if err := os.WriteFile(filepath.Join(dir, "stacks/Pulumi.router.yaml"), []byte(router), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if got := loadErr(t, dir); !strings.HasPrefix(got, want) {
+			t.Errorf("%s:\n got %s\nwant %s…", value, got, want)
+		}
 	}
 }

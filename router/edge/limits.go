@@ -10,9 +10,9 @@ import (
 
 // What a routing table costs the edge function, and what Lambda@Edge
 // allows. The memory figures are measured by router/edge/measure.js (a
-// fresh node process loading index.js with a generated config.json, as a
-// cold start does) and recorded in docs/BENCHMARKS.md; a table is refused
-// at load (so at `cellctl plan`) when it would not fit.
+// fresh node process loading the package `cellctl router package` writes,
+// as a cold start does) and recorded in docs/BENCHMARKS.md; a table is
+// refused at load (so at `cellctl plan`) when it would not fit.
 const (
 	// DefaultMemoryMB is the function's memory unless the router stack
 	// sets cells:edgeMemoryMb.
@@ -36,14 +36,17 @@ const (
 )
 
 // measuredPeak is the peak RSS (MiB above an empty node process) while
-// index.js loads a config.json with that many overrides (36-byte tenant
-// ids, 16 cells; docs/BENCHMARKS.md), the larger of two runs. Between points the estimate is
-// linear; past the last point it grows at the last segment's rate.
+// index.js loads a package whose routing image has that many overrides
+// (36-byte tenant ids, the demo fleet's 4 cells; docs/BENCHMARKS.md), the
+// larger of two runs. The image is read into one buffer and viewed in
+// place, so the peak is the image's size and little more. Between points
+// the estimate is linear; past the last point it grows at the last
+// segment's rate.
 var measuredPeak = []struct {
 	overrides int
 	mib       float64
 }{
-	{0, 0}, {1_000, 3.7}, {10_000, 12.0}, {50_000, 41.1}, {100_000, 73.4}, {200_000, 143.6}, {500_000, 267.1}, {1_000_000, 461.8},
+	{0, 0.8}, {1_000, 4.6}, {100_000, 8.1}, {1_000_000, 25.2},
 }
 
 // TablePeakMiB estimates the peak memory, above the runtime, of loading a

@@ -26,35 +26,37 @@ func tableOf(t testing.TB, n int) *router.Table {
 }
 
 func TestEstimateFollowsTheMeasurements(t *testing.T) {
-	if TablePeakMiB(50_000) != 41.1 || TablePeakMiB(75_000) <= 41.1 || TablePeakMiB(75_000) >= 73.4 {
-		t.Fatalf("interpolation: %v %v", TablePeakMiB(50_000), TablePeakMiB(75_000))
+	if TablePeakMiB(100_000) != 8.1 || TablePeakMiB(550_000) <= 8.1 || TablePeakMiB(550_000) >= 25.2 {
+		t.Fatalf("interpolation: %v %v", TablePeakMiB(100_000), TablePeakMiB(550_000))
 	}
 	if TablePeakMiB(2_000_000) <= TablePeakMiB(1_000_000) {
 		t.Fatal("no extrapolation past the last point")
 	}
-	// 128 MB fits tens of thousands of overrides, 10240 MB the cap.
-	if n := MaxOverridesFor(DefaultMemoryMB); n < 50_000 || n > 100_000 {
-		t.Fatalf("128 MB fits %d overrides", n)
+	// The default 128 MB holds the cap: a million pinned tenants.
+	if n := MaxOverridesFor(DefaultMemoryMB); n != router.MaxOverrides {
+		t.Fatalf("128 MB fits %d overrides, want the cap %d", n, router.MaxOverrides)
 	}
-	if n := MaxOverridesFor(MaxMemoryMB); n != router.MaxOverrides {
-		t.Fatalf("10240 MB fits %d overrides, want the cap %d", n, router.MaxOverrides)
+	if need := NeededMemoryMB(router.MaxOverrides); need > DefaultMemoryMB {
+		t.Fatalf("a million overrides need %d MB", need)
 	}
 }
 
-// A table the function cannot load is refused with the numbers; one
-// override less fits.
+// A table the function cannot load is refused with the numbers (no valid
+// table is over 128 MB now; a smaller memory shows the check still holds).
 func TestCheckFitsRefusesWhatTheFunctionCannotLoad(t *testing.T) {
-	limit := MaxOverridesFor(DefaultMemoryMB)
-	if err := CheckFits(tableOf(t, limit), DefaultMemoryMB); err != nil {
-		t.Fatalf("%d overrides must fit 128 MB: %v", limit, err)
+	tb := tableOf(t, 100_000)
+	need := NeededMemoryMB(100_000)
+	if err := CheckFits(tb, need); err != nil {
+		t.Fatalf("%d MB must fit: %v", need, err)
 	}
-	err := CheckFits(tableOf(t, limit+1), DefaultMemoryMB)
-	want := fmt.Sprintf("%d overrides need about 129 MB of edge function memory (50 MiB runtime + %.0f MiB measured for the table × 1.25 headroom; docs/BENCHMARKS.md), the function has 128 MB, which fits at most %d overrides: set cells:edgeMemoryMb to at least 129 in the router stack file", limit+1, TablePeakMiB(limit+1), limit)
+	err := CheckFits(tb, need-1)
+	want := fmt.Sprintf("100000 overrides need about %d MB of edge function memory (50 MiB runtime + 8 MiB measured for the table × 1.25 headroom; docs/BENCHMARKS.md), the function has %d MB, which fits at most %d overrides: set cells:edgeMemoryMb to at least %d in the router stack file",
+		need, need-1, MaxOverridesFor(need-1), need)
 	if err == nil || err.Error() != want {
 		t.Fatalf("got  %v\nwant %s", err, want)
 	}
-	if err := CheckFits(tableOf(t, limit+1), 256); err != nil {
-		t.Fatalf("256 MB: %v", err)
+	if err := CheckFits(tableOf(t, router.MaxOverrides), DefaultMemoryMB); err != nil {
+		t.Fatalf("a million overrides at 128 MB: %v", err)
 	}
 	if err := CheckFits(tableOf(t, 0), 0); err != nil {
 		t.Fatalf("an empty table: %v", err)
@@ -79,5 +81,23 @@ func TestPackageSizeIsBounded(t *testing.T) {
 	}
 	if !strings.Contains(fmt.Sprint(MaxPackageBytes), "52428800") {
 		t.Fatal("Lambda@Edge origin-request package limit is 50 MB")
+	}
+}
+
+// BenchmarkPackage: building the function package at package time (the
+// routing image written, checked as the edge checks it, and read back
+// against every bucket and override of the table).
+func BenchmarkPackage(b *testing.B) {
+	for _, n := range []int{1_000, 100_000, 1_000_000} {
+		tb := tableOf(b, n)
+		origins := map[string]string{"cell-a": "cell-a.cells.example.com", "cell-b": "cell-b.cells.example.com"}
+		b.Run(fmt.Sprintf("overrides=%d", n), func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, err := Package(tb, origins, ""); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
 	}
 }
