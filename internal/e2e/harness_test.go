@@ -197,7 +197,7 @@ func cellctl(t testing.TB, dir string, args ...string) result {
 }
 
 // run runs a prepared command to completion.
-func run(t *testing.T, cmd *exec.Cmd) result {
+func run(t testing.TB, cmd *exec.Cmd) result {
 	t.Helper()
 	var out, errOut bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errOut
