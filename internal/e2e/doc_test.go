@@ -78,12 +78,10 @@ var docExceptions = []docException{
 		reason: "a watch runs until interrupted: the test interrupts it after its first update (the first interrupt ends it)"},
 
 	// The reader's own files.
-	{example: "git show main:stacks/routing.json > /tmp/old.json", run: `cp stacks/routing.json "$TMPDIR/old.json"`,
-		reason: "the test's fleet is a copy, not a git checkout: main's table is the copy's own stacks/routing.json; written to the fleet's own $TMPDIR (tests write nothing to /tmp itself)"},
-	{example: "cellctl route --diff /tmp/old.json -o markdown", run: `cellctl route --diff "$TMPDIR/old.json" -o markdown`,
-		reason: "reads the table the line above wrote, in the fleet's own $TMPDIR"},
-	{example: "cellctl route --diff /tmp/old.json acme", run: `cellctl route --diff "$TMPDIR/old.json" acme`,
-		reason: "reads the table the line above wrote, in the fleet's own $TMPDIR"},
+	{example: "git show main:stacks/routing.json > /tmp/old.json", run: "cp stacks/routing.json /tmp/old.json",
+		reason: "the test's fleet is a copy, not a git checkout: main's table is the copy's own stacks/routing.json"},
+	{example: "cellctl router package /tmp/edge --table /tmp/big-routing.json -o json", before: "cp stacks/routing.json /tmp/big-routing.json",
+		reason: "big-routing.json is the reader's own table: the demo fleet's stands in"},
 	{example: "cellctl capacity --load requests-last-hour.csv", before: `{ echo bucket,load; for b in $(seq 0 1023); do echo "$b,$((b % 7 + 1))"; done; } > requests-last-hour.csv`,
 		reason: "requests-last-hour.csv is the reader's own export: the test writes one, a request count per bucket"},
 	{example: "cellctl lanes cell-a --tenants tenants.csv", before: `printf 'tenant,load\nacme,120\nglobex,40\ninitech,15\numbrella,3\n' > tenants.csv`,
@@ -307,18 +305,15 @@ func saveTranscript(t *testing.T, ex example, r result) {
 // failed, reported).
 func runExample(t *testing.T, dir string, ex example) (r result, ran bool) {
 	t.Helper()
-	line := ex.line
+	line := effectiveLine(ex)
 	exc := exceptionFor(ex)
 	if exc != nil {
 		if exc.skip {
 			t.Logf("%s: %s — not run: %s", ex.source, ex.line, exc.reason)
 			return r, false
 		}
-		if exc.run != "" {
-			line = exc.run
-		}
 		if exc.before != "" {
-			if r := run(t, shellCommand(dir, exc.before)); r.code != 0 {
+			if r := run(t, shellCommand(dir, ownTmp(exc.before))); r.code != 0 {
 				t.Errorf("%s: %s: preparing with %q (%s): %s", ex.source, ex.line, exc.before, exc.reason, clip(r.String()))
 				return r, false
 			}
@@ -326,7 +321,8 @@ func runExample(t *testing.T, dir string, ex example) (r result, ran bool) {
 		if exc.prepare != nil {
 			exc.prepare(t, dir)
 		}
-	} else if !strings.HasPrefix(ex.line, "cellctl ") {
+	}
+	if exc == nil && !strings.HasPrefix(ex.line, "cellctl ") {
 		t.Errorf("%s: %q is not a cellctl command: make it one, or allow-list it with what the test runs instead", ex.source, ex.line)
 		return r, false
 	}
@@ -341,6 +337,26 @@ func runExample(t *testing.T, dir string, ex example) (r result, ran bool) {
 	return r, true
 }
 
+// tmpPath is a /tmp/ path in a shell line.
+var tmpPath = regexp.MustCompile(`(^|[\s>=])/tmp/`)
+
+// ownTmp points the /tmp/ paths of a shell line at the fleet's own
+// $TMPDIR: an example may tell the reader to use /tmp, a test writes
+// nothing outside its own directories.
+func ownTmp(line string) string {
+	return tmpPath.ReplaceAllString(line, `${1}"$$TMPDIR"/`)
+}
+
+// effectiveLine is the shell line the test runs for ex: its allow-list
+// entry's replacement, if any, with /tmp/ paths in the fleet's $TMPDIR.
+func effectiveLine(ex example) string {
+	line := ex.line
+	if exc := exceptionFor(ex); exc != nil && exc.run != "" {
+		line = exc.run
+	}
+	return ownTmp(line)
+}
+
 // check compares r with the exit code ex's documentation implies (or its
 // allow-list entry says).
 func check(t *testing.T, ex example, r result, note string) {
@@ -351,9 +367,9 @@ func check(t *testing.T, ex example, r result, note string) {
 			want = *exc.exit
 		}
 		how = " (" + exc.reason + ")"
-		if exc.run != "" {
-			how = fmt.Sprintf(" (run as %q: %s)", exc.run, exc.reason)
-		}
+	}
+	if line := effectiveLine(ex); line != ex.line {
+		how = fmt.Sprintf(" (run as %q%s)", line, strings.TrimSuffix(strings.Replace(how, " (", ": ", 1), ")"))
 	}
 	if r.code != want {
 		t.Errorf("%s: %s%s%s: exit %d, the documentation implies %d (%s, %.1f CPU-s)\n%s", ex.source, ex.line, how, note, r.code, want, r.took, r.cpu.Seconds(), clip(r.String()))
@@ -617,6 +633,15 @@ func TestDocExamplesExtraction(t *testing.T) {
 	}
 	if fmt.Sprint(got) != fmt.Sprint(want) {
 		t.Errorf("got\n%v\nwant\n%v", got, want)
+	}
+	for in, want := range map[string]string{
+		"git show main:x > /tmp/old.json":         `git show main:x > "$TMPDIR"/old.json`,
+		"cellctl route --diff /tmp/old.json acme": `cellctl route --diff "$TMPDIR"/old.json acme`,
+		"cellctl x --out=/tmp/a ./tmp/b":          `cellctl x --out="$TMPDIR"/a ./tmp/b`,
+	} {
+		if got := ownTmp(in); got != want {
+			t.Errorf("ownTmp(%q) = %q, want %q", in, got, want)
+		}
 	}
 }
 
