@@ -53,7 +53,9 @@ AccessDeniedException).`,
 	action := func(use, short, act string) *cobra.Command {
 		return &cobra.Command{
 			Use: use + " KEY", Short: short, Args: cobra.ExactArgs(1),
-			Example: "  cellctl sim kms " + use + " alias/cells",
+			// The key the example acts on, created first: each help text
+			// is a session that works on its own (the doc test runs it).
+			Example: "  cellctl sim kms create --alias cells --region us-east-1\n  cellctl sim kms " + use + " alias/cells",
 			RunE: func(cmd *cobra.Command, args []string) error {
 				c, err := o.cloud()
 				if err != nil {
