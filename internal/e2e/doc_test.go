@@ -92,6 +92,8 @@ var docExceptions = []docException{
 	// Where the story starts somewhere else than the deployed demo fleet.
 	{example: "cellctl --cloud sim router canary --bake-scale 0.01 --weight-min-requests 100", where: "README.md", prepare: tableVersion(8),
 		reason: "the transcript canaries routing table version 8 (the line above makes v8 bad); the demo fleet's table is version 1: the test gives stacks/routing.json version 8, a table the router does not serve yet"},
+	{example: "cellctl up --secrets-provider 'awskms://alias/cells?region=us-east-1'", skip: true,
+		reason: "the first up of a team's new fleet, whose stack files name no secrets provider yet: the demo fleet's name the passphrase, and cellctl refuses to switch a stack's provider behind its back (exit 1, naming `pulumi stack change-secrets-provider`); TestKMSSecretsProviderFleet runs this up on such a fleet, after `sim kms create --alias cells`"},
 	{example: "cellctl undrain cell-d --dry-run", before: "cellctl drain cell-d --now",
 		reason: "undrain's examples bring back a drained cell-d; the demo fleet's is active"},
 	{example: "cellctl destroy cell-d", before: "cellctl drain cell-d --now", exit: exitCode(1),
