@@ -53,24 +53,10 @@ func oneJSON(t *testing.T, stdout string, v any) {
 	}
 }
 
-// demoTableV1 is the demo fleet's routing table as first committed: the
-// diff tests pin exact counts against it, whatever the fleet's
-// stacks/routing.json holds today.
-const demoTableV1 = `{
-  "version": 1,
-  "buckets": 1024,
-  "cells": {
-    "cell-a": {"state": "active", "weight": 1, "buckets": ["0-255"]},
-    "cell-b": {"state": "active", "weight": 1, "buckets": ["256-511"]},
-    "cell-c": {"state": "active", "weight": 1, "buckets": ["512-767"]},
-    "cell-d": {"state": "active", "weight": 1, "buckets": ["768-1023"]}
-  },
-  "overrides": [
-    {"tenant": "acme", "cell": "cell-b", "state": "active"},
-    {"tenant": "globex", "cell": "cell-a", "state": "migrating", "target": "cell-c", "write_mode": "reject_with_503"}
-  ]
-}
-`
+// demoTableV1 (testdata/routing/demo_v1.json) is the demo fleet's routing
+// table as first committed: the diff tests pin exact counts against it,
+// whatever the fleet's stacks/routing.json holds today.
+const demoTableV1 = "../../../testdata/routing/demo_v1.json"
 
 // writeTables writes demoTableV1 and edit(demoTableV1) to a temp dir and
 // returns their paths (old, new).
@@ -78,7 +64,11 @@ func writeTables(t *testing.T, edit func(*router.Table) *router.Table) (string, 
 	t.Helper()
 	dir := t.TempDir()
 	oldPath, newPath := filepath.Join(dir, "old.json"), filepath.Join(dir, "new.json")
-	if err := os.WriteFile(oldPath, []byte(demoTableV1), 0o644); err != nil {
+	data, err := os.ReadFile(demoTableV1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(oldPath, data, 0o644); err != nil {
 		t.Fatal(err)
 	}
 	old, err := router.Load(oldPath)

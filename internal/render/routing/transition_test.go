@@ -9,7 +9,7 @@ import (
 )
 
 func TestPrintTransition(t *testing.T) {
-	table, err := router.Parse("routing.json", []byte(transitionTable))
+	table, err := router.Load("../../../testdata/routing/demo_v1.json") // the demo fleet's table as first committed
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -64,20 +64,3 @@ cell-d  active             256 → 341  256 → 341  512*      50.0% → 66.6%
 		}
 	}
 }
-
-// transitionTable is the demo fleet's routing table as first committed.
-const transitionTable = `{
-  "version": 1,
-  "buckets": 1024,
-  "cells": {
-    "cell-a": {"state": "active", "weight": 1, "buckets": ["0-255"]},
-    "cell-b": {"state": "active", "weight": 1, "buckets": ["256-511"]},
-    "cell-c": {"state": "active", "weight": 1, "buckets": ["512-767"]},
-    "cell-d": {"state": "active", "weight": 1, "buckets": ["768-1023"]}
-  },
-  "overrides": [
-    {"tenant": "acme", "cell": "cell-b", "state": "active"},
-    {"tenant": "globex", "cell": "cell-a", "state": "migrating", "target": "cell-c", "write_mode": "reject_with_503"}
-  ]
-}
-`
