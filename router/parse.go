@@ -85,21 +85,10 @@ func specFromNode(file string, root *yaml.Node, p *positions, errs *diag.List) S
 	for _, kv := range pairs(file, "", "", root, errs) {
 		key, v := kv.Key.Value, kv.Value
 		have[key] = true
+		if headerField(file, kv, p, &s, errs) {
+			continue
+		}
 		switch key {
-		case "version":
-			p.version = kv.Key.Line
-			n, ok := intNode(file, "version", "a positive integer", v, errs)
-			if !ok {
-				p.markBad("version")
-			}
-			s.Version = n
-		case "generated_at":
-			p.generatedAt = kv.Key.Line
-			v, ok := stringNode(file, "generated_at", "an RFC 3339 time like \"2026-05-01T12:00:00Z\"", v, errs)
-			if !ok {
-				p.markBad("generated_at")
-			}
-			s.GeneratedAt = v
 		case "buckets":
 			p.buckets = kv.Key.Line
 			n, ok := intNode(file, "buckets", fmt.Sprintf("an integer from 1 to %d", MaxBuckets), v, errs)
@@ -322,6 +311,30 @@ func stringNode(file, field, allowed string, n *yaml.Node, errs *diag.List) (str
 }
 
 // pairs is diag.Pairs with the kind error in JSON terms.
+// headerField reads a key both table shapes (cellctl's and the seeds')
+// share — version, generated_at — into s; false when kv is neither.
+func headerField(file string, kv diag.Pair, p *positions, s *Spec, errs *diag.List) bool {
+	switch kv.Key.Value {
+	case "version":
+		p.version = kv.Key.Line
+		n, ok := intNode(file, "version", "a positive integer", kv.Value, errs)
+		if !ok {
+			p.markBad("version")
+		}
+		s.Version = n
+	case "generated_at":
+		p.generatedAt = kv.Key.Line
+		t, ok := stringNode(file, "generated_at", "an RFC 3339 time like \"2026-05-01T12:00:00Z\"", kv.Value, errs)
+		if !ok {
+			p.markBad("generated_at")
+		}
+		s.GeneratedAt = t
+	default:
+		return false
+	}
+	return true
+}
+
 func pairs(file, field, what string, n *yaml.Node, errs *diag.List) []diag.Pair {
 	if n.Kind != yaml.MappingNode {
 		errs.Add(file, n.Line, field, "must be an object %s; got %s", what, kindName(n))

@@ -62,21 +62,10 @@ func specFromSeed(file string, root *yaml.Node, p *positions, errs *diag.List) S
 	for _, kv := range pairs(file, "", "", root, errs) {
 		key, v := kv.Key.Value, kv.Value
 		have[key] = true
+		if headerField(file, kv, p, &s, errs) {
+			continue
+		}
 		switch key {
-		case "version":
-			p.version = kv.Key.Line
-			n, ok := intNode(file, "version", "a positive integer", v, errs)
-			if !ok {
-				p.markBad("version")
-			}
-			s.Version = n
-		case "generated_at":
-			p.generatedAt = kv.Key.Line
-			t, ok := stringNode(file, "generated_at", "an RFC 3339 time like \"2026-05-01T12:00:00Z\"", v, errs)
-			if !ok {
-				p.markBad("generated_at")
-			}
-			s.GeneratedAt = t
 		case "default_cell":
 			defaultLine = kv.Key.Line
 			id, ok := stringNode(file, "default_cell", "the id of the cell that serves every tenant without an assignment", v, errs)
