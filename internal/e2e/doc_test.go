@@ -110,19 +110,7 @@ var docExceptions = []docException{
 func tableVersion(v int) func(t *testing.T, dir string) {
 	return func(t *testing.T, dir string) {
 		t.Helper()
-		path := filepath.Join(dir, "stacks", "routing.json")
-		data, err := os.ReadFile(path)
-		if err != nil {
-			t.Fatal(err)
-		}
-		m := versionRe.FindSubmatchIndex(data)
-		if m == nil {
-			t.Fatalf("%s has no version", path)
-		}
-		out := append(append(append([]byte{}, data[:m[2]]...), strconv.Itoa(v)...), data[m[3]:]...)
-		if err := os.WriteFile(path, out, 0o644); err != nil {
-			t.Fatal(err)
-		}
+		setTableVersion(t, dir, func(int) int { return v })
 	}
 }
 
