@@ -3,23 +3,40 @@ package layers
 import (
 	"bufio"
 	"bytes"
+	"fmt"
 	"os/exec"
 	"sort"
 	"strings"
+	"sync"
 	"testing"
 )
 
+var (
+	listOnce sync.Once
+	listed   map[string][]string
+	listErr  error
+)
+
 // modulePackages lists every package of the module with the module's
-// packages it imports (production code only: tests may reach across).
+// packages it imports (production code only: tests may reach across),
+// from one `go list` shared by the tests.
 func modulePackages(t *testing.T) map[string][]string {
 	t.Helper()
+	listOnce.Do(func() { listed, listErr = goList() })
+	if listErr != nil {
+		t.Fatal(listErr)
+	}
+	return listed
+}
+
+func goList() (map[string][]string, error) {
 	cmd := exec.Command("go", "list", "-f", `{{.ImportPath}} {{join .Imports " "}}`, Module+"/...")
 	cmd.Dir = "../.."
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()
 	if err != nil {
-		t.Fatalf("go list: %v\n%s", err, stderr.String())
+		return nil, fmt.Errorf("go list: %v\n%s", err, stderr.String())
 	}
 	pkgs := map[string][]string{}
 	sc := bufio.NewScanner(bytes.NewReader(out))
@@ -39,9 +56,9 @@ func modulePackages(t *testing.T) map[string][]string {
 		pkgs[rel] = deps
 	}
 	if len(pkgs) < 40 {
-		t.Fatalf("go list found %d packages: it did not see the module", len(pkgs))
+		return nil, fmt.Errorf("go list found %d packages: it did not see the module", len(pkgs))
 	}
-	return pkgs
+	return pkgs, nil
 }
 
 // TestLayers: every package is placed in a layer, and none imports a
