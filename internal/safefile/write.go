@@ -33,16 +33,41 @@ func WriteChecked(path string, data []byte, perm fs.FileMode, before func() erro
 }
 
 func write(path string, data []byte, perm fs.FileMode, durable bool, before func() error) (err error) {
-	dir := filepath.Dir(path)
-	tmp, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp-*")
+	tmp, err := complete(path, data, perm, durable)
 	if err != nil {
 		return err
 	}
 	defer func() {
 		if err != nil {
-			_ = os.Remove(tmp.Name())
+			_ = os.Remove(tmp)
 		}
 	}()
+	if before != nil {
+		if err = before(); err != nil {
+			return err
+		}
+	}
+	if err = os.Rename(tmp, path); err != nil {
+		return err
+	}
+	if durable {
+		if d, derr := os.Open(filepath.Dir(path)); derr == nil {
+			// The rename is durable once the directory is: best effort,
+			// as some filesystems refuse to sync a directory.
+			_ = d.Sync()
+			_ = d.Close()
+		}
+	}
+	return nil
+}
+
+// complete writes data with perm to a new temporary file beside path and
+// returns its name; nothing is left behind when it fails.
+func complete(path string, data []byte, perm fs.FileMode, durable bool) (string, error) {
+	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp-*")
+	if err != nil {
+		return "", err
+	}
 	_, err = tmp.Write(data)
 	if err == nil {
 		err = tmp.Chmod(perm)
@@ -54,25 +79,10 @@ func write(path string, data []byte, perm fs.FileMode, durable bool, before func
 		err = cerr
 	}
 	if err != nil {
-		return err
+		_ = os.Remove(tmp.Name())
+		return "", err
 	}
-	if before != nil {
-		if err = before(); err != nil {
-			return err
-		}
-	}
-	if err = os.Rename(tmp.Name(), path); err != nil {
-		return err
-	}
-	if durable {
-		if d, derr := os.Open(dir); derr == nil {
-			// The rename is durable once the directory is: best effort,
-			// as some filesystems refuse to sync a directory.
-			_ = d.Sync()
-			_ = d.Close()
-		}
-	}
-	return nil
+	return tmp.Name(), nil
 }
 
 // Create makes path with data only if nothing is at path yet: the content
@@ -80,25 +90,12 @@ func write(path string, data []byte, perm fs.FileMode, durable bool, before func
 // appears whole or not at all, and when processes race exactly one wins;
 // the others get an error satisfying errors.Is(err, fs.ErrExist).
 func Create(path string, data []byte, perm fs.FileMode) error {
-	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp-*")
+	tmp, err := complete(path, data, perm, true)
 	if err != nil {
 		return err
 	}
-	defer os.Remove(tmp.Name())
-	_, err = tmp.Write(data)
-	if err == nil {
-		err = tmp.Chmod(perm)
-	}
-	if err == nil {
-		err = tmp.Sync()
-	}
-	if cerr := tmp.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		return err
-	}
+	defer os.Remove(tmp)
 	// link(2) fails with EEXIST when path exists: the filesystem decides
 	// the race.
-	return os.Link(tmp.Name(), path)
+	return os.Link(tmp, path)
 }
