@@ -373,6 +373,7 @@ func TestValidation(t *testing.T) {
 		{"bucket ip", tBucket, resource.PropertyMap{"bucket": pv("192.168.1.1")}, "bucket", "IP address"},
 		{"lambda runtime", tFunction, with(tFunction, "runtime", "nodejs8.10"), "runtime", "one of"},
 		{"lambda memory", tFunction, with(tFunction, "memorySize", 64), "memorySize", "range"},
+		{"lambda description", tFunction, with(tFunction, "description", strings.Repeat("d", 257)), "description", "longer than 256"},
 		{"cf forbidden header", tDistribution, with(tDistribution, "origins", []any{map[string]any{"originId": "o", "domainName": "x", "customHeaders": []any{map[string]any{"name": "Host", "value": "x"}}}}), "origins[0].customHeaders[0].name", "does not allow"},
 		{"cf unknown origin", tDistribution, with(tDistribution, "origins", []any{map[string]any{"originId": "other", "domainName": "x"}}), "defaultCacheBehavior.targetOriginId", "NoSuchOrigin"},
 		{"listener rule header", tListenerRule, with(tListenerRule, "conditions", []any{map[string]any{"httpHeader": map[string]any{"httpHeaderName": "X Cell", "values": []any{"a"}}}}), "conditions[0].httpHeader.httpHeaderName", "invalid HTTP header"},

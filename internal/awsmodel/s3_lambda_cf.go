@@ -229,6 +229,10 @@ func init() {
 			v.enum("packageType", "Zip", "Image")
 			v.intRange("memorySize", 128, 10240)
 			v.intRange("timeout", 1, 900)
+			// Lambda API Reference, CreateFunction / UpdateFunctionConfiguration:
+			// Description, "Length Constraints: Minimum length of 0. Maximum
+			// length of 256." (the router's names its routing table).
+			v.name("description", 256, nil, "")
 			if !v.has("code") && !v.has("imageUri") && !v.has("s3Bucket") {
 				v.fail("code", "one of `code,imageUri,s3Bucket` must be specified")
 			}
