@@ -29,7 +29,7 @@ import (
 // like any others: a slot only matches when the tenant id is equal.
 type ovIndex struct {
 	bloom      []uint64 // a power of two long
-	bloomShift uint     // 64 - log2(len(bloom)); 64 when there is no override
+	bloomShift uint     // 64 - log2(len(bloom)), at most 63: the filter has at least two words
 	slots      []ovSlot // empty when there is no override
 	arena      string   // the middle bytes ([8:n-8]) of tenant ids longer than 16, back to back
 }
@@ -86,9 +86,9 @@ func le32(s string) uint32 {
 func newOvIndex(ovs []Override, hash func(i int) uint64, cell func(i int) cellIndex) ovIndex {
 	n := len(ovs)
 	if n == 0 {
-		return ovIndex{bloom: make([]uint64, 1), bloomShift: 64}
+		return ovIndex{bloom: make([]uint64, 2), bloomShift: 63}
 	}
-	words := 1
+	words := 2
 	for words*64 < n*ovBloomBitsPerOv {
 		words <<= 1
 	}
@@ -157,7 +157,7 @@ func (x *ovIndex) bloomAt(key uint64) (word uint64, mask uint64) {
 	m := (key ^ key>>32) * ovBloomMul
 	// The top bits pick the word (at most 22 of them: MaxOverrides*32/64
 	// words), bits 20 to 29 the pattern.
-	return m >> x.bloomShift, bloomPatterns[m>>20&1023]
+	return m >> (x.bloomShift & 63), bloomPatterns[m>>20&1023]
 }
 
 // bloomPatterns are 1024 masks of four distinct bits, drawn once.

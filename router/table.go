@@ -228,7 +228,8 @@ func (t *Table) Route(tenant string) (r Route) {
 func (t *Table) lookup(tenant string) (h uint64, bucket int, cell cellIndex, override int) {
 	// The filter's word is loaded first (filterKey, inline): its latency
 	// overlaps the hash.
-	var word, mask uint64
+	// Without overrides the filter is skipped: word&mask != mask.
+	word, mask := uint64(0), uint64(1)
 	if !t.noOverrides {
 		var k uint64
 		if n := len(tenant); n > 16 {
@@ -242,8 +243,13 @@ func (t *Table) lookup(tenant string) (h uint64, bucket int, cell cellIndex, ove
 		w, bits := t.ov.bloomAt(k)
 		word, mask = t.ov.bloom[w], bits
 	}
-	h, ok := hashTenant(tenant)
-	if !ok {
+	// hashTenant, with fnvScan inline: a call would spill the filter's
+	// word.
+	if len(tenant) == 0 || len(tenant) > MaxTenantBytes {
+		return 0, -1, 0, -1
+	}
+	h, unusual := fnvScan(tenant)
+	if unusual&0x100 != 0 && !validRunes(tenant) {
 		return 0, -1, 0, -1
 	}
 	if t.pow2 {
@@ -252,7 +258,7 @@ func (t *Table) lookup(tenant string) (h uint64, bucket int, cell cellIndex, ove
 		bucket = int(h % uint64(len(t.bucketCell)))
 	}
 	cell = t.bucketCell[bucket]
-	if t.noOverrides || word&mask != mask {
+	if word&mask != mask {
 		return h, bucket, cell, -1
 	}
 	if c, i := t.ov.find(h, tenant); i >= 0 {

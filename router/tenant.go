@@ -145,19 +145,28 @@ func hashTenant(tenant string) (h uint64, ok bool) {
 	if len(tenant) == 0 || len(tenant) > MaxTenantBytes {
 		return 0, false
 	}
+	h, unusual := fnvScan(tenant)
+	return h, unusual&0x100 == 0 || validRunes(tenant)
+}
+
+// fnvScan is the FNV-1a hash of tenant and, in bit 8 of unusual, whether
+// a byte is outside '!'..'~' (then validRunes decides). Small enough to
+// inline, so Table.lookup runs it without a call.
+func fnvScan(tenant string) (h uint64, unusual uint32) {
 	h = fnvOffset64
 	// c-0x21 (mod 256) is ≥ 0x5E exactly for bytes outside '!'..'~';
 	// adding 0xA2 then carries into bit 8.
-	var unusual uint32
 	for i := 0; i < len(tenant); i++ {
 		c := tenant[i]
 		unusual |= uint32(c-0x21) + 0xA2
 		h = (h ^ uint64(c)) * fnvPrime64
 	}
-	if unusual&0x100 != 0 {
-		if at, _, _ := firstBadRune(tenant); at >= 0 {
-			return h, false
-		}
-	}
-	return h, true
+	return h, unusual
+}
+
+// validRunes reports whether tenant has no forbidden character and is
+// valid UTF-8.
+func validRunes(tenant string) bool {
+	at, _, _ := firstBadRune(tenant)
+	return at < 0
 }

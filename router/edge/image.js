@@ -78,7 +78,11 @@ function isDNSName(s) {
 
 // readImage checks the image in bytes (a Uint8Array the caller gives up:
 // words are decoded in place) and returns its lookup structures.
+const LITTLE_ENDIAN = new Uint8Array(new Uint32Array([1]).buffer)[0] === 1;
+
 function readImage(bytes) {
+  // Typed arrays use the machine's byte order; Lambda@Edge runs x86_64.
+  if (!LITTLE_ENDIAN) fail('this handler reads routing images on little-endian machines only');
   if (!(bytes instanceof Uint8Array)) fail('not a byte array');
   if (bytes.byteOffset % 4 !== 0) bytes = new Uint8Array(bytes); // typed word views need alignment
   const n = bytes.length;

@@ -77,6 +77,9 @@ with local tools:
 
   node -e "require('./DIR/index.js').handler(event).then(console.log)"
 
+--table FILE packages another routing table (cellctl's shape or the seeds'
+routing contract) with the fleet's settings.
+
 The package is built by the same function the router program calls, from
 stacks/routing.json (or --table FILE) and the router stack's settings
 (cells:tenantHeader or cells:tenantFrom, the viewer domains, each cell's
@@ -85,8 +88,8 @@ name every cell stack exports as dnsName and the router stack reads. The
 package is checked as the edge checks it at cold start and its image read
 back against the table before anything is written. Writes nothing else and
 changes no stack.`,
-		Example: `  cellctl router package /tmp/edge
-  cellctl router package /tmp/edge --table /tmp/big-routing.json -o json`,
+		Example: `  cellctl router package edge-package
+  cellctl router package edge-package --table stacks/routing.json -o json`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			o.OutDir = args[0]
