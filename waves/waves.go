@@ -161,6 +161,9 @@ type Plan struct {
 	// Gate is the fleet gate (waves.yaml's top-level gate over the defaults).
 	Gate  Gate
 	Waves []Wave
+	// listKey is the file's key of the list: "waves", or "stages" for the
+	// pipeline shape (so problems name the file's own fields).
+	listKey string
 }
 
 // Wave is a set of cells deployed together.
@@ -174,10 +177,17 @@ type Wave struct {
 	Parallel int
 	// Gate is the fleet gate with this wave's overrides applied.
 	Gate Gate
+	// Delay is a wait before the wave starts (the pipeline shape's
+	// `delay`): the rollout holds for it after the previous wave passed.
+	Delay time.Duration
 	// Line is where the wave starts in waves.yaml.
 	Line int
 
 	cellLines []int
+	// The pipeline shape's depends_on, checked against the order.
+	dependsOn   []string
+	dependsLine int
+	dependsSet  bool
 }
 
 var namePattern = regexp.MustCompile(`^[a-z0-9][a-z0-9-]{0,62}$`)
@@ -194,7 +204,8 @@ func Parse(file string, data []byte) (*Plan, error) {
 	defBake := DefaultBake
 	defBakeLine, defBakeField := 0, ""
 	base := DefaultGate()
-	var wavesNode, gateNode *yaml.Node
+	var wavesNode, gateNode, stagesNode *yaml.Node
+	stagesLine := 0
 	for _, p := range diag.Pairs(file, "", root, &errs) {
 		switch p.Key.Value {
 		case "defaults":
@@ -216,16 +227,29 @@ func Parse(file string, data []byte) (*Plan, error) {
 			gateNode = p.Value
 		case "waves":
 			wavesNode = p.Value
+		case "stages":
+			stagesNode, stagesLine = p.Value, p.Key.Line
 		default:
-			errs.Add(file, p.Key.Line, p.Key.Value, "unknown key (allowed: defaults, gate, waves)")
+			errs.Add(file, p.Key.Line, p.Key.Value, "unknown key (allowed: defaults, gate, waves, stages)")
 		}
 	}
 	if gateNode != nil {
 		base = parseGate(file, "gate", gateNode, base, &errs)
 	}
 	plan.Gate = base
+	if stagesNode != nil {
+		if wavesNode != nil {
+			errs.Add(file, stagesLine, "stages", "set together with waves: write the rollout once, as waves (cellctl's shape) or as stages (the pipeline shape)")
+			return nil, errs.Err()
+		}
+		plan.Waves, plan.listKey = parseStages(file, stagesNode, defBake, base, &errs), "stages"
+		if err := errs.Err(); err != nil {
+			return nil, err
+		}
+		return plan, nil
+	}
 	if wavesNode == nil {
-		errs.Add(file, root.Line, "waves", "missing: list the waves in rollout order, e.g. waves: [{name: canary, cells: [cell-a]}]")
+		errs.Add(file, root.Line, "waves", "missing: list the waves in rollout order, e.g. waves: [{name: canary, cells: [cell-a]}] (or the pipeline shape, stages:)")
 		return nil, errs.Err()
 	}
 	if wavesNode.Kind != yaml.SequenceNode {
@@ -248,33 +272,10 @@ func Parse(file string, data []byte) (*Plan, error) {
 			switch p.Key.Value {
 			case "name":
 				sawName = true
-				if p.Value.Kind != yaml.ScalarNode || !namePattern.MatchString(p.Value.Value) {
-					errs.Add(file, p.Value.Line, kf, "must be a name of lowercase letters, digits and hyphens (1–63), got %s", diag.KindName(p.Value))
-					continue
-				}
-				if first, dup := names[p.Value.Value]; dup {
-					errs.Add(file, p.Value.Line, kf, "duplicate wave name %q (first used on line %d)", p.Value.Value, first)
-					continue
-				}
-				names[p.Value.Value] = p.Value.Line
-				w.Name = p.Value.Value
+				parseName(file, kf, "wave", p.Value, names, &w, &errs)
 			case "cells":
 				sawCells = true
-				if p.Value.Kind != yaml.SequenceNode {
-					errs.Add(file, p.Value.Line, kf, "must be a list of cell ids, got %s", diag.KindName(p.Value))
-					continue
-				}
-				if len(p.Value.Content) == 0 {
-					errs.Add(file, p.Value.Line, kf, "is empty: a wave needs at least one cell")
-				}
-				for j, cn := range p.Value.Content {
-					if cn.Kind != yaml.ScalarNode || cn.ShortTag() != "!!str" || cn.Value == "" {
-						errs.Add(file, cn.Line, fmt.Sprintf("%s[%d]", kf, j), "must be a cell id, got %s", diag.KindName(cn))
-						continue
-					}
-					w.Cells = append(w.Cells, cn.Value)
-					w.cellLines = append(w.cellLines, cn.Line)
-				}
+				parseCells(file, kf, "a wave", p.Value, &w, &errs)
 			case "bake":
 				if b, ok := parseBake(file, kf, p.Value, &errs); ok {
 					w.Bake, bakeLine, bakeField = b, p.Value.Line, kf
@@ -289,16 +290,7 @@ func Parse(file string, data []byte) (*Plan, error) {
 					continue
 				}
 				parallelKey = p.Key.Value
-				var n int
-				if p.Value.Kind != yaml.ScalarNode || p.Value.ShortTag() != "!!int" || p.Value.Decode(&n) != nil || n < 0 {
-					errs.Add(file, p.Value.Line, kf, "must be a whole number ≥ 0 (0 means every cell of the wave at once), got %s", diag.KindName(p.Value))
-					continue
-				}
-				if !diag.DecimalInt.MatchString(p.Value.Value) {
-					errs.Add(file, p.Value.Line, kf, "must be a whole number ≥ 0, %s, got %s", diag.DecimalHint, diag.Echo(p.Value.Value))
-					continue
-				}
-				w.Parallel = n
+				parseParallel(file, kf, p.Value, &w, &errs)
 			default:
 				errs.Add(file, p.Key.Line, kf, "unknown key (allowed: name, cells, bake, gate, gates, max_parallel, parallel)")
 			}
@@ -311,14 +303,10 @@ func Parse(file string, data []byte) (*Plan, error) {
 		if waveGateNode != nil {
 			w.Gate = parseGate(file, field+".gate", waveGateNode, w.Gate, &errs)
 		}
-		if w.Bake < w.Gate.Poll {
-			// The gate polls every Poll: a shorter bake ends before its
-			// first reading.
-			if bakeField == "" {
-				bakeLine, bakeField = wn.Line, field+".bake"
-			}
-			errs.Add(file, bakeLine, bakeField, "%s is shorter than the gate's poll (%s) of wave %s: a bake must cover at least one poll", w.Bake, w.Gate.Poll, w.Name)
+		if bakeField == "" {
+			bakeLine, bakeField = wn.Line, field+".bake"
 		}
+		checkBakeCoversPoll(file, bakeLine, bakeField, "wave", &w, &errs)
 		if wn.Kind == yaml.MappingNode {
 			if !sawName {
 				errs.Add(file, wn.Line, field+".name", "missing: every wave needs a name")
@@ -333,6 +321,61 @@ func Parse(file string, data []byte) (*Plan, error) {
 		return nil, err
 	}
 	return plan, nil
+}
+
+// parseName reads a wave's (or stage's) name, unique among names.
+func parseName(file, field, what string, n *yaml.Node, names map[string]int, w *Wave, errs *diag.List) {
+	if n.Kind != yaml.ScalarNode || !namePattern.MatchString(n.Value) {
+		errs.Add(file, n.Line, field, "must be a name of lowercase letters, digits and hyphens (1–63), got %s", diag.KindName(n))
+		return
+	}
+	if first, dup := names[n.Value]; dup {
+		errs.Add(file, n.Line, field, "duplicate %s name %q (first used on line %d)", what, n.Value, first)
+		return
+	}
+	names[n.Value] = n.Line
+	w.Name = n.Value
+}
+
+// parseCells reads the list of cell ids a wave (or stage) changes.
+func parseCells(file, field, what string, n *yaml.Node, w *Wave, errs *diag.List) {
+	if n.Kind != yaml.SequenceNode {
+		errs.Add(file, n.Line, field, "must be a list of cell ids, got %s", diag.KindName(n))
+		return
+	}
+	if len(n.Content) == 0 {
+		errs.Add(file, n.Line, field, "is empty: %s needs at least one cell", what)
+	}
+	for j, cn := range n.Content {
+		if cn.Kind != yaml.ScalarNode || cn.ShortTag() != "!!str" || cn.Value == "" {
+			errs.Add(file, cn.Line, fmt.Sprintf("%s[%d]", field, j), "must be a cell id, got %s", diag.KindName(cn))
+			continue
+		}
+		w.Cells = append(w.Cells, cn.Value)
+		w.cellLines = append(w.cellLines, cn.Line)
+	}
+}
+
+// parseParallel reads max_parallel.
+func parseParallel(file, field string, n *yaml.Node, w *Wave, errs *diag.List) {
+	var v int
+	if n.Kind != yaml.ScalarNode || n.ShortTag() != "!!int" || n.Decode(&v) != nil || v < 0 {
+		errs.Add(file, n.Line, field, "must be a whole number ≥ 0 (0 means every cell of the wave at once), got %s", diag.KindName(n))
+		return
+	}
+	if !diag.DecimalInt.MatchString(n.Value) {
+		errs.Add(file, n.Line, field, "must be a whole number ≥ 0, %s, got %s", diag.DecimalHint, diag.Echo(n.Value))
+		return
+	}
+	w.Parallel = v
+}
+
+// checkBakeCoversPoll: the gate polls every Poll, so a shorter bake ends
+// before its first reading.
+func checkBakeCoversPoll(file string, line int, field, what string, w *Wave, errs *diag.List) {
+	if w.Bake < w.Gate.Poll {
+		errs.Add(file, line, field, "%s is shorter than the gate's poll (%s) of %s %s: a bake must cover at least one poll", w.Bake, w.Gate.Poll, what, w.Name)
+	}
 }
 
 var unquotedCondition = regexp.MustCompile(`:\s*>=?\s*[0-9]`)
@@ -368,29 +411,10 @@ func parseGate(file, field string, n *yaml.Node, base Gate, errs *diag.List) Gat
 					errs.Add(file, e.Key.Line, ef, "unknown signal (allowed: %s)", strings.Join(signal.Names(), ", "))
 					continue
 				}
-				if e.Value.Kind != yaml.ScalarNode || e.Value.ShortTag() == "!!null" {
-					errs.Add(file, e.Value.Line, ef, "must be %s, got %s", sig.Describe, diag.KindName(e.Value))
-					continue
-				}
-				th, err := sig.Parse(e.Value.Value)
-				if err != nil {
-					errs.Add(file, e.Value.Line, ef, "%v", err)
-					continue
-				}
-				g.PromoteIf.Set(sig.Name, th)
-				g.PromoteIfLines[sig.Name] = e.Value.Line
+				setThreshold(file, ef, sig.Name, e.Value, &g, errs)
 			}
 		case "min_requests":
-			var v int
-			if p.Value.Kind != yaml.ScalarNode || p.Value.ShortTag() != "!!int" || p.Value.Decode(&v) != nil || v < 0 || v > MaxMinRequests {
-				errs.Add(file, p.Value.Line, kf, "must be a whole number of requests ≥ 0 (fewer requests in a bake is inconclusive), got %s", diag.KindName(p.Value))
-				continue
-			}
-			if !diag.DecimalInt.MatchString(p.Value.Value) {
-				errs.Add(file, p.Value.Line, kf, "must be a whole number of requests ≥ 0, %s, got %s", diag.DecimalHint, diag.Echo(p.Value.Value))
-				continue
-			}
-			g.MinRequests = v
+			parseMinRequests(file, kf, p.Value, &g, errs)
 		case "poll":
 			d, ok := parseDuration(file, kf, p.Value, errs)
 			if !ok {
@@ -418,6 +442,20 @@ func parseGate(file, field string, n *yaml.Node, base Gate, errs *diag.List) Gat
 		}
 	}
 	return g
+}
+
+// parseMinRequests reads min_requests into g.
+func parseMinRequests(file, field string, n *yaml.Node, g *Gate, errs *diag.List) {
+	var v int
+	if n.Kind != yaml.ScalarNode || n.ShortTag() != "!!int" || n.Decode(&v) != nil || v < 0 || v > MaxMinRequests {
+		errs.Add(file, n.Line, field, "must be a whole number of requests ≥ 0 (fewer requests in a bake is inconclusive), got %s", diag.KindName(n))
+		return
+	}
+	if !diag.DecimalInt.MatchString(n.Value) {
+		errs.Add(file, n.Line, field, "must be a whole number of requests ≥ 0, %s, got %s", diag.DecimalHint, diag.Echo(n.Value))
+		return
+	}
+	g.MinRequests = v
 }
 
 func parseDuration(file, field string, n *yaml.Node, errs *diag.List) (time.Duration, bool) {
@@ -512,7 +550,7 @@ func (p *Plan) Validate(cells []string) error {
 	placed := map[string]place{}
 	for i, w := range p.Waves {
 		for j, c := range w.Cells {
-			field := fmt.Sprintf("waves[%d].cells[%d]", i, j)
+			field := fmt.Sprintf("%s[%d].cells[%d]", p.key(), i, j)
 			line := w.CellLine(j)
 			if !known[c] {
 				errs.Add(p.File, line, field, "unknown cell %q (cells of this fleet: %s)", c, knownList)
@@ -531,10 +569,17 @@ func (p *Plan) Validate(cells []string) error {
 	}
 	for _, c := range sorted {
 		if _, ok := placed[c]; !ok {
-			errs.Add(p.File, 0, "waves", "cell %q is in no wave: add it to one so deploys reach it", c)
+			errs.Add(p.File, 0, p.key(), "cell %q is in no wave: add it to one so deploys reach it", c)
 		}
 	}
 	return errs.Err()
+}
+
+func (p *Plan) key() string {
+	if p.listKey == "" {
+		return "waves"
+	}
+	return p.listKey
 }
 
 // CellLine is the waves.yaml line of the wave's j-th cell (0 when unknown).

@@ -25,6 +25,7 @@ type WaveDescription struct {
 	Name           string                   `json:"name"`
 	Cells          []CellDescription        `json:"cells"`
 	Bake           time.Duration            `json:"bake"`
+	Delay          time.Duration            `json:"delay,omitempty"`
 	Poll           time.Duration            `json:"poll"`
 	MaxParallel    int                      `json:"maxParallel,omitempty"`
 	Gate           string                   `json:"gate,omitempty"`
@@ -37,7 +38,8 @@ type WaveDescription struct {
 	// Changed counts the cells that change (the others do not bake).
 	Changed int `json:"changed"`
 	// Expected is the wave's expected wall time: its update rounds
-	// (⌈changed / max_parallel⌉ × the update estimate) plus its bake; 0
+	// (⌈changed / max_parallel⌉ × the update estimate) plus its bake and
+	// delay; 0
 	// when nothing changes.
 	Expected time.Duration `json:"expected"`
 }
@@ -82,7 +84,7 @@ func Describe(ctx context.Context, u CurrentReader, plan Plan, updateEstimate ti
 	haveExposure := true
 	var errs *multierror.Error
 	for _, w := range plan.Waves {
-		wd := WaveDescription{Name: w.Name, Bake: w.Bake, Poll: w.Poll, MaxParallel: w.MaxParallel, Gate: w.Gate,
+		wd := WaveDescription{Name: w.Name, Bake: w.Bake, Delay: w.Delay, Poll: w.Poll, MaxParallel: w.MaxParallel, Gate: w.Gate,
 			OnBreach: w.OnBreach, OnInconclusive: w.OnInconclusive, Exposure: w.Exposure}
 		wd.Cells = make([]CellDescription, len(w.Cells))
 		var g errgroup.Group
@@ -116,7 +118,7 @@ func Describe(ctx context.Context, u CurrentReader, plan Plan, updateEstimate ti
 				per = w.MaxParallel
 			}
 			rounds := (wd.Changed + per - 1) / per
-			wd.Expected = time.Duration(rounds)*updateEstimate + w.Bake
+			wd.Expected = w.Delay + time.Duration(rounds)*updateEstimate + w.Bake
 		}
 		d.Expected += wd.Expected
 		if w.Exposure == nil {

@@ -1312,3 +1312,88 @@ func TestAnUnsettledCellIsUpdatedAlthoughItsConfigurationIsTheDesiredOne(t *test
 		t.Errorf("no note says why cell-b was updated: %v", ev.messages())
 	}
 }
+
+// TestDelayHoldsTheWaveAndResumesWithWhatIsLeft: a wave's delay (the
+// pipeline shape's `delay`) holds its cells unchanged for that long after
+// the wave before it passed; a run stopped during the hold waits only what
+// is left when it is resumed, and an unchanged wave does not wait at all.
+func TestDelayHoldsTheWaveAndResumesWithWhatIsLeft(t *testing.T) {
+	f := newFleet(t)
+	f.plan.Waves[1].Delay = 20 * time.Minute
+	var applied time.Time
+	f.cells.during = func(cell string, cfg CellConfig) {
+		if cell == "cell-b" && applied.IsZero() {
+			applied = f.clock.Now()
+		}
+	}
+	// The first run is stopped (Ctrl-C) while it holds: the hold's clock
+	// never fires, the stop comes when the hold is announced.
+	ctx, cancel := context.WithCancel(context.Background())
+	f.ex.Clock = stuckClock{f.clock, 20 * time.Minute}
+	f.ex.Progress = cancelOn{f.events, "holding", cancel}
+	if _, err := f.ex.Run(ctx, f.plan, f.opts()); !errors.Is(err, context.Canceled) {
+		t.Fatalf("first run: %v, want it stopped during the hold", err)
+	}
+	if !applied.IsZero() {
+		t.Fatal("cell-b changed before its wave's delay")
+	}
+	rec := f.store.record(t, f.plan.ID())
+	until := rec.Waves[1].DelayUntil
+	if want := rec.Waves[0].Finished.Add(20 * time.Minute); until.Before(want) {
+		t.Fatalf("the hold ends %v, before wave-1 finished + 20m (%v)", until, want)
+	}
+	f.clock.Advance(15 * time.Minute) // the operator comes back 15 minutes later
+	f.ex.Clock, f.ex.Progress = f.clock, f.events
+	out, err := f.run(t, f.opts())
+	if err != nil {
+		t.Fatalf("rerun: %v", err)
+	}
+	if applied.Before(until) {
+		t.Errorf("cell-b changed at %v, before the hold ended at %v", applied, until)
+	}
+	if !slices.ContainsFunc(f.events.messages(), func(m string) bool { return strings.Contains(m, "wave-2: holding 5m0s before it starts") }) {
+		t.Errorf("the resumed run did not hold for what was left (5m): %v", f.events.messages())
+	}
+	if out.Record.State != Complete {
+		t.Errorf("rollout %s, want complete", out.Record.State)
+	}
+
+	// Run again with nothing left to change: no hold.
+	f.events = &events{}
+	f.ex.Progress = f.events
+	same := f.plan
+	if _, err := f.ex.Run(context.Background(), same, f.opts()); err != nil {
+		t.Fatal(err)
+	}
+	if slices.ContainsFunc(f.events.messages(), func(m string) bool { return strings.Contains(m, "holding") }) {
+		t.Errorf("a wave with nothing to change held for its delay: %v", f.events.messages())
+	}
+}
+
+// stuckClock is a clock whose waits of one length never end (the test
+// stops the run there).
+type stuckClock struct {
+	*fakeClock
+	stuck time.Duration
+}
+
+func (c stuckClock) After(d time.Duration) <-chan time.Time {
+	if d == c.stuck {
+		return make(chan time.Time)
+	}
+	return c.fakeClock.After(d)
+}
+
+// cancelOn passes events on and cancels when a message contains text.
+type cancelOn struct {
+	next   Progress
+	text   string
+	cancel context.CancelFunc
+}
+
+func (c cancelOn) Event(e Event) {
+	c.next.Event(e)
+	if strings.Contains(e.Message, c.text) {
+		c.cancel()
+	}
+}

@@ -31,6 +31,8 @@ type Wave struct {
 	Name  string        `json:"name"`
 	Cells []string      `json:"cells"`
 	Bake  time.Duration `json:"bake"`
+	// Delay is a wait before the wave's cells change (waves.Wave.Delay).
+	Delay time.Duration `json:"delay,omitempty"`
 	// MaxParallel bounds how many of the wave's cells update at once; 0 is
 	// all of them.
 	MaxParallel int `json:"maxParallel,omitempty"`
@@ -84,6 +86,9 @@ func (p Plan) Validate() error {
 			if _, ok := p.Desired[c]; !ok {
 				errs = multierror.Append(errs, fmt.Errorf("cell %q (wave %q) has no desired configuration", c, w.Name))
 			}
+		}
+		if w.Delay < 0 {
+			errs = multierror.Append(errs, fmt.Errorf("wave %q: delay %s is negative", w.Name, w.Delay))
 		}
 		if w.Bake < 0 {
 			errs = multierror.Append(errs, fmt.Errorf("wave %q: bake %s is negative", w.Name, w.Bake))

@@ -110,9 +110,12 @@ type WaveRecord struct {
 	Cells     []CellRecord `json:"cells"`
 	Started   time.Time    `json:"started,omitzero"`
 	BakeStart time.Time    `json:"bakeStart,omitzero"`
-	Finished  time.Time    `json:"finished,omitzero"`
-	Polls     []Poll       `json:"polls,omitempty"`
-	Breach    *Breach      `json:"breach,omitempty"`
+	// DelayUntil is when the wave's delay ends (a wave with a delay only);
+	// its cells are not touched before.
+	DelayUntil time.Time `json:"delayUntil,omitzero"`
+	Finished   time.Time `json:"finished,omitzero"`
+	Polls      []Poll    `json:"polls,omitempty"`
+	Breach     *Breach   `json:"breach,omitempty"`
 	// Reason explains a halt that is not a breach (inconclusive).
 	Reason string `json:"reason,omitempty"`
 	// History holds earlier attempts of this wave (before a --retry).

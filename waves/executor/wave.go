@@ -49,6 +49,16 @@ func (r *run) wave(ctx context.Context, i int) error {
 			r.emit(Event{Kind: WavePassed, Wave: w.Name, Message: fmt.Sprintf("wave %s: every cell already runs the desired configuration; nothing to bake", w.Name)})
 			return nil
 		}
+		if w.Delay > 0 {
+			// The hold is recorded before it starts, so a run that is
+			// stopped during it waits only what is left.
+			r.j.mu.Lock()
+			wr.DelayUntil = r.clock.Now().UTC().Add(w.Delay)
+			r.j.mu.Unlock()
+			if err := r.save(ctx); err != nil {
+				return err
+			}
+		}
 		return r.update(ctx, w, wr)
 	case WaveUpdating:
 		if r.retried != w.Name {
@@ -66,6 +76,25 @@ func (r *run) wave(ctx context.Context, i int) error {
 		return r.rollback(ctx, w, wr)
 	}
 	return fmt.Errorf("wave %s is %s in the record of rollout %s: cannot continue it", w.Name, state, r.j.rec.ID)
+}
+
+// hold waits out the wave's delay (the pipeline shape's `delay`: a wait
+// before the stage starts) until the time its record says; a run resumed
+// after the hold is over does not wait again.
+func (r *run) hold(ctx context.Context, w Wave, wr *WaveRecord) error {
+	r.j.mu.Lock()
+	left := wr.DelayUntil.Sub(r.clock.Now())
+	r.j.mu.Unlock()
+	if wr.DelayUntil.IsZero() || left <= 0 {
+		return nil
+	}
+	r.emit(Event{Kind: Note, Wave: w.Name, Left: left, Message: fmt.Sprintf("wave %s: holding %s before it starts (its delay)", w.Name, left.Round(time.Second))})
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-r.clock.After(left):
+		return nil
+	}
 }
 
 // begin records what every cell of the wave runs now — read from the cell,
@@ -159,6 +188,9 @@ func (r *run) pendingCells(wr *WaveRecord) []string {
 // most MaxParallel at once. A failed cell does not stop its siblings (a
 // half-started wave is rolled back as a whole anyway); it breaches.
 func (r *run) update(ctx context.Context, w Wave, wr *WaveRecord) error {
+	if err := r.hold(ctx, w, wr); err != nil {
+		return err
+	}
 	cells := r.pendingCells(wr)
 	var (
 		g          errgroup.Group

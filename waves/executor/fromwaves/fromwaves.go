@@ -32,6 +32,7 @@ func Plan(p *waves.Plan, desired map[string]executor.CellConfig, exposure []wave
 			Name:           w.Name,
 			Cells:          append([]string(nil), w.Cells...),
 			Bake:           w.Bake,
+			Delay:          w.Delay,
 			MaxParallel:    w.Parallel,
 			Poll:           w.Gate.Poll,
 			OnBreach:       w.Gate.OnBreach,
