@@ -29,6 +29,7 @@ package waves
 
 import (
 	"fmt"
+	"math"
 	"regexp"
 	"sort"
 	"strings"
@@ -358,16 +359,24 @@ func parseCells(file, field, what string, n *yaml.Node, w *Wave, errs *diag.List
 
 // parseParallel reads max_parallel.
 func parseParallel(file, field string, n *yaml.Node, w *Wave, errs *diag.List) {
+	if v, ok := parseCount(file, field, n, math.MaxInt, "", "0 means every cell of the wave at once", errs); ok {
+		w.Parallel = v
+	}
+}
+
+// parseCount reads a whole number from 0 to max written in decimal; unit
+// ("of requests") and why go into the message.
+func parseCount(file, field string, n *yaml.Node, max int, unit, why string, errs *diag.List) (int, bool) {
 	var v int
-	if n.Kind != yaml.ScalarNode || n.ShortTag() != "!!int" || n.Decode(&v) != nil || v < 0 {
-		errs.Add(file, n.Line, field, "must be a whole number ≥ 0 (0 means every cell of the wave at once), got %s", diag.KindName(n))
-		return
+	if n.Kind != yaml.ScalarNode || n.ShortTag() != "!!int" || n.Decode(&v) != nil || v < 0 || v > max {
+		errs.Add(file, n.Line, field, "must be a whole number%s ≥ 0 (%s), got %s", unit, why, diag.KindName(n))
+		return 0, false
 	}
 	if !diag.DecimalInt.MatchString(n.Value) {
-		errs.Add(file, n.Line, field, "must be a whole number ≥ 0, %s, got %s", diag.DecimalHint, diag.Echo(n.Value))
-		return
+		errs.Add(file, n.Line, field, "must be a whole number%s ≥ 0, %s, got %s", unit, diag.DecimalHint, diag.Echo(n.Value))
+		return 0, false
 	}
-	w.Parallel = v
+	return v, true
 }
 
 // checkBakeCoversPoll: the gate polls every Poll, so a shorter bake ends
@@ -446,16 +455,9 @@ func parseGate(file, field string, n *yaml.Node, base Gate, errs *diag.List) Gat
 
 // parseMinRequests reads min_requests into g.
 func parseMinRequests(file, field string, n *yaml.Node, g *Gate, errs *diag.List) {
-	var v int
-	if n.Kind != yaml.ScalarNode || n.ShortTag() != "!!int" || n.Decode(&v) != nil || v < 0 || v > MaxMinRequests {
-		errs.Add(file, n.Line, field, "must be a whole number of requests ≥ 0 (fewer requests in a bake is inconclusive), got %s", diag.KindName(n))
-		return
+	if v, ok := parseCount(file, field, n, MaxMinRequests, " of requests", "fewer requests in a bake is inconclusive", errs); ok {
+		g.MinRequests = v
 	}
-	if !diag.DecimalInt.MatchString(n.Value) {
-		errs.Add(file, n.Line, field, "must be a whole number of requests ≥ 0, %s, got %s", diag.DecimalHint, diag.Echo(n.Value))
-		return
-	}
-	g.MinRequests = v
 }
 
 func parseDuration(file, field string, n *yaml.Node, errs *diag.List) (time.Duration, bool) {
