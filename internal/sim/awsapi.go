@@ -301,8 +301,8 @@ func (h *apiHandler) describeAlarms(in map[string]any, region string) (map[strin
 		return nil, aerr
 	}
 	var alarms []map[string]any
-	err := h.c.withHealth(func(st *state, _ *healthState, _ time.Time) error {
-		v := newView(st, h.c.s.codec)
+	err := h.c.withAdvanced(func(st *state) error {
+		v := h.c.NewView(st)
 		wanted := map[string]bool{}
 		for _, n := range names {
 			wanted[n] = true
@@ -379,17 +379,17 @@ func metricAlarm(r *record, v *view, a alarmState) map[string]any {
 		var metrics []any
 		for _, x := range qs {
 			q, _ := x.(map[string]any)
-			mq := map[string]any{"Id": str(q["id"]), "ReturnData": q["returnData"] == true}
-			if e := str(q["expression"]); e != "" {
+			mq := map[string]any{"Id": sval(q["id"]), "ReturnData": q["returnData"] == true}
+			if e := sval(q["expression"]); e != "" {
 				mq["Expression"] = e
 			}
-			if l := str(q["label"]); l != "" {
+			if l := sval(q["label"]); l != "" {
 				mq["Label"] = l
 			}
 			if mm, ok := q["metric"].(map[string]any); ok {
 				mq["MetricStat"] = map[string]any{
-					"Metric": map[string]any{"Namespace": str(mm["namespace"]), "MetricName": str(mm["metricName"]), "Dimensions": dimList(strMap(mm["dimensions"]))},
-					"Period": int64(num(mm["period"])), "Stat": str(mm["stat"]),
+					"Metric": map[string]any{"Namespace": sval(mm["namespace"]), "MetricName": sval(mm["metricName"]), "Dimensions": dimList(strMap(mm["dimensions"]))},
+					"Period": int64(num(mm["period"])), "Stat": sval(mm["stat"]),
 				}
 			}
 			metrics = append(metrics, mq)
@@ -424,14 +424,6 @@ func dimList(d map[string]string) []any {
 
 var queryID = regexp.MustCompile(`^[a-z][a-zA-Z0-9_]*$`)
 
-type gmdQuery struct {
-	id, label               string
-	namespace, metric, stat string
-	dims                    map[string]string
-	period                  time.Duration
-	returnData              bool
-}
-
 func parseQueries(in map[string]any) ([]gmdQuery, *apiError) {
 	raw, ok := in["MetricDataQueries"].([]any)
 	if !ok || len(raw) == 0 {
@@ -444,7 +436,7 @@ func parseQueries(in map[string]any) ([]gmdQuery, *apiError) {
 	var qs []gmdQuery
 	for i, x := range raw {
 		q, _ := x.(map[string]any)
-		id := str(q["Id"])
+		id := sval(q["Id"])
 		if !queryID.MatchString(id) {
 			return nil, badParam("The value %q for parameter MetricDataQueries.member.%d.Id is not valid: it must start with a lowercase letter and contain only letters, numbers and underscores.", id, i+1)
 		}
@@ -452,8 +444,8 @@ func parseQueries(in map[string]any) ([]gmdQuery, *apiError) {
 			return nil, badParam("The values for parameter id in MetricDataQueries are not unique.")
 		}
 		seen[id] = true
-		gq := gmdQuery{id: id, label: str(q["Label"]), returnData: q["ReturnData"] != false}
-		if str(q["Expression"]) != "" {
+		gq := gmdQuery{id: id, label: sval(q["Label"]), returnData: q["ReturnData"] != false}
+		if sval(q["Expression"]) != "" {
 			return nil, badParam("MetricDataQueries.member.%d: the simulator does not evaluate metric math expressions in GetMetricData; read the metrics and compute client-side.", i+1)
 		}
 		ms, ok := q["MetricStat"].(map[string]any)
@@ -461,7 +453,7 @@ func parseQueries(in map[string]any) ([]gmdQuery, *apiError) {
 			return nil, badParam("MetricDataQueries.member.%d must have exactly one of MetricStat or Expression.", i+1)
 		}
 		mt, _ := ms["Metric"].(map[string]any)
-		gq.namespace, gq.metric, gq.stat = str(mt["Namespace"]), str(mt["MetricName"]), str(ms["Stat"])
+		gq.namespace, gq.metric, gq.stat = sval(mt["Namespace"]), sval(mt["MetricName"]), sval(ms["Stat"])
 		if gq.namespace == "" || gq.metric == "" {
 			return nil, missingParam(fmt.Sprintf("MetricDataQueries.member.%d.MetricStat.Metric.MetricName", i+1))
 		}
@@ -480,7 +472,7 @@ func parseQueries(in map[string]any) ([]gmdQuery, *apiError) {
 		if ds, ok := mt["Dimensions"].([]any); ok {
 			for _, d := range ds {
 				dm, _ := d.(map[string]any)
-				gq.dims[str(dm["Name"])] = str(dm["Value"])
+				gq.dims[sval(dm["Name"])] = sval(dm["Value"])
 			}
 		}
 		if gq.label == "" {
@@ -528,30 +520,18 @@ func (h *apiHandler) getMetricData(in map[string]any, region string) (map[string
 		pts []metricPoint
 	}
 	var all []flat
-	err := h.c.withHealth(func(st *state, hs *healthState, now time.Time) error {
-		v := newView(st, h.c.s.codec)
-		cells := v.healthCells()
-		for i, q := range qs {
-			f := flat{q: i}
-			ch := cellFor(cells, q.namespace, q.metric, q.dims)
-			if q.namespace == usageNamespace {
-				f.pts = usagePoints(v, q, region, start, end, now)
-			} else if ch != nil && ch.lb.Region == region {
-				f.pts = points(hs.samples(ch, now), q.metric, q.stat, q.period, start, end)
-			} else if ch == nil {
-				f.pts = v.edgePoints(h.c.s.dir, hs, q, region, start, end, now)
-			}
-			if !ascending {
-				for l, r := 0, len(f.pts)-1; l < r; l, r = l+1, r-1 {
-					f.pts[l], f.pts[r] = f.pts[r], f.pts[l]
-				}
-			}
-			all = append(all, f)
-		}
-		return nil
-	})
+	series, err := h.c.metricData(qs, region, start, end)
 	if err != nil {
 		return nil, internal(err)
+	}
+	for i, pts := range series {
+		f := flat{q: i, pts: pts}
+		if !ascending {
+			for l, r := 0, len(f.pts)-1; l < r; l, r = l+1, r-1 {
+				f.pts[l], f.pts[r] = f.pts[r], f.pts[l]
+			}
+		}
+		all = append(all, f)
 	}
 	// Pages of at most MaxDatapoints points, query by query; the token is
 	// the number of points already returned.
@@ -683,8 +663,8 @@ func (h *apiHandler) listQuotas(in map[string]any, region string) (any, *apiErro
 		return nil, noSuchQuota("The request failed because the specified service does not exist.")
 	}
 	var quotas []any
-	err := h.c.s.view(func(st *state, ctl *control) error {
-		account := newView(st, h.c.s.codec).account()
+	err := h.c.Read(func(st *state, ctl *control) error {
+		account := h.c.NewView(st).account()
 		for i := offset; i < len(defs) && i < offset+size; i++ {
 			quotas = append(quotas, h.quotaJSON(defs[i], region, account, ctl.quotaValue(region, defs[i])))
 		}
@@ -711,12 +691,12 @@ func (h *apiHandler) getQuota(in map[string]any, region string, wantDefault bool
 		return nil, noSuchQuota("The request failed because the specified resource does not exist.")
 	}
 	var out map[string]any
-	err := h.c.s.view(func(st *state, ctl *control) error {
+	err := h.c.Read(func(st *state, ctl *control) error {
 		value := q.Default
 		if !wantDefault {
 			value = ctl.quotaValue(region, q)
 		}
-		out = h.quotaJSON(q, region, newView(st, h.c.s.codec).account(), value)
+		out = h.quotaJSON(q, region, h.c.NewView(st).account(), value)
 		return nil
 	})
 	if err != nil {

@@ -146,8 +146,8 @@ func (h *apiHandler) serveQuery(w http.ResponseWriter, r *http.Request, body []b
 	}
 	var result []el
 	var aerr *apiError
-	verr := h.c.s.view(func(st *state, _ *control) error {
-		q := &queryView{view: newView(st, h.c.s.codec), region: region}
+	verr := h.c.Read(func(st *state, _ *control) error {
+		q := &queryView{view: h.c.NewView(st), region: region}
 		result, aerr = q.answer(service, action, in)
 		return nil
 	})
@@ -232,7 +232,7 @@ func (q *queryView) get(r *record, k string) any {
 	return plain(q.outputs(r)[resource.PropertyKey(k)])
 }
 
-func (q *queryView) s(r *record, k string) string { return str(q.get(r, k)) }
+func (q *queryView) s(r *record, k string) string { return sval(q.get(r, k)) }
 
 func matches(f map[string][]string, name, value string) bool {
 	vals, ok := f[name]

@@ -32,7 +32,7 @@ func (h *apiHandler) serveRoute53(w http.ResponseWriter, r *http.Request) {
 	}
 	var name string
 	var known bool
-	if err := h.c.s.view(func(st *state, _ *control) error {
+	if err := h.c.Read(func(st *state, _ *control) error {
 		name, known = st.Zones[id]
 		return nil
 	}); err != nil {

@@ -27,15 +27,15 @@ func usagePoints(v *view, q gmdQuery, region string, start, end, now time.Time) 
 			continue
 		}
 		outs := v.outputs(r)
-		if lt := str(plain(outs["launchType"])); lt != "" && lt != "FARGATE" {
+		if lt := sval(plain(outs["launchType"])); lt != "" && lt != "FARGATE" {
 			continue
 		}
 		tasks := num(plain(outs["desiredCount"]))
-		_, td, ok := v.Lookup(str(plain(outs["taskDefinition"])))
+		_, td, ok := v.Lookup(sval(plain(outs["taskDefinition"])))
 		if !ok || tasks <= 0 {
 			continue
 		}
-		cpu, err := strconv.ParseFloat(str(plain(td["cpu"])), 64)
+		cpu, err := strconv.ParseFloat(sval(plain(td["cpu"])), 64)
 		if err != nil {
 			continue
 		}

@@ -39,6 +39,41 @@ func Open(dir string) (*Cloud, error) {
 // Dir is the cloud's directory.
 func (c *Cloud) Dir() string { return c.s.dir }
 
+// Store is the cloud's directory and its files: the models kept beside
+// the resources (the health model's health.json) read and write through
+// it and key their caches by it, as the resource shards are cached per
+// store.
+func (c *Cloud) Store() *store { return c.s }
+
+// Now is the cloud's clock.
+func (c *Cloud) Now() time.Time { return c.now() }
+
+// SetClock makes the cloud read time from now (the provider's clock).
+func (c *Cloud) SetClock(now func() time.Time) { c.now = now }
+
+// Update runs fn on the cloud under the exclusive lock and saves what it
+// changed; an error discards every change (see store.update).
+func (c *Cloud) Update(fn func(st *state, ctl *control) error) error { return c.s.update(fn) }
+
+// Read runs fn on the cloud under the shared lock; fn must not change
+// anything.
+func (c *Cloud) Read(fn func(st *state, ctl *control) error) error { return c.s.view(fn) }
+
+// NewView is the cloud as awsmodel sees it during the locked operation
+// that holds st.
+func (c *Cloud) NewView(st *state) *view { return newView(st, c.s.codec) }
+
+// EncodeMap is a property map as the cloud stores it (codec.go): secrets
+// encrypted with the cloud's key.
+func (c *Cloud) EncodeMap(m resource.PropertyMap) (map[string]any, error) {
+	return c.s.codec.encodeMap(m)
+}
+
+// DecodeMap is a stored property map decoded.
+func (c *Cloud) DecodeMap(m map[string]any) (resource.PropertyMap, error) {
+	return c.s.codec.decodeMap(m)
+}
+
 // ---- resources ----------------------------------------------------------
 
 // Resources lists live resources matching f, ordered by stack, type, name.
@@ -201,9 +236,10 @@ func (st *state) remove(r *record) {
 	st.touch(r.key())
 }
 
-// Reset empties the cloud: resources, counters, faults, latency rules,
-// quota overrides and health profiles. The secret key stays.
-func (c *Cloud) Reset() error {
+// resetFiles empties the cloud: resources, counters, faults, latency
+// rules, quota overrides, and the files of the models kept beside them
+// that also names (the health model's health.json). The secret key stays.
+func (c *Cloud) resetFiles(also ...string) error {
 	unlock, err := c.s.lock(true)
 	if err != nil {
 		return err
@@ -211,8 +247,7 @@ func (c *Cloud) Reset() error {
 	defer unlock()
 	c.s.invalidate()
 	var errs []error
-	healthCache.Delete(c.s)
-	for _, f := range []string{cloudFile, controlFile, healthFile} { // kms.json stays, as secret.key: stack files encrypted with its keys still decrypt
+	for _, f := range append([]string{cloudFile, controlFile}, also...) { // kms.json stays, as secret.key: stack files encrypted with its keys still decrypt
 		if err := os.Remove(filepath.Join(c.s.dir, f)); err != nil && !errors.Is(err, os.ErrNotExist) {
 			errs = append(errs, err)
 		}
@@ -422,43 +457,6 @@ func (r *record) toAlarm() Alarm {
 	a := r.alarm()
 	return Alarm{Project: r.Project, Stack: r.Stack, Name: r.Name, AlarmName: r.ID, ARN: sval(r.Outputs["arn"]), Region: r.Region,
 		State: a.State, Reason: a.Reason, Updated: a.Updated}
-}
-
-// Alarms lists the metric alarms of a stack or cell ("" for all).
-func (c *Cloud) Alarms(stack string) ([]Alarm, error) {
-	if err := c.AdvanceHealth(); err != nil { // health.go: evaluate alarms up to now
-		return nil, err
-	}
-	var out []Alarm
-	err := c.s.view(func(st *state, _ *control) error {
-		for _, r := range st.Resources {
-			if r.Type == typeAlarm && matchStack(stack, r.key()) {
-				out = append(out, r.toAlarm())
-			}
-		}
-		return nil
-	})
-	sort.Slice(out, func(i, j int) bool {
-		return stackKey(out[i].Project, out[i].Stack)+"\x00"+out[i].AlarmName < stackKey(out[j].Project, out[j].Stack)+"\x00"+out[j].AlarmName
-	})
-	return out, err
-}
-
-// AlarmStates maps each alarm name (and logical name) of a stack or cell
-// to its state: what a wave gate reads.
-func (c *Cloud) AlarmStates(stack string) (map[string]string, error) {
-	alarms, err := c.Alarms(stack)
-	if err != nil {
-		return nil, err
-	}
-	out := map[string]string{}
-	for _, a := range alarms {
-		out[a.AlarmName] = a.State
-		if _, clash := out[a.Name]; !clash {
-			out[a.Name] = a.State
-		}
-	}
-	return out, nil
 }
 
 // ---- quotas -------------------------------------------------------------
@@ -678,6 +676,11 @@ func (c *Cloud) writeFunctionCode(region, name string, outputs resource.Property
 	return nil
 }
 
+// removeFunctionCode removes every stored version of a function's code.
+func (c *Cloud) removeFunctionCode(region, name string) error {
+	return os.RemoveAll(filepath.Join(c.s.dir, functionDir, region, name))
+}
+
 // versionFile names a version's file: latest.json for $LATEST, 3.json…
 func versionFile(version string) string {
 	if version == "$LATEST" || version == "" {
@@ -720,4 +723,33 @@ func collectFiles(a *resource.Archive, prefix string, out map[string]string) {
 			collectFiles(t, prefix+name+"/", out)
 		}
 	}
+}
+
+// WithClock returns the cloud reading time from now (tests, rehearsals):
+// the health model and alarm timestamps follow it.
+func (c *Cloud) WithClock(now func() time.Time) *Cloud {
+	return &Cloud{s: c.s, now: now}
+}
+
+// Snapshot is a DB cluster snapshot a delete left behind.
+type Snapshot struct {
+	Identifier string    `json:"identifier"`
+	Region     string    `json:"region"`
+	Cluster    string    `json:"cluster"`
+	Project    string    `json:"project,omitempty"`
+	Stack      string    `json:"stack"`
+	Created    time.Time `json:"created"`
+}
+
+// Snapshots lists the DB cluster snapshots in the cloud, oldest first.
+func (c *Cloud) Snapshots() ([]Snapshot, error) {
+	var out []Snapshot
+	err := c.s.view(func(st *state, _ *control) error {
+		for _, sn := range st.Snapshots {
+			out = append(out, sn)
+		}
+		return nil
+	})
+	slices.SortFunc(out, func(a, b Snapshot) int { return a.Created.Compare(b.Created) })
+	return out, err
 }

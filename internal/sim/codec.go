@@ -13,8 +13,9 @@ import (
 	"path/filepath"
 	"sort"
 
-	"github.com/cellctl/cellctl/internal/safefile"
 	"github.com/pulumi/pulumi/sdk/v3/go/common/resource"
+
+	"github.com/cellctl/cellctl/internal/safefile"
 )
 
 // The cloud is stored as plain JSON so people can read it. Pulumi values
@@ -340,3 +341,24 @@ func redact(v any) any {
 	}
 	return v
 }
+
+func plain(v resource.PropertyValue) any {
+	for v.IsSecret() {
+		v = v.SecretValue().Element
+	}
+	return v.Mappable()
+}
+
+func strMap(v any) map[string]string {
+	out := map[string]string{}
+	if m, ok := v.(map[string]any); ok {
+		for k, x := range m {
+			if s, ok := x.(string); ok {
+				out[k] = s
+			}
+		}
+	}
+	return out
+}
+
+func num(v any) float64 { f, _ := v.(float64); return f }

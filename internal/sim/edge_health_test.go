@@ -2,7 +2,6 @@ package sim
 
 import (
 	"context"
-	"fmt"
 	"math"
 	"strings"
 	"testing"
@@ -12,32 +11,6 @@ import (
 
 	"github.com/cellctl/cellctl/internal/awsapi"
 )
-
-func distInputs(lambdaArn string, extra ...any) resource.PropertyMap {
-	m := pm(
-		"enabled", true, "httpVersion", "http2",
-		"origins", []any{map[string]any{"originId": "cell-a", "domainName": "cell-a.cells.example.com",
-			"customOriginConfig": map[string]any{"httpPort": 80, "httpsPort": 443, "originProtocolPolicy": "https-only", "originSslProtocols": []any{"TLSv1.2"}}}},
-		"defaultCacheBehavior", map[string]any{"targetOriginId": "cell-a", "viewerProtocolPolicy": "https-only",
-			"allowedMethods": []any{"GET", "HEAD"}, "cachedMethods": []any{"GET", "HEAD"}, "cachePolicyId": "4135ea2d-6df8-44a3-9df3-4b5a84be39ad",
-			"lambdaFunctionAssociations": []any{map[string]any{"eventType": "origin-request", "lambdaArn": lambdaArn}}},
-		"restrictions", map[string]any{"geoRestriction": map[string]any{"restrictionType": "none"}},
-		"viewerCertificate", map[string]any{"cloudfrontDefaultCertificate": true},
-	)
-	for k, v := range pm(extra...) {
-		m[k] = v
-	}
-	return m
-}
-
-func edgeCode(t *testing.T, table int) resource.PropertyValue {
-	t.Helper()
-	a, err := newArchive(map[string]string{"index.js": "exports.handler=async(e)=>e.Records[0].cf.request", "config.json": fmt.Sprintf(`{"format": 1, "version": %d}`, table)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return a
-}
 
 // The router's edge through the provider, as the router component builds
 // it; a bad routing table on the staging distribution shows in its
@@ -49,19 +22,19 @@ func TestEdgeMetricsFollowTheBuildEachDistributionRuns(t *testing.T) {
 	role := h.create("aws:iam/role:Role", "edge-role", pm("assumeRolePolicy", `{"Version":"2012-10-17","Statement":[{"Effect":"Allow","Principal":{"Service":["edgelambda.amazonaws.com","lambda.amazonaws.com"]},"Action":"sts:AssumeRole"}]}`))
 	fnIn := pm("runtime", "nodejs20.x", "handler", "index.handler", "role", s(role.out, "arn"), "publish", true, "timeout", 5)
 	fnIn["code"] = edgeCode(t, 7)
-	fn := h.create(typeFunction, "edge", fnIn)
+	fn := h.create(tFn, "edge", fnIn)
 	v1 := s(fn.out, "qualifiedArn")
-	staging := h.create(typeDistribution, "cdn-staging", distInputs(v1, "staging", true))
+	staging := h.create(tDistribution, "cdn-staging", distInputs(v1, "staging", true))
 	policyIn := func(enabled bool, weight float64) resource.PropertyMap {
 		return pm("enabled", enabled,
 			"stagingDistributionDnsNames", map[string]any{"items": []any{s(staging.out, "domainName")}, "quantity": 1},
 			"trafficConfig", map[string]any{"type": "SingleWeight", "singleWeightConfig": map[string]any{"weight": weight}})
 	}
-	policy := h.create(typeCDPolicy, "cdn-policy", policyIn(false, 0.1))
+	policy := h.create(tCDPolicy, "cdn-policy", policyIn(false, 0.1))
 	// CloudFront refuses the policy on the primary's create: it is
 	// attached by an update, as the router's second pass does.
-	primary := h.create(typeDistribution, "cdn", distInputs(v1))
-	if _, err := h.tryCreate(typeDistribution, "cdn-with-policy", distInputs(v1, "continuousDeploymentPolicyId", policy.id)); err == nil || !strings.Contains(err.Error(), "InvalidArgument") {
+	primary := h.create(tDistribution, "cdn", distInputs(v1))
+	if _, err := h.tryCreate(tDistribution, "cdn-with-policy", distInputs(v1, "continuousDeploymentPolicyId", policy.id)); err == nil || !strings.Contains(err.Error(), "InvalidArgument") {
 		t.Fatalf("the simulator created a primary with its policy attached (%v): CloudFront refuses that", err)
 	}
 	primary, err := h.tryUpdate(primary, distInputs(v1, "continuousDeploymentPolicyId", policy.id))
@@ -175,42 +148,5 @@ func TestEdgeHealthRefusesWhatItCannotApply(t *testing.T) {
 		if err := c.SetEdgeHealth(tc.t, tc.p); err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%+v %+v: got %v, want %q", tc.t, tc.p, err, tc.want)
 		}
-	}
-}
-
-// The router's one CloudFront origin reaches every cell its edge function
-// routes to: OriginVerify follows the function's config.json, with the
-// header of the origin the default behavior targets, not origin ids.
-func TestEdgeOriginVerifyFollowsTheFunctionsCells(t *testing.T) {
-	dir := t.TempDir()
-	h := harnessOn(t, Options{Dir: dir, Stack: "router", Now: newClock().now, DependencyTimeout: 300 * time.Millisecond}, "us-east-1")
-	role := h.create("aws:iam/role:Role", "edge-role", pm("assumeRolePolicy", `{"Version":"2012-10-17","Statement":[{"Effect":"Allow","Principal":{"Service":["edgelambda.amazonaws.com","lambda.amazonaws.com"]},"Action":"sts:AssumeRole"}]}`))
-	code, err := newArchive(map[string]string{"index.js": "exports.handler=async(e)=>e.Records[0].cf.request",
-		"config.json": `{"format": 1, "version": 3, "origins": {"cell-a": "cell-a.cells.example.com", "cell-b": "cell-b.cells.example.com", "cell-c": "cell-c.cells.example.com"}}`})
-	if err != nil {
-		t.Fatal(err)
-	}
-	fnIn := pm("runtime", "nodejs20.x", "handler", "index.handler", "role", s(role.out, "arn"), "publish", true, "timeout", 5)
-	fnIn["code"] = code
-	fn := h.create(typeFunction, "edge", fnIn)
-	in := distInputs(s(fn.out, "qualifiedArn"))
-	in["origins"] = resource.NewPropertyValue([]any{map[string]any{"originId": "cells", "domainName": "cell-a.cells.example.com",
-		"customOriginConfig": map[string]any{"httpPort": 80, "httpsPort": 443, "originProtocolPolicy": "https-only", "originSslProtocols": []any{"TLSv1.2"}},
-		"customHeaders":      []any{map[string]any{"name": "X-Origin-Verify", "value": "v1"}}}})
-	in["defaultCacheBehavior"].ObjectValue()["targetOriginId"] = resource.NewStringProperty("cells")
-	h.create(typeDistribution, "cdn", in)
-
-	v, err := h.cloud.OriginVerify("X-Origin-Verify")
-	if err != nil {
-		t.Fatal(err)
-	}
-	want := h.cloud.fingerprint("v1")
-	for _, c := range []string{"cell-a", "cell-b", "cell-c"} {
-		if v.Sends[c] != want {
-			t.Errorf("CloudFront sends %s %q, want the fleet origin's header %q (the function routes to it)", c, v.Sends[c], want)
-		}
-	}
-	if _, ok := v.Sends["cells"]; ok || len(v.Sends) != 3 {
-		t.Errorf("Sends %v: want exactly the function's three cells, not origin ids", v.Sends)
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"path/filepath"
 	"strings"
 )
 
@@ -102,4 +103,49 @@ func (c *Cloud) fingerprint(v any) string {
 	}
 	sum := sha256.Sum256([]byte(plain))
 	return hex.EncodeToString(sum[:8])
+}
+
+// edgeBuild is the stored code of the function version the distribution's
+// origin request association runs; false when it has none or it cannot be
+// read.
+func (v *view) edgeBuild(dir string, dist *record) (functionCode, bool) {
+	var fc functionCode
+	arn := distributionLambdaArn(v, dist)
+	parts := strings.Split(arn, ":")
+	if len(parts) < 8 {
+		return fc, false
+	}
+	var fn *record
+	for _, r := range v.st.Resources {
+		if r.Type == typeFunction && refers(r, arn) {
+			fn = r
+			break
+		}
+	}
+	if fn == nil {
+		return fc, false
+	}
+	if err := readJSON(filepath.Join(dir, functionDir, fn.Region, fn.ID, versionFile(parts[7])), &fc); err != nil {
+		return fc, false
+	}
+	return fc, true
+}
+
+func distributionLambdaArn(v *view, dist *record) string {
+	b := v.outputs(dist)["defaultCacheBehavior"]
+	if !b.IsObject() {
+		return ""
+	}
+	as := b.ObjectValue()["lambdaFunctionAssociations"]
+	if !as.IsArray() || len(as.ArrayValue()) == 0 {
+		return ""
+	}
+	a := as.ArrayValue()[0]
+	if !a.IsObject() {
+		return ""
+	}
+	if s := a.ObjectValue()["lambdaArn"]; s.IsString() {
+		return s.StringValue()
+	}
+	return ""
 }

@@ -61,7 +61,7 @@ func TestFixture(t *testing.T) {
 	if len(cache) != 1 || cache[0].Inputs["authToken"] != "[secret]" {
 		t.Fatalf("cache = %+v", cache)
 	}
-	outs, _, _, err := h.p.cloud.read(cache[0].Stack, cache[0].Type, cache[0].ID)
+	outs, _, _, err := h.cloud.read(cache[0].Stack, cache[0].Type, cache[0].ID)
 	if err != nil || s(outs, "authToken") != "fixture-token-0123456789" {
 		t.Errorf("secret read back: %v %v", s(outs, "authToken"), err)
 	}

@@ -182,7 +182,7 @@ type cachedHealth struct {
 
 // loadHealth reads health.json; callers hold the lock.
 func (s *store) loadHealth() (*healthState, error) {
-	path := filepath.Join(s.dir, healthFile)
+	path := filepath.Join(s.Dir(), healthFile)
 	key, exists := statKey(path)
 	if c, ok := healthCache.Load(s); ok && exists && c.(cachedHealth).key == key {
 		return c.(cachedHealth).h, nil
@@ -219,7 +219,7 @@ func (s *store) saveHealth(h *healthState) error {
 		return nil
 	}
 	h.Format = formatV1
-	path := filepath.Join(s.dir, healthFile)
+	path := filepath.Join(s.Dir(), healthFile)
 	if err := writeJSON(path, h); err != nil {
 		healthCache.Delete(s)
 		return err
@@ -234,20 +234,27 @@ func (s *store) saveHealth(h *healthState) error {
 // withHealth runs fn under the exclusive lock with the cloud and its
 // health, after advancing every cell's history to now; it saves both.
 func (c *Cloud) withHealth(fn func(st *state, h *healthState, now time.Time) error) error {
-	return c.s.update(func(st *state, _ *control) error {
-		h, err := c.s.loadHealth()
+	return c.Update(func(st *state, _ *control) error {
+		h, err := c.Store().loadHealth()
 		if err != nil {
 			return err
 		}
-		now := c.now().UTC()
-		v := newView(st, c.s.codec)
+		now := c.Now().UTC()
+		v := c.NewView(st)
 		v.advanceHealth(h, now)
 		if err := fn(st, h, now); err != nil {
-			healthCache.Delete(c.s) // fn may have changed it in place
+			healthCache.Delete(c.Store()) // fn may have changed it in place
 			return err
 		}
-		return c.s.saveHealth(h)
+		return c.Store().saveHealth(h)
 	})
+}
+
+// withAdvanced runs fn under the exclusive lock on the cloud, after
+// advancing every cell's history and alarm states to now (withHealth, for
+// readers of the alarms).
+func (c *Cloud) withAdvanced(fn func(st *state) error) error {
+	return c.withHealth(func(st *state, _ *healthState, _ time.Time) error { return fn(st) })
 }
 
 // cellHealth is what the model knows of one cell stack.
@@ -303,7 +310,7 @@ func (v *view) healthCells() []*cellHealth {
 	for _, key := range order {
 		ch := by[key]
 		if ch.service != nil {
-			ch.desired = int(fval(ch.service.Outputs["desiredCount"]))
+			ch.desired = int(num(ch.service.Outputs["desiredCount"]))
 			ch.imageChanged = ch.service.Updated
 			td := sval(ch.service.Outputs["taskDefinition"])
 			for _, r := range v.st.Resources {
@@ -342,11 +349,6 @@ func firstImage(outs resource.PropertyMap) string {
 		}
 	}
 	return ""
-}
-
-func fval(v any) float64 {
-	f, _ := v.(float64)
-	return f
 }
 
 // profileFor is the profile in force for a cell running image: a
@@ -534,7 +536,7 @@ func (c *Cloud) ClearHealth(t HealthTarget) error {
 				}
 			}
 		}
-		v := newView(st, c.s.codec)
+		v := c.NewView(st)
 		for _, ch := range v.healthCells() {
 			v.evaluateAlarms(h, ch, now)
 		}
@@ -570,7 +572,7 @@ func (c *Cloud) Health(history int) (HealthReport, error) {
 	var rep HealthReport
 	err := c.withHealth(func(st *state, h *healthState, now time.Time) error {
 		rep = HealthReport{Time: now, Images: maps.Clone(h.Images), Cells: maps.Clone(h.Cells)}
-		v := newView(st, c.s.codec)
+		v := c.NewView(st)
 		for _, ch := range v.healthCells() {
 			p, source := h.profileFor(ch, ch.image)
 			s := h.samples(ch, now)
@@ -591,15 +593,54 @@ func (c *Cloud) Health(history int) (HealthReport, error) {
 	return rep, err
 }
 
-// WithClock returns the cloud reading time from now (tests, rehearsals):
-// the health model and alarm timestamps follow it.
-func (c *Cloud) WithClock(now func() time.Time) *Cloud {
-	return &Cloud{s: c.s, now: now}
-}
-
 // AdvanceHealth brings every cell's history and alarm states up to now.
 // Readers of alarm states call it first, so an alarm listing reflects the
 // traffic up to this minute.
 func (c *Cloud) AdvanceHealth() error {
 	return c.withHealth(func(*state, *healthState, time.Time) error { return nil })
+}
+
+// Alarms lists the metric alarms of a stack or cell ("" for all).
+func (c *Cloud) Alarms(stack string) ([]Alarm, error) {
+	if err := c.AdvanceHealth(); err != nil { // health.go: evaluate alarms up to now
+		return nil, err
+	}
+	var out []Alarm
+	err := c.Read(func(st *state, _ *control) error {
+		for _, r := range st.Resources {
+			if r.Type == typeAlarm && matchStack(stack, r.key()) {
+				out = append(out, r.toAlarm())
+			}
+		}
+		return nil
+	})
+	sort.Slice(out, func(i, j int) bool {
+		return stackKey(out[i].Project, out[i].Stack)+"\x00"+out[i].AlarmName < stackKey(out[j].Project, out[j].Stack)+"\x00"+out[j].AlarmName
+	})
+	return out, err
+}
+
+// AlarmStates maps each alarm name (and logical name) of a stack or cell
+// to its state: what a wave gate reads.
+func (c *Cloud) AlarmStates(stack string) (map[string]string, error) {
+	alarms, err := c.Alarms(stack)
+	if err != nil {
+		return nil, err
+	}
+	out := map[string]string{}
+	for _, a := range alarms {
+		out[a.AlarmName] = a.State
+		if _, clash := out[a.Name]; !clash {
+			out[a.Name] = a.State
+		}
+	}
+	return out, nil
+}
+
+// Reset empties the cloud (resources, counters, faults, latency rules,
+// quota overrides) and its health model (health and edge profiles,
+// histories, alarm evaluations). The secret key stays.
+func (c *Cloud) Reset() error {
+	healthCache.Delete(c.Store())
+	return c.resetFiles(healthFile)
 }

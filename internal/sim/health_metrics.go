@@ -7,7 +7,6 @@ import (
 	"strconv"
 	"strings"
 	"time"
-	"unicode"
 
 	"github.com/pulumi/pulumi/sdk/v3/go/common/resource"
 )
@@ -171,6 +170,31 @@ func points(samples []HealthSample, metric, stat string, period time.Duration, s
 	return out
 }
 
+// metricData answers GetMetricData's queries in region over [start, end):
+// one series per query, oldest point first, from the model advanced to now
+// under the cloud's exclusive lock.
+func (c *Cloud) metricData(qs []gmdQuery, region string, start, end time.Time) ([][]metricPoint, error) {
+	var out [][]metricPoint
+	err := c.withHealth(func(st *state, hs *healthState, now time.Time) error {
+		v := c.NewView(st)
+		cells := v.healthCells()
+		for _, q := range qs {
+			var pts []metricPoint
+			ch := cellFor(cells, q.namespace, q.metric, q.dims)
+			if q.namespace == usageNamespace {
+				pts = usagePoints(v, q, region, start, end, now)
+			} else if ch != nil && ch.lb.Region == region {
+				pts = points(hs.samples(ch, now), q.metric, q.stat, q.period, start, end)
+			} else if ch == nil {
+				pts = v.edgePoints(c.Dir(), hs, q, region, start, end, now)
+			}
+			out = append(out, pts)
+		}
+		return nil
+	})
+	return out, err
+}
+
 // ---- alarm evaluation ----------------------------------------------------
 
 func alarmKey(r *record) string { return r.key() + "/" + r.Name }
@@ -198,47 +222,24 @@ type alarmQuery struct {
 	returnData              bool
 }
 
-func plain(v resource.PropertyValue) any {
-	for v.IsSecret() {
-		v = v.SecretValue().Element
-	}
-	return v.Mappable()
-}
-
-func strMap(v any) map[string]string {
-	out := map[string]string{}
-	if m, ok := v.(map[string]any); ok {
-		for k, x := range m {
-			if s, ok := x.(string); ok {
-				out[k] = s
-			}
-		}
-	}
-	return out
-}
-
-func str(v any) string { s, _ := v.(string); return s }
-
-func num(v any) float64 { f, _ := v.(float64); return f }
-
 func parseAlarm(outs resource.PropertyMap) alarmDef {
 	get := func(k string) any { return plain(outs[resource.PropertyKey(k)]) }
 	d := alarmDef{
-		comparison: str(get("comparisonOperator")), threshold: num(get("threshold")),
+		comparison: sval(get("comparisonOperator")), threshold: num(get("threshold")),
 		evalPeriods: int(num(get("evaluationPeriods"))), toAlarm: int(num(get("datapointsToAlarm"))),
-		treatMissing: str(get("treatMissingData")), period: time.Duration(num(get("period"))) * time.Second,
-		namespace: str(get("namespace")), metric: str(get("metricName")), dims: strMap(get("dimensions")),
-		stat: str(get("statistic")),
+		treatMissing: sval(get("treatMissingData")), period: time.Duration(num(get("period"))) * time.Second,
+		namespace: sval(get("namespace")), metric: sval(get("metricName")), dims: strMap(get("dimensions")),
+		stat: sval(get("statistic")),
 	}
-	if es := str(get("extendedStatistic")); es != "" {
+	if es := sval(get("extendedStatistic")); es != "" {
 		d.stat = es
 	}
 	if qs, ok := get("metricQueries").([]any); ok {
 		for _, x := range qs {
 			q, _ := x.(map[string]any)
-			aq := alarmQuery{id: str(q["id"]), expression: str(q["expression"]), returnData: q["returnData"] == true}
+			aq := alarmQuery{id: sval(q["id"]), expression: sval(q["expression"]), returnData: q["returnData"] == true}
 			if m, ok := q["metric"].(map[string]any); ok {
-				aq.namespace, aq.metric, aq.stat, aq.dims = str(m["namespace"]), str(m["metricName"]), str(m["stat"]), strMap(m["dimensions"])
+				aq.namespace, aq.metric, aq.stat, aq.dims = sval(m["namespace"]), sval(m["metricName"]), sval(m["stat"]), strMap(m["dimensions"])
 				aq.period = time.Duration(num(m["period"])) * time.Second
 				if d.period == 0 {
 					d.period = aq.period
@@ -449,195 +450,4 @@ func (d alarmDef) evaluate(cells []*cellHealth, ch *cellHealth, samples []Health
 	}
 	return AlarmOK, fmt.Sprintf("Threshold Crossed: %d of %d datapoints [%s] were not %s the threshold (%s); %d missing, treated as %s.",
 		len(present)-hot, len(present), strings.Join(present, ", "), cmp, th, missing, d.treatMissing)
-}
-
-// ---- metric math -----------------------------------------------------------
-
-// expr is a parsed metric math expression: numbers, query ids, + - * /,
-// parentheses and FILL(x, value) — what the cell template's alarms use.
-// Any other function is refused with an error, never guessed.
-type expr interface {
-	eval(lookup func(id string) (float64, bool, error)) (float64, error)
-}
-
-type numExpr float64
-type idExpr string
-type negExpr struct{ x expr }
-type binExpr struct {
-	op   byte
-	l, r expr
-}
-type fillExpr struct {
-	x   expr
-	def float64
-}
-
-func (n numExpr) eval(func(string) (float64, bool, error)) (float64, error) { return float64(n), nil }
-
-func (i idExpr) eval(lookup func(string) (float64, bool, error)) (float64, error) {
-	v, ok, err := lookup(string(i))
-	if err != nil {
-		return 0, err
-	}
-	if !ok {
-		return math.NaN(), nil
-	}
-	return v, nil
-}
-
-func (n negExpr) eval(l func(string) (float64, bool, error)) (float64, error) {
-	v, err := n.x.eval(l)
-	return -v, err
-}
-
-func (b binExpr) eval(lookup func(string) (float64, bool, error)) (float64, error) {
-	l, err := b.l.eval(lookup)
-	if err != nil {
-		return 0, err
-	}
-	r, err := b.r.eval(lookup)
-	if err != nil {
-		return 0, err
-	}
-	switch b.op {
-	case '+':
-		return l + r, nil
-	case '-':
-		return l - r, nil
-	case '*':
-		return l * r, nil
-	}
-	if r == 0 {
-		return math.NaN(), nil // no datapoint, as CloudWatch drops a division by zero
-	}
-	return l / r, nil
-}
-
-func (f fillExpr) eval(lookup func(string) (float64, bool, error)) (float64, error) {
-	v, err := f.x.eval(lookup)
-	if err == nil && math.IsNaN(v) {
-		return f.def, nil
-	}
-	return v, err
-}
-
-type exprParser struct {
-	src  string
-	toks []string
-	i    int
-}
-
-func parseExpr(src string) (expr, error) {
-	p := &exprParser{src: src}
-	for i := 0; i < len(src); {
-		c := rune(src[i])
-		switch {
-		case unicode.IsSpace(c):
-			i++
-		case strings.ContainsRune("+-*/(),", c):
-			p.toks = append(p.toks, string(c))
-			i++
-		case unicode.IsDigit(c) || c == '.':
-			j := i
-			for j < len(src) && (unicode.IsDigit(rune(src[j])) || src[j] == '.') {
-				j++
-			}
-			p.toks = append(p.toks, src[i:j])
-			i = j
-		case unicode.IsLetter(c) || c == '_':
-			j := i
-			for j < len(src) && (unicode.IsLetter(rune(src[j])) || unicode.IsDigit(rune(src[j])) || src[j] == '_') {
-				j++
-			}
-			p.toks = append(p.toks, src[i:j])
-			i = j
-		default:
-			return nil, fmt.Errorf("the simulator cannot evaluate expression %q (unexpected %q)", src, c)
-		}
-	}
-	e, err := p.sum()
-	if err == nil && p.i != len(p.toks) {
-		err = fmt.Errorf("unexpected %q", p.toks[p.i])
-	}
-	if err != nil {
-		return nil, fmt.Errorf("the simulator cannot evaluate expression %q: %v", src, err)
-	}
-	return e, nil
-}
-
-func (p *exprParser) peek() string {
-	if p.i < len(p.toks) {
-		return p.toks[p.i]
-	}
-	return ""
-}
-
-func (p *exprParser) next() string { t := p.peek(); p.i++; return t }
-
-func (p *exprParser) sum() (expr, error) {
-	l, err := p.product()
-	for err == nil && (p.peek() == "+" || p.peek() == "-") {
-		op := p.next()[0]
-		var r expr
-		if r, err = p.product(); err == nil {
-			l = binExpr{op: op, l: l, r: r}
-		}
-	}
-	return l, err
-}
-
-func (p *exprParser) product() (expr, error) {
-	l, err := p.unary()
-	for err == nil && (p.peek() == "*" || p.peek() == "/") {
-		op := p.next()[0]
-		var r expr
-		if r, err = p.unary(); err == nil {
-			l = binExpr{op: op, l: l, r: r}
-		}
-	}
-	return l, err
-}
-
-func (p *exprParser) unary() (expr, error) {
-	if p.peek() == "-" {
-		p.next()
-		x, err := p.unary()
-		return negExpr{x}, err
-	}
-	t := p.next()
-	switch {
-	case t == "":
-		return nil, fmt.Errorf("unexpected end")
-	case t == "(":
-		e, err := p.sum()
-		if err == nil && p.next() != ")" {
-			err = fmt.Errorf("missing )")
-		}
-		return e, err
-	case unicode.IsDigit(rune(t[0])) || t[0] == '.':
-		f, err := strconv.ParseFloat(t, 64)
-		return numExpr(f), err
-	case p.peek() == "(":
-		if t != "FILL" {
-			return nil, fmt.Errorf("function %s is not supported by the simulator (only FILL)", t)
-		}
-		p.next()
-		x, err := p.sum()
-		if err != nil {
-			return nil, err
-		}
-		if p.next() != "," {
-			return nil, fmt.Errorf("FILL needs two arguments")
-		}
-		d, err := p.unary()
-		if err != nil {
-			return nil, err
-		}
-		n, ok := d.(numExpr)
-		if !ok || p.next() != ")" {
-			return nil, fmt.Errorf("FILL's second argument must be a number")
-		}
-		return fillExpr{x: x, def: float64(n)}, nil
-	}
-	return idExpr(t), nil
 }

@@ -1,91 +1,11 @@
 package sim
 
 import (
-	"fmt"
 	"strings"
 	"sync"
 	"testing"
 	"time"
-
-	"github.com/pulumi/pulumi/sdk/v3/go/common/resource"
 )
-
-// clock is a settable time for the provider and the health model.
-type clock struct{ t time.Time }
-
-func (c *clock) now() time.Time          { return c.t }
-func (c *clock) advance(d time.Duration) { c.t = c.t.Add(d) }
-func newClock() *clock                   { return &clock{t: time.Date(2026, 3, 2, 10, 0, 0, 0, time.UTC)} }
-func (c *clock) opts(o *Options)         { o.Now = c.now }
-func (c *clock) cloud(cl *Cloud) *Cloud  { return cl.WithClock(c.now) }
-
-// simCell is a cell's serving path built through the provider as the cell
-// template builds it: ALB + target group + listener, ECS service on a task
-// definition running image, and the template's three alarms.
-type simCell struct {
-	h                  *harness
-	lbSuffix, tgSuffix string
-	taskDef, svc       *res
-}
-
-func containerDefs(image string) string {
-	return fmt.Sprintf(`[{"name":"app","image":%q,"essential":true,"portMappings":[{"containerPort":8080}]}]`, image)
-}
-
-func newSimCell(t testing.TB, dir string, clk *clock, id, region, cidr, image string) *simCell {
-	t.Helper()
-	h := harnessOn(t, Options{Dir: dir, Stack: "cell-" + id, Now: clk.now, DependencyTimeout: 300 * time.Millisecond}, region)
-	_, subs := h.network("cell-"+id, cidr, 2)
-	vpc := s(subs[0].out, "vpcId")
-	tg := h.create("aws:lb/targetGroup:TargetGroup", "cell-"+id+"-tg", pm("port", 8080, "protocol", "HTTP", "vpcId", vpc, "targetType", "ip"))
-	alb := h.create("aws:lb/loadBalancer:LoadBalancer", "cell-"+id+"-alb", pm("subnets", []any{subs[0].id, subs[1].id}))
-	h.create("aws:lb/listener:Listener", "cell-"+id+"-http", pm("loadBalancerArn", alb.id, "port", 80,
-		"defaultActions", []any{map[string]any{"type": "forward", "targetGroupArn": tg.id}}))
-	cluster := h.create("aws:ecs/cluster:Cluster", "cell-"+id+"-cluster", pm())
-	td := h.create("aws:ecs/taskDefinition:TaskDefinition", "cell-"+id+"-task", pm("family", "cell-"+id, "containerDefinitions", containerDefs(image),
-		"requiresCompatibilities", []any{"FARGATE"}, "networkMode", "awsvpc", "cpu", "256", "memory", "512"))
-	svc := h.create("aws:ecs/service:Service", "cell-"+id+"-service", pm("cluster", cluster.id, "launchType", "FARGATE", "desiredCount", 2,
-		"taskDefinition", s(td.out, "arn"), "networkConfiguration", map[string]any{"subnets": []any{subs[0].id}},
-		"loadBalancers", []any{map[string]any{"targetGroupArn": tg.id, "containerName": "app", "containerPort": 8080}}))
-	c := &simCell{h: h, lbSuffix: s(alb.out, "arnSuffix"), tgSuffix: s(tg.out, "arnSuffix"), taskDef: td, svc: svc}
-	lbDims := map[string]any{"LoadBalancer": c.lbSuffix}
-	metric := func(qid, name string) map[string]any {
-		return map[string]any{"id": qid, "returnData": false, "metric": map[string]any{
-			"namespace": "AWS/ApplicationELB", "metricName": name, "dimensions": lbDims, "period": 60, "stat": "Sum"}}
-	}
-	// The cell template's alarms (cellmodule/alarms.go), thresholds 1 %
-	// and 400 ms, 2 of 2 periods.
-	h.create(tAlarm, "cell-"+id+"-5xx-rate", pm("name", "cellctl-"+id+"-5xx-rate", "comparisonOperator", "GreaterThanThreshold",
-		"threshold", 1, "evaluationPeriods", 2, "datapointsToAlarm", 2, "treatMissingData", "notBreaching",
-		"metricQueries", []any{metric("target5xx", "HTTPCode_Target_5XX_Count"), metric("elb5xx", "HTTPCode_ELB_5XX_Count"), metric("requests", "RequestCount"),
-			map[string]any{"id": "rate", "expression": "100 * (FILL(target5xx, 0) + FILL(elb5xx, 0)) / requests", "label": "5xx rate (%)", "returnData": true}}))
-	h.create(tAlarm, "cell-"+id+"-p99-latency", pm("name", "cellctl-"+id+"-p99-latency", "comparisonOperator", "GreaterThanThreshold",
-		"threshold", 0.4, "evaluationPeriods", 2, "datapointsToAlarm", 2, "treatMissingData", "notBreaching",
-		"namespace", "AWS/ApplicationELB", "metricName", "TargetResponseTime", "dimensions", lbDims, "extendedStatistic", "p99", "period", 60))
-	h.create(tAlarm, "cell-"+id+"-unhealthy-tasks", pm("name", "cellctl-"+id+"-unhealthy-tasks", "comparisonOperator", "GreaterThanThreshold",
-		"threshold", 0, "evaluationPeriods", 2, "datapointsToAlarm", 2, "treatMissingData", "notBreaching",
-		"namespace", "AWS/ApplicationELB", "metricName", "UnHealthyHostCount", "statistic", "Maximum", "period", 60,
-		"dimensions", map[string]any{"LoadBalancer": c.lbSuffix, "TargetGroup": c.tgSuffix}))
-	return c
-}
-
-// deploy rolls the cell onto image the way an update does: a new task
-// definition revision and the service pointed at it.
-func (c *simCell) deploy(t *testing.T, image string) {
-	t.Helper()
-	in := c.taskDef.inputs.Copy()
-	in["containerDefinitions"] = resource.NewStringProperty(containerDefs(image))
-	td, err := c.h.tryUpdate(c.taskDef, in)
-	if err != nil {
-		t.Fatal(err)
-	}
-	c.taskDef = td
-	svcIn := c.svc.inputs.Copy()
-	svcIn["taskDefinition"] = resource.NewStringProperty(s(td.out, "arn"))
-	if c.svc, err = c.h.tryUpdate(c.svc, svcIn); err != nil {
-		t.Fatal(err)
-	}
-}
 
 func states(t *testing.T, c *Cloud, stack string) map[string]string {
 	t.Helper()
@@ -290,8 +210,6 @@ func TestMetricMath(t *testing.T) {
 		}
 	}
 }
-
-func ptr[T any](v T) *T { return &v }
 
 func TestAlarmTreatsMissingDataAsConfigured(t *testing.T) {
 	now := newClock().t

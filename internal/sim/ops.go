@@ -6,8 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"net/netip"
-	"os"
-	"path/filepath"
 	"slices"
 	"sort"
 	"strings"
@@ -36,7 +34,7 @@ func (t target) key() string { return stackKey(t.project, t.stack) }
 // injectFault consumes a matching fault, if any, and returns its error.
 func (c *Cloud) injectFault(op string, t target) error {
 	var pending bool
-	if err := c.s.view(func(_ *state, ctl *control) error {
+	if err := c.Read(func(_ *state, ctl *control) error {
 		for _, f := range ctl.Faults {
 			pending = pending || f.matches(t.key(), op, t.typ, t.name)
 		}
@@ -45,7 +43,7 @@ func (c *Cloud) injectFault(op string, t target) error {
 		return err
 	}
 	var hit *Fault
-	err := c.s.update(func(_ *state, ctl *control) error {
+	err := c.Update(func(_ *state, ctl *control) error {
 		hit = ctl.takeFault(t.key(), op, t.typ, t.name)
 		return nil
 	})
@@ -73,7 +71,7 @@ func (c *Cloud) injectFault(op string, t target) error {
 func (c *Cloud) create(t target, inputs resource.PropertyMap) (string, resource.PropertyMap, error) {
 	var id string
 	var outs resource.PropertyMap
-	err := c.s.update(func(st *state, ctl *control) error {
+	err := c.Update(func(st *state, ctl *control) error {
 		if err := st.stackErr(t.key()); err != nil {
 			return err
 		}
@@ -82,13 +80,13 @@ func (c *Cloud) create(t target, inputs resource.PropertyMap) (string, resource.
 			st.touchMeta()
 		}
 		st.touch(t.key())
-		v := newView(st, c.s.codec)
+		v := c.NewView(st)
 		if err := v.checkRefs(t, awsmodel.OpCreate, inputs); err != nil {
 			return err
 		}
 		seed := awsmodel.NewSeed()
 		var err error
-		id, outs, err = awsmodel.Outputs(awsmodel.Request{Type: t.typ, Name: t.name, Inputs: inputs, Env: t.env, Seed: seed, Cloud: v, Now: c.now()})
+		id, outs, err = awsmodel.Outputs(awsmodel.Request{Type: t.typ, Name: t.name, Inputs: inputs, Env: t.env, Seed: seed, Cloud: v, Now: c.Now()})
 		if err != nil {
 			return err
 		}
@@ -102,7 +100,7 @@ func (c *Cloud) create(t target, inputs resource.PropertyMap) (string, resource.
 			return err
 		}
 		rec := &record{Project: t.project, Stack: t.stack, URN: t.urn, Type: t.typ, Name: t.name, ID: id, Region: t.env.Region,
-			Seed: hex.EncodeToString(seed), Created: c.now(), Updated: c.now()}
+			Seed: hex.EncodeToString(seed), Created: c.Now(), Updated: c.Now()}
 		if err := c.fill(rec, inputs, outs); err != nil {
 			return err
 		}
@@ -128,16 +126,16 @@ func (c *Cloud) issueCertificate(st *state, v *view, validation resource.Propert
 		return nil
 	}
 	outs := v.outputs(rec).Copy()
-	now := c.now().UTC()
+	now := c.Now().UTC()
 	outs["status"] = resource.NewStringProperty("ISSUED")
 	outs["notBefore"] = resource.NewStringProperty(now.Format(time.RFC3339))
 	outs["notAfter"] = resource.NewStringProperty(now.AddDate(0, 13, 0).Format(time.RFC3339))
 	outs["renewalEligibility"] = resource.NewStringProperty("ELIGIBLE")
-	enc, err := c.s.codec.encodeMap(outs)
+	enc, err := c.EncodeMap(outs)
 	if err != nil {
 		return err
 	}
-	rec.Outputs, rec.decoded, rec.uniqOK = enc, nil, false
+	rec.setOutputs(enc, nil)
 	st.touch(rec.key())
 	return nil
 }
@@ -145,15 +143,16 @@ func (c *Cloud) issueCertificate(st *state, v *view, validation resource.Propert
 const typeFunction = "aws:lambda/function:Function"
 
 func (c *Cloud) fill(rec *record, inputs, outputs resource.PropertyMap) error {
-	in, err := c.s.codec.encodeMap(inputs)
+	in, err := c.EncodeMap(inputs)
 	if err != nil {
 		return fmt.Errorf("storing inputs of %s: %w", rec.Name, err)
 	}
-	out, err := c.s.codec.encodeMap(outputs)
+	out, err := c.EncodeMap(outputs)
 	if err != nil {
 		return fmt.Errorf("storing outputs of %s: %w", rec.Name, err)
 	}
-	rec.Inputs, rec.Outputs, rec.decoded, rec.uniqOK = in, out, outputs.Copy(), false
+	rec.Inputs = in
+	rec.setOutputs(out, outputs.Copy())
 	return nil
 }
 
@@ -173,7 +172,7 @@ func notFound(t target, op int, id string) error {
 // update changes a live resource to new inputs.
 func (c *Cloud) update(t target, id string, inputs resource.PropertyMap) (resource.PropertyMap, error) {
 	var outs resource.PropertyMap
-	err := c.s.update(func(st *state, ctl *control) error {
+	err := c.Update(func(st *state, ctl *control) error {
 		if err := st.stackErr(t.key()); err != nil {
 			return err
 		}
@@ -181,14 +180,14 @@ func (c *Cloud) update(t target, id string, inputs resource.PropertyMap) (resour
 		if rec == nil {
 			return notFound(t, awsmodel.OpUpdate, id)
 		}
-		v := newView(st, c.s.codec)
+		v := c.NewView(st)
 		if err := v.checkRefs(t, awsmodel.OpUpdate, inputs); err != nil {
 			return err
 		}
 		seed, _ := hex.DecodeString(rec.Seed)
 		t.env.Region = rec.Region // a resource stays where it was made
 		newID, o, err := awsmodel.Outputs(awsmodel.Request{Type: t.typ, Name: t.name, Inputs: inputs, Env: t.env, Seed: seed,
-			Old: v.outputs(rec), Cloud: v, Now: c.now()})
+			Old: v.outputs(rec), Cloud: v, Now: c.Now()})
 		if err != nil {
 			return err
 		}
@@ -208,7 +207,7 @@ func (c *Cloud) update(t target, id string, inputs resource.PropertyMap) (resour
 		st.touch(rec.key())
 		// Properties the program now sets are managed again.
 		rec.Edited = slices.DeleteFunc(rec.Edited, func(k string) bool { _, ok := inputs[resource.PropertyKey(k)]; return ok })
-		rec.Updated = c.now()
+		rec.Updated = c.Now()
 		if t.typ == typeFunction {
 			return c.writeFunctionCode(rec.Region, rec.ID, outs)
 		}
@@ -227,7 +226,7 @@ func (e errRetry) Unwrap() error { return e.error }
 func (c *Cloud) delete(ctx context.Context, t target, id string, wait time.Duration) error {
 	deadline := time.Now().Add(wait)
 	for {
-		err := c.s.update(func(st *state, _ *control) error {
+		err := c.Update(func(st *state, _ *control) error {
 			if err := st.stackErr(t.key()); err != nil {
 				return err // "already gone" would drop it from the stack's state
 			}
@@ -235,7 +234,7 @@ func (c *Cloud) delete(ctx context.Context, t target, id string, wait time.Durat
 			if rec == nil {
 				return nil
 			}
-			v := newView(st, c.s.codec)
+			v := c.NewView(st)
 			if skip, ok := v.outputs(rec)["skipDestroy"]; ok && skip.IsBool() && skip.BoolValue() {
 				// pulumi-aws only forgets a resource with skipDestroy (a
 				// Lambda@Edge function CloudFront still replicates): it stays
@@ -250,12 +249,12 @@ func (c *Cloud) delete(ctx context.Context, t target, id string, wait time.Durat
 			if err := v.checkDependents(t, rec); err != nil {
 				return err
 			}
-			if err := st.takeFinalSnapshot(t, rec, v.outputs(rec), c.now()); err != nil {
+			if err := st.takeFinalSnapshot(t, rec, v.outputs(rec), c.Now()); err != nil {
 				return err
 			}
 			st.remove(rec)
 			if t.typ == typeFunction {
-				return os.RemoveAll(filepath.Join(c.s.dir, functionDir, rec.Region, rec.ID))
+				return c.removeFunctionCode(rec.Region, rec.ID)
 			}
 			return nil
 		})
@@ -277,7 +276,7 @@ func (c *Cloud) read(key, typ, id string) (resource.PropertyMap, []string, strin
 	var outs resource.PropertyMap
 	var edited []string
 	var region string
-	err := c.s.view(func(st *state, _ *control) error {
+	err := c.Read(func(st *state, _ *control) error {
 		if err := st.stackErr(key); err != nil {
 			return err // "gone" would make refresh delete it from state
 		}
@@ -285,7 +284,7 @@ func (c *Cloud) read(key, typ, id string) (resource.PropertyMap, []string, strin
 		if rec == nil {
 			return nil
 		}
-		o, err := c.s.codec.decodeMap(rec.Outputs)
+		o, err := c.DecodeMap(rec.Outputs)
 		if err != nil {
 			return err
 		}
@@ -298,7 +297,7 @@ func (c *Cloud) read(key, typ, id string) (resource.PropertyMap, []string, strin
 // latencyRules returns the persisted latency rules.
 func (c *Cloud) latencyRules() ([]Latency, error) {
 	var out []Latency
-	err := c.s.view(func(_ *state, ctl *control) error {
+	err := c.Read(func(_ *state, ctl *control) error {
 		out = append(out, ctl.Latency...)
 		return nil
 	})
@@ -636,16 +635,6 @@ func sortedKeys(m map[string]bool) []string {
 	return out
 }
 
-// Snapshot is a DB cluster snapshot a delete left behind.
-type Snapshot struct {
-	Identifier string    `json:"identifier"`
-	Region     string    `json:"region"`
-	Cluster    string    `json:"cluster"`
-	Project    string    `json:"project,omitempty"`
-	Stack      string    `json:"stack"`
-	Created    time.Time `json:"created"`
-}
-
 // takeFinalSnapshot records the final snapshot of a deleted Aurora cluster.
 // Snapshot identifiers are unique per account and region and outlive the
 // cluster: a second delete naming the same one fails, as in AWS.
@@ -671,17 +660,4 @@ func (st *state) takeFinalSnapshot(t target, rec *record, outs resource.Property
 	st.Snapshots[key] = Snapshot{Identifier: id, Region: rec.Region, Cluster: rec.ID, Project: rec.Project, Stack: rec.Stack, Created: now}
 	st.touchMeta()
 	return nil
-}
-
-// Snapshots lists the DB cluster snapshots in the cloud, oldest first.
-func (c *Cloud) Snapshots() ([]Snapshot, error) {
-	var out []Snapshot
-	err := c.s.view(func(st *state, _ *control) error {
-		for _, sn := range st.Snapshots {
-			out = append(out, sn)
-		}
-		return nil
-	})
-	slices.SortFunc(out, func(a, b Snapshot) int { return a.Created.Compare(b.Created) })
-	return out, err
 }

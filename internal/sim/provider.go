@@ -79,7 +79,7 @@ func NewProvider(cloud *Cloud, opts Options) *Provider {
 		opts.DependencyTimeout = 30 * time.Second
 	}
 	if opts.Now != nil {
-		cloud.now = opts.Now
+		cloud.SetClock(opts.Now)
 	}
 	base := awsmodel.DefaultEnv()
 	if opts.Account != "" {

@@ -257,26 +257,6 @@ func TestExplicitProviderRegionOverDirectCalls(t *testing.T) {
 	}
 }
 
-func edgeFunction(role, routing string) resource.PropertyMap {
-	code, _ := resource.NewAssetArchive(map[string]any{
-		"index.js":    mustText("exports.handler = async (e) => require('./config.json')"),
-		"config.json": mustText(`{"version":"` + routing + `"}`),
-	})
-	return resource.PropertyMap{
-		"role": resource.NewStringProperty(role), "runtime": resource.NewStringProperty("nodejs20.x"),
-		"handler": resource.NewStringProperty("index.handler"), "publish": resource.NewBoolProperty(true),
-		"code": resource.NewArchiveProperty(code),
-	}
-}
-
-func mustText(s string) *resource.Asset {
-	a, err := resource.NewTextAsset(s)
-	if err != nil {
-		panic(err)
-	}
-	return a
-}
-
 func TestFunctionCode(t *testing.T) {
 	h := newHarness(t, "router", "us-east-1")
 	role := h.create(tRole, "edge-role", pm("assumeRolePolicy", assumeRole))

@@ -189,6 +189,13 @@ type record struct {
 	uniqOK  bool
 }
 
+// setOutputs replaces the record's stored (encoded) outputs and drops
+// what was cached from the old ones; decoded, when not nil, is enc
+// decoded.
+func (r *record) setOutputs(enc map[string]any, decoded resource.PropertyMap) {
+	r.Outputs, r.decoded, r.uniqOK = enc, decoded, false
+}
+
 // key is the record's project-qualified stack (stackKey).
 func (r *record) key() string { return stackKey(r.Project, r.Stack) }
 
@@ -339,6 +346,9 @@ func (s *store) lock(exclusive bool) (func(), error) {
 		s.mu.Unlock()
 	}, nil
 }
+
+// Dir is the sim dir.
+func (s *store) Dir() string { return s.dir }
 
 // invalidate drops every cached parse (after a failed change, whose
 // in-place edits must not survive).

@@ -55,7 +55,7 @@ func TestCorruptShardIsConfinedToItsStack(t *testing.T) {
 	if err := b.delete(qb); !errors.As(err, &ce) {
 		t.Fatalf("cell-b delete must fail, not report the queue gone: %v", err)
 	}
-	if _, _, _, err := b.p.cloud.read("cell-b", tQueue, qb.id); !errors.As(err, &ce) {
+	if _, _, _, err := b.cloud.read("cell-b", tQueue, qb.id); !errors.As(err, &ce) {
 		t.Fatalf("cell-b read must fail, not report the queue gone: %v", err)
 	}
 	if _, err := a.cloud.Resources(Filter{}); !errors.As(err, &ce) {
