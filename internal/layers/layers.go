@@ -137,3 +137,16 @@ const CompositionRoot = "cmd/cellctl/cmdutil"
 // the cloud bundle (which serves it behind the same clients as AWS) and
 // the `cellctl sim` commands. Nothing else may know it is not AWS.
 var SimulatorUsers = map[string]bool{"internal/cloud": true, "cmd/cellctl/simulator": true}
+
+// Simulator is the simulator's facade. Its subpackages (the store, the
+// provider, the health model, the AWS APIs, and simtest) may import each
+// other; outside the simulator only SimulatorUsers may import any of them.
+const Simulator = "internal/sim"
+
+// SimulatorTestSupport drives the simulated provider for tests: no
+// production package imports it.
+const SimulatorTestSupport = Simulator + "/simtest"
+
+// IsSimulator reports whether a package is the simulator or one of its
+// subpackages.
+func IsSimulator(rel string) bool { return rel == Simulator || strings.HasPrefix(rel, Simulator+"/") }

@@ -124,12 +124,16 @@ func TestCommandsDoNotImportEachOther(t *testing.T) {
 }
 
 // TestOnlyTheCloudBundleKnowsTheSimulator: the simulator stands in for
-// AWS at the API boundary only.
+// AWS at the API boundary only. Its subpackages import each other; no
+// production package imports its test support.
 func TestOnlyTheCloudBundleKnowsTheSimulator(t *testing.T) {
 	for p, deps := range modulePackages(t) {
 		for _, d := range deps {
-			if (d == "internal/sim" || strings.HasPrefix(d, "internal/sim/")) && !SimulatorUsers[p] && !strings.HasPrefix(p, "internal/sim") {
+			if IsSimulator(d) && !SimulatorUsers[p] && !IsSimulator(p) {
 				t.Errorf("%s imports the simulator (%s): only %v may", p, d, SimulatorUsers)
+			}
+			if d == SimulatorTestSupport {
+				t.Errorf("%s imports %s, which only tests may import", p, d)
 			}
 		}
 	}
@@ -145,6 +149,8 @@ func TestOf(t *testing.T) {
 		"waves/executor/backend":  UseCases,
 		"cmd/cellctl/deploy":      Commands,
 		"internal/render/routing": UseCases,
+		"internal/sim":            Infrastructure,
+		"internal/sim/store":      Infrastructure,
 	} {
 		if got, ok := Of(rel); !ok || got != want {
 			t.Errorf("Of(%s) = %v, %v; want %v", rel, got, ok, want)
@@ -152,6 +158,11 @@ func TestOf(t *testing.T) {
 	}
 	if _, ok := Of("internal/nosuch"); ok {
 		t.Error("an unlisted package must be unplaced")
+	}
+	for rel, want := range map[string]bool{"internal/sim": true, "internal/sim/health": true, "internal/simulate": false, "internal/health": false} {
+		if IsSimulator(rel) != want {
+			t.Errorf("IsSimulator(%s) = %v", rel, !want)
+		}
 	}
 	if got := Command("cmd/cellctl/deploy"); got != "cmd/cellctl/deploy" {
 		t.Errorf("Command = %q", got)
