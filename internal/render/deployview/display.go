@@ -1,4 +1,6 @@
-package deploy
+// Package deployview draws `cellctl deploy`: the rollout's live progress
+// (Display), its dry run (Describe, Markdown) and its final table.
+package deployview
 
 import (
 	"fmt"
