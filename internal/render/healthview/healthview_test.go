@@ -23,7 +23,7 @@ func report() health.Report {
 			Alarms: []health.Alarm{{Key: "5xx", State: "OK"}}, Findings: findings}
 	}
 	return health.Report{At: at, Since: "15m0s", Worst: "cell-c", Findings: 1,
-		Cells: []health.Cell{cell("cell-c", 1.2, "error_rate_5xx 1.2% fails < 0.5%"), cell("cell-a", 0.1), cell("cell-b", 0.1), cell("cell-d", 0.1)},
+		Cells:  []health.Cell{cell("cell-c", 1.2, "error_rate_5xx 1.2% fails < 0.5%"), cell("cell-a", 0.1), cell("cell-b", 0.1), cell("cell-d", 0.1)},
 		Fleet:  health.Fleet{Cells: 4, ErrorRatePercent: f(0.375), P99Ms: f(120), HealthyTasks: f(8), DesiredTasks: 8},
 		Hidden: []string{"error_rate_5xx: the fleet average 0.375% passes < 0.5%, but cell-c is at 1.2%"}}
 }
