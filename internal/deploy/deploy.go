@@ -20,7 +20,6 @@ import (
 
 	"github.com/cellctl/cellctl/cellmodule/spec"
 	"github.com/cellctl/cellctl/internal/fleet"
-	"github.com/cellctl/cellctl/internal/render"
 	"github.com/cellctl/cellctl/internal/routercanary"
 	"github.com/cellctl/cellctl/internal/runplan"
 	"github.com/cellctl/cellctl/internal/stackrun"
@@ -317,15 +316,6 @@ func Run(ctx context.Context, env *Env, o Options) (*Result, error) {
 func RouterCanaryEnv(env *Env) *routercanary.Env {
 	return &routercanary.Env{Runner: env.Runner, Outputs: env.Outputs, Reader: env.Reader, Log: env.Log,
 		Clock: env.Clock, Store: env.Store, Fleet: env.Fleet}
-}
-
-// Table is the final table of a run: cell → wave → image → state.
-func Table(s *render.Styles, rows []executor.Row) string {
-	out := make([][]string, 0, len(rows))
-	for _, r := range rows {
-		out = append(out, []string{r.Cell, r.Wave, r.Image, r.State})
-	}
-	return s.Table([]string{"CELL", "WAVE", "IMAGE", "STATE"}, out)
 }
 
 // previewParallel bounds the previews a dry run runs at once: each is a

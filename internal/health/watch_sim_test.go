@@ -1,7 +1,6 @@
 package health
 
 import (
-	"bytes"
 	"context"
 	"strings"
 	"testing"
@@ -9,7 +8,6 @@ import (
 
 	"github.com/cellctl/cellctl/internal/awsapi"
 	"github.com/cellctl/cellctl/internal/cloud"
-	"github.com/cellctl/cellctl/internal/render"
 )
 
 // TestWatchThroughTheSimulatorsEndpoint runs --watch's loop with readers
@@ -45,12 +43,11 @@ func TestWatchThroughTheSimulatorsEndpoint(t *testing.T) {
 		ch <- time.Now()
 		return ch
 	}
-	var out bytes.Buffer
-	Watch(ctx, &out, false, render.NewStyles(&out, false), time.Second, func(ctx context.Context) Report {
+	Watch(ctx, time.Second, func(ctx context.Context) Report {
 		r := Read(ctx, ts, Options{Now: time.Now(), Since: 15 * time.Minute, Reader: reader})
 		reports = append(reports, r)
 		return r
-	}, tick)
+	}, func(Report) {}, tick)
 	if len(reports) < 3 {
 		t.Fatalf("%d updates", len(reports))
 	}

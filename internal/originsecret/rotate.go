@@ -150,15 +150,15 @@ type run struct {
 	j *executor.Journal
 }
 
-// Run starts a rotation, or resumes the one its record says is under way.
-// It returns the record as saved.
-func (r *Rotator) Run(ctx context.Context, o Options) (*executor.Record, error) {
+// check refuses a fleet a rotation cannot go through: no router, no
+// waves, a cell in no wave.
+func (r *Rotator) check() error {
 	f := r.Fleet
 	if f.Router == nil {
-		return nil, fmt.Errorf("the fleet has no router (%s/Pulumi.router.yaml): nothing sends the origin-verify secret", f.StackDir)
+		return fmt.Errorf("the fleet has no router (%s/Pulumi.router.yaml): nothing sends the origin-verify secret", f.StackDir)
 	}
 	if len(r.Waves) == 0 {
-		return nil, fmt.Errorf("%s: the fleet has no waves; a rotation goes wave by wave", fleet.WavesFile)
+		return fmt.Errorf("%s: the fleet has no waves; a rotation goes wave by wave", fleet.WavesFile)
 	}
 	inWave := map[string]bool{}
 	for _, w := range r.Waves {
@@ -168,18 +168,58 @@ func (r *Rotator) Run(ctx context.Context, o Options) (*executor.Record, error) 
 	}
 	for _, id := range f.CellIDs() {
 		if !inWave[id] {
-			return nil, fmt.Errorf("%s: cell %s is in no wave: a rotation goes wave by wave through every cell; add it to a wave first", fleet.WavesFile, id)
+			return fmt.Errorf("%s: cell %s is in no wave: a rotation goes wave by wave through every cell; add it to a wave first", fleet.WavesFile, id)
 		}
+	}
+	return nil
+}
+
+// planned is the record a run executes, its steps from the first one not
+// done: the rotation under way — with the cells that joined a wave since
+// it started (adopt) — or, fresh, a new one under id. It only reads:
+// Run calls it once it holds the fleet lock, Plan (the dry run) without.
+func (r *Rotator) planned(ctx context.Context, id string) (rec *executor.Record, fresh, legacy bool, notes []string, err error) {
+	rec, legacy, err = r.current(ctx)
+	if err != nil {
+		return nil, false, false, nil, err
+	}
+	if rec == nil {
+		rec, fresh = r.newRecord(id), true
+	}
+	return rec, fresh, legacy, r.adopt(rec), nil
+}
+
+// Plan is the dry run: the record Run would execute now (planned) —
+// every step, those done first — with the notes of the cells that joined
+// a wave since the rotation started. It takes no lock and writes nothing
+// (no record, no stack file, no engine run). A fresh rotation's id is
+// only what the plan calls it: the run mints its own.
+func (r *Rotator) Plan(ctx context.Context) (*Planned, error) {
+	if err := r.check(); err != nil {
+		return nil, err
+	}
+	rec, fresh, _, notes, err := r.planned(ctx, executor.NewID(executor.KindRotation))
+	if err != nil {
+		return nil, err
+	}
+	return r.planOf(rec, !fresh, notes), nil
+}
+
+// Run starts a rotation, or resumes the one its record says is under way.
+// It returns the record as saved.
+func (r *Rotator) Run(ctx context.Context, o Options) (*executor.Record, error) {
+	if err := r.check(); err != nil {
+		return nil, err
 	}
 	// Which rotation this run is (read-only: nothing is written before
 	// the lock is held).
-	rec, legacy, err := r.current(ctx)
+	prev, _, err := r.current(ctx)
 	if err != nil {
 		return nil, err
 	}
 	id := executor.NewID(executor.KindRotation)
-	if rec != nil {
-		id = rec.ID
+	if prev != nil {
+		id = prev.ID
 	}
 	me := executor.Holder{ID: id, Verb: LockVerb, Host: r.Host, PID: r.PID, Started: r.now(), Nonce: nonce()}
 	note, err := executor.Take(ctx, r.Store, me, func(h executor.Holder) bool {
@@ -199,26 +239,27 @@ func (r *Rotator) Run(ctx context.Context, o Options) (*executor.Record, error) 
 	if note != "" {
 		r.logf("%s", note)
 	}
-	// Held: read again (a rotation may have run between the read and the
-	// lock), then write.
-	again, legacyAgain, err := r.current(ctx)
+	// Held: the plan read again (a rotation may have run between the read
+	// and the lock), then written.
+	rec, fresh, legacy, notes, err := r.planned(ctx, id)
 	if err != nil {
 		return nil, err
 	}
-	if (again == nil) != (rec == nil) || again != nil && again.ID != rec.ID {
+	if fresh != (prev == nil) || rec.ID != id {
 		return nil, errors.New("another `cellctl secret rotate` ran while this one started: run `cellctl secret rotate` again")
 	}
-	rec, legacy = again, legacy || legacyAgain
-	if rec == nil {
-		rec = r.newRecord(id)
+	if fresh {
 		r.logf("rotation %s: %d steps (accept the next value wave by wave, switch the router, drop the old value wave by wave)", rec.ID, len(rec.Steps))
 	} else {
 		r.logf("rotation %s: resuming from its record", rec.ID)
 		rec.Notes = append(rec.Notes, fmt.Sprintf("%s: resumed", r.now().Format(time.RFC3339)))
 	}
+	for _, n := range notes {
+		r.logf("%s", n)
+	}
 	rec.State, rec.Holder, rec.Error = executor.Running, me, ""
 	x := &run{Rotator: r, j: executor.NewJournal(r.Store, r.clock(), rec)}
-	if err := x.j.Update(ctx, x.adopt); err != nil {
+	if err := x.j.Update(ctx, nil); err != nil {
 		return x.j.Snapshot(), err
 	}
 	if legacy && r.Legacy != nil {
@@ -356,8 +397,9 @@ func (r *Rotator) current(ctx context.Context) (rec *executor.Record, legacy boo
 // the rotation is in runs again — the accept before the router switched
 // (the new cell must accept the next value before CloudFront sends it),
 // the drop after (it must accept what the router sends). Rerunning a step
-// is safe: the other cells already hold its values.
-func (x *run) adopt(rec *executor.Record) {
+// is safe: the other cells already hold its values. It returns what it
+// changed, to log.
+func (r *Rotator) adopt(rec *executor.Record) (notes []string) {
 	in := map[string]bool{}
 	for _, s := range rec.Steps {
 		for _, c := range s.Cells {
@@ -368,7 +410,7 @@ func (x *run) adopt(rec *executor.Record) {
 	if sw := rec.Step(Switch + "/" + fleet.RouterStack); sw != nil && sw.State == executor.WaveDone {
 		switched = true
 	}
-	for _, w := range x.Waves {
+	for _, w := range r.Waves {
 		for _, c := range w.Cells {
 			if in[c] {
 				continue
@@ -382,11 +424,12 @@ func (x *run) adopt(rec *executor.Record) {
 				if s.State == executor.WaveDone && (s.Kind == Drop || !switched) {
 					s.State = executor.WavePending
 					rec.Notes = append(rec.Notes, fmt.Sprintf("%s: %s joined wave %s during the rotation: running the step again for it", s.Name, c, w.Name))
-					x.logf("%s: %s joined wave %s during the rotation: running this step again so it gets the rotation's values", s.Name, c, w.Name)
+					notes = append(notes, fmt.Sprintf("%s: %s joined wave %s during the rotation: running this step again so it gets the rotation's values", s.Name, c, w.Name))
 				}
 			}
 		}
 	}
+	return notes
 }
 
 func (r *Rotator) newRecord(id string) *executor.Record {

@@ -7,7 +7,6 @@ package progress
 import (
 	"fmt"
 	"io"
-	"strings"
 	"sync"
 	"time"
 
@@ -27,7 +26,7 @@ type Display struct {
 	mu     sync.Mutex
 	stacks map[string]*stackLine
 	order  []string
-	drawn  int
+	frame  *Frame
 	ticker *Redrawer
 }
 
@@ -52,7 +51,7 @@ func New(w io.Writer, live bool, styles *render.Styles) *Display {
 // frames themselves).
 func newDisplay(w io.Writer, live bool, styles *render.Styles, now func() time.Time, tick bool) *Display {
 	d := &Display{w: w, live: live, styles: styles, now: now, PlainInterval: 10 * time.Second,
-		stacks: map[string]*stackLine{}}
+		stacks: map[string]*stackLine{}, frame: NewFrame(w)}
 	d.ticker = StartRedrawer(&d.mu, 120*time.Millisecond, d.redraw, tick)
 	return d
 }
@@ -154,29 +153,18 @@ func (d *Display) finalLine(s *stackLine) string {
 
 var spinner = []string{"⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧", "⠇", "⠏"}
 
-// redraw rewrites the block of status lines in place.
+// redraw draws the status lines as the live frame.
 func (d *Display) redraw() {
-	var b strings.Builder
-	if d.drawn > 0 {
-		fmt.Fprintf(&b, "\x1b[%dA", d.drawn)
-	}
-	names := d.order
 	frame := spinner[int(d.now().UnixMilli()/120)%len(spinner)]
-	for _, n := range names {
+	lines := make([]string, 0, len(d.order))
+	for _, n := range d.order {
 		s := d.stacks[n]
-		b.WriteString("\x1b[2K")
 		if s.finished != nil {
-			b.WriteString(d.finalLine(s))
-		} else {
-			line := fmt.Sprintf("%-10s %s %s  %s  %s", s.name, d.styles.Dim(frame), s.count(),
-				d.now().Sub(s.start).Round(100*time.Millisecond), s.current)
-			if len(line) > 140 {
-				line = line[:140]
-			}
-			b.WriteString(line)
+			lines = append(lines, d.finalLine(s))
+			continue
 		}
-		b.WriteString("\n")
+		lines = append(lines, fmt.Sprintf("%-10s %s %s  %s  %s", s.name, d.styles.Dim(frame), s.count(),
+			d.now().Sub(s.start).Round(100*time.Millisecond), s.current))
 	}
-	d.drawn = len(names)
-	io.WriteString(d.w, b.String())
+	d.frame.Draw(lines)
 }

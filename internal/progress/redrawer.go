@@ -8,7 +8,7 @@ import (
 // Redrawer is the clock of a live display: it calls redraw under mu every
 // interval until Close, then once more, so the final frame stays on
 // screen. The run progress (Display) and the rollout display
-// (internal/deploy) share it.
+// (internal/render/deployview) share it, and draw through Frame.
 type Redrawer struct {
 	stop, done chan struct{}
 }

@@ -425,57 +425,106 @@ func (c *run) run(ctx context.Context) error {
 		return fmt.Errorf("router canary: reading the router's stack outputs: %w", err)
 	}
 	prev := c.canary()
-	switch {
-	case c.o.Discard:
-		return c.discardCmd(ctx, outs, prev)
-	case prev.Unfinished():
-		return c.resume(ctx, outs, prev)
+	rt, err := c.route(ctx, outs, prev)
+	if err != nil {
+		return err
 	}
-	return c.fresh(ctx, outs)
+	return c.follow(ctx, rt, outs, prev)
 }
 
-// fresh starts a canary (recorded before anything changes).
-func (c *run) fresh(ctx context.Context, outs map[string]any) error {
+// follow runs the route: the canary's steps from where route says it
+// starts, each phase the one the route names (a phase may end the canary
+// early: a breach discards it, an unchanged function needs no canary).
+func (c *run) follow(ctx context.Context, rt *Route, outs map[string]any, prev *executor.CanaryRecord) error {
 	primary := primaryOf(outs)
-	if len(outs) == 0 || primary == "" {
-		// Nothing serves viewers yet: there is no primary to protect.
-		if err := c.start(ctx, &executor.CanaryRecord{Phase: executor.CanaryStarting}); err != nil {
+	switch rt.Start {
+	case StartDiscard:
+		return c.discardCmd(ctx, outs, prev)
+	case StartFirstDeploy:
+		if prev.Unfinished() {
+			c.resumeLog(prev)
+		} else if err := c.start(ctx, &executor.CanaryRecord{Phase: executor.CanaryStarting}); err != nil {
 			return err
 		}
 		return c.firstDeploy(ctx)
-	}
-	phase, _ := outs["canaryPhase"].(string)
-	stable := phase == "" || phase == string(canary.Stable)
-	inputs, err := c.inputs(ctx)
-	if err != nil {
-		return err
-	}
-	if stable && inputs != "" {
-		if last := c.lastShipped(ctx); last != nil && last.Inputs == inputs && last.Deployed == Deployed(outs) {
-			c.logf("nothing to ship: the router's inputs and deployed outputs are what they were when it was last shipped (the primary runs %s): no engine run", primary)
-			return c.start(ctx, &executor.CanaryRecord{Phase: executor.CanaryDone, Outcome: Unchanged, Primary: primary,
-				Reason:       "nothing changed since the router was last shipped: no engine run",
-				PrimaryTable: tableVersion(outs), CandidateTable: tableVersion(outs), Inputs: inputs, Deployed: last.Deployed, Finished: c.now()})
+	case StartUnchanged:
+		c.logf("nothing to ship: the router's inputs and deployed outputs are what they were when it was last shipped (the primary runs %s): no engine run", primary)
+		return c.start(ctx, &executor.CanaryRecord{Phase: executor.CanaryDone, Outcome: Unchanged, Primary: primary,
+			Reason:       "nothing changed since the router was last shipped: no engine run",
+			PrimaryTable: tableVersion(outs), CandidateTable: tableVersion(outs), Inputs: rt.inputs, Deployed: rt.deployed, Finished: c.now()})
+	case StartFresh:
+		if rt.unrecorded != "" {
+			c.logf("the router's staging distribution is in a %s phase nobody recorded (an older cellctl, or a run killed before its record); starting again from the smoke test (the primary still runs %s)", rt.unrecorded, primary)
 		}
+		token, err := c.token()
+		if err != nil {
+			return err
+		}
+		cr := &executor.CanaryRecord{Phase: executor.CanaryStarting, PhaseSince: c.now(), Primary: primary,
+			Header: canary.DefaultHeader, HeaderValue: token, Weight: c.o.Weight, IdleTTL: c.o.IdleTTL, MaximumTTL: c.o.MaximumTTL, Inputs: rt.inputs}
+		if rt.unrecorded == "" {
+			// Between canaries both distributions run the newest version:
+			// tableVersion is the primary's.
+			cr.PrimaryTable = tableVersion(outs)
+		}
+		if err := c.start(ctx, cr); err != nil {
+			return err
+		}
+		return c.fromHeader(ctx)
 	}
-	if !stable {
-		c.logf("the router's staging distribution is in a %s phase nobody recorded (an older cellctl, or a run killed before its record); starting again from the smoke test (the primary still runs %s)", phase, primary)
+	// The rest continue the unfinished canary prev.
+	c.resumeLog(prev)
+	switch rt.Start {
+	case StartAgain:
+		if rt.why != "" {
+			c.logf("%s", rt.why)
+		}
+		return c.again(ctx)
+	case StartJudged:
+		i := lastPhase(prev, prev.Phase)
+		c.logf("its %s phase was judged (%s): discarding it", prev.Phase, prev.Phases[i].Reason)
+		return c.halt(ctx, prev.Phase, prev.Phases[i].Reason, "fix the routing table or the edge handler, then run `cellctl router canary` again")
+	case StartBake:
+		i := lastPhase(prev, prev.Phase)
+		left := c.bakeOf(prev.Phase) - c.now().Sub(prev.Phases[i].BakeStart)
+		c.logf("the %s phase was baking: continuing its bake (%s left)", prev.Phase, max(left, 0).Round(time.Second))
+		if err := c.bake(ctx, i); err != nil {
+			return err
+		}
+		if prev.Phase == executor.CanaryHeader {
+			return c.fromWeight(ctx)
+		}
+		return c.promote(ctx)
+	case StartPromote:
+		return c.promote(ctx)
+	case StartFinishRevert:
+		c.logf("finishing its revert: the staging distribution goes back to %s", prev.Primary)
+		if err := c.revert(ctx); err != nil {
+			return fmt.Errorf("router canary %s: finishing the revert failed: %w; run `cellctl router canary --discard`", c.id(), err)
+		}
+		outcomeName := Discarded
+		if prev.Reason == discardedByOperator {
+			outcomeName = Reverted
+		}
+		if err := c.finish(ctx, outcomeName, nil); err != nil {
+			return err
+		}
+		if outcomeName == Reverted {
+			return nil
+		}
+		return &outcome.HaltedError{Wave: "router",
+			Err:  fmt.Errorf("router canary %s halted (%s) and its revert was finished now: the staging distribution runs %s again and the primary never ran %s", c.id(), prev.Reason, prev.Primary, prev.Candidate),
+			Next: "fix the routing table or the edge handler, then run `cellctl router canary` again"}
 	}
-	token, err := c.token()
-	if err != nil {
-		return err
+	return fmt.Errorf("router canary %s: its record is in phase %q, which this cellctl cannot continue; run `cellctl router canary --discard`", c.id(), prev.Phase)
+}
+
+func (c *run) resumeLog(cr *executor.CanaryRecord) {
+	since := ""
+	if !cr.PhaseSince.IsZero() {
+		since = " since " + cr.PhaseSince.Format(time.RFC3339)
 	}
-	cr := &executor.CanaryRecord{Phase: executor.CanaryStarting, PhaseSince: c.now(), Primary: primary,
-		Header: canary.DefaultHeader, HeaderValue: token, Weight: c.o.Weight, IdleTTL: c.o.IdleTTL, MaximumTTL: c.o.MaximumTTL, Inputs: inputs}
-	if stable {
-		// Between canaries both distributions run the newest version:
-		// tableVersion is the primary's.
-		cr.PrimaryTable = tableVersion(outs)
-	}
-	if err := c.start(ctx, cr); err != nil {
-		return err
-	}
-	return c.fromHeader(ctx)
+	c.logf("resuming canary %s: it stopped in its %s phase%s (the primary runs %s)", c.id(), cr.Phase, since, cr.Primary)
 }
 
 // start records a new canary in the record (replacing a finished one).
@@ -495,68 +544,6 @@ func (c *run) firstDeploy(ctx context.Context) error {
 		cr.Primary, cr.PrimaryTable, cr.CandidateTable = primaryOf(outs), tableVersion(outs), tableVersion(outs)
 		cr.Inputs, cr.Deployed = inputs, Deployed(outs)
 	})
-}
-
-// resume continues the canary an earlier run left: the bake of the phase
-// it was baking when the deployed router still shows that phase, its
-// revert, its promotion — or, when what is deployed is not what the
-// record says (a run killed mid-update), its smoke phase again.
-func (c *run) resume(ctx context.Context, outs map[string]any, cr *executor.CanaryRecord) error {
-	since := ""
-	if !cr.PhaseSince.IsZero() {
-		since = " since " + cr.PhaseSince.Format(time.RFC3339)
-	}
-	c.logf("resuming canary %s: it stopped in its %s phase%s (the primary runs %s)", c.id(), cr.Phase, since, cr.Primary)
-	switch cr.Phase {
-	case executor.CanaryStarting:
-		if cr.Primary == "" {
-			return c.firstDeploy(ctx)
-		}
-		return c.again(ctx)
-	case executor.CanaryHeader, executor.CanaryWeight:
-		i := lastPhase(cr, cr.Phase)
-		if i >= 0 && cr.Phases[i].State == executor.WaveHalted {
-			// Judged before the run stopped: act on the recorded decision.
-			c.logf("its %s phase was judged (%s): discarding it", cr.Phase, cr.Phases[i].Reason)
-			return c.halt(ctx, cr.Phase, cr.Phases[i].Reason, "fix the routing table or the edge handler, then run `cellctl router canary` again")
-		}
-		phase, _ := outs["canaryPhase"].(string)
-		deployed := phase == cr.Phase && cr.Candidate != "" && outs["stagingFunctionArn"] == cr.Candidate && primaryOf(outs) == cr.Primary
-		if i < 0 || !deployed || cr.Phases[i].State != executor.WaveBaking {
-			c.logf("the deployed router is not in the recorded %s phase of %s: running the smoke phase again", cr.Phase, cr.Candidate)
-			return c.again(ctx)
-		}
-		left := c.bakeOf(cr.Phase) - c.now().Sub(cr.Phases[i].BakeStart)
-		c.logf("the %s phase was baking: continuing its bake (%s left)", cr.Phase, max(left, 0).Round(time.Second))
-		if err := c.bake(ctx, i); err != nil {
-			return err
-		}
-		if cr.Phase == executor.CanaryHeader {
-			return c.fromWeight(ctx)
-		}
-		return c.promote(ctx)
-	case executor.CanaryPromoting:
-		return c.promote(ctx)
-	case executor.CanaryDiscarding:
-		c.logf("finishing its revert: the staging distribution goes back to %s", cr.Primary)
-		if err := c.revert(ctx); err != nil {
-			return fmt.Errorf("router canary %s: finishing the revert failed: %w; run `cellctl router canary --discard`", c.id(), err)
-		}
-		outcomeName := Discarded
-		if cr.Reason == discardedByOperator {
-			outcomeName = Reverted
-		}
-		if err := c.finish(ctx, outcomeName, nil); err != nil {
-			return err
-		}
-		if outcomeName == Reverted {
-			return nil
-		}
-		return &outcome.HaltedError{Wave: "router",
-			Err:  fmt.Errorf("router canary %s halted (%s) and its revert was finished now: the staging distribution runs %s again and the primary never ran %s", c.id(), cr.Reason, cr.Primary, cr.Candidate),
-			Next: "fix the routing table or the edge handler, then run `cellctl router canary` again"}
-	}
-	return fmt.Errorf("router canary %s: its record is in phase %q, which this cellctl cannot continue; run `cellctl router canary --discard`", c.id(), cr.Phase)
 }
 
 // again runs the smoke phase of a resumed canary anew, with the inputs as

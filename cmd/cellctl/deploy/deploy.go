@@ -5,10 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"os"
-	"strings"
-	"time"
 
 	"github.com/spf13/cobra"
 
@@ -17,6 +14,7 @@ import (
 	"github.com/cellctl/cellctl/internal/fleet"
 	"github.com/cellctl/cellctl/internal/iostreams"
 	"github.com/cellctl/cellctl/internal/render"
+	"github.com/cellctl/cellctl/internal/render/deployview"
 	"github.com/cellctl/cellctl/internal/rollout"
 	"github.com/cellctl/cellctl/internal/stackrun"
 	"github.com/cellctl/cellctl/waves/executor"
@@ -28,9 +26,12 @@ type Options struct {
 	Fleet func() (*fleet.Fleet, error)
 	// Env wires the deploy to the engine and the cloud; events receives
 	// the engine's progress of every stack run.
-	Env    func(ctx context.Context, fl *fleet.Fleet, events func(stackrun.Event)) (*deploy.Env, func(), error)
-	Cloud  string
+	Env   func(ctx context.Context, fl *fleet.Fleet, events func(stackrun.Event)) (*deploy.Env, func(), error)
+	Cloud string
+	// Output is the -o name, for the checks that depend on it (markdown
+	// is the dry run's); rendering goes through View.
 	Output string
+	View   render.View[Report]
 
 	Image     string
 	DryRun    bool
@@ -71,13 +72,14 @@ passed). Every run ends with the table cell → wave → image → state.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Cloud, opts.Output = f.Global.Cloud, f.Global.Output
-			if err := f.CheckOutput(cmdutil.FormatTable, cmdutil.FormatJSON, cmdutil.FormatMarkdown); err != nil {
+			var err error
+			if opts.View, err = render.Pick(f.Global.Output, formats...); err != nil {
 				return err
 			}
 			if runF != nil {
 				return runF(opts)
 			}
-			return Run(cmd.Context(), opts)
+			return deployRun(cmd.Context(), opts)
 		},
 	}
 	fl := cmd.Flags()
@@ -92,8 +94,56 @@ passed). Every run ends with the table cell → wave → image → state.`,
 	return cmd
 }
 
-// Run is the command's body.
-func Run(ctx context.Context, o *Options) error {
+// Report is what a deploy shows: what it did (or would do), and whether
+// it was asked only to abandon a dead rollout's lock.
+type Report struct {
+	Abandon bool
+	Result  *deploy.Result
+}
+
+var formats = []render.Format[Report]{
+	{Name: render.FormatTable, Render: func(io *iostreams.IOStreams, r Report) error {
+		out, s := io.Out, render.Out(io)
+		switch res := r.Result; {
+		case r.Abandon:
+			if res.Abandoned != "" {
+				fmt.Fprintf(out, "abandoned %s; rerun the same deploy to continue the rollout\n", res.Abandoned)
+			}
+		case res.Description != nil:
+			fmt.Fprint(out, deployview.Describe(s, res.Description))
+		case res.Outcome != nil:
+			fmt.Fprintf(out, "rollout %s: %s\n", res.Outcome.Record.ID, res.Outcome.Record.State)
+			fmt.Fprintln(out, deployview.Table(s, res.Outcome.Summary))
+		}
+		return nil
+	}},
+	{Name: render.FormatJSON, Render: func(io *iostreams.IOStreams, r Report) error {
+		switch res := r.Result; {
+		case r.Abandon:
+			return render.JSON(io.Out, map[string]string{"abandoned": res.Abandoned})
+		case res.Description != nil:
+			return render.JSON(io.Out, res.Description)
+		case res.Outcome != nil:
+			return render.JSON(io.Out, res.Outcome)
+		}
+		return nil
+	}},
+	// Markdown is the dry run as a PR comment (deployRun refuses it
+	// without --dry-run); an abandon is told as text.
+	{Name: render.FormatMarkdown, Render: func(io *iostreams.IOStreams, r Report) error {
+		switch res := r.Result; {
+		case r.Abandon:
+			if res.Abandoned != "" {
+				fmt.Fprintf(io.Out, "abandoned %s; rerun the same deploy to continue the rollout\n", res.Abandoned)
+			}
+		case res.Description != nil:
+			fmt.Fprint(io.Out, deployview.Markdown(res.Description))
+		}
+		return nil
+	}},
+}
+
+func deployRun(ctx context.Context, o *Options) error {
 	if o.BakeScale != 0 {
 		if o.Cloud != cmdutil.CloudSim {
 			return fmt.Errorf("--bake-scale is for rehearsals on the simulated cloud (--cloud sim); on %s the gate bakes as waves.yaml says", o.Cloud)
@@ -102,7 +152,7 @@ func Run(ctx context.Context, o *Options) error {
 			return fmt.Errorf("--bake-scale %g: allowed is more than 0 and at most 1", o.BakeScale)
 		}
 	}
-	if o.Output == cmdutil.FormatMarkdown && !o.DryRun {
+	if o.Output == render.FormatMarkdown && !o.DryRun {
 		return errors.New("-o markdown is for the dry run (a PR comment): add --dry-run")
 	}
 	if o.Through != "" && o.Wave != "" {
@@ -114,7 +164,7 @@ func Run(ctx context.Context, o *Options) error {
 	}
 	// Live redrawing only on a terminal with colour: piped (CI) or
 	// NO_COLOR, one plain line per step.
-	display := deploy.NewDisplay(o.IO.ErrOut, o.IO.IsStderrTTY() && o.IO.ColorErr(), render.Err(o.IO))
+	display := deployview.NewDisplay(o.IO.ErrOut, o.IO.IsStderrTTY() && o.IO.ColorErr(), render.Err(o.IO))
 	defer display.Close()
 	env, done, err := o.Env(ctx, fl, display.Engine)
 	if err != nil {
@@ -128,142 +178,10 @@ func Run(ctx context.Context, o *Options) error {
 		Abandon: o.Abandon, BakeScale: o.BakeScale, Host: host, PID: os.Getpid(),
 		Alive: func(h executor.Holder) bool { return rollout.ProcessAlive(h.PID) }, Stop: cmdutil.Graceful(ctx).Done(),
 	})
-	if verr := show(o, res); verr != nil && err == nil {
-		err = verr
+	if res != nil {
+		if verr := o.View.Render(o.IO, Report{Abandon: o.Abandon != "", Result: res}); verr != nil && err == nil {
+			err = verr
+		}
 	}
 	return err
-}
-
-func show(o *Options, res *deploy.Result) error {
-	if res == nil {
-		return nil
-	}
-	out := o.IO.Out
-	s := render.Out(o.IO)
-	switch {
-	case o.Abandon != "":
-		if o.Output == cmdutil.FormatJSON {
-			return render.JSON(out, map[string]string{"abandoned": res.Abandoned})
-		}
-		if res.Abandoned != "" {
-			fmt.Fprintf(out, "abandoned %s; rerun the same deploy to continue the rollout\n", res.Abandoned)
-		}
-	case res.Description != nil:
-		switch o.Output {
-		case cmdutil.FormatJSON:
-			return render.JSON(out, res.Description)
-		case cmdutil.FormatMarkdown:
-			fmt.Fprint(out, markdown(res.Description))
-			return nil
-		}
-		fmt.Fprint(out, describe(s, res.Description))
-	case res.Outcome != nil:
-		if o.Output == cmdutil.FormatJSON {
-			return render.JSON(out, res.Outcome)
-		}
-		fmt.Fprintf(out, "rollout %s: %s\n", res.Outcome.Record.ID, res.Outcome.Record.State)
-		fmt.Fprintln(out, deploy.Table(s, res.Outcome.Summary))
-	}
-	return nil
-}
-
-func describe(s *render.Styles, d *executor.Description) string {
-	var b strings.Builder
-	fmt.Fprintf(&b, "rollout %s (dry run: nothing changes), expected %s\n", d.ID, d.Expected.Round(time.Second))
-	for _, w := range d.Waves {
-		fmt.Fprintf(&b, "\n%s  bake %s, poll %s, gate %s, on breach %s, expected %s\n", s.Bold(w.Name), w.Bake, w.Poll, w.Gate, w.OnBreach, w.Expected.Round(time.Second))
-		if w.Exposure != nil && w.Cumulative != nil {
-			fmt.Fprintf(&b, "  exposure: %.1f%% of buckets, %.1f%% of pinned tenants (cumulative %.1f%%, %.1f%%)\n",
-				100*w.Exposure.Buckets, 100*w.Exposure.Pinned, 100*w.Cumulative.Buckets, 100*w.Cumulative.Pinned)
-		}
-		for _, c := range w.Cells {
-			switch {
-			case c.Error != "":
-				fmt.Fprintf(&b, "  %s: %s\n", c.Cell, s.Bad(c.Error))
-			case c.Unchanged:
-				fmt.Fprintf(&b, "  %s: unchanged\n", c.Cell)
-			default:
-				fmt.Fprintf(&b, "  %s:\n", c.Cell)
-				for _, ch := range c.Changes {
-					fmt.Fprintf(&b, "    %s: %s → %s\n", ch.Key, ch.Old, ch.New)
-				}
-				if len(c.Resources) > 0 {
-					fmt.Fprintf(&b, "    preview: %s\n", resourceCount(c.Resources))
-					for _, r := range c.Resources {
-						fmt.Fprintf(&b, "      %s\n", resourceLine(s, r))
-					}
-				}
-			}
-		}
-	}
-	return b.String()
-}
-
-// markdown is the dry run as one PR comment.
-func markdown(d *executor.Description) string {
-	var b strings.Builder
-	fmt.Fprintf(&b, "### Rollout `%s` (dry run), expected %s\n\n", d.ID, d.Expected.Round(time.Second))
-	b.WriteString("| wave | cell | changes | bake | gate | exposure (cumulative) |\n|---|---|---|---|---|---|\n")
-	for _, w := range d.Waves {
-		exposure := "-"
-		if w.Exposure != nil && w.Cumulative != nil {
-			exposure = fmt.Sprintf("%.1f%% buckets, %.1f%% pinned (%.1f%%, %.1f%%)", 100*w.Exposure.Buckets, 100*w.Exposure.Pinned, 100*w.Cumulative.Buckets, 100*w.Cumulative.Pinned)
-		}
-		for _, c := range w.Cells {
-			var changes []string
-			switch {
-			case c.Error != "":
-				changes = []string{"**cannot read:** " + c.Error}
-			case c.Unchanged:
-				changes = []string{"unchanged"}
-			}
-			for _, ch := range c.Changes {
-				changes = append(changes, fmt.Sprintf("`%s`: %s → %s", ch.Key, ch.Old, ch.New))
-			}
-			if len(c.Resources) > 0 {
-				changes = append(changes, "preview: "+resourceCount(c.Resources))
-				for _, r := range c.Resources {
-					changes = append(changes, "`"+resourceLine(render.NewStyles(io.Discard, false), r)+"`")
-				}
-			}
-			fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s |\n", w.Name, c.Cell, mdCell(strings.Join(changes, "<br>")), w.Bake, mdCell(w.Gate), exposure)
-		}
-	}
-	return b.String()
-}
-
-func mdCell(s string) string { return strings.ReplaceAll(s, "|", "\\|") }
-
-// resourceCount is a preview's changes by operation ("2 to update, 1 to
-// replace").
-func resourceCount(rs []executor.ResourceChange) string {
-	n := map[string]int{}
-	var ops []string
-	for _, r := range rs {
-		if n[r.Op] == 0 {
-			ops = append(ops, r.Op)
-		}
-		n[r.Op]++
-	}
-	parts := make([]string, len(ops))
-	for i, op := range ops {
-		parts[i] = fmt.Sprintf("%d to %s", n[op], op)
-	}
-	return strings.Join(parts, ", ")
-}
-
-// resourceLine is one planned resource change: "update
-// aws:ecs/service:Service cell-a-svc (taskDefinition)".
-func resourceLine(s *render.Styles, r executor.ResourceChange) string {
-	line := r.Op + " " + r.Type + " " + r.Name
-	if len(r.Diffs) > 0 {
-		line += " (" + strings.Join(r.Diffs, ", ") + ")"
-	}
-	if len(r.Replace) > 0 {
-		line += " replaced for " + strings.Join(r.Replace, ", ")
-	}
-	if r.Warning != "" {
-		line += ": " + s.Warn(r.Warning)
-	}
-	return line
 }

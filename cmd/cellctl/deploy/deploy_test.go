@@ -4,13 +4,12 @@ import (
 	"context"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/cellctl/cellctl/cmd/cellctl/cmdutil"
+	"github.com/cellctl/cellctl/internal/deploy"
 	"github.com/cellctl/cellctl/internal/fleet"
 	"github.com/cellctl/cellctl/internal/iostreams"
 	"github.com/cellctl/cellctl/internal/render"
-	"github.com/cellctl/cellctl/waves/executor"
 )
 
 func TestFlagsReachOptions(t *testing.T) {
@@ -33,12 +32,12 @@ func TestBakeScaleIsRefusedOnAWS(t *testing.T) {
 	called := false
 	o := &Options{IO: io, Cloud: cmdutil.CloudAWS, BakeScale: 0.01,
 		Fleet: func() (*fleet.Fleet, error) { called = true; return nil, nil }}
-	err := Run(context.Background(), o)
+	err := deployRun(context.Background(), o)
 	if err == nil || !strings.Contains(err.Error(), "--bake-scale is for rehearsals on the simulated cloud") || called {
 		t.Errorf("--bake-scale on aws: %v (fleet loaded: %v)", err, called)
 	}
 	o.Cloud, o.BakeScale = cmdutil.CloudSim, 2
-	if err := Run(context.Background(), o); err == nil || !strings.Contains(err.Error(), "at most 1") {
+	if err := deployRun(context.Background(), o); err == nil || !strings.Contains(err.Error(), "at most 1") {
 		t.Errorf("--bake-scale 2: %v", err)
 	}
 }
@@ -47,7 +46,7 @@ func TestThroughAndWaveTogetherAreRefused(t *testing.T) {
 	io, _, _, _ := iostreams.Test()
 	o := &Options{IO: io, Cloud: cmdutil.CloudSim, Through: "canary", Wave: "wave-1",
 		Fleet: func() (*fleet.Fleet, error) { t.Fatal("fleet loaded"); return nil, nil }}
-	if err := Run(context.Background(), o); err == nil || !strings.Contains(err.Error(), "cannot be combined") {
+	if err := deployRun(context.Background(), o); err == nil || !strings.Contains(err.Error(), "cannot be combined") {
 		t.Errorf("--through with --wave: %v", err)
 	}
 }
@@ -56,34 +55,46 @@ func TestMarkdownOnlyForTheDryRun(t *testing.T) {
 	io, _, _, _ := iostreams.Test()
 	o := &Options{IO: io, Cloud: cmdutil.CloudSim, Output: cmdutil.FormatMarkdown,
 		Fleet: func() (*fleet.Fleet, error) { t.Fatal("fleet loaded"); return nil, nil }}
-	if err := Run(context.Background(), o); err == nil || !strings.Contains(err.Error(), "add --dry-run") {
+	if err := deployRun(context.Background(), o); err == nil || !strings.Contains(err.Error(), "add --dry-run") {
 		t.Errorf("-o markdown without --dry-run: %v", err)
 	}
 }
 
-func TestMarkdownDryRun(t *testing.T) {
-	d := &executor.Description{ID: "r-00000000000a", Waves: []executor.WaveDescription{{Name: "canary", Bake: 30 * time.Minute, Gate: "error_rate_5xx < 0.5%",
-		Cells: []executor.CellDescription{{Cell: "cell-a", Changes: []executor.Change{{Key: "image", Old: `"app:1"`, New: `"app:2"`}}}}}}}
-	md := markdown(d)
-	if !strings.Contains(md, "| canary | cell-a | `image`: \"app:1\" → \"app:2\" | 30m0s | error_rate_5xx < 0.5% |") {
-		t.Errorf("markdown:\n%s", md)
+// -o picks the view once, when the flags are bound: an unsupported one is
+// refused before anything runs.
+func TestOutputPicksTheView(t *testing.T) {
+	io, _, _, _ := iostreams.Test()
+	f := cmdutil.NewFactory(io)
+	for _, o := range []string{cmdutil.FormatTable, cmdutil.FormatJSON, cmdutil.FormatMarkdown} {
+		f.Global.Output = o
+		var got *Options
+		cmd := NewCmdDeploy(f, func(opts *Options) error { got = opts; return nil })
+		cmd.SetArgs([]string{"--dry-run"})
+		if err := cmd.Execute(); err != nil || got.View == nil || got.Output != o {
+			t.Errorf("-o %s: %v, %+v", o, err, got)
+		}
+	}
+	f.Global.Output = "yaml"
+	cmd := NewCmdDeploy(f, func(*Options) error { t.Fatal("ran with -o yaml"); return nil })
+	cmd.SetArgs(nil)
+	if err := cmd.Execute(); err == nil || err.Error() != `--output "yaml" is not supported here (allowed: table, json, markdown)` {
+		t.Errorf("-o yaml: %v", err)
 	}
 }
 
-func TestDryRunShowsThePreviewsResourceChanges(t *testing.T) {
-	d := &executor.Description{ID: "r-00000000000a", Waves: []executor.WaveDescription{{Name: "canary", Bake: 30 * time.Minute,
-		Cells: []executor.CellDescription{{Cell: "cell-a", Changes: []executor.Change{{Key: "image", Old: `"app:1"`, New: `"app:2"`}},
-			Resources: []executor.ResourceChange{
-				{Op: "update", Type: "aws:ecs/service:Service", Name: "cell-a-svc", Diffs: []string{"taskDefinition"}},
-				{Op: "replace", Type: "aws:ecs/taskDefinition:TaskDefinition", Name: "cell-a-task", Replace: []string{"containerDefinitions"}},
-			}}}}}}
-	md := markdown(d)
-	if !strings.Contains(md, "preview: 1 to update, 1 to replace<br>`update aws:ecs/service:Service cell-a-svc (taskDefinition)`<br>`replace aws:ecs/taskDefinition:TaskDefinition cell-a-task replaced for containerDefinitions`") {
-		t.Errorf("markdown:\n%s", md)
-	}
-	io, _, _, _ := iostreams.Test()
-	txt := describe(render.Out(io), d)
-	if !strings.Contains(txt, "    preview: 1 to update, 1 to replace\n      update aws:ecs/service:Service cell-a-svc (taskDefinition)\n") {
-		t.Errorf("table:\n%s", txt)
+// The abandon is told in its own words, in every format.
+func TestAbandonIsShown(t *testing.T) {
+	for _, tc := range []struct{ format, want string }{
+		{cmdutil.FormatTable, "abandoned r-00000000000a; rerun the same deploy to continue the rollout\n"},
+		{cmdutil.FormatJSON, "{\n  \"abandoned\": \"r-00000000000a\"\n}\n"},
+	} {
+		io, _, out, _ := iostreams.Test()
+		v, err := render.Pick(tc.format, formats...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := v.Render(io, Report{Abandon: true, Result: &deploy.Result{Abandoned: "r-00000000000a"}}); err != nil || out.String() != tc.want {
+			t.Errorf("-o %s: %v %q", tc.format, err, out.String())
+		}
 	}
 }

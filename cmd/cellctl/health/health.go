@@ -20,6 +20,7 @@ import (
 	"github.com/cellctl/cellctl/internal/iostreams"
 	"github.com/cellctl/cellctl/internal/outcome"
 	"github.com/cellctl/cellctl/internal/render"
+	"github.com/cellctl/cellctl/internal/render/healthview"
 	"github.com/cellctl/cellctl/internal/routercanary"
 	"github.com/cellctl/cellctl/internal/stackrun"
 	"github.com/cellctl/cellctl/waves/executor"
@@ -49,7 +50,7 @@ type Options struct {
 
 var formats = []render.Format[health.Report]{
 	{Name: render.FormatTable, Render: func(io *iostreams.IOStreams, r health.Report) error {
-		_, err := fmt.Fprint(io.Out, health.Table(render.Out(io), r))
+		_, err := fmt.Fprint(io.Out, healthview.Table(render.Out(io), r))
 		return err
 	}},
 	render.JSONFormat(func(r health.Report) any { return r }),
@@ -106,7 +107,7 @@ the last update's code.`,
 			if runF != nil {
 				return runF(opts)
 			}
-			return Run(cmd.Context(), opts)
+			return healthRun(cmd.Context(), opts)
 		},
 	}
 	cmd.Flags().DurationVar(&opts.Since, "since", health.DefaultSince, "window to read, ending now")
@@ -172,9 +173,9 @@ func readers(f *cmdutil.Factory) func(ctx context.Context, region string) (healt
 	}
 }
 
-// Targets picks the cells to read (all, or those named) with what the
+// targets picks the cells to read (all, or those named) with what the
 // fleet says about them.
-func Targets(fl *fleet.Fleet, names []string) ([]health.Target, error) {
+func targets(fl *fleet.Fleet, names []string) ([]health.Target, error) {
 	var cells []*fleet.Cell
 	if len(names) == 0 {
 		cells = fl.Cells
@@ -210,20 +211,21 @@ func Targets(fl *fleet.Fleet, names []string) ([]health.Target, error) {
 	return out, nil
 }
 
-// Run reads the fleet once (or until interrupted with --watch) and renders.
-func Run(ctx context.Context, o *Options) error {
+// healthRun reads the fleet once (or until interrupted with --watch) and
+// renders.
+func healthRun(ctx context.Context, o *Options) error {
 	fl, err := o.Fleet()
 	if err != nil {
 		return err
 	}
-	targets, err := Targets(fl, o.Cells)
+	cells, err := targets(fl, o.Cells)
 	if err != nil {
 		return err
 	}
 	// The stacks' outputs (load balancer dimensions, alarm names) change
 	// only with an up: read once, even under --watch.
-	stacks := make([]string, len(targets))
-	for i, t := range targets {
+	stacks := make([]string, len(cells))
+	for i, t := range cells {
 		stacks[i] = t.Cell
 	}
 	if fl.Router != nil {
@@ -233,16 +235,16 @@ func Run(ctx context.Context, o *Options) error {
 	if err != nil {
 		return err
 	}
-	for i := range targets {
-		d := deployed[targets[i].Cell]
-		targets[i].Outputs, targets[i].OutputsErr = d.Outputs, d.Err
+	for i := range cells {
+		d := deployed[cells[i].Cell]
+		cells[i].Outputs, cells[i].OutputsErr = d.Outputs, d.Err
 	}
 	var edge *health.Canary
 	if fl.Router != nil {
 		edge = unfinishedCanary(o.Records, deployed[fleet.RouterStack])
 	}
 	read := func(ctx context.Context) health.Report {
-		rep := health.Read(ctx, targets, health.Options{Now: o.Now(), Since: o.Since, Parallel: o.Parallel, Reader: o.Reader})
+		rep := health.Read(ctx, cells, health.Options{Now: o.Now(), Since: o.Since, Parallel: o.Parallel, Reader: o.Reader})
 		rep.Canary = edge
 		return rep
 	}
@@ -250,7 +252,7 @@ func Run(ctx context.Context, o *Options) error {
 	if o.Watch {
 		// The first Ctrl-C ends the watch (there is nothing in flight
 		// worth finishing); the last complete update decides the exit.
-		rep = health.Watch(cmdutil.Graceful(ctx), o.IO.Out, o.IO.IsStdoutTTY(), render.Out(o.IO), o.Interval, read, nil)
+		rep = health.Watch(cmdutil.Graceful(ctx), o.Interval, read, healthview.Watch(o.IO.Out, o.IO.IsStdoutTTY(), render.Out(o.IO), o.Interval), nil)
 	} else {
 		rep = read(ctx)
 		if err := o.View.Render(o.IO, rep); err != nil {

@@ -95,7 +95,7 @@ func TestHealthRun(t *testing.T) {
 			return out, nil
 		},
 		Reader: func(context.Context, string) (health.Reader, error) { return quietCW{}, nil }}
-	err := Run(context.Background(), o)
+	err := healthRun(context.Background(), o)
 	if exitcode.Of(err) != exitcode.Findings {
 		t.Fatalf("exit %d (%v), want 2", exitcode.Of(err), err)
 	}
@@ -105,18 +105,18 @@ func TestHealthRun(t *testing.T) {
 	}
 
 	o.Cells = []string{"cell-zz"}
-	if err := Run(context.Background(), o); err == nil || !strings.Contains(err.Error(), "not in the fleet: cell-zz (cells: cell-a, cell-b, cell-c, cell-d)") {
+	if err := healthRun(context.Background(), o); err == nil || !strings.Contains(err.Error(), "not in the fleet: cell-zz (cells: cell-a, cell-b, cell-c, cell-d)") {
 		t.Errorf("unknown cell: %v", err)
 	}
 	o.Cells = []string{"a", "b", "c"}
 	stdout.Reset()
-	if err := Run(context.Background(), o); err != nil {
+	if err := healthRun(context.Background(), o); err != nil {
 		t.Errorf("three healthy cells: %v\n%s", err, stdout.String())
 	}
 	o.Outputs = func(context.Context, []string) (map[string]Deployed, error) {
 		return nil, errors.New("backend unreachable")
 	}
-	if err := Run(context.Background(), o); err == nil || exitcode.Of(err) != exitcode.Error {
+	if err := healthRun(context.Background(), o); err == nil || exitcode.Of(err) != exitcode.Error {
 		t.Errorf("unreadable backend: %v", err)
 	}
 }
@@ -141,13 +141,13 @@ func TestAnUnfinishedRouterCanaryIsAFinding(t *testing.T) {
 		},
 		Records: func() ([]*executor.Record, error) { return recs, nil },
 		Reader:  func(context.Context, string) (health.Reader, error) { return quietCW{}, nil }}
-	if err := Run(context.Background(), o); err != nil {
+	if err := healthRun(context.Background(), o); err != nil {
 		t.Fatalf("healthy cells, no canary: %v", err)
 	}
 	recs = []*executor.Record{{ID: "c-0123456789ab", Kind: executor.KindCanary, Updated: time.Now(),
 		Canary: &executor.CanaryRecord{Phase: executor.CanaryHeader, PhaseSince: time.Now(), Candidate: "fn:2"}}}
 	stdout.Reset()
-	err := Run(context.Background(), o)
+	err := healthRun(context.Background(), o)
 	if exitcode.Of(err) != exitcode.Findings || !strings.Contains(err.Error(), "c-0123456789ab is unfinished: header phase") {
 		t.Fatalf("exit %d (%v), want 2 naming the canary", exitcode.Of(err), err)
 	}
@@ -156,7 +156,7 @@ func TestAnUnfinishedRouterCanaryIsAFinding(t *testing.T) {
 	}
 	// No record, but the deployed router is mid-canary: still a finding.
 	recs, routerOuts = nil, map[string]any{"canaryPhase": "weight", "stagingFunctionArn": "fn:2"}
-	if err := Run(context.Background(), o); exitcode.Of(err) != exitcode.Findings || !strings.Contains(err.Error(), "unrecorded router canary") {
+	if err := healthRun(context.Background(), o); exitcode.Of(err) != exitcode.Findings || !strings.Contains(err.Error(), "unrecorded router canary") {
 		t.Errorf("unrecorded canary: %v", err)
 	}
 }

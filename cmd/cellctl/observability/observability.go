@@ -82,7 +82,7 @@ with the flags below. Re-run after changing waves.yaml or a capacity.`,
 			if runF != nil {
 				return runF(opts)
 			}
-			return ExportRun(opts)
+			return exportRun(opts)
 		},
 	}
 	fl := export.Flags()
@@ -95,8 +95,8 @@ with the flags below. Re-run after changing waves.yaml or a capacity.`,
 	return cmd
 }
 
-// Cells is the export's view of the fleet.
-func Cells(fl *fleet.Fleet) []obs.Cell {
+// cells is the export's view of the fleet.
+func cells(fl *fleet.Fleet) []obs.Cell {
 	out := make([]obs.Cell, 0, len(fl.Cells))
 	for _, c := range fl.Cells {
 		out = append(out, obs.Cell{ID: c.ID, Thresholds: c.Thresholds(), AlarmMinutes: c.AlarmEvalPeriods,
@@ -105,15 +105,15 @@ func Cells(fl *fleet.Fleet) []obs.Cell {
 	return out
 }
 
-// ExportRun writes the files.
-func ExportRun(o *ExportOptions) error {
+// exportRun writes the files.
+func exportRun(o *ExportOptions) error {
 	fl, err := o.Fleet()
 	if err != nil {
 		return err
 	}
 	series := o.Series
 	series.Fleet = fl.Project
-	paths, err := obs.Export(o.Dir, Cells(fl), series)
+	paths, err := obs.Export(o.Dir, cells(fl), series)
 	if err != nil {
 		return err
 	}

@@ -31,7 +31,7 @@ type Options struct {
 
 // NewCmdQuota builds `cellctl quota`.
 func NewCmdQuota(f *cmdutil.Factory, runF func(*Options) error) *cobra.Command {
-	opts := &Options{IO: f.IO, Fleet: f.Fleet, Target: TargetFunc(f)}
+	opts := &Options{IO: f.IO, Fleet: f.Fleet, Target: targetFunc(f)}
 	cmd := &cobra.Command{
 		Use:   "quota",
 		Short: "Show AWS quota headroom per region, counted in cells",
@@ -70,9 +70,9 @@ one that cells consume; every finding says what to do next.`,
 	return cmd
 }
 
-// TargetFunc builds region targets from the factory's cloud bundle: AWS's
+// targetFunc builds region targets from the factory's cloud bundle: AWS's
 // endpoints and default credential chain, or the simulator's endpoint.
-func TargetFunc(f *cmdutil.Factory) func(ctx context.Context, region string) (awsapi.Target, error) {
+func targetFunc(f *cmdutil.Factory) func(ctx context.Context, region string) (awsapi.Target, error) {
 	return func(ctx context.Context, region string) (awsapi.Target, error) {
 		b, err := f.Cloud()
 		if err != nil {
@@ -82,9 +82,9 @@ func TargetFunc(f *cmdutil.Factory) func(ctx context.Context, region string) (aw
 	}
 }
 
-// Targets resolves the access once and returns the per-region function
+// targets resolves the access once and returns the per-region function
 // the audit takes.
-func Targets(ctx context.Context, target func(context.Context, string) (awsapi.Target, error)) (func(string) awsapi.Target, error) {
+func targets(ctx context.Context, target func(context.Context, string) (awsapi.Target, error)) (func(string) awsapi.Target, error) {
 	probe, err := target(ctx, quota.AccountRegion)
 	if err != nil {
 		return nil, err
@@ -97,11 +97,11 @@ func quotaRun(ctx context.Context, opts *Options) error {
 	if err != nil {
 		return err
 	}
-	targets, err := Targets(ctx, opts.Target)
+	byRegion, err := targets(ctx, opts.Target)
 	if err != nil {
 		return err
 	}
-	rep, err := quota.Check(ctx, quota.Options{Fleet: fl, Target: targets, AddCells: opts.AddCells, Parallel: opts.Parallel})
+	rep, err := quota.Check(ctx, quota.Options{Fleet: fl, Target: byRegion, AddCells: opts.AddCells, Parallel: opts.Parallel})
 	if err != nil {
 		return err
 	}

@@ -15,9 +15,9 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/cellctl/cellctl/cmd/cellctl/cmdutil"
-	"github.com/cellctl/cellctl/internal/deploy"
 	"github.com/cellctl/cellctl/internal/iostreams"
 	"github.com/cellctl/cellctl/internal/render"
+	"github.com/cellctl/cellctl/internal/render/deployview"
 	"github.com/cellctl/cellctl/internal/rollout"
 	"github.com/cellctl/cellctl/waves/executor"
 	"github.com/cellctl/cellctl/waves/executor/backend"
@@ -29,44 +29,112 @@ type Records interface {
 	List(ctx context.Context) ([]*executor.Record, error)
 }
 
-// Options are the inputs of `cellctl rollout status|list`.
-type Options struct {
-	IO     *iostreams.IOStreams
-	Store  func(ctx context.Context) (Records, func(), error)
-	Output string
-	ID     string
+// Store opens the record store in the backend; done closes it.
+type Store func(ctx context.Context) (Records, func(), error)
+
+// ListOptions are the inputs of `cellctl rollout list`.
+type ListOptions struct {
+	IO    *iostreams.IOStreams
+	Store Store
+	View  render.View[Listing]
+}
+
+// StatusOptions are the inputs of `cellctl rollout status`.
+type StatusOptions struct {
+	IO    *iostreams.IOStreams
+	Store Store
+	View  render.View[*executor.Record]
+	// ID is the record to show; "": the latest.
+	ID string
+}
+
+// Listing is what `rollout list` shows: the records that read, newest
+// first, and those that do not.
+type Listing struct {
+	Records    []*executor.Record
+	Unreadable []backend.Unreadable
+}
+
+var listFormats = []render.Format[Listing]{
+	{Name: render.FormatTable, Render: func(io *iostreams.IOStreams, l Listing) error {
+		rows := [][]string{}
+		for _, r := range l.Records {
+			rows = append(rows, []string{r.ID, kind(r), string(r.State), stamp(r.Started), stamp(r.Updated), where(r), r.Holder.Host})
+		}
+		for _, u := range l.Unreadable {
+			rows = append(rows, []string{u.ID, "-", "unreadable", "-", "-", "-", "-"})
+		}
+		_, err := fmt.Fprintln(io.Out, render.Out(io).Table([]string{"ID", "KIND", "STATE", "STARTED", "UPDATED", "AT", "HOST"}, rows))
+		return err
+	}},
+	render.JSONFormat(func(l Listing) any {
+		if l.Records == nil {
+			return []*executor.Record{}
+		}
+		return l.Records
+	}),
+}
+
+var statusFormats = []render.Format[*executor.Record]{
+	{Name: render.FormatTable, Render: func(io *iostreams.IOStreams, r *executor.Record) error {
+		writeStatus(io.Out, render.Out(io), r)
+		return nil
+	}},
+	render.JSONFormat(func(r *executor.Record) any { return r }),
 }
 
 // NewCmdRollout builds `cellctl rollout` and its subcommands.
-func NewCmdRollout(f *cmdutil.Factory, runF func(verb string, o *Options) error) *cobra.Command {
+func NewCmdRollout(f *cmdutil.Factory) *cobra.Command {
 	cmd := &cobra.Command{Use: "rollout", Short: "Show the recorded gated changes: rollouts (deploy), router canaries, secret rotations"}
-	mk := func(use, short string, args cobra.PositionalArgs, verb string) *cobra.Command {
-		o := &Options{IO: f.IO, Store: storeOf(f)}
-		return &cobra.Command{Use: use, Short: short, Args: args, RunE: func(c *cobra.Command, args []string) error {
-			if err := f.CheckOutput(cmdutil.FormatTable, cmdutil.FormatJSON); err != nil {
+	cmd.AddCommand(NewCmdStatus(f, nil), NewCmdList(f, nil))
+	return cmd
+}
+
+// NewCmdStatus builds `cellctl rollout status`.
+func NewCmdStatus(f *cmdutil.Factory, runF func(*StatusOptions) error) *cobra.Command {
+	o := &StatusOptions{IO: f.IO, Store: storeOf(f)}
+	return &cobra.Command{
+		Use:   "status [ID]",
+		Short: "Show one record (default: the latest): a rollout's waves and cells, a canary's phases, a rotation's steps, states, gate readings",
+		Args:  cobra.MaximumNArgs(1),
+		RunE: func(c *cobra.Command, args []string) error {
+			var err error
+			if o.View, err = render.Pick(f.Global.Output, statusFormats...); err != nil {
 				return err
 			}
-			o.Output = f.Global.Output
+			o.ID = ""
 			if len(args) > 0 {
 				o.ID = args[0]
 			}
 			if runF != nil {
-				return runF(verb, o)
+				return runF(o)
 			}
-			if verb == "list" {
-				return ListRun(c.Context(), o)
-			}
-			return StatusRun(c.Context(), o)
-		}}
+			return statusRun(c.Context(), o)
+		},
 	}
-	cmd.AddCommand(
-		mk("status [ID]", "Show one record (default: the latest): a rollout's waves and cells, a canary's phases, a rotation's steps, states, gate readings", cobra.MaximumNArgs(1), "status"),
-		mk("list", "List the recorded rollouts, router canaries and rotations, newest first", cobra.NoArgs, "list"),
-	)
-	return cmd
 }
 
-func storeOf(f *cmdutil.Factory) func(ctx context.Context) (Records, func(), error) {
+// NewCmdList builds `cellctl rollout list`.
+func NewCmdList(f *cmdutil.Factory, runF func(*ListOptions) error) *cobra.Command {
+	o := &ListOptions{IO: f.IO, Store: storeOf(f)}
+	return &cobra.Command{
+		Use:   "list",
+		Short: "List the recorded rollouts, router canaries and rotations, newest first",
+		Args:  cobra.NoArgs,
+		RunE: func(c *cobra.Command, args []string) error {
+			var err error
+			if o.View, err = render.Pick(f.Global.Output, listFormats...); err != nil {
+				return err
+			}
+			if runF != nil {
+				return runF(o)
+			}
+			return listRun(c.Context(), o)
+		},
+	}
+}
+
+func storeOf(f *cmdutil.Factory) Store {
 	return func(ctx context.Context) (Records, func(), error) {
 		fl, err := f.Fleet()
 		if err != nil {
@@ -85,8 +153,7 @@ func storeOf(f *cmdutil.Factory) func(ctx context.Context) (Records, func(), err
 	}
 }
 
-// ListRun lists the records.
-func ListRun(ctx context.Context, o *Options) error {
+func listRun(ctx context.Context, o *ListOptions) error {
 	s, done, err := o.Store(ctx)
 	if err != nil {
 		return err
@@ -99,30 +166,18 @@ func ListRun(ctx context.Context, o *Options) error {
 	if err != nil && !errors.As(err, &bad) {
 		return err
 	}
-	if o.Output == cmdutil.FormatJSON {
-		if recs == nil {
-			recs = []*executor.Record{}
-		}
-		if jerr := render.JSON(o.IO.Out, recs); jerr != nil {
-			return jerr
-		}
-		return err
-	}
-	rows := [][]string{}
-	for _, r := range recs {
-		rows = append(rows, []string{r.ID, kind(r), string(r.State), stamp(r.Started), stamp(r.Updated), where(r), r.Holder.Host})
-	}
+	l := Listing{Records: recs}
 	if bad != nil {
-		for _, u := range bad.Records {
-			rows = append(rows, []string{u.ID, "-", "unreadable", "-", "-", "-", "-"})
-		}
+		l.Unreadable = bad.Records
 	}
-	fmt.Fprintln(o.IO.Out, render.Out(o.IO).Table([]string{"ID", "KIND", "STATE", "STARTED", "UPDATED", "AT", "HOST"}, rows))
+	if verr := o.View.Render(o.IO, l); verr != nil {
+		return verr
+	}
 	return err
 }
 
-// StatusRun shows one record (the latest when no id is given).
-func StatusRun(ctx context.Context, o *Options) error {
+// statusRun shows one record (the latest when no id is given).
+func statusRun(ctx context.Context, o *StatusOptions) error {
 	s, done, err := o.Store(ctx)
 	if err != nil {
 		return err
@@ -149,11 +204,7 @@ func StatusRun(ctx context.Context, o *Options) error {
 		}
 		r = recs[0]
 	}
-	if o.Output == cmdutil.FormatJSON {
-		return render.JSON(o.IO.Out, r)
-	}
-	writeStatus(o.IO.Out, render.Out(o.IO), r)
-	return nil
+	return o.View.Render(o.IO, r)
 }
 
 func writeStatus(w io.Writer, s *render.Styles, r *executor.Record) {
@@ -199,7 +250,7 @@ func writeStatus(w io.Writer, s *render.Styles, r *executor.Record) {
 		}
 	}
 	fmt.Fprintln(w)
-	fmt.Fprintln(w, deploy.Table(s, executor.Summarize(r, nil)))
+	fmt.Fprintln(w, deployview.Table(s, executor.Summarize(r, nil)))
 }
 
 // writeCanary shows a router canary: where it stands and its phases.

@@ -1,6 +1,7 @@
 package rollout
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"strings"
@@ -9,6 +10,7 @@ import (
 
 	"github.com/cellctl/cellctl/cmd/cellctl/cmdutil"
 	"github.com/cellctl/cellctl/internal/iostreams"
+	"github.com/cellctl/cellctl/internal/render"
 	"github.com/cellctl/cellctl/waves/executor"
 )
 
@@ -34,38 +36,57 @@ func halted() *executor.Record {
 		}}
 }
 
-func opts(out string, id string) (*Options, func() string) {
+func store(recs ...*executor.Record) Store {
+	return func(context.Context) (Records, func(), error) { return records(recs), func() {}, nil }
+}
+
+func statusOpts(t *testing.T, format, id string, recs ...*executor.Record) (*StatusOptions, *bytes.Buffer) {
 	io, _, stdout, _ := iostreams.Test()
-	o := &Options{IO: io, Output: out, ID: id, Store: func(context.Context) (Records, func(), error) {
-		return records{halted()}, func() {}, nil
-	}}
-	return o, stdout.String
+	v, err := render.Pick(format, statusFormats...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &StatusOptions{IO: io, ID: id, View: v, Store: store(recs...)}, stdout
+}
+
+func listOpts(t *testing.T, format string, recs ...*executor.Record) (*ListOptions, *bytes.Buffer) {
+	io, _, stdout, _ := iostreams.Test()
+	v, err := render.Pick(format, listFormats...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &ListOptions{IO: io, View: v, Store: store(recs...)}, stdout
 }
 
 func TestStatusShowsTheHaltAndTheTable(t *testing.T) {
-	o, out := opts(cmdutil.FormatTable, "r-00000000000b")
-	if err := StatusRun(context.Background(), o); err != nil {
+	o, out := statusOpts(t, cmdutil.FormatTable, "r-00000000000b", halted())
+	if err := statusRun(context.Background(), o); err != nil {
 		t.Fatal(err)
 	}
 	for _, want := range []string{"rollout r-00000000000b: halted", "cell-a", "error_rate_5xx", "rolled back", "untouched"} {
-		if !strings.Contains(out(), want) {
-			t.Errorf("status lacks %q:\n%s", want, out())
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("status lacks %q:\n%s", want, out.String())
 		}
 	}
-	o, _ = opts(cmdutil.FormatTable, "r-0000000000ff")
-	if err := StatusRun(context.Background(), o); err == nil {
+	o, _ = statusOpts(t, cmdutil.FormatTable, "r-0000000000ff", halted())
+	if err := statusRun(context.Background(), o); err == nil {
 		t.Error("status of an unknown rollout succeeded")
 	}
 }
 
 func TestListJSON(t *testing.T) {
-	o, out := opts(cmdutil.FormatJSON, "")
-	if err := ListRun(context.Background(), o); err != nil {
+	o, out := listOpts(t, cmdutil.FormatJSON, halted())
+	if err := listRun(context.Background(), o); err != nil {
 		t.Fatal(err)
 	}
 	var got []executor.Record
-	if err := json.Unmarshal([]byte(out()), &got); err != nil || len(got) != 1 || got[0].State != executor.HaltedState {
-		t.Errorf("list -o json: %v %s", err, out())
+	if err := json.Unmarshal([]byte(out.String()), &got); err != nil || len(got) != 1 || got[0].State != executor.HaltedState {
+		t.Errorf("list -o json: %v %s", err, out.String())
+	}
+	// Nothing recorded: an empty list, not null.
+	o, out = listOpts(t, cmdutil.FormatJSON)
+	if err := listRun(context.Background(), o); err != nil || out.String() != "[]\n" {
+		t.Errorf("an empty list -o json: %v %q", err, out.String())
 	}
 }
 
@@ -78,11 +99,8 @@ func TestCanaryAndRotationRecordsAreShown(t *testing.T) {
 			Phases: []executor.StepRecord{{Name: "header", Kind: "header", State: executor.WaveDone, Decision: "pass"}, {Name: "weight", Kind: "weight", State: executor.WaveBaking}}}}
 	rotation := &executor.Record{ID: "s-00000000000d", Kind: executor.KindRotation, State: executor.Paused, Started: since.Add(time.Minute),
 		Steps: []executor.StepRecord{{Name: "accept/canary", Kind: "accept", State: executor.WaveDone}, {Name: "switch/router", Kind: "switch", State: executor.WavePending}}}
-	io, _, stdout, _ := iostreams.Test()
-	o := &Options{IO: io, Output: cmdutil.FormatTable, Store: func(context.Context) (Records, func(), error) {
-		return records{halted(), canaryRec, rotation}, func() {}, nil
-	}}
-	if err := ListRun(context.Background(), o); err != nil {
+	o, stdout := listOpts(t, cmdutil.FormatTable, halted(), canaryRec, rotation)
+	if err := listRun(context.Background(), o); err != nil {
 		t.Fatal(err)
 	}
 	for _, want := range []string{"router canary", "router canary: weight", "rotation", "switch/router", "s-00000000000d"} {
@@ -90,9 +108,8 @@ func TestCanaryAndRotationRecordsAreShown(t *testing.T) {
 			t.Errorf("list lacks %q:\n%s", want, stdout.String())
 		}
 	}
-	stdout.Reset()
-	o.ID = canaryRec.ID
-	if err := StatusRun(context.Background(), o); err != nil {
+	so, stdout := statusOpts(t, cmdutil.FormatTable, canaryRec.ID, halted(), canaryRec, rotation)
+	if err := statusRun(context.Background(), so); err != nil {
 		t.Fatal(err)
 	}
 	for _, want := range []string{"router canary c-00000000000c: interrupted", "unfinished, weight phase since 2026-12-01T11:00:00Z", "table 4", "table 5", "weight 5%", "weight", "baking"} {

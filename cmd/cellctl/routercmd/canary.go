@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -22,12 +23,13 @@ import (
 
 // CanaryOptions are the inputs of `cellctl router canary`.
 type CanaryOptions struct {
-	IO     *iostreams.IOStreams
-	Fleet  func() (*fleet.Fleet, error)
-	Env    func(ctx context.Context, fl *fleet.Fleet, events func(stackrun.Event)) (*deploy.Env, func(), error)
-	Cloud  string
-	Output string
+	IO    *iostreams.IOStreams
+	Fleet func() (*fleet.Fleet, error)
+	Env   func(ctx context.Context, fl *fleet.Fleet, events func(stackrun.Event)) (*deploy.Env, func(), error)
+	Cloud string
+	View  render.View[CanaryReport]
 
+	DryRun    bool
 	Canary    routercanary.Options
 	Max5xx    string
 	MaxErrors string
@@ -74,21 +76,28 @@ The canary's record (.cellctl/rollouts/c-….json in the Pulumi backend;
 holds the fleet lock until it is finished: a canary stopped by Ctrl-C or
 kill -9 is shown by ` + "`cellctl status`" + ` and ` + "`cellctl health`" + `, refuses every other
 change, and the next ` + "`cellctl router canary`" + ` continues it (or finishes its
-revert). --discard reverts an unfinished canary to the primary's version.`,
-		Example: `  cellctl router canary
+revert). --discard reverts an unfinished canary to the primary's version.
+
+--dry-run prints the route the canary would take — a new canary, the
+unfinished one continued, or nothing to change — and its phases in order,
+each an up of the router stack with its bake; it takes no lock and
+changes nothing.`,
+		Example: `  cellctl router canary --dry-run
+  cellctl router canary
   cellctl router canary --weight 0.10 --weight-bake 30m --max-5xx "<= 0.5%"
   cellctl router canary --discard
   cellctl --cloud sim router canary --bake-scale 0.01`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			o.Cloud, o.Output = f.Global.Cloud, f.Global.Output
-			if err := f.CheckOutput(cmdutil.FormatTable, cmdutil.FormatJSON); err != nil {
+			o.Cloud = f.Global.Cloud
+			var err error
+			if o.View, err = render.Pick(f.Global.Output, canaryFormats...); err != nil {
 				return err
 			}
 			if runF != nil {
 				return runF(o)
 			}
-			return CanaryRun(cmd.Context(), o)
+			return canaryRun(cmd.Context(), o)
 		},
 	}
 	fl := cmd.Flags()
@@ -103,12 +112,12 @@ revert). --discard reverts an unfinished canary to the primary's version.`,
 	fl.StringVar(&o.Max5xx, "max-5xx", "<= 1%", "the staging distribution's 5xx rate threshold")
 	fl.StringVar(&o.MaxErrors, "max-function-errors", "<= 0", "the edge function's error count threshold over a bake")
 	fl.BoolVar(&o.Canary.Discard, "discard", false, "only revert the staging distribution to what the primary runs")
+	fl.BoolVar(&o.DryRun, "dry-run", false, "print where the canary would start and its phases in order; change nothing")
 	cmdutil.BakeScaleVar(fl, &o.BakeScale, "multiply bakes and poll (rehearsals on --cloud sim only)")
 	return cmd
 }
 
-// CanaryRun is the command's body.
-func CanaryRun(ctx context.Context, o *CanaryOptions) error {
+func canaryRun(ctx context.Context, o *CanaryOptions) error {
 	if err := o.thresholds(); err != nil {
 		return err
 	}
@@ -157,9 +166,29 @@ func CanaryRun(ctx context.Context, o *CanaryOptions) error {
 			return env.Prepare(ctx, reqs)
 		}
 	}
+	if o.DryRun {
+		// The same gates, then the route the run would take, read
+		// without the lock.
+		if rc.Prepare != nil {
+			if err := rc.Prepare(ctx); err != nil {
+				return err
+			}
+		}
+		rt, err := routercanary.Plan(ctx, rc, o.Canary)
+		if err != nil {
+			return err
+		}
+		return o.View.Render(o.IO, CanaryReport{Route: rt})
+	}
 	res, err := routercanary.Run(ctx, rc, o.Canary)
-	if verr := o.show(res); verr != nil && err == nil {
+	if res == nil || res.Outcome == "" && len(res.Steps) == 0 {
+		return err
+	}
+	if verr := o.View.Render(o.IO, CanaryReport{Result: res}); verr != nil && err == nil {
 		err = verr
+	}
+	if err == nil && res.Outcome == "" {
+		err = fmt.Errorf("router canary %s did not finish (it stopped in its %s phase); run `cellctl router canary` to continue it, or `cellctl router canary --discard`", res.ID, res.Phase)
 	}
 	return err
 }
@@ -187,34 +216,82 @@ func (o *CanaryOptions) thresholds() error {
 	return nil
 }
 
-func (o *CanaryOptions) show(res *routercanary.Result) error {
-	if res == nil || res.Outcome == "" && len(res.Steps) == 0 {
-		return nil
-	}
-	if o.Output == cmdutil.FormatJSON {
-		return render.JSON(o.IO.Out, res)
-	}
-	s := render.Out(o.IO)
-	var rows [][]string
-	for _, st := range res.Steps {
-		verdict, reason := "-", ""
-		if st.Decision != "" {
-			verdict, reason = string(st.Decision), st.Reason
+// CanaryReport is what `router canary` shows: what the canary did, or the
+// dry run's route.
+type CanaryReport struct {
+	Result *routercanary.Result
+	Route  *routercanary.Route
+}
+
+var canaryFormats = []render.Format[CanaryReport]{
+	{Name: render.FormatTable, Render: func(io *iostreams.IOStreams, r CanaryReport) error {
+		if r.Route != nil {
+			_, err := fmt.Fprint(io.Out, describeRoute(r.Route))
+			return err
 		}
-		rows = append(rows, []string{string(st.Phase), verdict, reason})
+		res := r.Result
+		s := render.Out(io)
+		var rows [][]string
+		for _, st := range res.Steps {
+			verdict, reason := "-", ""
+			if st.Decision != "" {
+				verdict, reason = string(st.Decision), st.Reason
+			}
+			rows = append(rows, []string{string(st.Phase), verdict, reason})
+		}
+		fmt.Fprintf(io.Out, "router canary: %s (%s)\n", res.Outcome, res.ID)
+		if res.Candidate != "" {
+			fmt.Fprintf(io.Out, "primary before: %s\ncandidate:      %s\n", res.Primary, res.Candidate)
+		}
+		if res.Reason != "" {
+			fmt.Fprintf(io.Out, "why:            %s\n", res.Reason)
+		}
+		if len(rows) > 0 {
+			fmt.Fprint(io.Out, s.Table([]string{"PHASE", "VERDICT", "READING"}, rows))
+		}
+		return nil
+	}},
+	{Name: render.FormatJSON, Render: func(io *iostreams.IOStreams, r CanaryReport) error {
+		if r.Route != nil {
+			return render.JSON(io.Out, r.Route)
+		}
+		return render.JSON(io.Out, r.Result)
+	}},
+}
+
+// describeRoute is the dry run as text: where the canary starts, then its
+// phases in order.
+func describeRoute(rt *routercanary.Route) string {
+	var b strings.Builder
+	start := map[string]string{
+		routercanary.StartFresh:        "a new canary of the router's current program",
+		routercanary.StartFirstDeploy:  "the router has never served viewers: it is deployed ungated",
+		routercanary.StartUnchanged:    "nothing to ship: the router's inputs and deployed outputs are those the last shipped canary recorded; no engine runs",
+		routercanary.StartDiscard:      "--discard: the staging distribution is reverted",
+		routercanary.StartAgain:        "continuing canary " + rt.Record + ": its smoke phase runs again",
+		routercanary.StartJudged:       "continuing canary " + rt.Record + ": its last phase was judged, the canary is discarded",
+		routercanary.StartBake:         "continuing canary " + rt.Record + ": its bake goes on",
+		routercanary.StartPromote:      "continuing canary " + rt.Record + ": its promotion is finished",
+		routercanary.StartFinishRevert: "continuing canary " + rt.Record + ": its revert is finished",
+		routercanary.StartUnknown:      "canary " + rt.Record + " is in a phase this cellctl cannot continue: run `cellctl router canary --discard`",
+	}[rt.Start]
+	fmt.Fprintf(&b, "router canary (dry run: nothing changes): %s\n", start)
+	if rt.Primary != "" {
+		fmt.Fprintf(&b, "primary: %s\n", rt.Primary)
 	}
-	fmt.Fprintf(o.IO.Out, "router canary: %s (%s)\n", res.Outcome, res.ID)
-	if res.Candidate != "" {
-		fmt.Fprintf(o.IO.Out, "primary before: %s\ncandidate:      %s\n", res.Primary, res.Candidate)
+	for _, p := range rt.Phases {
+		line := fmt.Sprintf("  %-10s ", p.Phase)
+		if p.Update {
+			line += "up " + p.Stack + ": "
+		}
+		line += p.Does
+		if p.Bake > 0 {
+			line += fmt.Sprintf("; bake %s, at least %d requests", p.Bake, p.MinRequests)
+		}
+		b.WriteString(line + "\n")
 	}
-	if res.Reason != "" {
-		fmt.Fprintf(o.IO.Out, "why:            %s\n", res.Reason)
+	if len(rt.Phases) > 1 {
+		b.WriteString("a breach, an unreadable gate or too few requests in a bake discards the canary (exit 3)\n")
 	}
-	if len(rows) > 0 {
-		fmt.Fprint(o.IO.Out, s.Table([]string{"PHASE", "VERDICT", "READING"}, rows))
-	}
-	if res.Outcome == "" {
-		return fmt.Errorf("router canary %s did not finish (it stopped in its %s phase); run `cellctl router canary` to continue it, or `cellctl router canary --discard`", res.ID, res.Phase)
-	}
-	return nil
+	return b.String()
 }

@@ -100,15 +100,14 @@ changes no stack.`,
 			if runF != nil {
 				return runF(o)
 			}
-			return PackageRun(o)
+			return packageRun(o)
 		},
 	}
 	cmd.Flags().StringVar(&o.TablePath, "table", "", "routing table file to package instead of the fleet's stacks/"+fleet.RoutingFile)
 	return cmd
 }
 
-// PackageRun is the command's body.
-func PackageRun(o *PackageOptions) error {
+func packageRun(o *PackageOptions) error {
 	fl, err := o.Fleet()
 	if err != nil {
 		return err

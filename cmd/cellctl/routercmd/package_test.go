@@ -89,7 +89,7 @@ func TestPackageLoadsInNodeAndAnswersTheGoldenVectors(t *testing.T) {
 			var out bytes.Buffer
 			view, _ := render.Pick(render.FormatJSON, packageFormats...)
 			o := &PackageOptions{IO: &iostreams.IOStreams{Out: &out, ErrOut: &out}, Fleet: func() (*fleet.Fleet, error) { return fl, nil }, View: view, OutDir: dir, TablePath: tc.table}
-			if err := PackageRun(o); err != nil {
+			if err := packageRun(o); err != nil {
 				t.Fatal(err)
 			}
 			var rep PackageReport

@@ -35,14 +35,64 @@ func NewCmdSecret(f *cmdutil.Factory) *cobra.Command {
 
 // RotateOptions are the inputs of `cellctl secret rotate`.
 type RotateOptions struct {
-	IO     *iostreams.IOStreams
-	Fleet  func() (*fleet.Fleet, error)
-	Setup  func(ctx context.Context, fl *fleet.Fleet, scale float64) (*originsecret.Rotator, func(), error)
-	Cloud  string
-	Output string
+	IO    *iostreams.IOStreams
+	Fleet func() (*fleet.Fleet, error)
+	Setup func(ctx context.Context, fl *fleet.Fleet, scale float64) (*originsecret.Rotator, func(), error)
+	Cloud string
+	View  render.View[RotateReport]
 
 	Steps     int
 	BakeScale float64
+	DryRun    bool
+}
+
+// RotateReport is what `secret rotate` shows: the record as the run left
+// it, or the dry run's plan.
+type RotateReport struct {
+	Record *executor.Record
+	Plan   *originsecret.Planned
+}
+
+var rotateFormats = []render.Format[RotateReport]{
+	{Name: render.FormatTable, Render: func(io *iostreams.IOStreams, r RotateReport) error {
+		var b strings.Builder
+		if p := r.Plan; p != nil {
+			todo := 0
+			for _, st := range p.Steps {
+				if st.Pending() {
+					todo++
+				}
+			}
+			what := "a new rotation"
+			if p.Resumes {
+				what = "resuming its record"
+			}
+			fmt.Fprintf(&b, "rotation %s (dry run: nothing changes): %s, %d of %d steps to run\n", p.ID, what, todo, len(p.Steps))
+			for _, st := range p.Steps {
+				if !st.Pending() {
+					fmt.Fprintf(&b, "  %-18s %s\n", st.Name, st.State)
+					continue
+				}
+				fmt.Fprintf(&b, "  %-18s %s; up %s; bake %s, poll %s\n", st.Name, st.Does, strings.Join(st.Stacks, ", "), st.Bake, st.Poll)
+			}
+			for _, n := range p.Notes {
+				fmt.Fprintf(&b, "note: %s\n", n)
+			}
+		} else if rec := r.Record; rec != nil {
+			fmt.Fprintf(&b, "rotation %s: %s\n", rec.ID, rec.State)
+			for _, st := range rec.Steps {
+				fmt.Fprintf(&b, "  %-18s %s\n", st.Name, st.State)
+			}
+		}
+		_, err := fmt.Fprint(io.Out, b.String())
+		return err
+	}},
+	{Name: render.FormatJSON, Render: func(io *iostreams.IOStreams, r RotateReport) error {
+		if r.Plan != nil {
+			return render.JSON(io.Out, r.Plan)
+		}
+		return render.JSON(io.Out, r.Record)
+	}},
 }
 
 // NewCmdRotate builds `cellctl secret rotate`.
@@ -69,30 +119,36 @@ command is run again (a step that was baking continues its bake). It holds
 the fleet lock: refused (exit 4) while a rollout or any other change runs,
 and nothing else changes the fleet during it. The values are stored
 encrypted in the stack files (commit them); the record holds no secret.
-A breach exits 3; fix the cause and run it again to retry that step.`,
-		Example: `  cellctl secret rotate
+A breach exits 3; fix the cause and run it again to retry that step.
+
+--dry-run prints the steps of the record the run would execute — a new
+rotation's, or the one under way with the steps done — each with the
+stacks it deploys and its bake; it takes no lock and writes nothing.`,
+		Example: `  cellctl secret rotate --dry-run
+  cellctl secret rotate
   cellctl --cloud sim secret rotate --bake-scale 0.002
   cellctl secret rotate --steps 1`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			opts.Cloud, opts.Output = f.Global.Cloud, f.Global.Output
-			if err := f.CheckOutput(cmdutil.FormatTable, cmdutil.FormatJSON); err != nil {
+			opts.Cloud = f.Global.Cloud
+			var err error
+			if opts.View, err = render.Pick(f.Global.Output, rotateFormats...); err != nil {
 				return err
 			}
 			if runF != nil {
 				return runF(opts)
 			}
-			return RotateRun(cmd.Context(), opts)
+			return rotateRun(cmd.Context(), opts)
 		},
 	}
 	fl := cmd.Flags()
 	fl.IntVar(&opts.Steps, "steps", 0, "stop after this many steps (0: all); a later run continues")
+	fl.BoolVar(&opts.DryRun, "dry-run", false, "print the steps the rotation would run, the stacks each deploys and its bake; change nothing")
 	cmdutil.BakeScaleVar(fl, &opts.BakeScale, "multiply every bake and poll (rehearsals on --cloud sim only)")
 	return cmd
 }
 
-// RotateRun is the command's body.
-func RotateRun(ctx context.Context, o *RotateOptions) error {
+func rotateRun(ctx context.Context, o *RotateOptions) error {
 	if o.BakeScale != 0 {
 		if o.Cloud != cmdutil.CloudSim {
 			return fmt.Errorf("--bake-scale is for rehearsals on the simulated cloud (--cloud sim); on %s the gate bakes as waves.yaml says", o.Cloud)
@@ -114,22 +170,21 @@ func RotateRun(ctx context.Context, o *RotateOptions) error {
 	}
 	defer done()
 	rot.Log = o.IO.ErrOut
+	if o.DryRun {
+		// The record the run would execute, read without the lock.
+		p, err := rot.Plan(ctx)
+		if err != nil {
+			return err
+		}
+		return o.View.Render(o.IO, RotateReport{Plan: p})
+	}
 	rec, err := rot.Run(ctx, originsecret.Options{Steps: o.Steps, Stop: cmdutil.Graceful(ctx).Done()})
 	if errors.Is(err, originsecret.ErrPaused) {
 		err = nil
 	}
 	if rec != nil {
-		if o.Output == cmdutil.FormatJSON {
-			if jerr := render.JSON(o.IO.Out, rec); jerr != nil {
-				return jerr
-			}
-		} else {
-			var b strings.Builder
-			fmt.Fprintf(&b, "rotation %s: %s\n", rec.ID, rec.State)
-			for _, s := range rec.Steps {
-				fmt.Fprintf(&b, "  %-18s %s\n", s.Name, s.State)
-			}
-			fmt.Fprint(o.IO.Out, b.String())
+		if verr := o.View.Render(o.IO, RotateReport{Record: rec}); verr != nil {
+			return verr
 		}
 	}
 	return err

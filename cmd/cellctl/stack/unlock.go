@@ -10,6 +10,7 @@ import (
 	"github.com/cellctl/cellctl/internal/engine"
 	"github.com/cellctl/cellctl/internal/fleet"
 	"github.com/cellctl/cellctl/internal/iostreams"
+	"github.com/cellctl/cellctl/internal/render"
 )
 
 // Unlocker removes stale stack locks; its errors are
@@ -24,8 +25,40 @@ type UnlockOptions struct {
 	Fleet  func() (*fleet.Fleet, error)
 	Engine func(fl *fleet.Fleet) (Unlocker, error)
 
+	View render.View[UnlockReport]
+
 	Stack string
 	Force bool
+}
+
+// UnlockReport is what `cellctl unlock` did: the locks it removed (none:
+// the stack was not locked).
+type UnlockReport struct {
+	Stack   string           `json:"stack"`
+	Removed []unlockedHolder `json:"removed"`
+}
+
+type unlockedHolder struct {
+	User  string `json:"user"`
+	Host  string `json:"host"`
+	PID   int    `json:"pid"`
+	Since string `json:"since"`
+}
+
+var unlockFormats = []render.Format[UnlockReport]{
+	{Name: render.FormatTable, Render: func(io *iostreams.IOStreams, r UnlockReport) error {
+		if len(r.Removed) == 0 {
+			_, err := fmt.Fprintf(io.Out, "%s is not locked\n", r.Stack)
+			return err
+		}
+		for _, h := range r.Removed {
+			if _, err := fmt.Fprintf(io.Out, "%s: removed the lock of pid %d on %s (%s, since %s)\n", r.Stack, h.PID, h.Host, h.User, h.Since); err != nil {
+				return err
+			}
+		}
+		return nil
+	}},
+	render.JSONFormat(func(r UnlockReport) any { return r }),
 }
 
 // NewCmdUnlock builds `cellctl unlock`.
@@ -41,6 +74,10 @@ Equivalent to ` + "`pulumi cancel`" + `.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Stack = args[0]
+			var err error
+			if opts.View, err = render.Pick(f.Global.Output, unlockFormats...); err != nil {
+				return err
+			}
 			if runF != nil {
 				return runF(opts)
 			}
@@ -67,12 +104,9 @@ func unlockRun(ctx context.Context, opts *UnlockOptions) error {
 	if err != nil {
 		return err
 	}
-	if len(holders) == 0 {
-		fmt.Fprintf(opts.IO.Out, "%s is not locked\n", opts.Stack)
-		return nil
-	}
+	rep := UnlockReport{Stack: opts.Stack, Removed: []unlockedHolder{}}
 	for _, h := range holders {
-		fmt.Fprintf(opts.IO.Out, "%s: removed the lock of pid %d on %s (%s, since %s)\n", opts.Stack, h.PID, h.Host, h.User, h.Since)
+		rep.Removed = append(rep.Removed, unlockedHolder{User: h.User, Host: h.Host, PID: h.PID, Since: h.Since})
 	}
-	return nil
+	return opts.View.Render(opts.IO, rep)
 }

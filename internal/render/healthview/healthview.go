@@ -1,7 +1,9 @@
-package health
+// Package healthview draws `cellctl health`: the table (worst cell first,
+// beside the fleet average), the one-line update of a piped --watch, and
+// the --watch redraw.
+package healthview
 
 import (
-	"context"
 	"fmt"
 	"io"
 	"math"
@@ -9,22 +11,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/cellctl/cellctl/internal/health"
 	"github.com/cellctl/cellctl/internal/render"
 )
-
-// Err is the report's outcome: nil when no cell has findings, otherwise an
-// error counting them (the command wraps it as findings, exit 2).
-func (r Report) Err() error {
-	switch {
-	case r.Findings == 0 && r.Canary == nil:
-		return nil
-	case r.Findings == 0:
-		return fmt.Errorf("the router has a finding: %s", r.Canary.Finding)
-	case r.Canary != nil:
-		return fmt.Errorf("%d of %d cells have findings; worst: %s; and the router has one: %s", r.Findings, len(r.Cells), r.Worst, r.Canary.Finding)
-	}
-	return fmt.Errorf("%d of %d cells have findings; worst: %s", r.Findings, len(r.Cells), r.Worst)
-}
 
 func num(v *float64, format string) string {
 	if v == nil {
@@ -59,7 +48,7 @@ func nowWindow(now, window string) string {
 // Table renders the report: one row per cell, worst first, each value now
 // and (in parentheses) over the window, then the worst cell beside the
 // fleet average and what the average hides.
-func Table(s *render.Styles, r Report) string {
+func Table(s *render.Styles, r health.Report) string {
 	var b strings.Builder
 	headers := []string{"CELL", "STATE", "REQ/S", "5XX", "P99", "TASKS", "LOAD", "ALARMS", "FINDINGS"}
 	rows := make([][]string, 0, len(r.Cells))
@@ -110,7 +99,7 @@ func Table(s *render.Styles, r Report) string {
 	return b.String()
 }
 
-func alarmSummary(s *render.Styles, as []Alarm) string {
+func alarmSummary(s *render.Styles, as []health.Alarm) string {
 	var bad []string
 	for _, a := range as {
 		if a.State != "OK" {
@@ -128,7 +117,7 @@ func alarmSummary(s *render.Styles, as []Alarm) string {
 
 // Line is one update of `--watch` when stdout is not a terminal: the time,
 // the worst cell and the fleet average on one line.
-func Line(r Report) string {
+func Line(r health.Report) string {
 	if len(r.Cells) == 0 {
 		return fmt.Sprintf("%s no cells\n", r.At.Format(time.RFC3339))
 	}
@@ -150,38 +139,18 @@ func Line(r Report) string {
 	return line + "\n"
 }
 
-// clearScreen moves the cursor home and clears the terminal, so a redraw
+// ClearScreen moves the cursor home and clears the terminal, so a redraw
 // replaces the previous table in place.
-const clearScreen = "\x1b[H\x1b[2J"
+const ClearScreen = "\x1b[H\x1b[2J"
 
-// Watch reads the fleet every interval until ctx ends, drawing each
-// report: on a terminal the table redrawn in place, otherwise one Line per
-// update. It returns the last complete report (its Err decides the exit
-// code). ctx should end on the first interrupt (cmdutil.Graceful).
-func Watch(ctx context.Context, w io.Writer, tty bool, styles *render.Styles, interval time.Duration, read func(context.Context) Report, after func(time.Duration) <-chan time.Time) Report {
-	if after == nil {
-		after = time.After
-	}
-	var last Report
-	for n := 0; ; n++ {
-		r := read(ctx)
-		if ctx.Err() != nil {
-			// Interrupted mid-read: what was cut short is not a reading.
-			if n == 0 {
-				return r
-			}
-			return last
-		}
-		last = r
+// Watch is the draw of `health --watch`: on a terminal each report
+// replaces the previous table, otherwise one Line per update.
+func Watch(w io.Writer, tty bool, styles *render.Styles, interval time.Duration) func(health.Report) {
+	return func(r health.Report) {
 		if tty {
-			fmt.Fprint(w, clearScreen+Table(styles, last)+fmt.Sprintf("refreshing every %s — Ctrl-C to stop\n", interval))
-		} else {
-			fmt.Fprint(w, Line(last))
+			fmt.Fprint(w, ClearScreen+Table(styles, r)+fmt.Sprintf("refreshing every %s — Ctrl-C to stop\n", interval))
+			return
 		}
-		select {
-		case <-ctx.Done():
-			return last
-		case <-after(interval):
-		}
+		fmt.Fprint(w, Line(r))
 	}
 }

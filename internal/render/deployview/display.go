@@ -1,4 +1,6 @@
-package deploy
+// Package deployview draws `cellctl deploy`: the rollout's live progress
+// (Display), its dry run (Describe, Markdown) and its final table.
+package deployview
 
 import (
 	"fmt"
@@ -35,7 +37,7 @@ type Display struct {
 	mu     sync.Mutex
 	waves  []*waveLine
 	cells  map[string]*cellLine // by cell id (= its stack name)
-	drawn  int
+	frame  *progress.Frame
 	ticker *progress.Redrawer
 }
 
@@ -70,7 +72,7 @@ func NewDisplay(w io.Writer, live bool, styles *render.Styles) *Display {
 
 func newDisplay(w io.Writer, live bool, styles *render.Styles, now func() time.Time, tick bool) *Display {
 	d := &Display{w: w, live: live, styles: styles, now: now, PlainInterval: 10 * time.Second,
-		cells: map[string]*cellLine{}}
+		cells: map[string]*cellLine{}, frame: progress.NewFrame(w)}
 	d.ticker = progress.StartRedrawer(&d.mu, 200*time.Millisecond, d.redraw, tick)
 	return d
 }
@@ -233,14 +235,7 @@ func (d *Display) sentenceText(e executor.Event) string {
 // above prints a line above the live block: the block is cleared, the
 // line written, and the block drawn again below it.
 func (d *Display) above(line string) {
-	var b strings.Builder
-	if d.drawn > 0 {
-		fmt.Fprintf(&b, "\x1b[%dA\x1b[J", d.drawn)
-		d.drawn = 0
-	}
-	b.WriteString(line)
-	b.WriteString("\n")
-	io.WriteString(d.w, b.String())
+	d.frame.Above(line)
 	d.redraw()
 }
 
@@ -345,42 +340,24 @@ func verb(op string) string {
 
 var frames = []string{"⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧", "⠇", "⠏"}
 
-// maxLine keeps a redrawn line on one terminal row: a wrapped line would
-// break the cursor arithmetic of the next redraw.
-const maxLine = 150
-
-// redraw rewrites the block in place.
+// redraw draws the block as the live frame.
 func (d *Display) redraw() {
 	if !d.live || len(d.waves) == 0 {
 		return
 	}
-	var b strings.Builder
-	if d.drawn > 0 {
-		fmt.Fprintf(&b, "\x1b[%dA", d.drawn)
-	}
 	now := d.now()
 	frame := d.styles.Dim(frames[int(now.UnixMilli()/200)%len(frames)])
-	lines := 0
-	line := func(s string) {
-		if r := []rune(s); len(r) > maxLine {
-			s = string(r[:maxLine-1]) + "…"
-		}
-		b.WriteString("\x1b[2K")
-		b.WriteString(s)
-		b.WriteString("\n")
-		lines++
-	}
+	var lines []string
 	for _, w := range d.waves {
-		line(fmt.Sprintf("%s %s", d.styles.Bold(fmt.Sprintf("%-10s", w.name)), d.waveState(w, now, frame)))
+		lines = append(lines, fmt.Sprintf("%s %s", d.styles.Bold(fmt.Sprintf("%-10s", w.name)), d.waveState(w, now, frame)))
 		for _, c := range w.cells {
 			if c.name == w.name {
 				continue // the router's one line is its wave's
 			}
-			line(fmt.Sprintf("  %-10s %s", c.name, d.cellState(c, frame)))
+			lines = append(lines, fmt.Sprintf("  %-10s %s", c.name, d.cellState(c, frame)))
 		}
 	}
-	d.drawn = lines
-	io.WriteString(d.w, b.String())
+	d.frame.Draw(lines)
 }
 
 func (d *Display) waveState(w *waveLine, now time.Time, frame string) string {

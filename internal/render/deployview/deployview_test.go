@@ -1,0 +1,38 @@
+package deployview
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/cellctl/cellctl/internal/iostreams"
+	"github.com/cellctl/cellctl/internal/render"
+	"github.com/cellctl/cellctl/waves/executor"
+)
+
+func TestMarkdownDryRun(t *testing.T) {
+	d := &executor.Description{ID: "r-00000000000a", Waves: []executor.WaveDescription{{Name: "canary", Bake: 30 * time.Minute, Gate: "error_rate_5xx < 0.5%",
+		Cells: []executor.CellDescription{{Cell: "cell-a", Changes: []executor.Change{{Key: "image", Old: `"app:1"`, New: `"app:2"`}}}}}}}
+	md := Markdown(d)
+	if !strings.Contains(md, "| canary | cell-a | `image`: \"app:1\" → \"app:2\" | 30m0s | error_rate_5xx < 0.5% |") {
+		t.Errorf("markdown:\n%s", md)
+	}
+}
+
+func TestDryRunShowsThePreviewsResourceChanges(t *testing.T) {
+	d := &executor.Description{ID: "r-00000000000a", Waves: []executor.WaveDescription{{Name: "canary", Bake: 30 * time.Minute,
+		Cells: []executor.CellDescription{{Cell: "cell-a", Changes: []executor.Change{{Key: "image", Old: `"app:1"`, New: `"app:2"`}},
+			Resources: []executor.ResourceChange{
+				{Op: "update", Type: "aws:ecs/service:Service", Name: "cell-a-svc", Diffs: []string{"taskDefinition"}},
+				{Op: "replace", Type: "aws:ecs/taskDefinition:TaskDefinition", Name: "cell-a-task", Replace: []string{"containerDefinitions"}},
+			}}}}}}
+	md := Markdown(d)
+	if !strings.Contains(md, "preview: 1 to update, 1 to replace<br>`update aws:ecs/service:Service cell-a-svc (taskDefinition)`<br>`replace aws:ecs/taskDefinition:TaskDefinition cell-a-task replaced for containerDefinitions`") {
+		t.Errorf("markdown:\n%s", md)
+	}
+	io, _, _, _ := iostreams.Test()
+	txt := Describe(render.Out(io), d)
+	if !strings.Contains(txt, "    preview: 1 to update, 1 to replace\n      update aws:ecs/service:Service cell-a-svc (taskDefinition)\n") {
+		t.Errorf("table:\n%s", txt)
+	}
+}
