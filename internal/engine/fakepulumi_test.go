@@ -48,6 +48,7 @@ type fakeCLI struct {
 	// `plugin install`.
 	plugins    []map[string]any
 	installErr string
+	salt       string // the encryptionsalt `stack init` writes
 }
 
 // fakeCall is one command the engine ran.
@@ -314,13 +315,22 @@ func (f *fakeCLI) addSalt(c *fakeCall) {
 	if err != nil || bytes.Contains(data, []byte("encryptionsalt:")) {
 		return
 	}
-	salt := []byte("fakesalt")
-	check, err := config.NewSymmetricCrypterFromPassphrase(c.Env["PULUMI_CONFIG_PASSPHRASE"], salt).EncryptValue(context.Background(), "pulumi")
-	if err != nil {
-		f.t.Errorf("fake pulumi: %v", err)
-		return
+	// One salt for every stack of a test (as after a first `stack init`
+	// whose salt the others copied): the passphrase key is derived once.
+	f.mu.Lock()
+	if f.salt == "" {
+		salt := []byte("fakesalt")
+		check, err := config.NewSymmetricCrypterFromPassphrase(c.Env["PULUMI_CONFIG_PASSPHRASE"], salt).EncryptValue(context.Background(), "pulumi")
+		if err != nil {
+			f.mu.Unlock()
+			f.t.Errorf("fake pulumi: %v", err)
+			return
+		}
+		f.salt = "v1:" + base64.StdEncoding.EncodeToString(salt) + ":" + check
 	}
-	data = append([]byte("encryptionsalt: v1:"+base64.StdEncoding.EncodeToString(salt)+":"+check+"\n"), data...)
+	salt := f.salt
+	f.mu.Unlock()
+	data = append([]byte("encryptionsalt: "+salt+"\n"), data...)
 	if err := os.WriteFile(file, data, 0o644); err != nil {
 		f.t.Errorf("fake pulumi: %v", err)
 	}
