@@ -15,17 +15,26 @@ import (
 )
 
 func main() {
-	dir, err := fleetRoot()
+	prog, err := program()
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "error:", err)
 		os.Exit(1)
 	}
+	pulumi.Run(prog)
+}
+
+// program is the fleet's program for the repository the working directory
+// is in; an error says why there is none (no fleet, or an invalid one).
+func program() (pulumi.RunFunc, error) {
+	dir, err := fleetRoot()
+	if err != nil {
+		return nil, err
+	}
 	f, err := fleet.Load(dir)
 	if err != nil {
-		fmt.Fprintln(os.Stderr, "error: invalid fleet configuration:\n"+err.Error())
-		os.Exit(1)
+		return nil, fmt.Errorf("invalid fleet configuration:\n%w", err)
 	}
-	pulumi.Run(stacks.Program(f))
+	return stacks.Program(f), nil
 }
 
 // fleetRoot finds the fleet repository: the language host runs the program
