@@ -25,7 +25,7 @@ func Describe(s *render.Styles, d *executor.Description) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "rollout %s (dry run: nothing changes), expected %s\n", d.ID, d.Expected.Round(time.Second))
 	for _, w := range d.Waves {
-		fmt.Fprintf(&b, "\n%s  bake %s, poll %s, gate %s, on breach %s, expected %s\n", s.Bold(w.Name), w.Bake, w.Poll, w.Gate, w.OnBreach, w.Expected.Round(time.Second))
+		fmt.Fprintf(&b, "\n%s  %sbake %s, poll %s, gate %s, on breach %s, expected %s\n", s.Bold(w.Name), delay(w.Delay), w.Bake, w.Poll, w.Gate, w.OnBreach, w.Expected.Round(time.Second))
 		if w.Exposure != nil && w.Cumulative != nil {
 			fmt.Fprintf(&b, "  exposure: %.1f%% of buckets, %.1f%% of pinned tenants (cumulative %.1f%%, %.1f%%)\n",
 				100*w.Exposure.Buckets, 100*w.Exposure.Pinned, 100*w.Cumulative.Buckets, 100*w.Cumulative.Pinned)
@@ -80,7 +80,7 @@ func Markdown(d *executor.Description) string {
 					changes = append(changes, "`"+resourceLine(render.NewStyles(io.Discard, false), r)+"`")
 				}
 			}
-			fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s |\n", w.Name, c.Cell, mdCell(strings.Join(changes, "<br>")), w.Bake, mdCell(w.Gate), exposure)
+			fmt.Fprintf(&b, "| %s | %s | %s | %s%s | %s | %s |\n", w.Name, c.Cell, mdCell(strings.Join(changes, "<br>")), delay(w.Delay), w.Bake, mdCell(w.Gate), exposure)
 		}
 	}
 	return b.String()
@@ -120,4 +120,13 @@ func resourceLine(s *render.Styles, r executor.ResourceChange) string {
 		line += ": " + s.Warn(r.Warning)
 	}
 	return line
+}
+
+// delay says a wave's hold before it starts (the pipeline shape's delay),
+// or nothing.
+func delay(d time.Duration) string {
+	if d <= 0 {
+		return ""
+	}
+	return "hold " + d.String() + " after the wave before, "
 }

@@ -36,3 +36,17 @@ func TestDryRunShowsThePreviewsResourceChanges(t *testing.T) {
 		t.Errorf("table:\n%s", txt)
 	}
 }
+
+// TestDryRunShowsAWavesDelay: a stage's delay (waves.yaml's pipeline
+// shape) is in the dry run, as text and on the pull request.
+func TestDryRunShowsAWavesDelay(t *testing.T) {
+	d := &executor.Description{ID: "r-00000000000a", Waves: []executor.WaveDescription{{Name: "general", Bake: 10 * time.Minute, Delay: 30 * time.Minute,
+		Cells: []executor.CellDescription{{Cell: "cell-c", Changes: []executor.Change{{Key: "image", Old: `"app:1"`, New: `"app:2"`}}}}}}}
+	if md := Markdown(d); !strings.Contains(md, "| hold 30m0s after the wave before, 10m0s |") {
+		t.Errorf("markdown:\n%s", md)
+	}
+	io, _, _, _ := iostreams.Test()
+	if txt := Describe(render.Out(io), d); !strings.Contains(txt, "general  hold 30m0s after the wave before, bake 10m0s") {
+		t.Errorf("text:\n%s", txt)
+	}
+}
