@@ -103,9 +103,10 @@ func AddCell(ctx context.Context, env *Env, o AddOptions) (*AddReport, error) {
 	}
 
 	// The transition is computed now, to refuse early (--take too big, no
-	// donor); it is computed again on the table as it is once the cell is
-	// up.
-	if _, err := router.AddCell(t, router.NewCell{ID: id}, router.AddOptions{Take: o.Take}); err != nil {
+	// donor) and for the dry run; the run computes it again on the table
+	// as it is once the cell is up.
+	planned, err := router.AddCell(t, router.NewCell{ID: id}, router.AddOptions{Take: o.Take})
+	if err != nil {
 		return nil, err
 	}
 	if !o.DryRun {
@@ -118,6 +119,9 @@ func AddCell(ctx context.Context, env *Env, o AddOptions) (*AddReport, error) {
 		}
 	}
 
+	// The plan: the add's steps in order. A dry run prints each step's
+	// would; a run does each one.
+	var steps []addStep
 	if existing == nil {
 		wavesPath := filepath.Join(fl.Dir, fl.StackDir, fleet.WavesFile)
 		wavesData, err := os.ReadFile(wavesPath)
@@ -129,82 +133,93 @@ func AddCell(ctx context.Context, env *Env, o AddOptions) (*AddReport, error) {
 			return nil, fmt.Errorf("cannot add %q to a wave of stacks/%s: %w", id, fleet.WavesFile, err)
 		}
 		rep.Wave = wave
-		stack := stackFile(id, rep.Index)
-		if o.DryRun {
-			step("would write %s (cells:index %d: VPC 10.%d.0.0/16) and add %s to wave %q of stacks/%s", stackRel, rep.Index, rep.Index, id, wave, fleet.WavesFile)
-		} else {
-			if err := writeNew(stackPath, stack); err != nil {
-				return nil, fmt.Errorf("cannot add %q: %w", id, err)
+		files := fmt.Sprintf("%s (cells:index %d: VPC 10.%d.0.0/16) and add %s to wave %q of stacks/%s", stackRel, rep.Index, rep.Index, id, wave, fleet.WavesFile)
+		steps = append(steps, addStep{would: "write " + files + ", and validate the fleet with it", do: func(context.Context) error {
+			if err := writeNew(stackPath, stackFile(id, rep.Index)); err != nil {
+				return fmt.Errorf("cannot add %q: %w", id, err)
 			}
 			if err := safefile.Write(wavesPath, newWaves, 0o644); err != nil {
 				os.Remove(stackPath)
-				return nil, fmt.Errorf("cannot add %q: %w", id, err)
+				return fmt.Errorf("cannot add %q: %w", id, err)
 			}
-			step("wrote %s (cells:index %d: VPC 10.%d.0.0/16) and added %s to wave %q of stacks/%s", stackRel, rep.Index, rep.Index, id, wave, fleet.WavesFile)
+			step("wrote %s", strings.Replace(files, "and add", "and added", 1))
 			if _, err := env.Load(); err != nil {
 				// Put the repository back as it was.
 				os.Remove(stackPath)
 				_ = safefile.Write(wavesPath, wavesData, 0o644)
-				return nil, fmt.Errorf("the fleet is not valid with %s, nothing was kept:\n%w", id, err)
+				return fmt.Errorf("the fleet is not valid with %s, nothing was kept:\n%w", id, err)
 			}
 			step("validated the fleet with %s", id)
-		}
+			return nil
+		}})
 	}
-	if o.DryRun {
-		step("would deploy %s (cellctl up %s), then give it buckets and publish the router", id, id)
-		tr, err := router.AddCell(t, router.NewCell{ID: id}, router.AddOptions{Take: o.Take})
-		if err != nil {
-			return nil, err
+	steps = append(steps, addStep{would: fmt.Sprintf("deploy %s (cellctl up %s, with up's quota preflight)", id, id), do: func(ctx context.Context) error {
+		var err error
+		if fl, err = env.Load(); err != nil {
+			return err
 		}
-		rep.Transitions = append(rep.Transitions, tr)
+		eng, err := env.Engine(fl)
+		if err != nil {
+			return err
+		}
+		step("deploying %s (cellctl up %s)", id, id)
+		aenv := &apply.Env{
+			Fleet: fl, Engine: func() (apply.Engine, error) { return eng, nil },
+			Parallel: env.Parallel, Log: env.Log, Events: env.Events, Stop: env.Stop,
+		}
+		if env.QuotaCheck != nil {
+			// A new cell is where quota runs out: the same preflight as up.
+			aenv.QuotaCheck = func(ctx context.Context, cells []string) error { return env.QuotaCheck(ctx, fl, cells) }
+		}
+		ar, err := apply.Up(ctx, aenv, apply.Options{Cells: []string{id}})
+		if ar != nil && ar.Result != nil {
+			rep.Stacks = append(rep.Stacks, ar.Result.Stacks...)
+			if err == nil {
+				err = ar.Result.Err()
+			}
+		}
+		if err != nil {
+			return fmt.Errorf("deploying %s failed: %w\n%s", id, err, undo)
+		}
+		step("%s is up: its service reached steady state behind its ALB", id)
+		return nil
+	}})
+	steps = append(steps, addStep{would: fmt.Sprintf("give %s %d buckets (%.1f%% of tenants) and publish the router (table version %d)", id, planned.MovedBuckets, planned.MovedShare*100, planned.ToVersion), do: func(ctx context.Context) error {
+		tr, err := router.AddCell(fl.Routing, router.NewCell{ID: id}, router.AddOptions{Take: o.Take})
+		if err != nil {
+			return fmt.Errorf("%w\n%s", err, undo)
+		}
+		next := fmt.Sprintf("%s is up and saved in stacks/%s; to continue, run `cellctl up router`; to undo, `cellctl drain %s`", id, fleet.RoutingFile, id)
+		if err := change(ctx, env, fl, tr, next, &rep.Report); err != nil {
+			if errors.As(err, new(*PublishError)) {
+				return err
+			}
+			return fmt.Errorf("%w\n%s", err, undo)
+		}
+		step("%s takes %d buckets (%.1f%% of tenants); the router serves table version %d", id, tr.MovedBuckets, tr.MovedShare*100, tr.ToVersion)
+		return nil
+	}})
+
+	if o.DryRun {
+		for _, s := range steps {
+			step("would %s", s.would)
+		}
+		rep.Transitions = append(rep.Transitions, planned)
 		return rep, nil
 	}
-
-	// Deploy the cell: its stack alone.
-	fl, err = env.Load()
-	if err != nil {
-		return rep, err
-	}
-	eng, err := env.Engine(fl)
-	if err != nil {
-		return rep, err
-	}
-	step("deploying %s (cellctl up %s)", id, id)
-	aenv := &apply.Env{
-		Fleet: fl, Engine: func() (apply.Engine, error) { return eng, nil },
-		Parallel: env.Parallel, Log: env.Log, Events: env.Events, Stop: env.Stop,
-	}
-	if env.QuotaCheck != nil {
-		// A new cell is where quota runs out: the same preflight as up.
-		aenv.QuotaCheck = func(ctx context.Context, cells []string) error { return env.QuotaCheck(ctx, fl, cells) }
-	}
-	ar, err := apply.Up(ctx, aenv, apply.Options{Cells: []string{id}})
-	if ar != nil && ar.Result != nil {
-		rep.Stacks = append(rep.Stacks, ar.Result.Stacks...)
-		if err == nil {
-			err = ar.Result.Err()
-		}
-	}
-	if err != nil {
-		return rep, fmt.Errorf("deploying %s failed: %w\n%s", id, err, undo)
-	}
-	step("%s is up: its service reached steady state behind its ALB", id)
-
-	// Give it traffic.
-	t = fl.Routing
-	tr, err := router.AddCell(t, router.NewCell{ID: id}, router.AddOptions{Take: o.Take})
-	if err != nil {
-		return rep, fmt.Errorf("%w\n%s", err, undo)
-	}
-	next := fmt.Sprintf("%s is up and saved in stacks/%s; to continue, run `cellctl up router`; to undo, `cellctl drain %s`", id, fleet.RoutingFile, id)
-	if err := change(ctx, env, fl, tr, next, &rep.Report); err != nil {
-		if errors.As(err, new(*PublishError)) {
+	for _, s := range steps {
+		if err := s.do(ctx); err != nil {
 			return rep, err
 		}
-		return rep, fmt.Errorf("%w\n%s", err, undo)
 	}
-	step("%s takes %d buckets (%.1f%% of tenants); the router serves table version %d", id, tr.MovedBuckets, tr.MovedShare*100, tr.ToVersion)
 	return rep, nil
+}
+
+// addStep is one step of a cell add: what a dry run says it would do, and
+// the doing.
+type addStep struct {
+	would string
+	do    func(context.Context) error
 }
 
 // stackFile is a new cell's stack file: its index, everything else from

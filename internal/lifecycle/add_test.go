@@ -5,6 +5,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -147,5 +148,41 @@ func TestAddCellDryRun(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(h.dir, "stacks", "Pulumi.cell-e.yaml")); err == nil {
 		t.Fatal("a dry run wrote the stack file")
+	}
+}
+
+// TestAddCellDryRunIsThePlanTheRunExecutes: the dry run's steps are the
+// run's, in the same order (files, deploy, buckets), with the same index,
+// wave and bucket count the run then uses.
+func TestAddCellDryRunIsThePlanTheRunExecutes(t *testing.T) {
+	h := newHarness(t, 1)
+	dry, err := AddCell(context.Background(), h.env, AddOptions{Index: -1, Take: 100, DryRun: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	run, err := AddCell(context.Background(), h.env, AddOptions{Index: -1, Take: 100})
+	if err != nil {
+		t.Fatalf("%v\n%s", err, h.log)
+	}
+	want := []string{
+		"would write stacks/Pulumi.cell-e.yaml (cells:index 5: VPC 10.5.0.0/16) and add cell-e to wave \"wave-2\" of stacks/waves.yaml, and validate the fleet with it",
+		"would deploy cell-e (cellctl up cell-e, with up's quota preflight)",
+		"would give cell-e 100 buckets (9.8% of tenants) and publish the router (table version 2)",
+	}
+	if !reflect.DeepEqual(dry.Steps, want) {
+		t.Fatalf("dry run steps:\n%s\nwant:\n%s", strings.Join(dry.Steps, "\n"), strings.Join(want, "\n"))
+	}
+	done := strings.Join(run.Steps, "\n")
+	for _, s := range []string{
+		"wrote stacks/Pulumi.cell-e.yaml (cells:index 5: VPC 10.5.0.0/16) and added cell-e to wave \"wave-2\" of stacks/waves.yaml",
+		"deploying cell-e (cellctl up cell-e)",
+		"cell-e takes 100 buckets (9.8% of tenants); the router serves table version 2",
+	} {
+		if !strings.Contains(done, s) {
+			t.Errorf("the run did not do %q:\n%s", s, done)
+		}
+	}
+	if dry.Index != run.Index || dry.Wave != run.Wave || dry.Transitions[0].MovedBuckets != run.Transitions[len(run.Transitions)-1].MovedBuckets {
+		t.Errorf("dry run %+v, run %+v", dry, run)
 	}
 }
