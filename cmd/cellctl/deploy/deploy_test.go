@@ -1,7 +1,10 @@
 package deploy
 
 import (
+	"errors"
+
 	"context"
+	"github.com/cellctl/cellctl/internal/stackrun"
 	"strings"
 	"testing"
 
@@ -96,5 +99,33 @@ func TestAbandonIsShown(t *testing.T) {
 		if err := v.Render(io, Report{Abandon: true, Result: &deploy.Result{Abandoned: "r-00000000000a"}}); err != nil || out.String() != tc.want {
 			t.Errorf("-o %s: %v %q", tc.format, err, out.String())
 		}
+	}
+}
+
+// TestFleetAndWiringErrorsStopTheDeploy: a fleet that does not load, or an
+// engine and cloud that cannot be wired, is the deploy's error, and no
+// report is printed for a rollout that never started.
+func TestFleetAndWiringErrorsStopTheDeploy(t *testing.T) {
+	io, _, out, _ := iostreams.Test()
+	v, err := render.Pick(cmdutil.FormatTable, formats...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	o := &Options{IO: io, Cloud: cmdutil.CloudSim, View: v,
+		Fleet: func() (*fleet.Fleet, error) {
+			return nil, errors.New("stacks/Pulumi.cell-a.yaml:4: cells:index: must be 0-255")
+		}}
+	if err := deployRun(context.Background(), o); err == nil || !strings.Contains(err.Error(), "cells:index") {
+		t.Errorf("fleet error: %v", err)
+	}
+	o.Fleet = func() (*fleet.Fleet, error) { return &fleet.Fleet{}, nil }
+	o.Env = func(context.Context, *fleet.Fleet, func(stackrun.Event)) (*deploy.Env, func(), error) {
+		return nil, nil, errors.New("pulumi: executable file not found in $PATH")
+	}
+	if err := deployRun(context.Background(), o); err == nil || !strings.Contains(err.Error(), "pulumi: executable file not found") {
+		t.Errorf("wiring error: %v", err)
+	}
+	if out.Len() != 0 {
+		t.Errorf("a deploy that never started printed %q", out)
 	}
 }
