@@ -81,7 +81,7 @@ func (d *Display) Handle(ev stackrun.Event) {
 			d.printf("%s: %s started\n", s.name, s.op)
 		}
 	case stackrun.ResourceStarted:
-		s.current = verb(ev.Op) + " " + ev.Type + " " + ev.Name
+		s.current = Verb(ev.Op) + " " + ev.Type + " " + ev.Name
 	case stackrun.ResourceDone:
 		s.done++
 		if !d.live && d.now().Sub(s.lastPrint) >= d.PlainInterval {
@@ -90,7 +90,7 @@ func (d *Display) Handle(ev stackrun.Event) {
 		}
 	case stackrun.ResourceFailed:
 		if !d.live {
-			d.printf("%s: %s %s %s failed\n", s.name, verb(ev.Op), ev.Type, ev.Name)
+			d.printf("%s: %s %s %s failed\n", s.name, Verb(ev.Op), ev.Type, ev.Name)
 		}
 	case stackrun.Diagnostic:
 		if !d.live {
@@ -117,7 +117,9 @@ func (s *stackLine) count() string {
 	return fmt.Sprintf("%d resources", s.done)
 }
 
-func verb(op string) string {
+// Verb is what the engine is doing to a resource, in the words both live
+// displays show ("creating", "replacing", "deleting replaced").
+func Verb(op string) string {
 	switch op {
 	case "create":
 		return "creating"

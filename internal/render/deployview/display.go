@@ -292,7 +292,7 @@ func (d *Display) Engine(ev stackrun.Event) {
 	case stackrun.StackStarted:
 		c.engine, c.done, c.total, c.current = true, 0, ev.Expected, ""
 	case stackrun.ResourceStarted:
-		c.current = verb(ev.Op) + " " + ev.Type + " " + ev.Name
+		c.current = progress.Verb(ev.Op) + " " + ev.Type + " " + ev.Name
 	case stackrun.ResourceDone:
 		c.done++
 		if c.total > 0 && c.done > c.total {
@@ -316,26 +316,6 @@ func (c *cellLine) count() string {
 		return fmt.Sprintf("%d/%d resources", c.done, c.total)
 	}
 	return fmt.Sprintf("%d resources", c.done)
-}
-
-func verb(op string) string {
-	switch op {
-	case "create":
-		return "creating"
-	case "update":
-		return "updating"
-	case "delete":
-		return "deleting"
-	case "replace", "create-replacement":
-		return "replacing"
-	case "delete-replaced":
-		return "deleting replaced"
-	case "same":
-		return "checking"
-	case "refresh", "read":
-		return "reading"
-	}
-	return op
 }
 
 var frames = []string{"⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧", "⠇", "⠏"}
