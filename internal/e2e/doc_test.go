@@ -80,8 +80,6 @@ var docExceptions = []docException{
 	// The reader's own files.
 	{example: "git show main:stacks/routing.json > /tmp/old.json", run: "cp stacks/routing.json /tmp/old.json",
 		reason: "the test's fleet is a copy, not a git checkout: main's table is the copy's own stacks/routing.json"},
-	{example: "cellctl router package /tmp/edge --table /tmp/big-routing.json -o json", before: "cp stacks/routing.json /tmp/big-routing.json",
-		reason: "big-routing.json is the reader's own table: the demo fleet's stands in"},
 	{example: "cellctl capacity --load requests-last-hour.csv", before: `{ echo bucket,load; for b in $(seq 0 1023); do echo "$b,$((b % 7 + 1))"; done; } > requests-last-hour.csv`,
 		reason: "requests-last-hour.csv is the reader's own export: the test writes one, a request count per bucket"},
 	{example: "cellctl lanes cell-a --tenants tenants.csv", before: `printf 'tenant,load\nacme,120\nglobex,40\ninitech,15\numbrella,3\n' > tenants.csv`,
