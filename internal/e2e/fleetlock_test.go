@@ -43,7 +43,8 @@ func TestEveryMutatingVerbRefusedWhileTheFleetIsHeld(t *testing.T) {
 			t.Fatalf("refused cellctl %s wrote:\n  %s", strings.Join(args, " "), strings.Join(diff, "\n  "))
 		}
 	}
-	for _, args := range [][]string{{"plan"}, {"route", "acme"}, {"capacity"}, {"lanes"}, {"rollout", "list"}, {"up", "--dry-run"}, {"drain", "cell-d", "--dry-run"}} {
+	for _, args := range [][]string{{"plan"}, {"route", "acme"}, {"capacity"}, {"lanes"}, {"rollout", "list"}, {"up", "--dry-run"}, {"drain", "cell-d", "--dry-run"},
+		{"cell", "add", "--dry-run"}, {"secret", "rotate", "--dry-run"}, {"router", "canary", "--dry-run"}} {
 		if r := cellctl(t, dir, args...); r.code == 4 {
 			t.Errorf("read-only cellctl %s was refused by the lock:\n%s", strings.Join(args, " "), r)
 		}
