@@ -96,7 +96,6 @@ func parseStage(file string, i int, sn *yaml.Node, defBake time.Duration, base G
 			}
 		case "depends_on":
 			w.dependsOn, w.dependsLine = parseDependsOn(file, kf, p.Value, errs)
-			w.dependsSet = true
 		case "delay":
 			if d, ok := parseDuration(file, kf, p.Value, errs); ok {
 				if d < 0 || d > MaxDelay {
@@ -204,8 +203,8 @@ func checkStageOrder(file string, stages []Wave, errs *diag.List) {
 		}
 	}
 	for i, s := range stages {
-		if !s.dependsSet {
-			continue
+		if s.dependsLine == 0 {
+			continue // no depends_on: the stage runs after the one before it
 		}
 		field := fmt.Sprintf("stages[%d].depends_on", i)
 		for _, d := range s.dependsOn {

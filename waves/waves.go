@@ -185,10 +185,10 @@ type Wave struct {
 	Line int
 
 	cellLines []int
-	// The pipeline shape's depends_on, checked against the order.
+	// The pipeline shape's depends_on, checked against the order;
+	// dependsLine is 0 when the stage has none.
 	dependsOn   []string
 	dependsLine int
-	dependsSet  bool
 }
 
 var namePattern = regexp.MustCompile(`^[a-z0-9][a-z0-9-]{0,62}$`)

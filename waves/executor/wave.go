@@ -83,9 +83,10 @@ func (r *run) wave(ctx context.Context, i int) error {
 // after the hold is over does not wait again.
 func (r *run) hold(ctx context.Context, w Wave, wr *WaveRecord) error {
 	r.j.mu.Lock()
-	left := wr.DelayUntil.Sub(r.clock.Now())
+	until := wr.DelayUntil
 	r.j.mu.Unlock()
-	if wr.DelayUntil.IsZero() || left <= 0 {
+	left := until.Sub(r.clock.Now())
+	if until.IsZero() || left <= 0 {
 		return nil
 	}
 	r.emit(Event{Kind: Note, Wave: w.Name, Left: left, Message: fmt.Sprintf("wave %s: holding %s before it starts (its delay)", w.Name, left.Round(time.Second))})
