@@ -164,6 +164,8 @@ const (
 	RolloutResumed  EventKind = "rollout-resumed"
 	WaveStarted     EventKind = "wave-started"
 	WaveSkipped     EventKind = "wave-skipped"
+	CellMigrating   EventKind = "cell-migrating"
+	CellMigrated    EventKind = "cell-migrated"
 	CellUpdating    EventKind = "cell-updating"
 	CellUpdated     EventKind = "cell-updated"
 	CellUnchanged   EventKind = "cell-unchanged"

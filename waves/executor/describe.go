@@ -52,6 +52,9 @@ type CellDescription struct {
 	// Resources are the resource changes a preview of the cell's update
 	// plans (nil when no preview was run, e.g. in tests with fakes).
 	Resources []ResourceChange `json:"resources,omitempty"`
+	// Migration is the schema migration the update runs before the
+	// service moves (nil: none).
+	Migration *MigrationPlan `json:"migration,omitempty"`
 	// Error says why the cell's current configuration could not be read,
 	// or its preview failed.
 	Error string `json:"error,omitempty"`
@@ -74,8 +77,9 @@ type ResourceChange struct {
 // through u. updateEstimate is how long one cell's update is expected to
 // take (from past runs, or a rule of thumb). A cell that cannot be read is
 // described with its error, and Describe also returns the errors: a plan
-// that cannot be checked is not a plan to approve.
-func Describe(ctx context.Context, u CurrentReader, plan Plan, updateEstimate time.Duration) (*Description, error) {
+// that cannot be checked is not a plan to approve. m, when not nil, says
+// which cells' updates run a schema migration first.
+func Describe(ctx context.Context, u CurrentReader, m Migrator, plan Plan, updateEstimate time.Duration) (*Description, error) {
 	if err := plan.Validate(); err != nil {
 		return nil, fmt.Errorf("invalid rollout plan: %w", err)
 	}
@@ -97,6 +101,11 @@ func Describe(ctx context.Context, u CurrentReader, plan Plan, updateEstimate ti
 				} else {
 					cd.Changes = Diff(cur, plan.Desired[c])
 					cd.Unchanged = cur.Equal(plan.Desired[c])
+					if m != nil && !cd.Unchanged {
+						if p := m.Plan(MigrationRequest{Cell: c, From: cur, To: plan.Desired[c]}); !p.None() {
+							cd.Migration = &p
+						}
+					}
 				}
 				wd.Cells[j] = cd
 				return nil

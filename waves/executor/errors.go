@@ -26,6 +26,10 @@ type HaltedError struct {
 	RolledBack bool
 	// RollbackErr is set when some cell could not be rolled back.
 	RollbackErr error
+	// SchemaBreach is what the gate read after the rollback, when a cell
+	// whose migration ran breached under its old image: the old image
+	// fails on the schema the migration left (expand/contract broken).
+	SchemaBreach *Breach
 	// Next is the command the operator runs next.
 	Next string
 }
@@ -43,6 +47,9 @@ func (e *HaltedError) Error() string {
 		fmt.Fprintf(&b, "; rolling back failed: %v", e.RollbackErr)
 	case e.RolledBack:
 		fmt.Fprintf(&b, "; wave %s rolled back to its previous configuration", e.Wave)
+		if e.SchemaBreach != nil {
+			fmt.Fprintf(&b, "; but after the rollback %s: the old image fails on the schema the migration left (a migration must stay compatible with the image it replaces, or set cells:migrationRollbackCommand)", e.SchemaBreach)
+		}
 	default:
 		fmt.Fprintf(&b, "; wave %s left as it is (not rolled back)", e.Wave)
 	}

@@ -27,7 +27,10 @@ import (
 // Executor runs rollouts. Updater, Gate and Store are required; Clock
 // defaults to the wall clock, Progress to nothing.
 type Executor struct {
-	Updater  Updater
+	Updater Updater
+	// Migrator runs each changed cell's schema migration before its
+	// update, and its rollback command before its rollback (nil: none).
+	Migrator Migrator
 	Gate     Gate
 	Store    Store
 	Clock    Clock

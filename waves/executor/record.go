@@ -118,6 +118,10 @@ type WaveRecord struct {
 	Breach     *Breach   `json:"breach,omitempty"`
 	// Reason explains a halt that is not a breach (inconclusive).
 	Reason string `json:"reason,omitempty"`
+	// SchemaCheck is the poll window the gate keeps reading the cells
+	// after a rollback that left a migration's schema under the old image
+	// (expand/contract: the old image must run on the new schema).
+	SchemaCheck *StepRecord `json:"schemaCheck,omitempty"`
 	// History holds earlier attempts of this wave (before a --retry).
 	History []WaveRecord `json:"history,omitempty"`
 }
@@ -133,9 +137,13 @@ type CellRecord struct {
 	After CellConfig `json:"after"`
 	// RepoImage is the image the repository named when After ships
 	// another one (deploy --image); "" when After is the repository's.
-	RepoImage string    `json:"repoImage,omitempty"`
-	Error     string    `json:"error,omitempty"`
-	Updated   time.Time `json:"updated,omitzero"`
+	RepoImage string `json:"repoImage,omitempty"`
+	// Migration is the cell's schema migration in this wave (nil: none
+	// ran); RollbackMigration its rollback command's, on a rollback.
+	Migration         *Migration `json:"migration,omitempty"`
+	RollbackMigration *Migration `json:"rollbackMigration,omitempty"`
+	Error             string     `json:"error,omitempty"`
+	Updated           time.Time  `json:"updated,omitzero"`
 }
 
 // Poll is one reading of the gate during a bake.

@@ -225,6 +225,11 @@ func (r *run) update(ctx context.Context, w Wave, wr *WaveRecord) error {
 					return nil // saved() stops the wave below
 				}
 			}
+			// The schema first: the new image's migration runs before the
+			// service moves to it, and a failed one fails the cell's update.
+			if !r.migrate(ctx, w, wr, c) {
+				return nil
+			}
 			r.j.mu.Lock()
 			cfg := wr.cell(c).After.Clone()
 			r.j.mu.Unlock()
@@ -263,6 +268,9 @@ func (r *run) update(ctx context.Context, w Wave, wr *WaveRecord) error {
 	for _, cr := range wr.Cells {
 		if cr.State == CellStateFailed {
 			breach = &Breach{Cell: cr.Cell, Signal: SignalUpdate, Reading: "update failed: " + cr.Error}
+			if cr.Migration != nil && !cr.Migration.OK() {
+				breach.Signal, breach.Reading = SignalMigration, cr.Migration.Failure()
+			}
 			break
 		}
 	}
@@ -410,7 +418,14 @@ func (r *run) rollback(ctx context.Context, w Wave, wr *WaveRecord) error {
 			if before == nil {
 				err = fmt.Errorf("no configuration was recorded before the wave")
 			} else {
+				// The rollback command (from the old image) runs before
+				// the service returns to it; the service returns either
+				// way — the old image is what must run again.
+				failed := r.rollbackMigration(ctx, w, wr, c)
 				_, err = r.ex.Updater.Apply(ctx, c, before.Clone())
+				if err == nil && failed != "" {
+					err = fmt.Errorf("%s; the service runs its previous configuration again", failed)
+				}
 			}
 			if err != nil {
 				r.setCell(wr, c, CellRollbackFailed, err.Error())
@@ -438,6 +453,10 @@ func (r *run) rollback(ctx context.Context, w Wave, wr *WaveRecord) error {
 		return &HaltedError{RolloutID: r.j.rec.ID, Wave: w.Name, Breach: b, RollbackErr: err,
 			Next: "rerun the same deploy to retry the rollback"}
 	}
+	schema, err := r.schemaCheck(ctx, w, wr)
+	if err != nil {
+		return err
+	}
 	r.j.mu.Lock()
 	wr.State, wr.Finished = WaveRolledBack, r.clock.Now().UTC()
 	r.j.mu.Unlock()
@@ -449,6 +468,6 @@ func (r *run) rollback(ctx context.Context, w Wave, wr *WaveRecord) error {
 	if b != nil {
 		cell = b.Cell
 	}
-	return &HaltedError{RolloutID: r.j.rec.ID, Wave: w.Name, Breach: b, RolledBack: true,
+	return &HaltedError{RolloutID: r.j.rec.ID, Wave: w.Name, Breach: b, RolledBack: true, SchemaBreach: schema,
 		Next: fmt.Sprintf("cell %s breached; see the readings with `cellctl rollout status %s`, ship a fix as a new rollout", cell, r.j.rec.ID)}
 }
