@@ -70,6 +70,9 @@ type Env struct {
 	// Holder reads who holds the fleet lock now (nil: nobody), so a deploy
 	// refuses before Prepare writes anything (nil: not checked early).
 	Holder func(ctx context.Context) (*executor.Holder, error)
+	// Migrator runs each changed cell's schema migration (a one-off task
+	// of the new image) before its update (nil: the fleet has none).
+	Migrator executor.Migrator
 	// LastRun says whether a stack's last operation completed with
 	// nothing pending (why not, otherwise): a cell already on the desired
 	// configuration is skipped only then (nil: always).
@@ -236,7 +239,7 @@ func Run(ctx context.Context, env *Env, o Options) (*Result, error) {
 		if est <= 0 {
 			est = waves.DefaultCellUpdate
 		}
-		d, err := executor.Describe(ctx, up, plan, est)
+		d, err := executor.Describe(ctx, up, env.Migrator, plan, est)
 		if err == nil && env.Preview != nil {
 			err = previewCells(ctx, env.Preview, plan, d)
 		}
@@ -284,6 +287,7 @@ func Run(ctx context.Context, env *Env, o Options) (*Result, error) {
 	}
 	ex := &executor.Executor{
 		Updater:  up,
+		Migrator: env.Migrator,
 		Gate:     &RegionalGate{Fleet: env.Fleet, Plan: wp, Reader: env.Reader, Outputs: env.Outputs},
 		Store:    env.Store,
 		Clock:    env.Clock,

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/cellctl/cellctl/internal/fleet"
+	"github.com/cellctl/cellctl/waves/executor"
 )
 
 // Options are the inputs of one audit.
@@ -26,6 +27,9 @@ type Options struct {
 	Secrets  SecretReader
 	Deployed DeployedReader
 	Cloud    CloudReader
+	// Records reads the rollout records (nil: schema versions are not
+	// compared): --behind names cells whose schema is behind the others.
+	Records func() ([]*executor.Record, error)
 }
 
 // Run audits the fleet: the checks asked for, joined into one report.
@@ -59,7 +63,11 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 		if o.Deployed == nil {
 			return nil, errors.New("drift: --behind needs a reader of the deployed stacks")
 		}
-		parts = append(parts, Behind(ctx, f, o.Cells, o.Deployed, o.Parallel))
+		part := Behind(ctx, f, o.Cells, o.Deployed, o.Parallel)
+		if o.Records != nil {
+			part.Findings = append(part.Findings, SchemaBehind(f, ids, o.Records)...)
+		}
+		parts = append(parts, part)
 	}
 	if slices.Contains(checks, KindCloud) {
 		if o.Cloud == nil {

@@ -4,12 +4,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 
 	"golang.org/x/sync/errgroup"
 
 	"github.com/cellctl/cellctl/cellmodule/spec"
 	"github.com/cellctl/cellctl/internal/fleet"
 	"github.com/cellctl/cellctl/internal/stackrun"
+	"github.com/cellctl/cellctl/waves/executor"
 )
 
 // DeployedReader reads a deployed cell stack's outputs
@@ -88,6 +90,54 @@ func compareSpecs(f *fleet.Fleet, c *fleet.Cell, dep spec.Cell) []Finding {
 		if out[i].Key == "index" || out[i].Key == RegionKey {
 			out[i].Next = fmt.Sprintf("a deployed cell cannot move: restore %s in %s (up refuses the change)", out[i].Key, c.File)
 		}
+	}
+	return out
+}
+
+// SchemaKey is the key of a schema finding: the cell's database schema
+// version, as its migrations reported it (waves/executor.SchemaVersions).
+const SchemaKey = "schema"
+
+// SchemaBehind names the cells (of ids) whose database schema is behind
+// the fleet's newest — the version the latest passed migration of any cell
+// reported — or whose last migration failed: after a halted rollout, the
+// cells a later wave never reached, and a canary left half-migrated.
+// Records that cannot be read are a finding for every cell: a schema
+// nobody can read is not called current.
+func SchemaBehind(f *fleet.Fleet, ids []string, records func() ([]*executor.Record, error)) []Finding {
+	recs, err := records()
+	if err != nil {
+		var out []Finding
+		for _, id := range ids {
+			out = append(out, Finding{Kind: KindBehind, Cell: id, Status: StatusUnreadable, Key: SchemaKey,
+				Detail: "cannot read the rollout records that hold its schema version: " + err.Error(),
+				Next:   "check the backend is reachable and run `cellctl drift --behind` again"})
+		}
+		return out
+	}
+	states := executor.SchemaVersions(recs)
+	behind, newest := executor.SchemaBehind(states, f.CellIDs())
+	var out []Finding
+	for _, id := range behind {
+		if !slices.Contains(ids, id) {
+			continue
+		}
+		s := states[id]
+		old := s.Version
+		if old == "" {
+			old = "unknown"
+		}
+		fd := Finding{Kind: KindBehind, Cell: id, Status: StatusChanged, Key: SchemaKey, Old: old, New: newest,
+			Detail: fmt.Sprintf("its schema is %s; the fleet's newest is %s", old, newest),
+			Next:   "ship the rollout that migrates it: rerun the halted deploy with --retry, or a new `cellctl deploy`"}
+		if s.Failed != "" {
+			fd.Detail = fmt.Sprintf("its last migration failed in rollout %s (%s): the schema is %s or part of the way past it", s.FailedRollout, s.Failed, old)
+			fd.Next = fmt.Sprintf("check the database of %s, then ship a fixed migration (`cellctl rollout status %s` shows the task)", id, s.FailedRollout)
+			if newest == "" {
+				fd.New = ""
+			}
+		}
+		out = append(out, fd)
 	}
 	return out
 }

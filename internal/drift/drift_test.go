@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/cellctl/cellctl/waves/executor"
 	"os"
 	"slices"
 	"strings"
@@ -444,5 +445,42 @@ func TestRoutedCellWithoutStateIsAFinding(t *testing.T) {
 	}
 	if !kinds[KindBehind] || !kinds[KindCloud] || rep.Failing() == 0 {
 		t.Errorf("both checks must find cell-d (found %v), failing %d", kinds, rep.Failing())
+	}
+}
+
+// After a halted rollout, --behind names the cells whose schema is behind
+// the others' and a cell left half-migrated; records that cannot be read
+// are a finding, never "current".
+func TestSchemaBehindAfterAHaltedRollout(t *testing.T) {
+	f := testFleet(t, nil)
+	at := time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)
+	zero, one := 0, 1
+	mig := func(code *int, v string, t time.Time) *executor.Migration {
+		return &executor.Migration{Image: "app:2", Task: "arn:aws:ecs:us-east-1:1:task/c/t" + v, ExitCode: code, SchemaVersion: v, Stopped: t, LastLines: []string{"ERROR: boom"}}
+	}
+	recs := []*executor.Record{{ID: "r-0123456789ab", Kind: executor.KindRollout, Waves: []executor.WaveRecord{
+		{Name: "one", Cells: []executor.CellRecord{{Cell: "cell-a", Migration: mig(&zero, "0001", at)}, {Cell: "cell-b", Migration: mig(&zero, "0001", at)},
+			{Cell: "cell-c", Migration: mig(&zero, "0001", at)}, {Cell: "cell-d", Migration: mig(&zero, "0001", at)}}},
+	}}, {ID: "r-0123456789cd", Kind: executor.KindRollout, Waves: []executor.WaveRecord{
+		{Name: "canary", Cells: []executor.CellRecord{{Cell: "cell-a", Migration: mig(&zero, "0002", at.Add(time.Hour))}}},
+		{Name: "rest", Cells: []executor.CellRecord{{Cell: "cell-b", Migration: mig(&one, "", at.Add(2*time.Hour))}}},
+	}}}
+	got := SchemaBehind(f, f.CellIDs(), func() ([]*executor.Record, error) { return recs, nil })
+	by := map[string]Finding{}
+	for _, fd := range got {
+		by[fd.Cell] = fd
+	}
+	if len(got) != 3 || by["cell-a"].Cell != "" {
+		t.Fatalf("findings %+v: want cell-b, cell-c, cell-d (cell-a is on the newest)", got)
+	}
+	if c := by["cell-c"]; c.Key != SchemaKey || c.Old != "0001" || c.New != "0002" || c.Status != StatusChanged {
+		t.Errorf("cell-c: %+v", c)
+	}
+	if b := by["cell-b"]; !strings.Contains(b.Detail, "last migration failed in rollout r-0123456789cd") || !strings.Contains(b.Detail, "ERROR: boom") {
+		t.Errorf("cell-b (half-migrated): %+v", b)
+	}
+	bad := SchemaBehind(f, []string{"cell-a"}, func() ([]*executor.Record, error) { return nil, errors.New("backend unreachable") })
+	if len(bad) != 1 || bad[0].Status != StatusUnreadable || !strings.Contains(bad[0].Detail, "backend unreachable") {
+		t.Errorf("unreadable records: %+v", bad)
 	}
 }

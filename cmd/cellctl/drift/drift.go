@@ -16,6 +16,7 @@ import (
 	"github.com/cellctl/cellctl/internal/outcome"
 	"github.com/cellctl/cellctl/internal/render"
 	"github.com/cellctl/cellctl/internal/render/driftview"
+	"github.com/cellctl/cellctl/waves/executor"
 )
 
 // Readers is what the audit reads through the engine: secret digests,
@@ -31,6 +32,8 @@ type DriftOptions struct {
 	IO      *iostreams.IOStreams
 	Fleet   func() (*fleet.Fleet, error)
 	Readers func(fl *fleet.Fleet) (Readers, error)
+	// Records reads the rollout records (schema versions); nil: none.
+	Records func() ([]*executor.Record, error)
 	View    render.View[*audit.Report]
 
 	Cells    []string
@@ -49,7 +52,7 @@ var (
 
 // NewCmdDrift builds `cellctl drift`.
 func NewCmdDrift(f *cmdutil.Factory, runF func(*DriftOptions) error) *cobra.Command {
-	opts := &DriftOptions{IO: f.IO, Fleet: f.DesiredFleet, Readers: func(fl *fleet.Fleet) (Readers, error) { return f.Engine(fl, nil) }}
+	opts := &DriftOptions{IO: f.IO, Fleet: f.DesiredFleet, Readers: func(fl *fleet.Fleet) (Readers, error) { return f.Engine(fl, nil) }, Records: f.Records}
 	var skew, behind bool
 	cloud := &cloudFlag{cloud: &f.Global.Cloud}
 	var failOn string
@@ -136,7 +139,7 @@ func driftRun(ctx context.Context, opts *DriftOptions) error {
 	}
 	rep, err := audit.Run(ctx, audit.Options{
 		Fleet: fl, Policy: pol, Cells: opts.Cells, Checks: opts.Checks, FailOn: opts.FailOn, Parallel: opts.Parallel,
-		Secrets: readers, Deployed: readers, Cloud: cloudReader{readers},
+		Secrets: readers, Deployed: readers, Cloud: cloudReader{readers}, Records: opts.Records,
 	})
 	if err != nil {
 		return err

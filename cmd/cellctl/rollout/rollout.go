@@ -241,9 +241,14 @@ func writeStatus(w io.Writer, s *render.Styles, r *executor.Record) {
 				after = c.After.Image
 			}
 			fmt.Fprintf(w, "  %s  %s  %s → %s\n", c.Cell, c.State, before, after)
+			writeMigration(w, s, "migration", c.Migration)
+			writeMigration(w, s, "rollback migration", c.RollbackMigration)
 		}
 		if wr.Breach != nil {
 			fmt.Fprintf(w, "  breach: %s\n", wr.Breach.String())
+		}
+		if sc := wr.SchemaCheck; sc != nil {
+			writeStep(w, s, *sc)
 		}
 		if n := len(wr.Polls); n > 0 {
 			fmt.Fprintf(w, "  last poll: %s\n", lastPoll(wr.Polls[n-1]))
@@ -251,6 +256,26 @@ func writeStatus(w io.Writer, s *render.Styles, r *executor.Record) {
 	}
 	fmt.Fprintln(w)
 	fmt.Fprintln(w, deployview.Table(s, executor.Summarize(r, nil)))
+}
+
+// writeMigration shows a cell's migration task: its image and command,
+// how it ended, and its last log line.
+func writeMigration(w io.Writer, s *render.Styles, what string, m *executor.Migration) {
+	if m == nil {
+		return
+	}
+	state := s.Good("exited 0")
+	if !m.OK() {
+		state = s.Bad(m.Failure())
+	} else if m.SchemaVersion != "" {
+		state += ", schema version " + m.SchemaVersion
+	}
+	fmt.Fprintf(w, "    %s: task %s (%s, %s): %s\n", what, orDash(m.TaskID()), m.Image, strings.Join(m.Command, " "), state)
+	if m.OK() {
+		if l := m.LastLine(); l != "" {
+			fmt.Fprintf(w, "      last log line: %s\n", l)
+		}
+	}
 }
 
 // writeCanary shows a router canary: where it stands and its phases.

@@ -3,6 +3,7 @@ package stack
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -69,6 +70,10 @@ type CellStatus struct {
 	// checksum) each of its distributions serves, and whether that is
 	// stacks/routing.json's (Current).
 	Served []ServedTable `json:"served,omitempty"`
+	// Schema is, for a cell, its database schema as the rollout records
+	// say: the version its last passed migration reported, and a later
+	// migration's failure (absent: no migration ever ran in it).
+	Schema *executor.SchemaState `json:"schema,omitempty"`
 }
 
 // ServedTable is the table one distribution of the router serves.
@@ -139,8 +144,12 @@ func statusRun(ctx context.Context, opts *StatusOptions) error {
 	}
 	rows := make([]CellStatus, 0, len(sts))
 	var unreadable []string
+	schemas := executor.SchemaVersions(recs)
 	for _, st := range sts {
 		row := cellStatus(fl, st)
+		if sc, ok := schemas[st.Name]; ok && row.Kind != "router" {
+			row.Schema = &sc
+		}
 		if c, ok := routing[st.Name]; ok {
 			row.Routing = &c
 		}
@@ -177,6 +186,8 @@ func statusRun(ctx context.Context, opts *StatusOptions) error {
 func writeStatusTable(io *iostreams.IOStreams, rows []CellStatus) error {
 	s := render.Out(io)
 	var table [][]string
+	// The schema column is there once a migration ran in some cell.
+	migrations := slices.ContainsFunc(rows, func(r CellStatus) bool { return r.Schema != nil })
 	for _, r := range rows {
 		index, cidr := "-", "-"
 		if r.Index != nil {
@@ -215,9 +226,17 @@ func writeStatusTable(io *iostreams.IOStreams, rows []CellStatus) error {
 				load = s.Bad(load)
 			}
 		}
-		table = append(table, []string{r.Name, index, cidr, r.Region, last, when, image, fmt.Sprint(r.Resources), routing, share, pinned, load})
+		row := []string{r.Name, index, cidr, r.Region, last, when, image, fmt.Sprint(r.Resources), routing, share, pinned, load}
+		if migrations {
+			row = append(row, schemaCell(s, r.Schema))
+		}
+		table = append(table, row)
 	}
-	fmt.Fprint(io.Out, s.Table([]string{"STACK", "INDEX", "CIDR", "REGION", "LAST UPDATE", "AT", "IMAGE", "RESOURCES", "ROUTING", "BUCKETS", "PINNED", "LOAD/CAPACITY"}, table))
+	header := []string{"STACK", "INDEX", "CIDR", "REGION", "LAST UPDATE", "AT", "IMAGE", "RESOURCES", "ROUTING", "BUCKETS", "PINNED", "LOAD/CAPACITY"}
+	if migrations {
+		header = append(header, "SCHEMA")
+	}
+	fmt.Fprint(io.Out, s.Table(header, table))
 	for _, r := range rows {
 		if r.Kind == "router" && r.Deployed {
 			// Which table each distribution serves (servedTables); a
@@ -268,4 +287,20 @@ func cellStatus(fl *fleet.Fleet, st *engine.StackStatus) CellStatus {
 		r.Image = img
 	}
 	return r
+}
+
+// schemaCell is a cell's schema version for the table: the version, and
+// a failed later migration in red.
+func schemaCell(s *render.Styles, sc *executor.SchemaState) string {
+	if sc == nil {
+		return "-"
+	}
+	v := sc.Version
+	if v == "" {
+		v = "unknown"
+	}
+	if sc.Failed != "" {
+		return v + " " + s.Bad("(migration failed in "+sc.FailedRollout+")")
+	}
+	return v
 }

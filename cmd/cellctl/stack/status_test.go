@@ -213,3 +213,46 @@ func TestStatusShowsWhichTableEachDistributionServes(t *testing.T) {
 		}
 	}
 }
+
+// status shows each cell's schema version from the rollout records, and a
+// migration that failed after it.
+func TestStatusShowsEachCellsSchemaVersion(t *testing.T) {
+	at := time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)
+	zero, one := 0, 1
+	recs := []*executor.Record{{ID: "r-0123456789ab", Kind: executor.KindRollout, State: executor.HaltedState, Waves: []executor.WaveRecord{
+		{Name: "canary", Cells: []executor.CellRecord{{Cell: "cell-a", Migration: &executor.Migration{Image: "app:2", Task: "arn:aws:ecs:us-east-1:1:task/c/aaa", ExitCode: &zero, SchemaVersion: "0002", Stopped: at}}}},
+		{Name: "rest", Cells: []executor.CellRecord{{Cell: "cell-b", Migration: &executor.Migration{Image: "app:2", Task: "arn:aws:ecs:us-east-1:1:task/c/bbb", ExitCode: &one, LastLines: []string{"ERROR: boom"}, Stopped: at.Add(time.Minute)}}}},
+	}}}
+	for _, format := range []string{cmdutil.FormatTable, cmdutil.FormatJSON} {
+		io, _, stdout, _ := iostreams.Test()
+		f := cmdutil.NewFactory(io)
+		f.Global.Dir = "../../.."
+		view, _ := render.Pick(format, statusTable, statusJSON)
+		opts := &StatusOptions{IO: io, Fleet: f.Fleet, View: view,
+			Engine:  func(*fleet.Fleet) (StatusReader, error) { return allDeployed{}, nil },
+			Records: func() ([]*executor.Record, error) { return recs, nil }}
+		if err := statusRun(context.Background(), opts); err != nil {
+			t.Fatal(err)
+		}
+		out := stdout.String()
+		if format == cmdutil.FormatTable {
+			if !strings.Contains(out, "SCHEMA") || !strings.Contains(out, "0002") || !strings.Contains(out, "unknown (migration failed in r-0123456789ab)") {
+				t.Errorf("table lacks the schema column:\n%s", out)
+			}
+			continue
+		}
+		var doc struct {
+			Stacks []CellStatus `json:"stacks"`
+		}
+		if err := json.Unmarshal(stdout.Bytes(), &doc); err != nil {
+			t.Fatal(err)
+		}
+		got := map[string]*executor.SchemaState{}
+		for _, r := range doc.Stacks {
+			got[r.Name] = r.Schema
+		}
+		if a, b := got["cell-a"], got["cell-b"]; a == nil || a.Version != "0002" || b == nil || !strings.Contains(b.Failed, "ERROR: boom") || got["cell-c"] != nil {
+			t.Errorf("schema in JSON: a %+v b %+v c %+v", a, b, got["cell-c"])
+		}
+	}
+}

@@ -38,6 +38,9 @@ func Describe(s *render.Styles, d *executor.Description) string {
 				fmt.Fprintf(&b, "  %s: unchanged\n", c.Cell)
 			default:
 				fmt.Fprintf(&b, "  %s:\n", c.Cell)
+				if c.Migration != nil {
+					fmt.Fprintf(&b, "    migrate first: %s\n", c.Migration)
+				}
 				for _, ch := range c.Changes {
 					fmt.Fprintf(&b, "    %s: %s → %s\n", ch.Key, ch.Old, ch.New)
 				}
@@ -70,6 +73,9 @@ func Markdown(d *executor.Description) string {
 				changes = []string{"**cannot read:** " + c.Error}
 			case c.Unchanged:
 				changes = []string{"unchanged"}
+			}
+			if c.Migration != nil {
+				changes = append(changes, "migrate first: `"+c.Migration.String()+"`")
 			}
 			for _, ch := range c.Changes {
 				changes = append(changes, fmt.Sprintf("`%s`: %s → %s", ch.Key, ch.Old, ch.New))

@@ -50,3 +50,18 @@ func TestDryRunShowsAWavesDelay(t *testing.T) {
 		t.Errorf("text:\n%s", txt)
 	}
 }
+
+// TestDryRunListsTheMigrationStep: a cell whose update migrates first says
+// so, with the command and image, as text and on the pull request.
+func TestDryRunListsTheMigrationStep(t *testing.T) {
+	d := &executor.Description{ID: "r-00000000000a", Waves: []executor.WaveDescription{{Name: "canary", Bake: 10 * time.Minute,
+		Cells: []executor.CellDescription{{Cell: "cell-a", Changes: []executor.Change{{Key: "image", Old: `"app:1"`, New: `"app:2"`}},
+			Migration: &executor.MigrationPlan{Image: "app:2", Command: []string{"./migrate", "up"}, Timeout: 15 * time.Minute}}}}}}
+	if md := Markdown(d); !strings.Contains(md, "| canary | cell-a | migrate first: `./migrate up (image app:2), timeout 15m0s`<br>`image`") {
+		t.Errorf("markdown:\n%s", md)
+	}
+	io, _, _, _ := iostreams.Test()
+	if txt := Describe(render.Out(io), d); !strings.Contains(txt, "  cell-a:\n    migrate first: ./migrate up (image app:2), timeout 15m0s\n    image:") {
+		t.Errorf("text:\n%s", txt)
+	}
+}

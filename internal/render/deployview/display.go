@@ -133,6 +133,10 @@ func (d *Display) apply(e executor.Event, w *waveLine, c *cellLine) {
 	case executor.WaveSkipped:
 		w.state = "skipped"
 		w.detail = e.Message
+	case executor.CellMigrating:
+		c.state, c.detail = "migrating", ""
+	case executor.CellMigrated:
+		c.state = "migrated"
 	case executor.CellUpdating:
 		c.state, c.done, c.total, c.current, c.detail = "updating", 0, 0, "", ""
 	case executor.CellUpdated:
@@ -143,6 +147,8 @@ func (d *Display) apply(e executor.Event, w *waveLine, c *cellLine) {
 		c.state, c.engine, c.current = "failed", false, ""
 		if e.Err != nil {
 			c.detail = e.Err.Error()
+		} else if e.Message != "" {
+			c.detail = e.Message
 		}
 	case executor.Baking:
 		w.state, w.left, w.leftAt = "baking", e.Left, e.At
@@ -197,7 +203,7 @@ func sentence(e executor.Event) bool {
 	switch e.Kind {
 	case executor.RolloutStarted, executor.RolloutResumed, executor.RolloutPaused, executor.RolloutComplete, executor.Note:
 		return true
-	case executor.CellFailed, executor.WaveBreached:
+	case executor.CellFailed, executor.WaveBreached, executor.CellMigrating, executor.CellMigrated:
 		return true
 	}
 	return false
@@ -221,6 +227,8 @@ func (d *Display) sentenceText(e executor.Event) string {
 		text = s.Warn(e.Cell + " failed to update")
 		if e.Err != nil {
 			text += ": " + e.Err.Error()
+		} else if e.Message != "" {
+			text += ": " + e.Message
 		}
 		return text
 	default:
