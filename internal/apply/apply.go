@@ -56,6 +56,10 @@ type Env struct {
 	// the router, by its stack name) that were never deployed; its error
 	// stops the run before anything is created (quota.go).
 	QuotaCheck func(ctx context.Context, newCells []string) error
+	// Bootstrap, when set, runs after each cell's up succeeded: the
+	// cell database's one-time users and grants, from the control plane
+	// (idempotent, so every up runs it). A failure fails the cell's step.
+	Bootstrap func(ctx context.Context, cell string) error
 }
 
 func (env *Env) log() io.Writer {
@@ -114,7 +118,18 @@ func run(ctx context.Context, env *Env, op stackrun.Operation, o Options) (*Repo
 	if err != nil {
 		return nil, err
 	}
-	p := runplan.ForStacks(op, names, runplan.BuildOptions{Parallel: env.Parallel, Refresh: o.Refresh, Expected: expected})
+	bo := runplan.BuildOptions{Parallel: env.Parallel, Refresh: o.Refresh, Expected: expected}
+	if op == stackrun.OpUp && env.Bootstrap != nil {
+		bo.After = func(st *runplan.Stack) *runplan.Task {
+			if st.Stack == fleet.RouterStack {
+				return nil
+			}
+			cell := st.Stack
+			return &runplan.Task{Name: "bootstrap the database users of " + cell,
+				Run: func(ctx context.Context) error { return env.Bootstrap(ctx, cell) }}
+		}
+	}
+	p := runplan.ForStacks(op, names, bo)
 	rep := &Report{Plan: p, DryRun: o.DryRun}
 	if o.DryRun {
 		return rep, nil

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -362,5 +363,44 @@ func TestRoutedTo(t *testing.T) {
 	}
 	if why := RoutedTo(demoFleet(t), "cell-b"); !strings.HasPrefix(why, "cell-b is active in stacks/routing.json with ") {
 		t.Fatalf("why = %q", why)
+	}
+}
+
+// The database bootstrap runs after each cell's up succeeded — not for
+// the router, not after a cell that failed — and the router waits for it;
+// a bootstrap that fails fails the run, naming the cell.
+func TestUpBootstrapsEachCellsDatabaseAfterItsUp(t *testing.T) {
+	eng := &fakeEngine{fail: map[string]error{"up cell-b": errors.New("boom")}}
+	env, _ := envFor(demoFleet(t), eng)
+	var mu sync.Mutex
+	var boot []string
+	env.Bootstrap = func(_ context.Context, cell string) error {
+		mu.Lock()
+		defer mu.Unlock()
+		// The cell's own up ran before its bootstrap.
+		if !strings.Contains(strings.Join(eng.runs, ","), "up "+cell) {
+			t.Errorf("bootstrap of %s before its up", cell)
+		}
+		boot = append(boot, cell)
+		if cell == "cell-c" {
+			return errors.New("RDS Data API ExecuteStatement: HttpEndpoint is not enabled")
+		}
+		return nil
+	}
+	rep, err := Up(context.Background(), env, Options{})
+	if err == nil || !strings.Contains(err.Error(), "bootstrap the database users of cell-c") || !strings.Contains(err.Error(), "HttpEndpoint is not enabled") {
+		t.Fatalf("err = %v", err)
+	}
+	slices.Sort(boot)
+	if strings.Join(boot, ",") != "cell-a,cell-c,cell-d" {
+		t.Errorf("bootstrapped %v: every cell whose up succeeded, no other", boot)
+	}
+	if r := rep.Result.Stack("router"); r == nil || r.Result != stackrun.Skipped {
+		t.Errorf("router %+v: it waits for the cells and their bootstrap", r)
+	}
+	var b strings.Builder
+	_ = rep.Plan.Describe(&b)
+	if !strings.Contains(b.String(), "bootstrap the database users of cell-a") {
+		t.Errorf("the plan does not list the bootstrap:\n%s", b.String())
 	}
 }

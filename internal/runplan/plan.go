@@ -113,6 +113,10 @@ type BuildOptions struct {
 	// Inputs gives a stack inputs other than the repository's current
 	// configuration.
 	Inputs map[string]stackrun.Inputs
+	// After, when set, gives a step that runs after a stack's operation
+	// succeeded (nil: none) — the cell database's bootstrap after its up;
+	// it is skipped when the stack fails, and the next phase waits for it.
+	After func(st *Stack) *Task
 }
 
 // RouterBlocked is why the router does not start after a cell failed.
@@ -139,11 +143,22 @@ func ForStacks(op stackrun.Operation, names []string, o BuildOptions) *Plan {
 			if n == fleet.RouterStack && op != stackrun.OpDestroy && !root.KeepGoing {
 				st.BlockedBy = RouterBlocked
 			}
+			if t := after(o, st); t != nil {
+				par.Steps = append(par.Steps, &Seq{Steps: []Step{st, t}})
+				continue
+			}
 			par.Steps = append(par.Steps, st)
 		}
 		root.Steps = append(root.Steps, simplify(par))
 	}
 	return &Plan{Operation: op, Root: simplify(root)}
+}
+
+func after(o BuildOptions, st *Stack) *Task {
+	if o.After == nil {
+		return nil
+	}
+	return o.After(st)
 }
 
 // simplify drops a Seq or Par around a single step: nothing to order.
