@@ -10,6 +10,7 @@ package apply
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"slices"
@@ -56,10 +57,11 @@ type Env struct {
 	// the router, by its stack name) that were never deployed; its error
 	// stops the run before anything is created (quota.go).
 	QuotaCheck func(ctx context.Context, newCells []string) error
-	// Bootstrap, when set, runs after each cell's up succeeded: the
-	// cell database's one-time users and grants, from the control plane
-	// (idempotent, so every up runs it). A failure fails the cell's step.
-	Bootstrap func(ctx context.Context, cell string) error
+	// Bootstrap, when set, runs after each cell's up succeeded, with the
+	// stack's outputs as deployed: the cell database's one-time users and
+	// grants, from the control plane (idempotent, so every up runs it). A
+	// failure fails the cell's step.
+	Bootstrap func(ctx context.Context, cell string, outputs map[string]any) error
 }
 
 func (env *Env) log() io.Writer {
@@ -126,7 +128,17 @@ func run(ctx context.Context, env *Env, op stackrun.Operation, o Options) (*Repo
 			}
 			cell := st.Stack
 			return &runplan.Task{Name: "bootstrap the database users of " + cell,
-				Run: func(ctx context.Context) error { return env.Bootstrap(ctx, cell) }}
+				Run: func(ctx context.Context) error {
+					dr, ok := eng.(DeployedReader)
+					if !ok {
+						return errors.New("the engine cannot read the cell's outputs")
+					}
+					outs, err := dr.DeployedOutputs(ctx, cell)
+					if err != nil {
+						return fmt.Errorf("reading %s's outputs: %w", cell, err)
+					}
+					return env.Bootstrap(ctx, cell, outs)
+				}}
 		}
 	}
 	p := runplan.ForStacks(op, names, bo)

@@ -57,6 +57,10 @@ func (f *fakeEngine) EnsureOriginVerifySecret(_ context.Context, stacks []string
 	return f.secretWrote, nil
 }
 
+func (f *fakeEngine) DeployedOutputs(_ context.Context, stack string) (map[string]any, error) {
+	return map[string]any{"cellId": stack}, nil
+}
+
 func (f *fakeEngine) Protected(_ context.Context, stack string) ([]string, error) {
 	f.calls = append(f.calls, "protected "+stack)
 	return f.protected, f.protectedErr
@@ -374,7 +378,10 @@ func TestUpBootstrapsEachCellsDatabaseAfterItsUp(t *testing.T) {
 	env, _ := envFor(demoFleet(t), eng)
 	var mu sync.Mutex
 	var boot []string
-	env.Bootstrap = func(_ context.Context, cell string) error {
+	env.Bootstrap = func(_ context.Context, cell string, outs map[string]any) error {
+		if outs["cellId"] != cell {
+			t.Errorf("bootstrap of %s got the outputs %v", cell, outs)
+		}
 		mu.Lock()
 		defer mu.Unlock()
 		// The cell's own up ran before its bootstrap.
