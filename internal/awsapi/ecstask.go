@@ -98,6 +98,10 @@ type TaskSpec struct {
 	// Tags are put on the registered revision, over the template's own,
 	// and reach the task through propagateTags=TASK_DEFINITION.
 	Tags map[string]string
+	// Started, when set, is called with the task's ARN as soon as RunTask
+	// answered, before RunOnce waits for it (the caller records it, so a
+	// run that dies while the task runs still names it).
+	Started func(taskArn string)
 }
 
 // TaskResult is what a one-off task did.
@@ -260,6 +264,9 @@ func (e *ECS) RunOnce(ctx context.Context, s TaskSpec) (TaskResult, error) {
 		return res, fmt.Errorf("ECS RunTask (%s in %s): no task started: %s", res.TaskDefinitionArn, s.Cluster, failureText(ran.Failures))
 	}
 	res.TaskArn = aws.ToString(ran.Tasks[0].TaskArn)
+	if s.Started != nil {
+		s.Started(res.TaskArn)
+	}
 
 	task, err := e.wait(ctx, s, &res)
 	if err != nil {

@@ -301,9 +301,15 @@ func TestRunOnceSucceedsAndReadsTheSchemaVersion(t *testing.T) {
 	f.streams["/cellctl/cell-a|"+testStream] = []string{"applying 0041_add_tenants", "applying 0042_index_tenants\n", "schema_version=42\n"}
 	e := f.start()
 
-	res, err := e.RunOnce(ctx, migrationSpec())
+	spec := migrationSpec()
+	var started []string
+	spec.Started = func(arn string) { started = append(started, arn+" after "+strings.Join(f.ops(), ",")) }
+	res, err := e.RunOnce(ctx, spec)
 	if err != nil {
 		t.Fatal(err)
+	}
+	if want := testTaskArn + " after DescribeTaskDefinition,RegisterTaskDefinition,RunTask"; len(started) != 1 || started[0] != want {
+		t.Errorf("Started called %q, want once with the task, right after RunTask: %q", started, want)
 	}
 	if got, want := f.ops(), []string{"DescribeTaskDefinition", "RegisterTaskDefinition", "RunTask", "DescribeTasks", "GetLogEvents"}; !reflect.DeepEqual(got, want) {
 		t.Errorf("calls = %v, want %v", got, want)
