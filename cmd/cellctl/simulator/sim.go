@@ -88,6 +88,7 @@ func NewCmdSim(f *cmdutil.Factory) *cobra.Command {
 	cmd.AddCommand(newCmdSimEdge(opts))                               // edge.go
 	cmd.AddCommand(newCmdSimZone(opts), newCmdSimEngineVersion(opts)) // zones.go
 	cmd.AddCommand(newCmdSimKMS(opts))                                // kms.go
+	cmd.AddCommand(newCmdSimTask(opts), newCmdSimSQL(opts))           // tasks.go
 	return cmd
 }
 

@@ -39,6 +39,17 @@ import (
 //   - KMS (service/kms, as gocloud.dev/secrets/awskms calls it): AWS JSON
 //     1.1, X-Amz-Target: TrentService.<Op>; Encrypt, Decrypt,
 //     GenerateDataKey, DescribeKey (kms.go).
+//   - ECS (service/ecs v1.106.0): AWS JSON 1.1, X-Amz-Target:
+//     AmazonEC2ContainerServiceV20141113.<Op>; RegisterTaskDefinition,
+//     DescribeTaskDefinition, DeregisterTaskDefinition, RunTask,
+//     DescribeTasks, StopTask over the store's task model (ecs.go).
+//   - CloudWatch Logs (service/cloudwatchlogs v1.92.2): AWS JSON 1.1,
+//     X-Amz-Target: Logs_20140328.<Op>; GetLogEvents (logs.go).
+//   - RDS Data API (service/rdsdata v1.33.0): REST-JSON, POST /Execute
+//     (ExecuteStatement) and POST /BatchExecute (BatchExecuteStatement),
+//     errors in X-Amzn-ErrorType (rdsdata.go).
+//   - The EC2, RDS, ElastiCache, ELBv2 and IAM describe calls: AWS Query
+//     (query.go).
 //
 // Requests must be SigV4-signed (the signature itself is not checked: the
 // credentials are fake by design). Errors use each protocol's shape and
@@ -137,6 +148,18 @@ func (h *apiHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		h.serveKMS(w, strings.TrimPrefix(target, kmsTarget), body, region)
 		return
 	}
+	if target := r.Header.Get("X-Amz-Target"); strings.HasPrefix(target, ecsTarget) {
+		h.serveECS(w, strings.TrimPrefix(target, ecsTarget), body, region)
+		return
+	}
+	if target := r.Header.Get("X-Amz-Target"); strings.HasPrefix(target, logsTarget) {
+		h.serveLogs(w, strings.TrimPrefix(target, logsTarget), body, region)
+		return
+	}
+	if isRDSData(r) {
+		h.serveRDSData(w, r, body, region)
+		return
+	}
 	if target := r.Header.Get("X-Amz-Target"); strings.HasPrefix(target, quotasTarget) {
 		h.serveQuotas(w, strings.TrimPrefix(target, quotasTarget), body, region)
 		return
@@ -145,7 +168,7 @@ func (h *apiHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		h.serveQuery(w, r, body, region)
 		return
 	}
-	h.fail(w, false, &apiError{400, "UnknownOperationException", "InvalidAction", "the simulator serves CloudWatch (RPC v2 CBOR), Service Quotas and KMS (JSON 1.1) and the describe calls of EC2, RDS, ElastiCache, ELBv2 and IAM (query) only"})
+	h.fail(w, false, &apiError{400, "UnknownOperationException", "InvalidAction", "the simulator serves CloudWatch (RPC v2 CBOR), Service Quotas, KMS, ECS and CloudWatch Logs (JSON 1.1), the RDS Data API (REST-JSON) and the describe calls of EC2, RDS, ElastiCache, ELBv2 and IAM (query) only"})
 }
 
 var credentialScope = regexp.MustCompile(`Credential=[^/]+/\d{8}/([a-z0-9-]+)/[a-z0-9-]+/aws4_request`)

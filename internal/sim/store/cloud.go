@@ -237,7 +237,8 @@ func (st *State) Remove(r *Record) {
 }
 
 // Reset empties the cloud: resources, counters, faults, latency
-// rules, quota overrides, and the files of the models kept beside them
+// rules, quota overrides, ECS tasks, task rules and registered revisions,
+// log events, recorded SQL statements, and the files of the models kept beside them
 // that also names (the health model's health.json). The secret key stays.
 func (c *Cloud) Reset(also ...string) error {
 	unlock, err := c.s.lock(true)
@@ -247,7 +248,7 @@ func (c *Cloud) Reset(also ...string) error {
 	defer unlock()
 	c.s.invalidate()
 	var errs []error
-	for _, f := range append([]string{cloudFile, controlFile}, also...) { // kms.json stays, as secret.key: stack files encrypted with its keys still decrypt
+	for _, f := range append([]string{cloudFile, controlFile, ecsFile, logsFile, rdsDataFile}, also...) { // kms.json stays, as secret.key: stack files encrypted with its keys still decrypt
 		if err := os.Remove(filepath.Join(c.s.dir, f)); err != nil && !errors.Is(err, os.ErrNotExist) {
 			errs = append(errs, err)
 		}
