@@ -163,6 +163,8 @@ func (b *builder) outputs() error {
 		"dbReaderEndpoint":     c.Database.ReaderEndpoint,
 		"dbSecretArn":          c.DatabaseSecretArn,
 		"dbClusterId":          c.Database.ClusterIdentifier,
+		"dbClusterArn":         c.Database.Arn,
+		"dbDataApi":            pulumi.Bool(dataAPI(s)),
 		"cacheEndpoint":        c.Cache.PrimaryEndpointAddress,
 		"cacheUser":            pulumi.String(s.Names().CacheAppUser()),
 		"bucket":               pulumi.String(s.FleetBucket),

@@ -66,9 +66,15 @@ const (
 	// DatabaseAppUser is the database user the app connects as, with IAM
 	// authentication (rds-db:connect); see DatabaseBootstrapSQL.
 	DatabaseAppUser = "cellctl_app"
-	postgresPort    = 5432
-	cachePort       = 6379
-	httpsPort       = 443
+	// DatabaseMigratorUser is the database user the migration task
+	// connects as (IAM authentication): it owns the schema when the cell
+	// runs migrations (see DatabaseBootstrapStatements).
+	DatabaseMigratorUser = "cellctl_migrator"
+	// MigrationContainerName is the one container of the migration task.
+	MigrationContainerName = "migrate"
+	postgresPort           = 5432
+	cachePort              = 6379
+	httpsPort              = 443
 )
 
 // CellArgs are the inputs of one cell.
@@ -164,6 +170,9 @@ type Cell struct {
 	EcsCluster     *ecs.Cluster
 	TaskDefinition *ecs.TaskDefinition
 	Service        *ecs.Service
+	// Migration is the migration task and what it runs with; its fields
+	// are nil when the cell runs no migrations (cells:migrationCommand).
+	Migration Migration
 
 	LoadBalancer *lb.LoadBalancer
 	TargetGroup  *lb.TargetGroup
@@ -264,6 +273,12 @@ func validate(name string, args *CellArgs) error {
 	if s.Alarm5xxRatePercent <= 0 {
 		bad("alarm5xxRatePercent %g must be positive", s.Alarm5xxRatePercent)
 	}
+	if err := s.MigrationsProblem(); err != nil {
+		bad("%v", err)
+	}
+	if s.RunsMigrations() && s.MigrationTimeoutSeconds < 1 {
+		bad("migrationTimeoutSeconds is %d; it must be at least 1", s.MigrationTimeoutSeconds)
+	}
 	if err := s.LanesProblem(); err != nil {
 		bad("lanes %d, laneShardSize %d: %v", s.Lanes, s.LaneShardSize, err)
 	}
@@ -298,7 +313,8 @@ func NewCell(ctx *pulumi.Context, name string, args *CellArgs, opts ...pulumi.Re
 	b := &builder{ctx: ctx, cell: cell, spec: s, originSecret: args.OriginVerifySecret, originNext: args.OriginVerifyNext, now: now}
 	steps := []func() error{
 		b.lookups, b.network, b.securityGroups, b.database, b.cache, b.queues,
-		b.roles, b.lanePolicies, b.certificate, b.service, b.dnsRecord, b.alarms, b.outputs, b.moreOutputs, b.deployedOutput,
+		b.roles, b.lanePolicies, b.certificate, b.service, b.migration, b.dnsRecord, b.alarms, b.outputs, b.moreOutputs,
+		b.migrationOutputs, b.deployedOutput,
 	}
 	for _, step := range steps {
 		if err := step(); err != nil {

@@ -16,6 +16,8 @@ import (
 	"github.com/pulumi/pulumi-aws/sdk/v6/go/aws/sqs"
 	"github.com/pulumi/pulumi/sdk/v3/go/pulumi"
 
+	"github.com/cellctl/cellctl/cellmodule/spec"
+	"github.com/cellctl/cellctl/internal/awsfacts"
 	"github.com/cellctl/cellctl/internal/awsname"
 )
 
@@ -38,6 +40,12 @@ func parameterGroupFamily(engineVersion string) (string, error) {
 // (DBClusterSnapshotAlreadyExists), nor with another fleet's.
 func FinalSnapshotID(cell awsname.Cell, releasing bool, at time.Time) string {
 	return cell.FinalSnapshot(releasing, at)
+}
+
+// dataAPI reports whether AWS offers the RDS Data API for the cell's
+// Aurora cluster (its region and engine version).
+func dataAPI(s spec.Cell) bool {
+	return awsfacts.DataAPIProblem(s.Region, s.AuroraEngineVersion) == nil
 }
 
 func (b *builder) isolatedSubnetIDs() pulumi.StringArray {
@@ -99,7 +107,14 @@ func (b *builder) database() error {
 		BackupRetentionPeriod:            pulumi.Int(s.AuroraBackupRetentionDays),
 		CopyTagsToSnapshot:               pulumi.Bool(true),
 		IamDatabaseAuthenticationEnabled: pulumi.Bool(true),
-		Tags:                             b.tags(name),
+		// The RDS Data API, so the control plane runs the bootstrap
+		// statements (DatabaseBootstrapStatements) over HTTPS without a
+		// process in the VPC. On where AWS offers it for the cluster's
+		// region and version (awsfacts.DataAPIProblem); elsewhere the
+		// bootstrap stays an operator's psql session (dbBootstrapSql),
+		// and a cell there cannot run migrations (the loader refuses).
+		EnableHttpEndpoint: pulumi.Bool(dataAPI(s)),
+		Tags:               b.tags(name),
 	}, b.opts(pulumi.Protect(!b.spec.Releasing))...)
 	if err != nil {
 		return err

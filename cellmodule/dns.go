@@ -2,6 +2,7 @@ package cellmodule
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/pulumi/pulumi-aws/sdk/v6/go/aws/acm"
 	"github.com/pulumi/pulumi-aws/sdk/v6/go/aws/route53"
@@ -87,13 +88,66 @@ func (b *builder) dnsRecord() error {
 	return err
 }
 
-// DatabaseBootstrapSQL is the one-time grant the app's database user needs,
-// run once per cell as the master user (whose password AWS keeps in
-// Secrets Manager; see docs/ARCHITECTURE.md). rds_iam makes the user log in
-// with IAM tokens only.
-func DatabaseBootstrapSQL() string {
-	return fmt.Sprintf("CREATE USER %[1]s WITH LOGIN; GRANT rds_iam TO %[1]s; GRANT CONNECT, TEMPORARY ON DATABASE %[2]s TO %[1]s; GRANT USAGE, CREATE ON SCHEMA public TO %[1]s;",
-		DatabaseAppUser, DatabaseName)
+// DatabaseBootstrapStatements are the statements that give the cell's
+// database users what they need, run as the master user (whose password
+// AWS keeps in Secrets Manager) before the app first connects and again
+// whenever the cell's migration mode changes. Each is one statement (the
+// RDS Data API runs one per ExecuteStatement call) and safe to run again:
+// roles are created only when absent, GRANT and REVOKE of what is already
+// (not) granted only draw a notice, ALTER DEFAULT PRIVILEGES is
+// idempotent. rds_iam makes a user log in with IAM tokens only.
+//
+// Without migrations (migrations false) the app owns its schema: it
+// creates its own tables, so it keeps CREATE on schema public.
+//
+// With migrations the schema belongs to cellctl_migrator, which the
+// migration task logs in as: it alone may CREATE in public, and the app
+// gets SELECT, INSERT, UPDATE, DELETE on the tables and USAGE, SELECT on
+// the sequences the migrator creates (default privileges), never CREATE,
+// ALTER or DROP. CREATE is revoked from PUBLIC too: Aurora PostgreSQL 13
+// and 14 still grant it to every role (15 stopped). ALTER DEFAULT
+// PRIVILEGES FOR ROLE needs the caller to be a member of that role, and
+// Aurora's master user is rds_superuser, not a superuser, so the master is
+// granted cellctl_migrator first (PostgreSQL 15 and older: CREATEROLE may
+// grant it; 16 and later: the master holds ADMIN OPTION on the role it
+// created, and a plain GRANT gives it the INHERIT and SET options the
+// command needs). A cell that ran without migrations keeps the tables its
+// app created (owned by cellctl_app): hand them over once with REASSIGN
+// OWNED BY cellctl_app TO cellctl_migrator before the first migration.
+func DatabaseBootstrapStatements(migrations bool) []string {
+	createRole := func(role string) string {
+		return fmt.Sprintf("DO $$ BEGIN IF NOT EXISTS (SELECT FROM pg_roles WHERE rolname = '%[1]s') THEN CREATE ROLE %[1]s LOGIN; END IF; END $$", role)
+	}
+	app, mig, db := DatabaseAppUser, DatabaseMigratorUser, DatabaseName
+	if !migrations {
+		return []string{
+			createRole(app),
+			"GRANT rds_iam TO " + app,
+			"GRANT CONNECT, TEMPORARY ON DATABASE " + db + " TO " + app,
+			"GRANT USAGE, CREATE ON SCHEMA public TO " + app,
+		}
+	}
+	return []string{
+		createRole(app),
+		createRole(mig),
+		"GRANT rds_iam TO " + app,
+		"GRANT rds_iam TO " + mig,
+		"GRANT CONNECT, TEMPORARY ON DATABASE " + db + " TO " + app,
+		"GRANT CONNECT ON DATABASE " + db + " TO " + mig,
+		"REVOKE CREATE ON SCHEMA public FROM PUBLIC",
+		"REVOKE CREATE ON SCHEMA public FROM " + app,
+		"GRANT USAGE ON SCHEMA public TO " + app,
+		"GRANT USAGE, CREATE ON SCHEMA public TO " + mig,
+		"GRANT " + mig + " TO " + DatabaseMasterUser,
+		"ALTER DEFAULT PRIVILEGES FOR ROLE " + mig + " IN SCHEMA public GRANT SELECT, INSERT, UPDATE, DELETE ON TABLES TO " + app,
+		"ALTER DEFAULT PRIVILEGES FOR ROLE " + mig + " IN SCHEMA public GRANT USAGE, SELECT ON SEQUENCES TO " + app,
+	}
+}
+
+// DatabaseBootstrapSQL is DatabaseBootstrapStatements as one script (the
+// dbBootstrapSql output), for an operator with psql in the cell's VPC.
+func DatabaseBootstrapSQL(migrations bool) string {
+	return strings.Join(DatabaseBootstrapStatements(migrations), ";\n") + ";"
 }
 
 // moreOutputs adds the outputs of the cell's name and database user.
@@ -102,6 +156,6 @@ func (b *builder) moreOutputs() error {
 	c.Outputs["dnsName"] = c.DNSRecord.Fqdn
 	c.Outputs["certificateArn"] = c.CertificateArn
 	c.Outputs["dbUser"] = pulumi.String(DatabaseAppUser)
-	c.Outputs["dbBootstrapSql"] = pulumi.String(DatabaseBootstrapSQL())
+	c.Outputs["dbBootstrapSql"] = pulumi.String(DatabaseBootstrapSQL(b.spec.RunsMigrations()))
 	return nil
 }

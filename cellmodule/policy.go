@@ -124,3 +124,14 @@ func taskRolePolicy(in taskRolePolicyInput) PolicyDocument {
 		},
 	)
 }
+
+// migratorRolePolicy is the migration task's one permission: logging in
+// to the cell's database as cellctl_migrator with an IAM token.
+func migratorRolePolicy(dbUserArn string) PolicyDocument {
+	return policy(PolicyStatement{
+		Sid:      "CellDatabaseMigratorIAMAuth",
+		Effect:   "Allow",
+		Action:   []string{"rds-db:connect"},
+		Resource: []string{dbUserArn},
+	})
+}

@@ -79,6 +79,7 @@ type (
 		Name                   string           `json:"name"`
 		Image                  string           `json:"image"`
 		Essential              bool             `json:"essential"`
+		Command                []string         `json:"command,omitempty"`
 		PortMappings           []portMapping    `json:"portMappings"`
 		Environment            []keyValue       `json:"environment"`
 		Secrets                []secretRef      `json:"secrets"`
@@ -262,31 +263,7 @@ func (b *builder) service() error {
 		c.Database.Endpoint, c.Database.ReaderEndpoint, c.Cache.PrimaryEndpointAddress,
 		c.Queue.Url, c.LogGroup.Name, b.laneQueueURLs(),
 	).ApplyT(func(v []any) (string, error) {
-		env := map[string]string{
-			// The cell label of the application's own telemetry: CELL_ID
-			// for its logs and metrics, and the OpenTelemetry resource
-			// attribute every OTel SDK reads, so its traces and metrics
-			// carry cell.id without code (docs/OBSERVABILITY.md).
-			"CELL_ID":                  s.ID,
-			"OTEL_RESOURCE_ATTRIBUTES": "cell.id=" + s.ID,
-			"AWS_REGION":               s.Region,
-			"PORT":                     strconv.Itoa(s.ContainerPort),
-			"DB_ENDPOINT":              v[0].(string),
-			"DB_READER_ENDPOINT":       v[1].(string),
-			"DB_PORT":                  strconv.Itoa(postgresPort),
-			"DB_NAME":                  DatabaseName,
-			"DB_USER":                  DatabaseAppUser,
-			"DB_AUTH":                  "iam",
-			"CACHE_ENDPOINT":           v[2].(string),
-			"CACHE_PORT":               strconv.Itoa(cachePort),
-			"CACHE_USER":               s.Names().CacheAppUser(),
-			"QUEUE_URL":                v[3].(string),
-			"BUCKET":                   s.FleetBucket,
-			"BUCKET_PREFIX":            StoragePrefix(s.ID),
-		}
-		if urls := v[5].(string); urls != "" {
-			env[LaneEnv] = urls
-		}
+		env := b.containerEnv(v[0].(string), v[1].(string), v[2].(string), v[3].(string), v[5].(string))
 		def := containerDefinition{
 			Name:      ContainerName,
 			Image:     s.Image,
@@ -370,6 +347,39 @@ func (b *builder) service() error {
 		Tags:               b.tags(name),
 	}, b.opts(pulumi.DependsOn(deps))...)
 	return err
+}
+
+// containerEnv is the environment of the service's container (and, with
+// its own user, of the migration task's): the cell's endpoints and names,
+// nothing secret.
+func (b *builder) containerEnv(dbEndpoint, dbReaderEndpoint, cacheEndpoint, queueURL, laneURLs string) map[string]string {
+	s := b.spec
+	env := map[string]string{
+		// The cell label of the application's own telemetry: CELL_ID
+		// for its logs and metrics, and the OpenTelemetry resource
+		// attribute every OTel SDK reads, so its traces and metrics
+		// carry cell.id without code (docs/OBSERVABILITY.md).
+		"CELL_ID":                  s.ID,
+		"OTEL_RESOURCE_ATTRIBUTES": "cell.id=" + s.ID,
+		"AWS_REGION":               s.Region,
+		"PORT":                     strconv.Itoa(s.ContainerPort),
+		"DB_ENDPOINT":              dbEndpoint,
+		"DB_READER_ENDPOINT":       dbReaderEndpoint,
+		"DB_PORT":                  strconv.Itoa(postgresPort),
+		"DB_NAME":                  DatabaseName,
+		"DB_USER":                  DatabaseAppUser,
+		"DB_AUTH":                  "iam",
+		"CACHE_ENDPOINT":           cacheEndpoint,
+		"CACHE_PORT":               strconv.Itoa(cachePort),
+		"CACHE_USER":               s.Names().CacheAppUser(),
+		"QUEUE_URL":                queueURL,
+		"BUCKET":                   s.FleetBucket,
+		"BUCKET_PREFIX":            StoragePrefix(s.ID),
+	}
+	if laneURLs != "" {
+		env[LaneEnv] = laneURLs
+	}
+	return env
 }
 
 func sortedEnv(env map[string]string) []keyValue {

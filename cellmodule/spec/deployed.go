@@ -27,7 +27,10 @@ func EncodeDeployed(c Cell) (string, error) {
 // DecodeDeployed reads the DeployedOutput of a cell stack's outputs. A
 // stack without it (deployed by a cellctl that did not export it) or with
 // a value that does not decode is an error: a rollout must not guess what
-// a cell runs.
+// a cell runs. A field the output predates (written by a cellctl before
+// the key existed) reads as its Baseline default, which is how the cell
+// behaved then (no migrations, say), so drift does not report every new
+// key as a change.
 func DecodeDeployed(cell string, outputs map[string]any) (Cell, error) {
 	raw, ok := outputs[DeployedOutput]
 	if !ok {
@@ -37,7 +40,7 @@ func DecodeDeployed(cell string, outputs map[string]any) (Cell, error) {
 	if !ok {
 		return Cell{}, fmt.Errorf("cell %s: its %s output is a %T, not a JSON string", cell, DeployedOutput, raw)
 	}
-	var c Cell
+	c := Baseline()
 	if err := json.Unmarshal([]byte(text), &c); err != nil {
 		return Cell{}, fmt.Errorf("cell %s: its %s output does not decode: %w", cell, DeployedOutput, err)
 	}

@@ -1,6 +1,7 @@
 package spec
 
 import (
+	"encoding/json"
 	"fmt"
 	"regexp"
 	"strings"
@@ -249,8 +250,73 @@ var Keys = func() []Key {
 	add(key("laneQueues", Bool, Anywhere,
 		func(c *Cell, s string, _ float64) { c.LaneQueues = s == "true" },
 		func(c *Cell) string { return fmt.Sprint(c.LaneQueues) }))
+
+	// Schema migrations (cellmodule/migration.go): the command is a JSON
+	// array of strings (ParseCommand), so no shell and no quoting rule
+	// decide how it splits.
+	for _, m := range []struct {
+		name string
+		f    func(c *Cell) *[]string
+		hint string
+	}{
+		{"migrationCommand", func(c *Cell) *[]string { return &c.MigrationCommand }, CommandHint + ": the container command that applies the release's pending migrations"},
+		{"migrationRollbackCommand", func(c *Cell) *[]string { return &c.MigrationRollbackCommand }, CommandHint + ": the container command that undoes the release's migrations when its wave rolls back"},
+	} {
+		f := m.f
+		add(key(m.name, String, Anywhere,
+			func(c *Cell, s string, _ float64) { *f(c), _ = ParseCommand(s) },
+			func(c *Cell) string { return FormatCommand(*f(c)) },
+			capped(MaxCommandBytes, "cellctl's limit for a container command"),
+			func(k *Key) { k.Hint, k.Check = m.hint, func(s string) error { _, err := ParseCommand(s); return err } }))
+	}
+	set, get = integer(func(c *Cell) *int { return &c.MigrationTimeoutSeconds })
+	add(key("migrationTimeoutSeconds", Int, Anywhere, set, get, between(60, 14400), func(k *Key) {
+		k.Hint = "an integer from 60 to 14400: the seconds a migration task may run before the rollout stops it"
+	}))
 	return keys
 }()
+
+// CommandHint says how a command key is written.
+const CommandHint = `a JSON array of strings in a quoted YAML string, such as '["./migrate", "up"]'`
+
+// MaxCommandBytes caps a command key's value.
+const MaxCommandBytes = 2048
+
+// ParseCommand reads a command key's value: a JSON array of one or more
+// strings, the first (the executable) not empty, none with a control
+// character. The array is ECS's container command as is; no shell splits
+// or expands it (a command that wants one says ["sh", "-c", "…"]).
+func ParseCommand(s string) ([]string, error) {
+	var argv []string
+	dec := json.NewDecoder(strings.NewReader(s))
+	if err := dec.Decode(&argv); err != nil || dec.More() {
+		return nil, fmt.Errorf("must be %s", CommandHint)
+	}
+	if argv == nil {
+		return nil, fmt.Errorf("must be %s, got null", CommandHint)
+	}
+	if len(argv) == 0 || argv[0] == "" {
+		return nil, fmt.Errorf("must name the executable first (%s), got an empty one", CommandHint)
+	}
+	for i, a := range argv {
+		for _, r := range a {
+			if r < 0x20 || r == 0x7f {
+				return nil, fmt.Errorf("element %d has a control character (U+%04X); write arguments without newlines, tabs or other control characters", i, r)
+			}
+		}
+	}
+	return argv, nil
+}
+
+// FormatCommand is a command key's canonical text ("" for none): what
+// drift compares and what a rollout shows.
+func FormatCommand(argv []string) string {
+	if len(argv) == 0 {
+		return ""
+	}
+	b, _ := json.Marshal(argv)
+	return string(b)
+}
 
 // Lookup finds a key by name.
 func Lookup(name string) (Key, bool) {

@@ -9,6 +9,7 @@ package spec
 import (
 	"fmt"
 
+	"github.com/cellctl/cellctl/internal/awsfacts"
 	"github.com/cellctl/cellctl/internal/awsname"
 
 	"github.com/cellctl/cellctl/router"
@@ -102,6 +103,20 @@ type Cell struct {
 	LaneShardSize int
 	LaneQueues    bool
 
+	// MigrationCommand is the container command that applies the
+	// release's pending schema migrations (cells:migrationCommand, a JSON
+	// array of strings such as ["./migrate", "up"]); empty: the cell runs
+	// no migrations and its template has no migration task. With it the
+	// cell gets a migration task definition (the service's image, run as
+	// the database user cellctl_migrator) that a rollout runs before it
+	// updates the service. MigrationRollbackCommand (optional) undoes the
+	// release's migrations, for a wave that rolls back;
+	// MigrationTimeoutSeconds is how long a migration task may run before
+	// the rollout stops it and counts the cell as failed.
+	MigrationCommand         []string
+	MigrationRollbackCommand []string
+	MigrationTimeoutSeconds  int
+
 	// Releasing is set by `cellctl destroy --release-protected` only, never
 	// from configuration: it lifts the protection of the cell's stateful
 	// resources (Pulumi protect and Aurora deletion protection) so the cell
@@ -165,7 +180,33 @@ func Baseline() Cell {
 		CapacityWarningMinutes:        10,
 		Lanes:                         router.DefaultLanes,
 		LaneShardSize:                 router.DefaultLaneShardSize,
+		MigrationTimeoutSeconds:       DefaultMigrationTimeoutSeconds,
 	}
+}
+
+// DefaultMigrationTimeoutSeconds is cells:migrationTimeoutSeconds' default.
+const DefaultMigrationTimeoutSeconds = 900
+
+// RunsMigrations reports whether the cell has a migration command, so its
+// template has a migration task and its database a migrator user.
+func (c Cell) RunsMigrations() bool { return len(c.MigrationCommand) > 0 }
+
+// MigrationsProblem says why the cell's migration settings do not go
+// together, or nil: a rollback command without a migration command, or
+// migrations on a cluster without the RDS Data API, through which the
+// control plane bootstraps the database users before the first migration
+// (awsfacts.DataAPIProblem).
+func (c Cell) MigrationsProblem() error {
+	if !c.RunsMigrations() {
+		if len(c.MigrationRollbackCommand) > 0 {
+			return fmt.Errorf("migrationRollbackCommand is set but migrationCommand is not: a rollback command needs the migrations it undoes")
+		}
+		return nil
+	}
+	if err := awsfacts.DataAPIProblem(c.Region, c.AuroraEngineVersion); err != nil {
+		return fmt.Errorf("migrations need the RDS Data API to bootstrap the database users: %w", err)
+	}
+	return nil
 }
 
 // LanesProblem says why the cell's lanes and shard size do not go

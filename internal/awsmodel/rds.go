@@ -157,6 +157,7 @@ func init() {
 			"skipFinalSnapshot": false, "copyTagsToSnapshot": false, "iamDatabaseAuthenticationEnabled": false,
 			"applyImmediately": false, "dbSubnetGroupName": "default", "clusterIdentifierPrefix": "",
 			"masterUserSecretKmsKeyId": "", "masterUserSecrets": []string{}, "databaseName": "",
+			"enableHttpEndpoint": false,
 		},
 		compute: func(c *calc) error {
 			engine := c.s("engine")

@@ -8,6 +8,8 @@ import (
 	"strings"
 
 	"github.com/pulumi/pulumi/sdk/v3/go/common/resource"
+
+	"github.com/cellctl/cellctl/internal/awsfacts"
 )
 
 // Rule is one rule AWS enforces (or, for Audit-only rules, one AWS
@@ -437,6 +439,52 @@ var rules = []Rule{
 			}
 			if v := str(cl, "engineVersion"); strings.Contains(v, ".") {
 				return fmt.Sprintf("the cluster is pinned to %s while this instance upgrades minors automatically: after AWS patches it the next up tries to downgrade and fails (Cannot upgrade aurora-postgresql from a newer minor to %s); pin the major or turn automatic minor upgrades off", v, v)
+			}
+			return ""
+		},
+	},
+	{
+		// Audit-only: AWS documents where the Data API is offered, not the
+		// error a cluster elsewhere gets. The provider enables it on a
+		// provisioned cluster with the EnableHttpEndpoint API after
+		// CreateDBCluster (terraform-provider-aws #37125, #38997), so the
+		// failure, if any, comes after the cluster exists.
+		ID:        "rds.data-api-availability",
+		Doc:       awsfacts.DataAPIDoc + "; terraform-provider-aws issue #37125 and PR #38997: provisioned clusters enable the Data API with the EnableHttpEndpoint API",
+		Code:      "DataAPIUnavailable",
+		AuditOnly: true,
+		applies:   types(tCluster),
+		check: func(r ruleInput) string {
+			if on, _ := boolean(r.in, "enableHttpEndpoint"); !on || str(r.in, "engine") != "aurora-postgresql" {
+				return ""
+			}
+			v := str(r.in, "engineVersion")
+			if !known(r.in, "engineVersion") {
+				return ""
+			}
+			if v == "" {
+				v, _, _ = rdsEngineDefaults("aurora-postgresql")
+			}
+			if err := awsfacts.DataAPIProblem(r.env.Region, v); err != nil {
+				return fmt.Sprintf("enableHttpEndpoint is set but %v: the cluster gets no Data API endpoint and ExecuteStatement calls fail", err)
+			}
+			return ""
+		},
+	},
+	{
+		ID:        "rds.data-api-on-restore",
+		Doc:       "terraform-provider-aws PR #37287 (aws_rds_cluster docs, enable_http_endpoint): not applied when the cluster is created from snapshot_identifier, replication_source_identifier or s3_import",
+		Code:      "HttpEndpointNotEnabled",
+		AuditOnly: true,
+		applies:   types(tCluster),
+		check: func(r ruleInput) string {
+			if on, _ := boolean(r.in, "enableHttpEndpoint"); !on {
+				return ""
+			}
+			for _, p := range []string{"snapshotIdentifier", "replicationSourceIdentifier", "s3Import"} {
+				if v, ok := r.in[resource.PropertyKey(p)]; ok && !v.IsNull() && (!v.IsString() || v.StringValue() != "") {
+					return fmt.Sprintf("enableHttpEndpoint is not applied to a cluster created from %s: it comes up without the Data API until a later update enables it", p)
+				}
 			}
 			return ""
 		},

@@ -204,6 +204,11 @@ func (c Cell) LaneQueue(k int) string {
 // TaskFamily is the ECS task definition family of the cell's service.
 func (c Cell) TaskFamily() string { return Fit(c.base()+"-service", MaxTaskFamily) }
 
+// MigrationTaskFamily is the ECS task definition family of the cell's
+// schema migration task (cellmodule/migration.go), <prefix>-<cell>-migrate:
+// ECS allows up to 255 letters, numbers, hyphens and underscores.
+func (c Cell) MigrationTaskFamily() string { return Fit(c.base()+"-migrate", MaxTaskFamily) }
+
 // Dashboard is the fleet's CloudWatch dashboard, cellctl-<prefix>-fleet.
 // Without a prefix it keeps the name it had (from the project name, whose
 // dots and other characters CloudWatch refuses become hyphens).

@@ -10,7 +10,7 @@ func TestTwoFleetsNeverShareAName(t *testing.T) {
 	at := time.Date(2026, 12, 1, 9, 15, 0, 0, time.UTC)
 	all := func(c Cell) []string {
 		return []string{c.Alarm("5xx-rate"), c.LogGroup(), c.CacheAppUser(), c.CacheDefaultUser(), c.CacheUserGroup(),
-			c.DBCluster(), c.FinalSnapshot(false, at), c.FinalSnapshot(true, at), c.LaneQueue(0), c.TaskFamily()}
+			c.DBCluster(), c.FinalSnapshot(false, at), c.FinalSnapshot(true, at), c.LaneQueue(0), c.TaskFamily(), c.MigrationTaskFamily()}
 	}
 	seen := map[string]string{}
 	long := "cell-abcdefghijklmno"
@@ -36,7 +36,7 @@ func TestWithoutPrefixNamesStayAsBefore(t *testing.T) {
 	for _, c := range []Cell{For("", "cell-a"), For(None, "cell-a")} {
 		if c.Alarm("5xx-rate") != "cellctl-cell-a-5xx-rate" || c.LogGroup() != "/cellctl/cell-a/service" || c.CacheAppUser() != "cell-a-app" ||
 			c.CacheDefaultUser() != "cell-a-default" || c.CacheUserGroup() != "cell-a-users" || c.DBCluster() != "cell-a-db" ||
-			c.LaneQueue(3) != "cell-a-lane-3" || c.TaskFamily() != "cell-a-service" || c.FinalSnapshot(false, time.Time{}) != "cell-a-final" {
+			c.LaneQueue(3) != "cell-a-lane-3" || c.TaskFamily() != "cell-a-service" || c.MigrationTaskFamily() != "cell-a-migrate" || c.FinalSnapshot(false, time.Time{}) != "cell-a-final" {
 			t.Errorf("%+v: names changed", c)
 		}
 	}

@@ -98,6 +98,9 @@ var Classes = []KeyClass{
 	{Key: "lanes", Class: MayVary, Why: "a size: a bigger cell may cut its resources into more lanes"},
 	{Key: "laneShardSize", Class: MustEqual, Why: "how many lanes a tenant uses is the fleet's blast-radius promise"},
 	{Key: "laneQueues", Class: MustEqual, Why: "the application reads either one queue or one per lane"},
+	{Key: "migrationCommand", Class: MustEqual, Why: "every cell runs the same release's migrations; a cell without them gets a different schema"},
+	{Key: "migrationRollbackCommand", Class: MustEqual, Why: "a wave that rolls back undoes the release's migrations the same way in every cell"},
+	{Key: "migrationTimeoutSeconds", Class: MayVary, Why: "a size: a cell with more data may need longer for the same migration"},
 	{Key: fleet.OriginVerifyKey, Class: MustEqual, Secret: true, Why: "CloudFront sends one origin-verify value to every cell; a cell with another refuses all traffic (compared by digest, never shown)"},
 }
 

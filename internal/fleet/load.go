@@ -460,6 +460,7 @@ func (l *loader) loadCell(f *Fleet, id, file string, data []byte) *Cell {
 	l.checkFargateSize(file, f, c)
 	l.checkCacheIAM(file, f, c)
 	l.checkLanes(f, file, c)
+	l.checkMigrations(file, f, c)
 	if c.CertificateArn != "" && c.Region != "" {
 		if parts := strings.Split(c.CertificateArn, ":"); len(parts) > 3 && parts[3] != c.Region {
 			key, from := f.ConfigKey("certificateArn"), ""
