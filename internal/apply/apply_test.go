@@ -128,8 +128,8 @@ func TestUpRendersThenRunsCellsThenRouter(t *testing.T) {
 			t.Fatalf("%s started without an expected count", ev.Stack)
 		}
 	}
-	if n := rep.Plan.Stacks()[0].Expected; n != 75 {
-		t.Fatalf("cell-a renders 75 resources with a single NAT, got %d", n)
+	if n := rep.Plan.Stacks()[0].Expected; n != 82 {
+		t.Fatalf("cell-a renders 82 resources with a single NAT (75, and the migration task's 7), got %d", n)
 	}
 }
 
@@ -148,7 +148,7 @@ func TestUpDryRunNeverConnects(t *testing.T) {
 	}
 	var b strings.Builder
 	rep.Plan.Describe(&b)
-	if !strings.Contains(b.String(), "up cell-c (75 resources)") {
+	if !strings.Contains(b.String(), "up cell-c (82 resources)") {
 		t.Fatalf("plan:\n%s", b.String())
 	}
 }
@@ -326,7 +326,7 @@ func TestDestroyDryRun(t *testing.T) {
 	var b strings.Builder
 	rep.Plan.Describe(&b)
 	want := "plan: destroy 2 stacks\n  in order (stop at the first failure):\n" +
-		"    up cell-d (releasing the protection of its stateful resources; 79 resources)\n" +
+		"    up cell-d (releasing the protection of its stateful resources; 86 resources)\n" +
 		"    destroy cell-d (lifting the protection failed)\n"
 	if b.String() != want {
 		t.Fatalf("got:\n%s\nwant:\n%s", b.String(), want)

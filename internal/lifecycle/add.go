@@ -166,6 +166,7 @@ func AddCell(ctx context.Context, env *Env, o AddOptions) (*AddReport, error) {
 		aenv := &apply.Env{
 			Fleet: fl, Engine: func() (apply.Engine, error) { return eng, nil },
 			Parallel: env.Parallel, Log: env.Log, Events: env.Events, Stop: env.Stop,
+			Bootstrap: env.Bootstrap,
 		}
 		if env.QuotaCheck != nil {
 			// A new cell is where quota runs out: the same preflight as up.
@@ -181,7 +182,7 @@ func AddCell(ctx context.Context, env *Env, o AddOptions) (*AddReport, error) {
 		if err != nil {
 			return fmt.Errorf("deploying %s failed: %w\n%s", id, err, undo)
 		}
-		step("%s is up: its service reached steady state behind its ALB", id)
+		step("%s is up: its service reached steady state behind its ALB and its database users exist", id)
 		return nil
 	}})
 	steps = append(steps, addStep{would: fmt.Sprintf("give %s %d buckets (%.1f%% of tenants) and publish the router (table version %d)", id, planned.MovedBuckets, planned.MovedShare*100, planned.ToVersion), do: func(ctx context.Context) error {

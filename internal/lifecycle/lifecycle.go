@@ -57,6 +57,9 @@ type Env struct {
 	// QuotaCheck, when set, checks that new cells fit the account's
 	// quotas before they are created (apply's quota preflight; cell add).
 	QuotaCheck func(ctx context.Context, fl *fleet.Fleet, newCells []string) error
+	// Bootstrap runs the new cell database's users and grants after its
+	// up (cell add; nil: none).
+	Bootstrap func(ctx context.Context, cell string, outputs map[string]any) error
 	// Stop, once closed, starts no new stack (the first Ctrl-C).
 	Stop <-chan struct{}
 	// Sleep waits d or until ctx is done; nil: a real timer.

@@ -38,6 +38,9 @@ type AddOptions struct {
 	// off.
 	QuotaCheck     func(ctx context.Context, fl *fleet.Fleet, newCells []string) error
 	SkipQuotaCheck bool
+	// Bootstrap runs the new cell database's users and grants after its
+	// up (cmdutil.Factory.Bootstrap).
+	Bootstrap func(ctx context.Context, cell string, outputs map[string]any) error
 
 	ID     string
 	Index  int
@@ -48,7 +51,7 @@ type AddOptions struct {
 
 // NewCmdAdd builds `cellctl cell add`.
 func NewCmdAdd(f *cmdutil.Factory, runF func(*AddOptions) error) *cobra.Command {
-	opts := &AddOptions{IO: f.IO, Load: f.TableLoader(), Engine: f.RoutingEngine, QuotaCheck: f.QuotaCheck}
+	opts := &AddOptions{IO: f.IO, Load: f.TableLoader(), Engine: f.RoutingEngine, QuotaCheck: f.QuotaCheck, Bootstrap: f.Bootstrap}
 	cmd := &cobra.Command{
 		Use:   "add [ID]",
 		Short: "Create a cell, deploy it, then give it tenants and publish the router",
@@ -131,6 +134,7 @@ func addRun(ctx context.Context, opts *AddOptions) error {
 		Events:   display.Handle,
 		Stop:     cmdutil.Graceful(ctx).Done(),
 	}
+	env.Bootstrap = opts.Bootstrap
 	if !opts.SkipQuotaCheck {
 		env.QuotaCheck = opts.QuotaCheck
 	}

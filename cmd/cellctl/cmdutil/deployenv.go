@@ -18,6 +18,7 @@ import (
 	"github.com/cellctl/cellctl/internal/stackrun"
 	"github.com/cellctl/cellctl/waves/executor"
 	"github.com/cellctl/cellctl/waves/executor/backend"
+	"github.com/cellctl/cellctl/waves/executor/ecsmigrator"
 	"github.com/cellctl/cellctl/waves/gate"
 )
 
@@ -106,6 +107,25 @@ func (f *Factory) DeployEnv(ctx context.Context, fl *fleet.Fleet, events func(st
 			return abandon(ctx, rs, store, id)
 		},
 		Log: f.IO.ErrOut,
+	}
+	var runners sync.Map // region → *awsapi.ECS
+	env.Migrator = &ecsmigrator.Migrator{
+		Outputs: env.Outputs,
+		Runner: func(ctx context.Context, region string) (ecsmigrator.TaskRunner, error) {
+			if r, ok := runners.Load(region); ok {
+				return r.(*awsapi.ECS), nil
+			}
+			t, err := bundle.Target(ctx, region)
+			if err != nil {
+				return nil, err
+			}
+			e, err := awsapi.NewECS(ctx, t)
+			if err != nil {
+				return nil, err
+			}
+			r, _ := runners.LoadOrStore(region, e)
+			return r.(*awsapi.ECS), nil
+		},
 	}
 	return env, func() { _ = rs.Close() }, nil
 }

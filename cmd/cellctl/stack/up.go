@@ -33,11 +33,14 @@ type UpOptions struct {
 	// (--skip-quota-check).
 	QuotaCheck     func(ctx context.Context, fl *fleet.Fleet, newCells []string) error
 	SkipQuotaCheck bool
+	// Bootstrap runs each cell database's users and grants after its up
+	// (cmdutil.Factory.Bootstrap; nil: none).
+	Bootstrap func(ctx context.Context, cell string, outputs map[string]any) error
 }
 
 // NewCmdUp builds `cellctl up`.
 func NewCmdUp(f *cmdutil.Factory, runF func(*UpOptions) error) *cobra.Command {
-	opts := &UpOptions{IO: f.IO, Fleet: f.DesiredFleet, Engine: f.ApplyEngine, QuotaCheck: f.QuotaCheck}
+	opts := &UpOptions{IO: f.IO, Fleet: f.DesiredFleet, Engine: f.ApplyEngine, QuotaCheck: f.QuotaCheck, Bootstrap: f.Bootstrap}
 	cmd := &cobra.Command{
 		Use:   "up [cell...]",
 		Short: "Create or update cells, then the router",
@@ -90,6 +93,7 @@ func upRun(ctx context.Context, opts *UpOptions) error {
 		return err
 	}
 	env, done := applyEnv(ctx, opts.IO, fl, opts.Engine, opts.Parallel)
+	env.Bootstrap = opts.Bootstrap
 	switch {
 	case opts.SkipQuotaCheck:
 		fmt.Fprintln(opts.IO.ErrOut, "WARNING: --skip-quota-check: new cells are created without checking the account's quotas; a quota that runs out fails the cell half created")

@@ -1,0 +1,50 @@
+package cmdutil
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/cellctl/cellctl/internal/awsapi"
+)
+
+// The cell database's name (cellmodule.DatabaseName), kept here so the
+// composition root does not import the cell template.
+const bootstrapDatabase = "app"
+
+// Bootstrap runs a cell database's one-time users and grants from the
+// control plane, after every up of the cell (the statements are
+// idempotent): the cell stack's `dbBootstrapSql` output, one statement
+// per RDS Data API ExecuteStatement call, as the master user through its
+// AWS-managed secret. No process runs in the cell's VPC and no password
+// is read by cellctl: the Data API takes the secret's ARN. A cell whose
+// region has no Data API for Aurora PostgreSQL (`dbDataApi` false) keeps
+// the manual step, and up says so.
+func (f *Factory) Bootstrap(ctx context.Context, cell string, outs map[string]any) error {
+	str := func(k string) string { s, _ := outs[k].(string); return s }
+	if on, _ := outs["dbDataApi"].(bool); !on {
+		fmt.Fprintf(f.IO.ErrOut, "%s: the RDS Data API is not available for its cluster: run the stack output dbBootstrapSql once as the master user from inside its VPC (docs/ARCHITECTURE.md)\n", cell)
+		return nil
+	}
+	cluster, secret, region, sql := str("dbClusterArn"), str("dbSecretArn"), str("region"), str("dbBootstrapSql")
+	if cluster == "" || secret == "" || region == "" || sql == "" {
+		return fmt.Errorf("the stack's outputs do not name the cluster, its master secret, its region and the bootstrap SQL (dbClusterArn, dbSecretArn, region, dbBootstrapSql)")
+	}
+	b, err := f.Cloud()
+	if err != nil {
+		return err
+	}
+	t, err := b.Target(ctx, region)
+	if err != nil {
+		return err
+	}
+	rd, err := awsapi.NewRDSData(ctx, t)
+	if err != nil {
+		return err
+	}
+	stmts := awsapi.SplitStatements(sql)
+	if err := rd.Execute(ctx, cluster, secret, bootstrapDatabase, stmts); err != nil {
+		return err
+	}
+	fmt.Fprintf(f.IO.ErrOut, "%s: database users and grants in place (%d statements through the RDS Data API)\n", cell, len(stmts))
+	return nil
+}
