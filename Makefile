@@ -118,12 +118,16 @@ bench: build pulumi
 # simulated AWS with the local file backend (.cellctl/). Safe to rerun.
 DEMO_GOOD = registry.example.com/shop/api:1.5.0
 DEMO_BAD  = registry.example.com/shop/api:1.5.1-bad
+DEMO_BAD_MIGRATION = registry.example.com/shop/api:1.6.0
 
-# The demo ends with a short rehearsal: a good image through every wave,
-# then a bad one the canary's gate catches and rolls back. The halted
-# rollout exits 3 by design; the recipe checks for exactly that code, so
-# `make demo` exits 0 when the rehearsal went as it should and fails
-# otherwise (a rerun finds both rollouts on record and ends the same way).
+# The demo ends with a short rehearsal: a good image through every wave
+# (each cell's schema migration runs before its service moves), then a bad
+# one the canary's gate catches and rolls back, then an image whose
+# migration fails in the canary: the canary keeps its image and no other
+# cell runs the migration. A halted rollout exits 3 by design; the recipe
+# checks for exactly that code, so `make demo` exits 0 when the rehearsal
+# went as it should and fails otherwise (a rerun finds the rollouts on
+# record and ends the same way).
 #
 # The demo's hosted zones exist before cellctl runs, as on AWS (where up's
 # preflight reads their names with GetHostedZone and refuses a zone that is
@@ -142,7 +146,12 @@ demo: build pulumi
 	$(BIN)/cellctl --cloud sim deploy --image $(DEMO_BAD) --bake-scale 0.002; rc=$$?; \
 	if [ $$rc -eq 3 ]; then echo "rehearsal: the bad image was caught at the canary and rolled back (exit 3, as expected)"; \
 	else echo "rehearsal: expected the bad image to halt with exit 3, got $$rc" >&2; exit 1; fi
+	$(BIN)/cellctl --cloud sim sim task set --image $(DEMO_BAD_MIGRATION) --exit 1 --log 'ERROR: relation "orders" already exists'
+	$(BIN)/cellctl --cloud sim deploy --image $(DEMO_BAD_MIGRATION) --bake-scale 0.002; rc=$$?; \
+	if [ $$rc -eq 3 ]; then echo "rehearsal: the failing migration was caught at the canary: it kept its image and no other cell ran it (exit 3, as expected)"; \
+	else echo "rehearsal: expected the failing migration to halt with exit 3, got $$rc" >&2; exit 1; fi
 	$(BIN)/cellctl --cloud sim rollout list
+	$(BIN)/cellctl --cloud sim status
 
 clean:
 	rm -rf $(BIN)/cellctl .cellctl

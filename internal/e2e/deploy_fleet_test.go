@@ -133,12 +133,26 @@ type rolloutJSON struct {
 			Signal string `json:"signal"`
 		} `json:"breach"`
 		Cells []struct {
-			Cell   string          `json:"cell"`
-			State  string          `json:"state"`
-			Before json.RawMessage `json:"before"`
-			After  json.RawMessage `json:"after"`
+			Cell      string          `json:"cell"`
+			State     string          `json:"state"`
+			Before    json.RawMessage `json:"before"`
+			After     json.RawMessage `json:"after"`
+			Updated   time.Time       `json:"updated"`
+			Migration *migrationJSON  `json:"migration"`
 		} `json:"cells"`
 	} `json:"waves"`
+}
+
+// migrationJSON is a cell's migration task in a rollout record.
+type migrationJSON struct {
+	Image         string    `json:"image"`
+	Task          string    `json:"task"`
+	ExitCode      *int      `json:"exitCode"`
+	LastLines     []string  `json:"lastLines"`
+	SchemaVersion string    `json:"schemaVersion"`
+	Started       time.Time `json:"started"`
+	Stopped       time.Time `json:"stopped"`
+	Error         string    `json:"error"`
 }
 
 // rolloutStatus reads the record of rollout id ("" = the latest).

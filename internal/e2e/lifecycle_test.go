@@ -369,6 +369,22 @@ func TestOperatorLifecycle(t *testing.T) {
 	if n := countLive(t, simCloud(t, dir), "cell-e", "aws:ecs/service:Service"); n != 1 {
 		t.Fatalf("cell-e has %d ECS services", n)
 	}
+	// No manual step: cell add bootstrapped the new cell's database users
+	// through the RDS Data API (TestMigrationSQLRunsOnPostgreSQL runs the
+	// same statements on a real PostgreSQL).
+	stmts, err := simCloud(t, dir).Statements("cell-e")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var boot []string
+	for _, st := range stmts {
+		if st.Source == "data-api" && st.Error == "" {
+			boot = append(boot, st.SQL)
+		}
+	}
+	if all := strings.Join(boot, "\n"); !strings.Contains(all, "cellctl_app") || !strings.Contains(all, "cellctl_migrator") || !strings.Contains(all, "rds_iam") {
+		t.Fatalf("cell add ran no bootstrap of cell-e's database users:\n%s", all)
+	}
 	waves, _ := os.ReadFile(filepath.Join(dir, "stacks", "waves.yaml"))
 	if !strings.Contains(string(waves), "cells: [cell-c, cell-d, cell-e]") {
 		t.Fatalf("waves.yaml:\n%s", waves)

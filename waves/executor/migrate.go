@@ -291,7 +291,7 @@ func (r *run) schemaCheck(ctx context.Context, w Wave, wr *WaveRecord) (*Breach,
 	if err := r.save(ctx); err != nil {
 		return nil, err
 	}
-	r.emit(Event{Kind: Note, Wave: w.Name, Message: fmt.Sprintf("wave %s: the old image runs on the migrated schema in %s: the gate reads them for one poll window (%s)",
+	r.emit(Event{Kind: Note, Wave: w.Name, Message: fmt.Sprintf("wave %s: the old image runs on the schema its migration left in %s: the gate reads them for one poll window (%s)",
 		w.Name, strings.Join(sc.Cells, ", "), w.Poll)})
 	b := Baker{Gate: r.ex.Gate, Clock: r.clock, Stop: r.opts.Stop,
 		Record: func(p Poll) error {

@@ -1,0 +1,247 @@
+package e2e
+
+import (
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/cellctl/cellctl/internal/sim"
+)
+
+// Schema migrations ride the waves (the demo fleet sets
+// cells:migrationCommand): each cell's migration is a one-off ECS task of
+// the new image, run before its service update, watched to its end, and a
+// failed one halts the wave and rolls that cell back alone.
+
+// migrationTasks are the simulated one-off tasks that ran image img, by
+// cell, in the order they started.
+func migrationTasks(t *testing.T, dir, img string) []sim.TaskRun {
+	t.Helper()
+	runs, err := simCloud(t, dir).Tasks()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []sim.TaskRun
+	for _, r := range runs {
+		if img == "" || r.Image == img {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// cellOfStack is the cell of a simulated stack key ("cells/cell-a").
+func cellOfStack(key string) string { return key[strings.LastIndex(key, "/")+1:] }
+
+func TestDeployMigrationFailingInTheCanaryRollsBackTheCanaryAlone(t *testing.T) {
+	dir := deployedFleet(t)
+	const img = "registry.example.com/shop/api:8.0.0"
+	const line = `ERROR: relation "orders" already exists`
+	mustRun(t, dir, "sim", "task", "set", "--image", img, "--exit", "1", "--log", line)
+	r := cellctl(t, dir, "deploy", "--image", img, "--bake-scale", "0.002")
+	if r.code != 3 {
+		t.Fatalf("a failed canary migration: want exit 3, got %s", r)
+	}
+	tasks := migrationTasks(t, dir, img)
+	if len(tasks) != 1 || cellOfStack(tasks[0].Stack) != "cell-a" {
+		t.Fatalf("tasks of %s: %+v — only the canary may run the migration", img, tasks)
+	}
+	for _, want := range []string{"halted at wave canary", "cell-a", "migration", tasks[0].ID, "exited 1", line} {
+		if !strings.Contains(r.stderr, want) {
+			t.Errorf("the halt must name %q:\n%s", want, r.stderr)
+		}
+	}
+	rec := rolloutStatus(t, dir, rolloutID(t, r.stderr))
+	if rec.waveStates() != "canary=rolled-back wave-1=pending wave-2=pending" {
+		t.Errorf("record: %s", rec.waveStates())
+	}
+	if b := rec.Waves[0].Breach; b == nil || b.Cell != "cell-a" || b.Signal != "migration" {
+		t.Errorf("canary breach: %+v", b)
+	}
+	m := rec.Waves[0].Cells[0].Migration
+	if m == nil || m.ExitCode == nil || *m.ExitCode != 1 || len(m.LastLines) == 0 || m.LastLines[len(m.LastLines)-1] != line || m.Task != tasks[0].ARN {
+		t.Fatalf("the record must hold the task, its exit code and last log line: %+v", m)
+	}
+	// The canary's service never left the old image; no other cell moved.
+	wantImages(t, dir, images(0, img, baseImage))
+	// drift --behind names the half-migrated canary.
+	var rep driftReport
+	d := cellctl(t, dir, "drift", "--behind", "-o", "json")
+	decode(t, d, &rep)
+	if f := rep.find("cell-a", "schema"); d.code != 2 || f == nil {
+		t.Errorf("drift --behind must name cell-a's failed migration: %s", d)
+	}
+}
+
+func TestDeployRunsEachCellsMigrationBeforeItsUpdateInWaveOrder(t *testing.T) {
+	dir := deployedFleet(t)
+	const img = "registry.example.com/shop/api:8.1.0"
+	dry := mustRun(t, dir, "deploy", "--image", img, "--dry-run")
+	if n := strings.Count(dry.stdout, "migrate first: /app/migrate up (image "+img+")"); n != len(demoCells) {
+		t.Errorf("the dry run lists the migration step of %d cells, want %d:\n%s", n, len(demoCells), dry.stdout)
+	}
+	if len(migrationTasks(t, dir, img)) != 0 {
+		t.Fatal("the dry run ran a migration")
+	}
+	r := mustRun(t, dir, "deploy", "--image", img, "--bake-scale", "0.002")
+	tasks := migrationTasks(t, dir, img)
+	var order []string
+	for _, tk := range tasks {
+		order = append(order, cellOfStack(tk.Stack))
+		if tk.ExitCode == nil || *tk.ExitCode != 0 || !slices.Equal(tk.Command, []string{"/app/migrate", "up"}) || tk.StartedBy != "cellctl" {
+			t.Errorf("task %+v", tk)
+		}
+	}
+	if !slices.Equal(order, demoCells) {
+		t.Fatalf("migrations ran in %v, want wave order %v", order, demoCells)
+	}
+	rec := rolloutStatus(t, dir, rolloutID(t, r.stderr))
+	for _, w := range rec.Waves {
+		for _, c := range w.Cells {
+			m := c.Migration
+			if m == nil || m.ExitCode == nil || *m.ExitCode != 0 || m.SchemaVersion != "8.1.0" {
+				t.Errorf("%s: migration %+v", c.Cell, m)
+				continue
+			}
+			if m.Stopped.After(c.Updated) {
+				t.Errorf("%s: its migration ended %s, after its service update (%s)", c.Cell, m.Stopped, c.Updated)
+			}
+		}
+	}
+	wantImages(t, dir, images(len(demoCells), img, baseImage))
+	var st struct {
+		Stacks []struct {
+			Name   string `json:"name"`
+			Schema *struct {
+				Version string `json:"version"`
+			} `json:"schema"`
+		} `json:"stacks"`
+	}
+	decode(t, mustRun(t, dir, "status", "-o", "json"), &st)
+	for _, s := range st.Stacks {
+		if s.Name != "router" && (s.Schema == nil || s.Schema.Version != "8.1.0") {
+			t.Errorf("status: %s's schema %+v, want 8.1.0", s.Name, s.Schema)
+		}
+	}
+}
+
+// pgEnv is the environment that makes the simulated Aurora clusters run
+// their SQL on a real PostgreSQL server (CELLCTL_TEST_PGHOST, default the
+// Debian socket directory), and a psql runner on it as a superuser. Off CI
+// a missing server skips the test; in CI it fails (.ci/run starts one).
+func pgEnv(t *testing.T) (env []string, psql func(db, sql string) string) {
+	t.Helper()
+	host := os.Getenv("CELLCTL_TEST_PGHOST")
+	if host == "" {
+		host = "/var/run/postgresql"
+	}
+	env = []string{"CELLCTL_TEST_PGHOST=" + host}
+	args := []string{"-X", "-q", "-A", "-t", "-v", "ON_ERROR_STOP=1", "-h", host}
+	for _, k := range []string{"PORT", "USER"} {
+		if v := os.Getenv("CELLCTL_TEST_PG" + k); v != "" {
+			env = append(env, "CELLCTL_TEST_PG"+k+"="+v)
+			args = append(args, map[string]string{"PORT": "-p", "USER": "-U"}[k], v)
+		}
+	}
+	query := func(db, sql string) (string, error) {
+		out, err := exec.Command("psql", append(args, "-d", db, "-c", sql)...).CombinedOutput()
+		return strings.TrimSpace(string(out)), err
+	}
+	if out, err := query("postgres", "SELECT 1"); err != nil {
+		if os.Getenv("CI") != "" {
+			t.Fatalf("a PostgreSQL server is required in CI (.ci/run installs and starts Debian's postgresql): %v %s", err, out)
+		}
+		t.Skipf("no PostgreSQL server reachable at %s (set CELLCTL_TEST_PGHOST): %v", host, err)
+	}
+	return env, func(db, sql string) string {
+		t.Helper()
+		out, err := query(db, sql)
+		if err != nil {
+			t.Fatalf("psql %s: %s: %v\n%s", db, sql, err, out)
+		}
+		return out
+	}
+}
+
+// cellctlWith runs cellctl with extra environment.
+func cellctlWith(t *testing.T, env []string, dir string, args ...string) result {
+	t.Helper()
+	cmd := command(dir, args...)
+	cmd.Env = append(cmd.Env, env...)
+	return run(t, cmd)
+}
+
+// Real SQL where it counts: the canary's database is a real PostgreSQL
+// database. Its bootstrap (the cell's up) creates the app and migrator
+// users through the simulated RDS Data API; the sample migration's broken
+// variant fails in PostgreSQL itself and the rollout stops at the canary
+// with PostgreSQL's message; the good one creates the table as
+// cellctl_migrator and the app user may use it.
+func TestMigrationSQLRunsOnPostgreSQL(t *testing.T) {
+	env, psql := pgEnv(t)
+	dir := deployedFleet(t)
+	db := "sim_cells_cell_a_db" // store.SimDatabase of cell-a's cluster
+	psql("postgres", "DROP DATABASE IF EXISTS "+db+" WITH (FORCE)")
+
+	up := cellctlWith(t, env, dir, "up", "cell-a")
+	if up.code != 0 || !strings.Contains(up.stderr, "cell-a: database users and grants in place") {
+		t.Fatalf("up cell-a must bootstrap its database: %s", up)
+	}
+	roles := psql(db, "SELECT string_agg(rolname, ',' ORDER BY rolname) FROM pg_roles WHERE rolname IN ('cellctl_app', 'cellctl_migrator') AND pg_has_role(rolname, 'rds_iam', 'MEMBER')")
+	if roles != "cellctl_app,cellctl_migrator" {
+		t.Fatalf("IAM-authenticated users after the bootstrap: %q", roles)
+	}
+	if got := psql(db, "SELECT has_schema_privilege('cellctl_app', 'public', 'CREATE')"); got != "f" {
+		t.Errorf("the app user may create in public (%s): schema changes are the migrator's", got)
+	}
+
+	const bad, good = "registry.example.com/shop/api:9.0.0-bad", "registry.example.com/shop/api:9.0.0"
+	mustRun(t, dir, "sim", "task", "set", "--image", bad, "--sql", filepath.Join(repoRoot, "testdata", "migrations", "0002_bad.sql"))
+	mustRun(t, dir, "sim", "task", "set", "--image", good, "--sql", filepath.Join(repoRoot, "testdata", "migrations", "0002_add_orders.sql"))
+	r := cellctlWith(t, env, dir, "deploy", "--image", bad, "--bake-scale", "0.002")
+	if r.code != 3 || !strings.Contains(r.stderr, `column "region" does not exist`) {
+		t.Fatalf("the broken migration must fail in PostgreSQL and halt the canary (exit 3): %s", r)
+	}
+	if got := psql(db, "SELECT count(*) FROM pg_tables WHERE tablename = 'orders'"); got != "0" {
+		t.Errorf("the failed migration left a table behind (%s)", got)
+	}
+	wantImages(t, dir, images(0, bad, baseImage))
+
+	r = cellctlWith(t, env, dir, "deploy", "--image", good, "--bake-scale", "0.002", "--through", "canary")
+	if r.code != 0 {
+		t.Fatalf("the good migration through the canary: %s", r)
+	}
+	owner := psql(db, "SELECT tableowner FROM pg_tables WHERE tablename = 'orders'")
+	if owner != "cellctl_migrator" {
+		t.Errorf("orders is owned by %q, want the migrator", owner)
+	}
+	if got := psql(db, "SELECT has_table_privilege('cellctl_app', 'orders', 'SELECT,INSERT,UPDATE,DELETE')"); got != "t" {
+		t.Errorf("the app user cannot use the migrated table (%s)", got)
+	}
+	if got := migrationTasks(t, dir, good); len(got) != 1 || cellOfStack(got[0].Stack) != "cell-a" {
+		t.Errorf("tasks of the good image: %+v", got)
+	}
+	var stmts struct {
+		Statements []struct {
+			SQL    string `json:"sql"`
+			Source string `json:"source"`
+			Mode   string `json:"mode"`
+		} `json:"statements"`
+	}
+	if err := json.Unmarshal([]byte(mustRun(t, dir, "sim", "sql", "list", "--cell", "cell-a", "-o", "json").stdout), &stmts); err != nil {
+		t.Fatal(err)
+	}
+	var dataAPI int
+	for _, s := range stmts.Statements {
+		if s.Source == "data-api" && s.Mode == "postgres" {
+			dataAPI++
+		}
+	}
+	if dataAPI == 0 {
+		t.Errorf("no bootstrap statement ran on PostgreSQL through the Data API: %+v", stmts.Statements)
+	}
+}
