@@ -6,6 +6,8 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/cellctl/cellctl/internal/pgtest"
 )
 
 // pgRun runs SQL on the local server's database db, as the role as (""
@@ -24,13 +26,13 @@ type pgRun func(db, as string, sql ...string) (string, error)
 // not a customer's first cell.
 func localPostgres(t *testing.T) pgRun {
 	t.Helper()
-	host := os.Getenv("CELLCTL_TEST_PGHOST")
-	if host == "" {
-		host = "/var/run/postgresql"
-	}
+	// One such test at a time on the server, whatever its package: the
+	// roles it creates and drops are the server's, not the database's.
+	srv := pgtest.Lock(t)
+	host := srv.Host
 	psql, err := exec.LookPath("psql")
 	run := func(db, as string, sql ...string) (string, error) {
-		args := []string{"-X", "-q", "-A", "-t", "-v", "ON_ERROR_STOP=1", "-h", host, "-d", db}
+		args := srv.Args(db)
 		if as != "" {
 			args = append(args, "-c", "SET SESSION AUTHORIZATION "+as)
 		}

@@ -2,13 +2,13 @@ package e2e
 
 import (
 	"encoding/json"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 
+	"github.com/cellctl/cellctl/internal/pgtest"
 	"github.com/cellctl/cellctl/internal/sim"
 )
 
@@ -130,34 +130,36 @@ func TestDeployRunsEachCellsMigrationBeforeItsUpdateInWaveOrder(t *testing.T) {
 }
 
 // pgEnv is the environment that makes the simulated Aurora clusters run
-// their SQL on a real PostgreSQL server (CELLCTL_TEST_PGHOST, default the
-// Debian socket directory), and a psql runner on it as a superuser. Off CI
-// a missing server skips the test; in CI it fails (.ci/run starts one).
-func pgEnv(t *testing.T) (env []string, psql func(db, sql string) string) {
+// their SQL on a real PostgreSQL server (pgtest: CELLCTL_TEST_PGHOST,
+// default the Debian socket directory; skipped off CI without one, failed
+// in CI), and a psql runner on it as a superuser. The server's test lock
+// is held until the test ends, and the databases dbs and the roles the
+// bootstrap creates are dropped then: roles are the server's, shared with
+// the other packages' PostgreSQL tests.
+func pgEnv(t *testing.T, dbs ...string) (env []string, psql func(db, sql string) string) {
 	t.Helper()
-	host := os.Getenv("CELLCTL_TEST_PGHOST")
-	if host == "" {
-		host = "/var/run/postgresql"
-	}
-	env = []string{"CELLCTL_TEST_PGHOST=" + host}
-	args := []string{"-X", "-q", "-A", "-t", "-v", "ON_ERROR_STOP=1", "-h", host}
-	for _, k := range []string{"PORT", "USER"} {
-		if v := os.Getenv("CELLCTL_TEST_PG" + k); v != "" {
-			env = append(env, "CELLCTL_TEST_PG"+k+"="+v)
-			args = append(args, map[string]string{"PORT": "-p", "USER": "-U"}[k], v)
-		}
-	}
+	srv := pgtest.Lock(t)
 	query := func(db, sql string) (string, error) {
-		out, err := exec.Command("psql", append(args, "-d", db, "-c", sql)...).CombinedOutput()
+		out, err := exec.Command("psql", append(srv.Args(db), "-c", sql)...).CombinedOutput()
 		return strings.TrimSpace(string(out)), err
 	}
-	if out, err := query("postgres", "SELECT 1"); err != nil {
-		if os.Getenv("CI") != "" {
-			t.Fatalf("a PostgreSQL server is required in CI (.ci/run installs and starts Debian's postgresql): %v %s", err, out)
+	reset := func() {
+		for _, db := range dbs {
+			if out, err := query("postgres", "DROP DATABASE IF EXISTS "+db+" WITH (FORCE)"); err != nil {
+				t.Errorf("dropping %s: %v %s", db, err, out)
+			}
 		}
-		t.Skipf("no PostgreSQL server reachable at %s (set CELLCTL_TEST_PGHOST): %v", host, err)
+		// The sim's master role of the clusters (their master user) and
+		// the bootstrap's users.
+		for _, role := range []string{"cellctl_app", "cellctl_migrator", "cellctl"} {
+			if out, err := query("postgres", "DROP ROLE IF EXISTS "+role); err != nil {
+				t.Errorf("dropping role %s: %v %s", role, err, out)
+			}
+		}
 	}
-	return env, func(db, sql string) string {
+	reset()
+	t.Cleanup(reset)
+	return srv.Env(), func(db, sql string) string {
 		t.Helper()
 		out, err := query(db, sql)
 		if err != nil {
@@ -182,10 +184,9 @@ func cellctlWith(t *testing.T, env []string, dir string, args ...string) result 
 // with PostgreSQL's message; the good one creates the table as
 // cellctl_migrator and the app user may use it.
 func TestMigrationSQLRunsOnPostgreSQL(t *testing.T) {
-	env, psql := pgEnv(t)
+	const db = "sim_cells_cell_a_db" // store.SimDatabase of cell-a's cluster
+	env, psql := pgEnv(t, db)
 	dir := deployedFleet(t)
-	db := "sim_cells_cell_a_db" // store.SimDatabase of cell-a's cluster
-	psql("postgres", "DROP DATABASE IF EXISTS "+db+" WITH (FORCE)")
 
 	up := cellctlWith(t, env, dir, "up", "cell-a")
 	if up.code != 0 || !strings.Contains(up.stderr, "cell-a: database users and grants in place") {

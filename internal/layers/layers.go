@@ -93,6 +93,7 @@ var byPrefix = map[string]Layer{
 	"internal/render/...":    UseCases,
 	"waves/executor/...":     UseCases,
 	"internal/layers":        Base,
+	"internal/pgtest":        Base,
 	"internal/e2e":           Commands,
 	"cmd/...":                Commands,
 }
@@ -146,6 +147,10 @@ const Simulator = "internal/sim"
 // SimulatorTestSupport drives the simulated provider for tests: no
 // production package imports it.
 const SimulatorTestSupport = Simulator + "/simtest"
+
+// TestSupport are the packages only tests may import: the simulator's
+// test driver and the real-PostgreSQL test lock.
+var TestSupport = map[string]bool{SimulatorTestSupport: true, "internal/pgtest": true}
 
 // IsSimulator reports whether a package is the simulator or one of its
 // subpackages.

@@ -132,7 +132,7 @@ func TestOnlyTheCloudBundleKnowsTheSimulator(t *testing.T) {
 			if IsSimulator(d) && !SimulatorUsers[p] && !IsSimulator(p) {
 				t.Errorf("%s imports the simulator (%s): only %v may", p, d, SimulatorUsers)
 			}
-			if d == SimulatorTestSupport {
+			if TestSupport[d] {
 				t.Errorf("%s imports %s, which only tests may import", p, d)
 			}
 		}

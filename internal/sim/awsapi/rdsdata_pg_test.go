@@ -2,7 +2,6 @@ package awsapi
 
 import (
 	"context"
-	"os"
 	"os/exec"
 	"strings"
 	"testing"
@@ -12,6 +11,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/rdsdata/types"
 
 	"github.com/cellctl/cellctl/internal/awsmodel"
+	"github.com/cellctl/cellctl/internal/pgtest"
 	"github.com/cellctl/cellctl/internal/sim/simtest"
 	"github.com/cellctl/cellctl/internal/sim/store"
 )
@@ -22,11 +22,11 @@ import (
 // The cluster's database and the roles the test makes are dropped after.
 func realPostgres(t *testing.T, roles ...string) func(sql string) string {
 	t.Helper()
-	host := os.Getenv(store.PGHostEnv)
-	if host == "" {
-		host = "/var/run/postgresql"
-	}
-	pg := &store.PG{Host: host, Port: os.Getenv(store.PGPortEnv), User: os.Getenv(store.PGUserEnv)}
+	// One such test at a time on the server (pgtest): the roles are the
+	// server's, shared with cellmodule's and the e2e tests'.
+	srv := pgtest.Lock(t)
+	host := srv.Host
+	pg := &store.PG{Host: srv.Host, Port: srv.Port, User: srv.User}
 	args := func(db string) []string {
 		a := []string{"-X", "-q", "-A", "-t", "-v", "ON_ERROR_STOP=1", "-h", pg.Host, "-d", db}
 		if pg.Port != "" {
@@ -42,10 +42,7 @@ func realPostgres(t *testing.T, roles ...string) func(sql string) string {
 		return strings.TrimSpace(string(out)), err
 	}
 	if _, err := run("postgres", "SELECT 1"); err != nil {
-		if os.Getenv("CI") != "" {
-			t.Fatalf("a PostgreSQL server is required in CI: %v", err)
-		}
-		t.Skipf("no PostgreSQL server reachable at %s (set %s): %v", host, store.PGHostEnv, err)
+		t.Fatalf("the PostgreSQL server at %s: %v", host, err)
 	}
 	t.Setenv(store.PGHostEnv, host)
 	db := store.SimDatabase("cellctl-a-db")

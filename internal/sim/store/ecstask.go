@@ -709,7 +709,9 @@ func (t *TaskAPI) runMigrationSQL(tr *TaskRecord, r TaskRule, at time.Time) (int
 		return 0, ""
 	}
 	stmt.Mode = "postgres"
-	_, err := pg.Run(PGTargetOf(db), MigratorRole, r.SQL)
+	// One transaction, as migration tools run a migration: a file that
+	// fails leaves nothing of itself behind.
+	_, err := pg.Run(PGTargetOf(db), MigratorRole, r.SQL, "--single-transaction")
 	if err != nil {
 		stmt.Error = err.Error()
 		t.RecordStatement(stmt)
