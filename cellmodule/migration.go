@@ -2,7 +2,6 @@ package cellmodule
 
 import (
 	"encoding/json"
-	"strconv"
 
 	"github.com/pulumi/pulumi-aws/sdk/v6/go/aws/ec2"
 	"github.com/pulumi/pulumi-aws/sdk/v6/go/aws/ecs"
@@ -143,40 +142,16 @@ func (b *builder) migration() error {
 		env := b.containerEnv(v[0].(string), v[1].(string), v[2].(string), v[3].(string), v[5].(string))
 		delete(env, "PORT")
 		env["DB_USER"] = DatabaseMigratorUser
-		def := containerDefinition{
-			Name:         MigrationContainerName,
-			Image:        s.Image,
-			Essential:    true,
-			Command:      s.MigrationCommand,
-			PortMappings: []portMapping{},
-			Environment:  sortedEnv(env),
-			Secrets:      []secretRef{},
-			LogConfiguration: logConfiguration{LogDriver: "awslogs", Options: map[string]string{
-				"awslogs-group":         v[4].(string),
-				"awslogs-region":        s.Region,
-				"awslogs-stream-prefix": MigrationLogStreamPrefix,
-			}},
-			ReadonlyRootFilesystem: true,
-			MountPoints:            []mountPoint{{SourceVolume: scratchVolume, ContainerPath: "/tmp"}},
-		}
+		def := b.appContainer(MigrationContainerName, MigrationLogStreamPrefix, v[4].(string), env)
+		def.Command = s.MigrationCommand
 		j, err := json.Marshal([]containerDefinition{def})
 		return string(j), err
 	}).(pulumi.StringOutput)
 	name = b.name("migrate-task")
-	m.TaskDefinition, err = ecs.NewTaskDefinition(ctx, name, &ecs.TaskDefinitionArgs{
-		Family:                  pulumi.String(s.Names().MigrationTaskFamily()),
-		NetworkMode:             pulumi.String("awsvpc"),
-		RequiresCompatibilities: pulumi.StringArray{pulumi.String("FARGATE")},
-		Cpu:                     pulumi.String(strconv.Itoa(s.TaskCPU)),
-		Memory:                  pulumi.String(strconv.Itoa(s.TaskMemory)),
-		ExecutionRoleArn:        c.ExecutionRole.Arn,
-		TaskRoleArn:             m.Role.Arn,
-		ContainerDefinitions:    containers,
-		Volumes:                 ecs.TaskDefinitionVolumeArray{ecs.TaskDefinitionVolumeArgs{Name: pulumi.String(scratchVolume)}},
-		Tags:                    b.tags(name),
-		// A task started from the output must find its role's grant and
-		// its execution role's managed policy in place.
-	}, b.opts(pulumi.DependsOn(append([]pulumi.Resource{m.RolePolicy}, b.execPolicies...)))...)
+	// A task started from the output must find its role's grant and its
+	// execution role's managed policy in place.
+	m.TaskDefinition, err = ecs.NewTaskDefinition(ctx, name, b.taskDefinitionArgs(name, s.Names().MigrationTaskFamily(), m.Role.Arn, containers),
+		b.opts(pulumi.DependsOn(append([]pulumi.Resource{m.RolePolicy}, b.execPolicies...)))...)
 	return err
 }
 

@@ -264,41 +264,15 @@ func (b *builder) service() error {
 		c.Queue.Url, c.LogGroup.Name, b.laneQueueURLs(),
 	).ApplyT(func(v []any) (string, error) {
 		env := b.containerEnv(v[0].(string), v[1].(string), v[2].(string), v[3].(string), v[5].(string))
-		def := containerDefinition{
-			Name:      ContainerName,
-			Image:     s.Image,
-			Essential: true,
-			PortMappings: []portMapping{{
-				Name: "http", ContainerPort: s.ContainerPort, HostPort: s.ContainerPort, Protocol: "tcp",
-			}},
-			Environment: sortedEnv(env),
-			// No secrets: the database takes IAM tokens (DB_AUTH=iam), the
-			// cache IAM auth; the master secret stays with the operators.
-			Secrets: []secretRef{},
-			LogConfiguration: logConfiguration{LogDriver: "awslogs", Options: map[string]string{
-				"awslogs-group":         v[4].(string),
-				"awslogs-region":        s.Region,
-				"awslogs-stream-prefix": ContainerName,
-			}},
-			ReadonlyRootFilesystem: true,
-			MountPoints:            []mountPoint{{SourceVolume: scratchVolume, ContainerPath: "/tmp"}},
-		}
+		def := b.appContainer(ContainerName, ContainerName, v[4].(string), env)
+		def.PortMappings = []portMapping{{
+			Name: "http", ContainerPort: s.ContainerPort, HostPort: s.ContainerPort, Protocol: "tcp",
+		}}
 		j, err := json.Marshal([]containerDefinition{def})
 		return string(j), err
 	}).(pulumi.StringOutput)
 	name = b.name("task")
-	c.TaskDefinition, err = ecs.NewTaskDefinition(ctx, name, &ecs.TaskDefinitionArgs{
-		Family:                  pulumi.String(s.Names().TaskFamily()),
-		NetworkMode:             pulumi.String("awsvpc"),
-		RequiresCompatibilities: pulumi.StringArray{pulumi.String("FARGATE")},
-		Cpu:                     pulumi.String(strconv.Itoa(s.TaskCPU)),
-		Memory:                  pulumi.String(strconv.Itoa(s.TaskMemory)),
-		ExecutionRoleArn:        c.ExecutionRole.Arn,
-		TaskRoleArn:             c.TaskRole.Arn,
-		ContainerDefinitions:    containers,
-		Volumes:                 ecs.TaskDefinitionVolumeArray{ecs.TaskDefinitionVolumeArgs{Name: pulumi.String(scratchVolume)}},
-		Tags:                    b.tags(name),
-	}, b.opts()...)
+	c.TaskDefinition, err = ecs.NewTaskDefinition(ctx, name, b.taskDefinitionArgs(name, s.Names().TaskFamily(), c.TaskRole.Arn, containers), b.opts()...)
 	if err != nil {
 		return err
 	}
@@ -380,6 +354,48 @@ func (b *builder) containerEnv(dbEndpoint, dbReaderEndpoint, cacheEndpoint, queu
 		env[LaneEnv] = laneURLs
 	}
 	return env
+}
+
+// appContainer is the one container of the cell's task definitions (the
+// service's and the migration task's): the cell's image and environment,
+// awslogs into the cell's log group under streamPrefix, and — the same
+// for both — no secrets (the database takes IAM tokens, DB_AUTH=iam, the
+// cache IAM auth; the master secret stays with the operators) and a
+// read-only root file system with a scratch /tmp. Ports and a command
+// are the caller's.
+func (b *builder) appContainer(name, streamPrefix, logGroup string, env map[string]string) containerDefinition {
+	return containerDefinition{
+		Name:         name,
+		Image:        b.spec.Image,
+		Essential:    true,
+		PortMappings: []portMapping{},
+		Environment:  sortedEnv(env),
+		Secrets:      []secretRef{},
+		LogConfiguration: logConfiguration{LogDriver: "awslogs", Options: map[string]string{
+			"awslogs-group":         logGroup,
+			"awslogs-region":        b.spec.Region,
+			"awslogs-stream-prefix": streamPrefix,
+		}},
+		ReadonlyRootFilesystem: true,
+		MountPoints:            []mountPoint{{SourceVolume: scratchVolume, ContainerPath: "/tmp"}},
+	}
+}
+
+// taskDefinitionArgs are a Fargate task definition of the cell's size,
+// run by its execution role as taskRole.
+func (b *builder) taskDefinitionArgs(name, family string, taskRole pulumi.StringInput, containers pulumi.StringOutput) *ecs.TaskDefinitionArgs {
+	return &ecs.TaskDefinitionArgs{
+		Family:                  pulumi.String(family),
+		NetworkMode:             pulumi.String("awsvpc"),
+		RequiresCompatibilities: pulumi.StringArray{pulumi.String("FARGATE")},
+		Cpu:                     pulumi.String(strconv.Itoa(b.spec.TaskCPU)),
+		Memory:                  pulumi.String(strconv.Itoa(b.spec.TaskMemory)),
+		ExecutionRoleArn:        b.cell.ExecutionRole.Arn,
+		TaskRoleArn:             taskRole,
+		ContainerDefinitions:    containers,
+		Volumes:                 ecs.TaskDefinitionVolumeArray{ecs.TaskDefinitionVolumeArgs{Name: pulumi.String(scratchVolume)}},
+		Tags:                    b.tags(name),
+	}
 }
 
 func sortedEnv(env map[string]string) []keyValue {
