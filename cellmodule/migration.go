@@ -1,8 +1,6 @@
 package cellmodule
 
 import (
-	"encoding/json"
-
 	"github.com/pulumi/pulumi-aws/sdk/v6/go/aws/ec2"
 	"github.com/pulumi/pulumi-aws/sdk/v6/go/aws/ecs"
 	"github.com/pulumi/pulumi-aws/sdk/v6/go/aws/iam"
@@ -135,18 +133,13 @@ func (b *builder) migration() error {
 	// but the migrator's database user, no port and the migration
 	// command. Like the service, it gets no secret and a read-only root
 	// file system with a scratch /tmp.
-	containers := pulumi.All(
-		c.Database.Endpoint, c.Database.ReaderEndpoint, c.Cache.PrimaryEndpointAddress,
-		c.Queue.Url, c.LogGroup.Name, b.laneQueueURLs(),
-	).ApplyT(func(v []any) (string, error) {
-		env := b.containerEnv(v[0].(string), v[1].(string), v[2].(string), v[3].(string), v[5].(string))
+	containers := b.containerJSON(func(env map[string]string, logGroup string) containerDefinition {
 		delete(env, "PORT")
 		env["DB_USER"] = DatabaseMigratorUser
-		def := b.appContainer(MigrationContainerName, MigrationLogStreamPrefix, v[4].(string), env)
+		def := b.appContainer(MigrationContainerName, MigrationLogStreamPrefix, logGroup, env)
 		def.Command = s.MigrationCommand
-		j, err := json.Marshal([]containerDefinition{def})
-		return string(j), err
-	}).(pulumi.StringOutput)
+		return def
+	})
 	name = b.name("migrate-task")
 	// A task started from the output must find its role's grant and its
 	// execution role's managed policy in place.

@@ -259,18 +259,13 @@ func (b *builder) service() error {
 
 	// Task definition. Endpoints and the DB secret ARN are outputs, so the
 	// container definitions are encoded inside an apply.
-	containers := pulumi.All(
-		c.Database.Endpoint, c.Database.ReaderEndpoint, c.Cache.PrimaryEndpointAddress,
-		c.Queue.Url, c.LogGroup.Name, b.laneQueueURLs(),
-	).ApplyT(func(v []any) (string, error) {
-		env := b.containerEnv(v[0].(string), v[1].(string), v[2].(string), v[3].(string), v[5].(string))
-		def := b.appContainer(ContainerName, ContainerName, v[4].(string), env)
+	containers := b.containerJSON(func(env map[string]string, logGroup string) containerDefinition {
+		def := b.appContainer(ContainerName, ContainerName, logGroup, env)
 		def.PortMappings = []portMapping{{
 			Name: "http", ContainerPort: s.ContainerPort, HostPort: s.ContainerPort, Protocol: "tcp",
 		}}
-		j, err := json.Marshal([]containerDefinition{def})
-		return string(j), err
-	}).(pulumi.StringOutput)
+		return def
+	})
 	name = b.name("task")
 	c.TaskDefinition, err = ecs.NewTaskDefinition(ctx, name, b.taskDefinitionArgs(name, s.Names().TaskFamily(), c.TaskRole.Arn, containers), b.opts()...)
 	if err != nil {
@@ -354,6 +349,21 @@ func (b *builder) containerEnv(dbEndpoint, dbReaderEndpoint, cacheEndpoint, queu
 		env[LaneEnv] = laneURLs
 	}
 	return env
+}
+
+// containerJSON is a task definition's containerDefinitions: the one
+// container build makes from the cell's environment and log group name,
+// encoded inside an apply (the endpoints are outputs).
+func (b *builder) containerJSON(build func(env map[string]string, logGroup string) containerDefinition) pulumi.StringOutput {
+	c := b.cell
+	return pulumi.All(
+		c.Database.Endpoint, c.Database.ReaderEndpoint, c.Cache.PrimaryEndpointAddress,
+		c.Queue.Url, c.LogGroup.Name, b.laneQueueURLs(),
+	).ApplyT(func(v []any) (string, error) {
+		env := b.containerEnv(v[0].(string), v[1].(string), v[2].(string), v[3].(string), v[5].(string))
+		j, err := json.Marshal([]containerDefinition{build(env, v[4].(string))})
+		return string(j), err
+	}).(pulumi.StringOutput)
 }
 
 // appContainer is the one container of the cell's task definitions (the
