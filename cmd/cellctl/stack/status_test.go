@@ -139,6 +139,23 @@ func (routerMidCanary) Status(_ context.Context, names []string) ([]*engine.Stac
 	return out, nil
 }
 
+// statusWithRecords runs status on the demo fleet in format, its stacks
+// read from eng and the backend's records being recs.
+func statusWithRecords(t *testing.T, format string, eng StatusReader, recs []*executor.Record) string {
+	t.Helper()
+	io, _, stdout, _ := iostreams.Test()
+	f := cmdutil.NewFactory(io)
+	f.Global.Dir = "../../.."
+	view, _ := render.Pick(format, statusTable, statusJSON)
+	opts := &StatusOptions{IO: io, Fleet: f.Fleet, View: view,
+		Engine:  func(*fleet.Fleet) (StatusReader, error) { return eng, nil },
+		Records: func() ([]*executor.Record, error) { return recs, nil }}
+	if err := statusRun(context.Background(), opts); err != nil {
+		t.Fatal(err)
+	}
+	return stdout.String()
+}
+
 // A router canary left unfinished (kill -9) is never invisible: status
 // shows its phase, weight and start, and the table version the primary
 // serves — the one the canary recorded, not the router's tableVersion
@@ -148,17 +165,7 @@ func TestStatusShowsAnUnfinishedCanaryAndThePrimarysTable(t *testing.T) {
 	recs := []*executor.Record{{ID: "c-0123456789ab", Kind: executor.KindCanary, State: executor.Running, Updated: since,
 		Canary: &executor.CanaryRecord{Phase: executor.CanaryWeight, PhaseSince: since, Weight: 0.05, Primary: "fn:1", Candidate: "fn:2", PrimaryTable: 8, CandidateTable: 9}}}
 	for _, format := range []string{cmdutil.FormatTable, cmdutil.FormatJSON} {
-		io, _, stdout, _ := iostreams.Test()
-		f := cmdutil.NewFactory(io)
-		f.Global.Dir = "../../.."
-		view, _ := render.Pick(format, statusTable, statusJSON)
-		opts := &StatusOptions{IO: io, Fleet: f.Fleet, View: view,
-			Engine:  func(*fleet.Fleet) (StatusReader, error) { return routerMidCanary{}, nil },
-			Records: func() ([]*executor.Record, error) { return recs, nil }}
-		if err := statusRun(context.Background(), opts); err != nil {
-			t.Fatal(err)
-		}
-		out := stdout.String()
+		out := statusWithRecords(t, format, routerMidCanary{}, recs)
 		if format == cmdutil.FormatTable {
 			for _, want := range []string{"serves routing table version 8", "c-0123456789ab is unfinished: weight phase since 2026-12-01T12:00:00Z, 5% of viewers", "cellctl router canary"} {
 				if !strings.Contains(out, want) {
@@ -170,7 +177,7 @@ func TestStatusShowsAnUnfinishedCanaryAndThePrimarysTable(t *testing.T) {
 		var doc struct {
 			Stacks []CellStatus `json:"stacks"`
 		}
-		if err := json.Unmarshal(stdout.Bytes(), &doc); err != nil {
+		if err := json.Unmarshal([]byte(out), &doc); err != nil {
 			t.Fatal(err)
 		}
 		for _, r := range doc.Stacks {
@@ -224,17 +231,7 @@ func TestStatusShowsEachCellsSchemaVersion(t *testing.T) {
 		{Name: "rest", Cells: []executor.CellRecord{{Cell: "cell-b", Migration: &executor.Migration{Image: "app:2", Task: "arn:aws:ecs:us-east-1:1:task/c/bbb", ExitCode: &one, LastLines: []string{"ERROR: boom"}, Stopped: at.Add(time.Minute)}}}},
 	}}}
 	for _, format := range []string{cmdutil.FormatTable, cmdutil.FormatJSON} {
-		io, _, stdout, _ := iostreams.Test()
-		f := cmdutil.NewFactory(io)
-		f.Global.Dir = "../../.."
-		view, _ := render.Pick(format, statusTable, statusJSON)
-		opts := &StatusOptions{IO: io, Fleet: f.Fleet, View: view,
-			Engine:  func(*fleet.Fleet) (StatusReader, error) { return allDeployed{}, nil },
-			Records: func() ([]*executor.Record, error) { return recs, nil }}
-		if err := statusRun(context.Background(), opts); err != nil {
-			t.Fatal(err)
-		}
-		out := stdout.String()
+		out := statusWithRecords(t, format, allDeployed{}, recs)
 		if format == cmdutil.FormatTable {
 			if !strings.Contains(out, "SCHEMA") || !strings.Contains(out, "0002") || !strings.Contains(out, "unknown (migration failed in r-0123456789ab)") {
 				t.Errorf("table lacks the schema column:\n%s", out)
@@ -244,7 +241,7 @@ func TestStatusShowsEachCellsSchemaVersion(t *testing.T) {
 		var doc struct {
 			Stacks []CellStatus `json:"stacks"`
 		}
-		if err := json.Unmarshal(stdout.Bytes(), &doc); err != nil {
+		if err := json.Unmarshal([]byte(out), &doc); err != nil {
 			t.Fatal(err)
 		}
 		got := map[string]*executor.SchemaState{}
