@@ -397,7 +397,18 @@ func (f *fakeCLI) operate(root string, c *fakeCall) (string, string, int) {
 			buf.Write(line)
 			buf.WriteByte('\n')
 		}
-		if err := os.WriteFile(logPath, buf.Bytes(), 0o644); err != nil {
+		// Appended to the log created above, as pulumi writes it: a
+		// second truncating write races the SDK's tail of the file (it
+		// may take the truncation for a rotation and skip what follows,
+		// losing every event under load).
+		lf, err := os.OpenFile(logPath, os.O_WRONLY|os.O_APPEND, 0)
+		if err == nil {
+			_, err = lf.Write(buf.Bytes())
+			if cerr := lf.Close(); err == nil {
+				err = cerr
+			}
+		}
+		if err != nil {
 			f.t.Errorf("fake pulumi: %v", err)
 		}
 	}
