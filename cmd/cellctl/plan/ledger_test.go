@@ -302,3 +302,18 @@ func TestPlanOfSomeStacksSkipsTheLedger(t *testing.T) {
 		t.Fatalf("err %v\n%s", err, out.String())
 	}
 }
+
+// README.md shows the demo's ledger as plan prints it (the golden file).
+func TestREADMEShowsTheDemoLedger(t *testing.T) {
+	readme, err := os.ReadFile(filepath.Join(demo, "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := os.ReadFile(filepath.Join("testdata", "demo-ledger.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(readme), "$ cellctl plan\n…\n"+string(want)+"```") {
+		t.Errorf("README.md's \"Shared parts: the ledger\" does not show testdata/demo-ledger.txt; paste it after `$ cellctl plan`")
+	}
+}
