@@ -179,6 +179,8 @@ func parseShared(file string, n *yaml.Node, errs *diag.List) []Declaration {
 type Ledger struct {
 	// File is the declaration (stacks/shared.yaml).
 	File string `json:"file"`
+	// Missing: the fleet has no declaration file, so nothing is declared.
+	Missing bool `json:"missing,omitempty"`
 	// Cells counts the fleet's cells, the denominator of "how many fail".
 	Cells int    `json:"cells"`
 	Parts []Part `json:"parts"`
@@ -193,7 +195,7 @@ type Ledger struct {
 // Judge marks each part declared or not. A declaration's plane replaces
 // the derived one (its why, when given, is shown beside the part).
 func Judge(parts []Part, decl *Declarations, cells int) *Ledger {
-	l := &Ledger{File: decl.File, Cells: cells, Parts: []Part{}, Undeclared: []Part{}, Stale: []Declaration{}}
+	l := &Ledger{File: decl.File, Missing: decl.Missing, Cells: cells, Parts: []Part{}, Undeclared: []Part{}, Stale: []Declaration{}}
 	byKey := map[string]*Declaration{}
 	for i := range decl.Entries {
 		byKey[decl.Entries[i].Key()] = &decl.Entries[i]

@@ -317,3 +317,22 @@ func TestREADMEShowsTheDemoLedger(t *testing.T) {
 		t.Errorf("README.md's \"Shared parts: the ledger\" does not show testdata/demo-ledger.txt; paste it after `$ cellctl plan`")
 	}
 }
+
+// A fleet without stacks/shared.yaml declares nothing: every shared part
+// is a finding, and the hint is a whole file to start from.
+func TestPlanWithoutADeclarationFileListsEveryPart(t *testing.T) {
+	dir := copyDemo(t, "")
+	if err := os.Remove(filepath.Join(dir, "stacks", isolation.SharedFile)); err != nil {
+		t.Fatal(err)
+	}
+	fl, err := fleet.Load(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := run(t, fl, render.FormatTable, demoRender)
+	var findings *outcome.FindingsError
+	if !errors.As(err, &findings) || !strings.Contains(out, "the fleet has no stacks/shared.yaml to declare them") ||
+		!strings.Contains(out, "or declare it in stacks/shared.yaml:\n    shared:\n    - kind: ") {
+		t.Fatalf("err %v\n%s", err, ledgerSection(t, out))
+	}
+}

@@ -236,7 +236,11 @@ func printPlan(io *iostreams.IOStreams, r *Rendered) error {
 // declarations nothing matches any more (notes).
 func printLedger(io *iostreams.IOStreams, l *isolation.Ledger) {
 	s, out := render.Out(io), io.Out
-	fmt.Fprintf(out, "\nshared parts: %d (every part more than one cell depends on; declared in %s)\n", len(l.Parts), l.File)
+	where := "declared in " + l.File
+	if l.Missing {
+		where = "the fleet has no " + l.File + " to declare them"
+	}
+	fmt.Fprintf(out, "\nshared parts: %d (every part more than one cell depends on; %s)\n", len(l.Parts), where)
 	var rows [][]string
 	for _, p := range l.Parts {
 		declared := s.Good("yes")
