@@ -4,6 +4,7 @@ package plan
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 
@@ -11,8 +12,10 @@ import (
 
 	"github.com/cellctl/cellctl/cmd/cellctl/cmdutil"
 	"github.com/cellctl/cellctl/internal/awsmodel"
+	"github.com/cellctl/cellctl/internal/engine"
 	"github.com/cellctl/cellctl/internal/fleet"
 	"github.com/cellctl/cellctl/internal/iostreams"
+	"github.com/cellctl/cellctl/internal/isolation"
 	"github.com/cellctl/cellctl/internal/outcome"
 	offline "github.com/cellctl/cellctl/internal/plan"
 	"github.com/cellctl/cellctl/internal/render"
@@ -24,6 +27,13 @@ type PlanOptions struct {
 	Fleet    func() (*fleet.Fleet, error)
 	View     render.View[*Rendered]
 	Parallel int
+
+	// Backend is the Pulumi backend URL of the fleet at dir (the state
+	// backend part of the shared-parts ledger; nothing is opened).
+	Backend func(dir string) string
+	// Render renders the fleet offline (internal/plan's Render; tests wrap
+	// it to add resources to the render).
+	Render func(ctx context.Context, f *fleet.Fleet, opts offline.Options) (*offline.Report, error)
 
 	Stacks    []string
 	Resources bool
@@ -47,25 +57,37 @@ type Rendered struct {
 	// above AWS's defaults, summed per region and account (strict only):
 	// requests to make before the first up, not violations.
 	QuotaIncreases []offline.QuotaIncrease
+	// Ledger is the shared-parts ledger (a render of the whole fleet only;
+	// nil otherwise).
+	Ledger *isolation.Ledger
+}
+
+// planDoc is `plan -o json`: the report, and the ledger when the whole
+// fleet was rendered.
+type planDoc struct {
+	*offline.Report
+	Ledger *isolation.Ledger `json:"ledger,omitempty"`
 }
 
 var (
 	planJSON = render.JSONFormat(func(r *Rendered) any {
+		doc := planDoc{r.Report, r.Ledger}
 		if !r.Strict {
-			return r.Report
+			return doc
 		}
 		return struct {
-			*offline.Report
+			planDoc
 			Rules          []awsmodel.Violation    `json:"rules"`
 			QuotaIncreases []offline.QuotaIncrease `json:"quotaIncreases"`
-		}{r.Report, append([]awsmodel.Violation{}, r.Violations...), append([]offline.QuotaIncrease{}, r.QuotaIncreases...)}
+		}{doc, append([]awsmodel.Violation{}, r.Violations...), append([]offline.QuotaIncrease{}, r.QuotaIncreases...)}
 	})
 	planTable = render.Format[*Rendered]{Name: render.FormatTable, Render: printPlan}
 )
 
 // NewCmdPlan builds `cellctl plan`.
 func NewCmdPlan(f *cmdutil.Factory, runF func(*PlanOptions) error) *cobra.Command {
-	opts := &PlanOptions{IO: f.IO, Fleet: f.Fleet}
+	opts := &PlanOptions{IO: f.IO, Fleet: f.Fleet, Render: offline.Render,
+		Backend: func(dir string) string { return engine.BackendURL(f.Global.Backend, dir) }}
 	cmd := &cobra.Command{
 		Use:   "plan [stack...]",
 		Short: "Render the fleet's stacks offline and audit cell isolation",
@@ -79,8 +101,17 @@ limits, tags, quotas such as security group rules, engine versions,
 Lambda@Edge limits, certificates for HTTPS origins and aliases) over every
 resource, each finding citing its AWS document.
 
+Rendering the whole fleet (no stack names) also prints the shared-parts
+ledger: every part more than one cell depends on — the router's
+distributions and edge function, the fleet bucket, the DNS zones, the
+origin-verify secret, the region, the account, the state backend… —
+whether its failure fails requests (request-path) or only blocks changes
+(control-plane), and the share of tenants it reaches. The fleet declares
+its deliberate shared parts in stacks/shared.yaml; a shared part it does
+not declare is a finding.
+
 Exits 2 when the isolation audit (or, with --strict, an AWS rule) finds a
-violation.`,
+violation, or a shared part is not declared.`,
 		Example: `  cellctl plan
   cellctl plan cell-a -o json
   cellctl plan --resources cell-b
@@ -108,7 +139,11 @@ func planRun(ctx context.Context, opts *PlanOptions) error {
 	if err != nil {
 		return err
 	}
-	report, err := offline.Render(ctx, fl, offline.Options{Stacks: opts.Stacks, Parallel: opts.Parallel})
+	renderFleet := opts.Render
+	if renderFleet == nil {
+		renderFleet = offline.Render
+	}
+	report, err := renderFleet(ctx, fl, offline.Options{Stacks: opts.Stacks, Parallel: opts.Parallel})
 	if err != nil {
 		return err
 	}
@@ -117,14 +152,34 @@ func planRun(ctx context.Context, opts *PlanOptions) error {
 		shown.Violations = report.Rules()
 		shown.QuotaIncreases = report.JudgeQuotas().Increases
 	}
+	if report.Whole(fl) {
+		decl, err := isolation.LoadDeclarations(fl.Dir, fl.StackDir)
+		if err != nil {
+			return err
+		}
+		backend := ""
+		if opts.Backend != nil {
+			backend = opts.Backend(fl.Dir)
+		}
+		if shown.Ledger, err = report.Ledger(fl, decl, backend); err != nil {
+			return err
+		}
+	}
 	if err := opts.View.Render(opts.IO, shown); err != nil {
 		return err
 	}
+	var findings []error
 	if !report.Isolation.OK {
-		return outcome.Findings(fmt.Errorf("isolation audit: %d violation(s)", len(report.Isolation.Violations)))
+		findings = append(findings, fmt.Errorf("isolation audit: %d violation(s)", len(report.Isolation.Violations)))
 	}
 	if len(shown.Violations) > 0 {
-		return outcome.Findings(fmt.Errorf("AWS rules: %d violation(s)", len(shown.Violations)))
+		findings = append(findings, fmt.Errorf("AWS rules: %d violation(s)", len(shown.Violations)))
+	}
+	if shown.Ledger != nil && !shown.Ledger.OK {
+		findings = append(findings, shown.Ledger.Error())
+	}
+	if len(findings) > 0 {
+		return outcome.Findings(errors.Join(findings...))
 	}
 	return nil
 }
@@ -168,7 +223,63 @@ func printPlan(io *iostreams.IOStreams, r *Rendered) error {
 		printRules(io, r.Violations)
 		printIncreases(io, r.QuotaIncreases)
 	}
+	if r.Ledger != nil {
+		printLedger(io, r.Ledger)
+	} else {
+		fmt.Fprintf(out, "shared parts: not derived (the ledger needs the whole fleet: run %s without stack names)\n", "`cellctl plan`")
+	}
 	return nil
+}
+
+// printLedger prints the shared-parts ledger: the parts, the undeclared
+// ones (findings) with the entries that would declare them, and the
+// declarations nothing matches any more (notes).
+func printLedger(io *iostreams.IOStreams, l *isolation.Ledger) {
+	s, out := render.Out(io), io.Out
+	where := "declared in " + l.File
+	if l.Missing {
+		where = "the fleet has no " + l.File + " to declare them"
+	}
+	fmt.Fprintf(out, "\nshared parts: %d (every part more than one cell depends on; %s)\n", len(l.Parts), where)
+	var rows [][]string
+	for _, p := range l.Parts {
+		declared := s.Good("yes")
+		if p.Declared == nil {
+			declared = s.Bad("NO")
+		}
+		cells := fmt.Sprintf("%d/%d", len(p.Cells), l.Cells)
+		tenants := isolation.Percent(p.TenantShare)
+		if p.Pinned > 0 && len(p.Cells) < l.Cells {
+			tenants += fmt.Sprintf(" +%d pinned", p.Pinned)
+		}
+		rows = append(rows, []string{p.Kind, p.ID, p.Owner, string(p.Plane), cells, tenants, declared})
+	}
+	fmt.Fprint(out, s.Table([]string{"KIND", "ID", "OWNER", "PLANE", "CELLS", "TENANTS", "DECLARED"}, rows))
+	if l.OK {
+		fmt.Fprintf(out, "shared parts: %s (every shared part is declared)\n", s.Good("ok"))
+	} else {
+		fmt.Fprintf(out, "shared parts: %s\n", s.Bad(fmt.Sprintf("%d not declared in %s", len(l.Undeclared), l.File)))
+		for _, p := range l.Undeclared {
+			where := ""
+			if len(p.Uses) > 0 {
+				where = ", first used by " + p.Uses[0].String()
+			}
+			fmt.Fprintf(out, "  - [undeclared] %s %s: %s depend on it (%s, %s of tenants%s)\n",
+				p.Kind, p.ID, strings.Join(p.Cells, ", "), p.Plane, isolation.Percent(p.TenantShare), where)
+		}
+		fmt.Fprintf(out, "  make each one a decision: remove the dependency, or declare it in %s:\n", l.File)
+		if len(l.Parts) == len(l.Undeclared) {
+			fmt.Fprintln(out, "    shared:")
+		}
+		for _, p := range l.Undeclared {
+			for _, line := range strings.Split(p.Entry(), "\n") {
+				fmt.Fprintf(out, "  %s\n", line)
+			}
+		}
+	}
+	for _, d := range l.Stale {
+		fmt.Fprintf(out, "note: %s\n", l.StaleNote(d))
+	}
 }
 
 // shape summarises what a stack runs, so sizing differences between cells
