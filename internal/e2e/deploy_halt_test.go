@@ -89,10 +89,12 @@ func TestDeployConfigChangeRolledBackExactly(t *testing.T) {
 	}
 	cloud := simCloud(t, dir)
 	taskDef := func() (memory, desired any) {
-		tds, _ := cloud.Resources(sim.Filter{Stack: "cell-a", Type: "ecs/taskDefinition"})
+		// The service's task definition (the cell also has its
+		// migration task's, cell-a-migrate-task).
+		tds, _ := cloud.Resources(sim.Filter{Stack: "cell-a", Type: "ecs/taskDefinition", Name: "cell-a-task"})
 		svcs, _ := cloud.Resources(sim.Filter{Stack: "cell-a", Type: "ecs/service"})
 		if len(tds) != 1 || len(svcs) != 1 {
-			t.Fatalf("cell-a has %d task definitions and %d services", len(tds), len(svcs))
+			t.Fatalf("cell-a has %d service task definitions and %d services", len(tds), len(svcs))
 		}
 		return tds[0].Inputs["memory"], svcs[0].Inputs["desiredCount"]
 	}
