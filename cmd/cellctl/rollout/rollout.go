@@ -264,17 +264,18 @@ func writeMigration(w io.Writer, s *render.Styles, what string, m *executor.Migr
 	if m == nil {
 		return
 	}
-	state := s.Good("exited 0")
 	if !m.OK() {
-		state = s.Bad(m.Failure())
-	} else if m.SchemaVersion != "" {
+		// Failure names the task and its last log line itself.
+		fmt.Fprintf(w, "    %s (%s, %s): %s\n", what, m.Image, strings.Join(m.Command, " "), s.Bad(m.Failure()))
+		return
+	}
+	state := s.Good("exited 0")
+	if m.SchemaVersion != "" {
 		state += ", schema version " + m.SchemaVersion
 	}
 	fmt.Fprintf(w, "    %s: task %s (%s, %s): %s\n", what, orDash(m.TaskID()), m.Image, strings.Join(m.Command, " "), state)
-	if m.OK() {
-		if l := m.LastLine(); l != "" {
-			fmt.Fprintf(w, "      last log line: %s\n", l)
-		}
+	if l := m.LastLine(); l != "" {
+		fmt.Fprintf(w, "      last log line: %s\n", l)
 	}
 }
 

@@ -118,3 +118,34 @@ func TestCanaryAndRotationRecordsAreShown(t *testing.T) {
 		}
 	}
 }
+
+// A rollout whose canary migration failed shows, per cell, the task, how
+// it ended and its last log line; a passed one its schema version; and
+// the schema check the gate ran after the rollback.
+func TestStatusShowsEachCellsMigration(t *testing.T) {
+	zero, one := 0, 1
+	r := halted()
+	r.Halt = &executor.Breach{Cell: "cell-a", Signal: executor.SignalMigration, Reading: "migration task abc exited 1"}
+	r.Waves[0].Cells[0].Migration = &executor.Migration{Image: "app:2", Command: []string{"./migrate", "up"}, Task: "arn:aws:ecs:us-east-1:1:task/c/abc",
+		ExitCode: &one, LastLines: []string{"applying 0002", `ERROR: relation "orders" already exists`}}
+	r.Waves[0].Cells[0].RollbackMigration = &executor.Migration{Image: "app:1", Command: []string{"./migrate", "down"}, Task: "arn:aws:ecs:us-east-1:1:task/c/def",
+		ExitCode: &zero, LastLines: []string{"schema_version=0001"}, SchemaVersion: "0001"}
+	r.Waves[0].SchemaCheck = &executor.StepRecord{Name: "canary/schema", Kind: "schema-check", State: executor.WaveDone, Decision: "pass",
+		Polls: []executor.Poll{{Verdicts: []executor.Verdict{{Cell: "cell-a", Decision: "pass"}}}}}
+	o, out := statusOpts(t, cmdutil.FormatTable, "r-00000000000b", r)
+	if err := statusRun(context.Background(), o); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{
+		"    migration (app:2, ./migrate up): migration task abc exited 1; last log line: ERROR: relation \"orders\" already exists\n",
+		"    rollback migration: task def (app:1, ./migrate down): exited 0, schema version 0001\n      last log line: schema_version=0001\n",
+		"canary/schema      passed, 1 poll(s), pass",
+	} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("status lacks %q:\n%s", want, out.String())
+		}
+	}
+	if strings.Contains(out.String(), "migration: task abc") {
+		t.Errorf("the failed task is named twice on its line:\n%s", out.String())
+	}
+}
