@@ -2,6 +2,7 @@ package diag
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"gopkg.in/yaml.v3"
@@ -111,3 +112,24 @@ func join(parent, key string) string {
 
 // Join builds a dotted field path.
 func Join(parent, key string) string { return join(parent, key) }
+
+// StringFields reads a mapping (a list item of a YAML file) whose fields
+// are strings: each allowed field once, trimmed, with the line of its
+// key; an unknown field or a value that is not a string is reported.
+func StringFields(file, field string, n *yaml.Node, allowed []string, errs *List) (map[string]string, map[string]int) {
+	vals, lines := map[string]string{}, map[string]int{}
+	for _, f := range Pairs(file, field, n, errs) {
+		name := Join(field, f.Key.Value)
+		if !slices.Contains(allowed, f.Key.Value) {
+			errs.Add(file, f.Key.Line, name, "unknown key (allowed: %s)", strings.Join(allowed, ", "))
+			continue
+		}
+		lines[f.Key.Value] = f.Key.Line
+		if f.Value.Kind != yaml.ScalarNode || f.Value.ShortTag() == "!!null" {
+			errs.Add(file, f.Value.Line, name, "must be a string, got %s", KindName(f.Value))
+			continue
+		}
+		vals[f.Key.Value] = strings.TrimSpace(f.Value.Value)
+	}
+	return vals, lines
+}

@@ -134,26 +134,6 @@ func ParsePolicy(file string, data []byte, project string, cells []string) (*Pol
 	return p, nil
 }
 
-// entry reads one list item's fields: every allowed field once, as a
-// non-empty string.
-func entry(file, field string, n *yaml.Node, allowed []string, errs *diag.List) (map[string]string, map[string]int) {
-	vals, lines := map[string]string{}, map[string]int{}
-	for _, f := range diag.Pairs(file, field, n, errs) {
-		name := diag.Join(field, f.Key.Value)
-		if !slices.Contains(allowed, f.Key.Value) {
-			errs.Add(file, f.Key.Line, name, "unknown key (allowed: %s)", strings.Join(allowed, ", "))
-			continue
-		}
-		lines[f.Key.Value] = f.Key.Line
-		if f.Value.Kind != yaml.ScalarNode || f.Value.ShortTag() == "!!null" {
-			errs.Add(file, f.Value.Line, name, "must be a string, got %s", diag.KindName(f.Value))
-			continue
-		}
-		vals[f.Key.Value] = strings.TrimSpace(f.Value.Value)
-	}
-	return vals, lines
-}
-
 func parseExceptions(file string, n *yaml.Node, project string, cells []string, errs *diag.List) []Exception {
 	if n.Kind != yaml.SequenceNode {
 		errs.Add(file, n.Line, "exceptions", "must be a list of {cell, key, reason}, got %s", diag.KindName(n))
@@ -163,7 +143,7 @@ func parseExceptions(file string, n *yaml.Node, project string, cells []string, 
 	first := map[[2]string]int{}
 	for i, item := range n.Content {
 		field := fmt.Sprintf("exceptions[%d]", i)
-		v, lines := entry(file, field, item, []string{"cell", "key", "reason"}, errs)
+		v, lines := diag.StringFields(file, field, item, []string{"cell", "key", "reason"}, errs)
 		line := func(k string) int {
 			if l, ok := lines[k]; ok {
 				return l
@@ -229,7 +209,7 @@ func parseIgnores(file string, n *yaml.Node, errs *diag.List) []Ignore {
 	first := map[[2]string]int{}
 	for i, item := range n.Content {
 		field := fmt.Sprintf("cloud.ignore[%d]", i)
-		v, lines := entry(file, field, item, []string{"type", "property", "reason"}, errs)
+		v, lines := diag.StringFields(file, field, item, []string{"type", "property", "reason"}, errs)
 		line := func(k string) int {
 			if l, ok := lines[k]; ok {
 				return l

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io/fs"
 	"path/filepath"
-	"slices"
 	"sort"
 	"strings"
 
@@ -119,20 +118,7 @@ func parseShared(file string, n *yaml.Node, errs *diag.List) []Declaration {
 	first := map[string]int{}
 	for i, item := range n.Content {
 		field := fmt.Sprintf("shared[%d]", i)
-		vals, lines := map[string]string{}, map[string]int{}
-		for _, f := range diag.Pairs(file, field, item, errs) {
-			name := diag.Join(field, f.Key.Value)
-			if !slices.Contains(declFields, f.Key.Value) {
-				errs.Add(file, f.Key.Line, name, "unknown key (allowed: %s)", strings.Join(declFields, ", "))
-				continue
-			}
-			lines[f.Key.Value] = f.Key.Line
-			if f.Value.Kind != yaml.ScalarNode || f.Value.ShortTag() == "!!null" {
-				errs.Add(file, f.Value.Line, name, "must be a string, got %s", diag.KindName(f.Value))
-				continue
-			}
-			vals[f.Key.Value] = strings.TrimSpace(f.Value.Value)
-		}
+		vals, lines := diag.StringFields(file, field, item, declFields, errs)
 		if item.Kind != yaml.MappingNode {
 			continue // Pairs said so
 		}
