@@ -1,6 +1,7 @@
 package cellmodule
 
 import (
+	"fmt"
 	"reflect"
 	"sort"
 	"strings"
@@ -211,6 +212,13 @@ func TestMigrationOutputs(t *testing.T) {
 		gotNorm := map[string]any{}
 		for k, e := range m {
 			gotNorm[k] = normalizeDeep(e)
+		}
+		// The render registers subnets in no fixed order: the output must
+		// hold the cell's private subnets, whatever order they came in.
+		for _, mm := range []map[string]any{gotNorm, want} {
+			if l, ok := mm["subnets"].([]any); ok {
+				sort.Slice(l, func(i, j int) bool { return fmt.Sprint(l[i]) < fmt.Sprint(l[j]) })
+			}
 		}
 		if !reflect.DeepEqual(gotNorm, want) {
 			t.Errorf("%s: migration output\n got %v\nwant %v", s.ID, gotNorm, want)
