@@ -20,6 +20,9 @@ import (
 	"github.com/pulumi/pulumi/sdk/v3/go/common/apitype"
 	"github.com/pulumi/pulumi/sdk/v3/go/common/resource/config"
 	"github.com/pulumi/pulumi/sdk/v3/go/pulumi"
+	pulumirpc "github.com/pulumi/pulumi/sdk/v3/proto/go"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials/insecure"
 
 	"github.com/cellctl/cellctl/internal/cloud"
 	"github.com/cellctl/cellctl/internal/fleet"
@@ -78,7 +81,43 @@ func newFakeCLI(t *testing.T) *fakeCLI {
 	return &fakeCLI{t: t, project: "cells", history: map[string][]map[string]any{}, remote: map[string]string{}}
 }
 
-func (f *fakeCLI) Version() semver.Version { return semver.MustParse("3.200.0") }
+// Version is the CLI the project builds (`make pulumi`): past 3.205 the
+// SDK takes engine events over its gRPC events server, not by tailing a
+// file — the file tail (nxadm/tail) can stop at the caller's Close
+// before it reads what was appended last, losing the preview's summary
+// under load.
+func (f *fakeCLI) Version() semver.Version { return semver.MustParse("3.274.1") }
+
+// streamEvents sends events to the SDK's events server as the pulumi CLI
+// does (`--event-log tcp://localhost:PORT`), and closes the stream so
+// the SDK has every event before the command returns.
+func streamEvents(target string, evs []apitype.EngineEvent) error {
+	addr, ok := strings.CutPrefix(target, "tcp://")
+	if !ok {
+		return fmt.Errorf("--event-log %q: the SDK of a CLI past 3.205 passes tcp://host:port", target)
+	}
+	conn, err := grpc.NewClient(addr, grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err != nil {
+		return err
+	}
+	defer conn.Close()
+	stream, err := pulumirpc.NewEventsClient(conn).StreamEvents(context.Background())
+	if err != nil {
+		return err
+	}
+	for i, ev := range evs {
+		ev.Sequence, ev.Timestamp = i+1, int(time.Now().Unix())
+		line, err := json.Marshal(ev)
+		if err != nil {
+			return err
+		}
+		if err := stream.Send(&pulumirpc.EventRequest{Event: string(line)}); err != nil {
+			return err
+		}
+	}
+	_, err = stream.CloseAndRecv()
+	return err
+}
 
 func (c *fakeCall) flag(name string) (string, bool) {
 	for i, a := range c.Args {
@@ -370,11 +409,6 @@ func (f *fakeCLI) outputs(root string, c *fakeCall) string {
 // operate runs an engine operation: the lock first, as pulumi takes it.
 func (f *fakeCLI) operate(root string, c *fakeCall) (string, string, int) {
 	logPath, hasLog := c.flag("--event-log")
-	if hasLog {
-		if err := os.WriteFile(logPath, nil, 0o644); err != nil {
-			f.t.Errorf("fake pulumi: %v", err)
-		}
-	}
 	if _, ok := f.latest(root, c.Stack); !ok {
 		return "", fmt.Sprintf("error: no stack named '%s' found\n", c.Stack), 255
 	}
@@ -386,29 +420,11 @@ func (f *fakeCLI) operate(root string, c *fakeCall) (string, string, int) {
 		res = f.op(c)
 	}
 	if hasLog {
-		var buf bytes.Buffer
 		evs := append([]apitype.EngineEvent(nil), res.Events...)
 		if c.Verb == "preview" || c.has("--preview-only") {
 			evs = append(evs, apitype.EngineEvent{SummaryEvent: &apitype.SummaryEvent{ResourceChanges: res.Summary, IsPreview: true}})
 		}
-		for i, ev := range evs {
-			ev.Sequence, ev.Timestamp = i+1, int(time.Now().Unix())
-			line, _ := json.Marshal(ev)
-			buf.Write(line)
-			buf.WriteByte('\n')
-		}
-		// Appended to the log created above, as pulumi writes it: a
-		// second truncating write races the SDK's tail of the file (it
-		// may take the truncation for a rotation and skip what follows,
-		// losing every event under load).
-		lf, err := os.OpenFile(logPath, os.O_WRONLY|os.O_APPEND, 0)
-		if err == nil {
-			_, err = lf.Write(buf.Bytes())
-			if cerr := lf.Close(); err == nil {
-				err = cerr
-			}
-		}
-		if err != nil {
+		if err := streamEvents(logPath, evs); err != nil {
 			f.t.Errorf("fake pulumi: %v", err)
 		}
 	}
