@@ -408,7 +408,8 @@ func (f *fakeCLI) outputs(root string, c *fakeCall) string {
 
 // operate runs an engine operation: the lock first, as pulumi takes it.
 func (f *fakeCLI) operate(root string, c *fakeCall) (string, string, int) {
-	logPath, hasLog := c.flag("--event-log")
+	eventLog, hasLog := c.flag("--event-log")
+	preview := c.Verb == "preview" || c.has("--preview-only")
 	if _, ok := f.latest(root, c.Stack); !ok {
 		return "", fmt.Sprintf("error: no stack named '%s' found\n", c.Stack), 255
 	}
@@ -421,14 +422,13 @@ func (f *fakeCLI) operate(root string, c *fakeCall) (string, string, int) {
 	}
 	if hasLog {
 		evs := append([]apitype.EngineEvent(nil), res.Events...)
-		if c.Verb == "preview" || c.has("--preview-only") {
+		if preview {
 			evs = append(evs, apitype.EngineEvent{SummaryEvent: &apitype.SummaryEvent{ResourceChanges: res.Summary, IsPreview: true}})
 		}
-		if err := streamEvents(logPath, evs); err != nil {
+		if err := streamEvents(eventLog, evs); err != nil {
 			f.t.Errorf("fake pulumi: %v", err)
 		}
 	}
-	preview := c.Verb == "preview" || c.has("--preview-only")
 	if !preview {
 		if res.Deployment != nil && res.Code == 0 {
 			f.writeLatest(root, c.Stack, res.Deployment)
