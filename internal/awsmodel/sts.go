@@ -45,8 +45,9 @@ var (
 	roleARNRe = regexp.MustCompile(`^arn:(aws|aws-cn|aws-us-gov|aws-iso|aws-iso-b):iam::(\d{12}):role(/|/[\x21-\x7e]*/)([\w+=,.@-]{1,64})$`)
 	// RoleSessionName: 2–64 characters of [\w+=,.@-].
 	roleSessionNameRe = regexp.MustCompile(`^[\w+=,.@-]{2,64}$`)
-	// ExternalId: 2–1224 characters of [\w+=,.@:/-].
-	externalIDRe = regexp.MustCompile(`^[\w+=,.@:/-]{2,1224}$`)
+	// ExternalId: 2–1224 characters of [\w+=,.@:/-]; the length is
+	// checked apart (RE2 caps a repeat count at 1000).
+	externalIDRe = regexp.MustCompile(`^[\w+=,.@:/-]+$`)
 	rolePathSeg  = regexp.MustCompile(`^[\w+=,.@-]+$`)
 )
 
@@ -92,7 +93,7 @@ func CheckRoleSessionName(s string) error {
 
 // CheckExternalID applies AssumeRole's ExternalId constraints.
 func CheckExternalID(s string) error {
-	if !externalIDRe.MatchString(s) {
+	if len(s) < 2 || len(s) > 1224 || !externalIDRe.MatchString(s) {
 		return fmt.Errorf("external id must be 2-1224 letters, digits and +=,.@:/_- (STS AssumeRole ExternalId)")
 	}
 	return nil

@@ -40,7 +40,8 @@ func TestAssumeRoleParameterConstraints(t *testing.T) {
 		CheckRoleSessionName(strings.Repeat("s", 65)) == nil {
 		t.Error("RoleSessionName: 2-64 of [\\w+=,.@-]")
 	}
-	if CheckExternalID("tenant:42/ok") != nil || CheckExternalID("x") == nil || CheckExternalID("has space") == nil {
+	if CheckExternalID("tenant:42/ok") != nil || CheckExternalID("x") == nil || CheckExternalID("has space") == nil ||
+		CheckExternalID(strings.Repeat("e", 1224)) != nil || CheckExternalID(strings.Repeat("e", 1225)) == nil {
 		t.Error("ExternalId: 2-1224 of [\\w+=,.@:/-]")
 	}
 	if CheckRoleSessionSeconds(900) != nil || CheckRoleSessionSeconds(43200) != nil || CheckRoleSessionSeconds(899) == nil || CheckRoleSessionSeconds(43201) == nil {
