@@ -56,6 +56,9 @@ type Fleet struct {
 	// Routing is the tenant routing table (stacks/routing.json); nil when
 	// the fleet has no router yet.
 	Routing *router.Table
+	// baseAccount is the baseline's account settings (Pulumi.yaml's
+	// aws:assumeRole, aws:profile, account lists, cells:account).
+	baseAccount accountSettings
 }
 
 // Cell is one cell of the fleet with where its settings came from.
@@ -74,6 +77,8 @@ type Cell struct {
 	// HasOriginVerifyNext says it also holds a second accepted value (a
 	// rotation in progress).
 	HasOriginVerifyNext bool
+	// access is where the cell lives (Access): its account and role.
+	access Access
 }
 
 // StackName is the Pulumi stack of the cell.
@@ -121,6 +126,8 @@ type Router struct {
 	// attach as a second pass right after a first create); the loader
 	// never sets it, so an offline render shows what a first up creates.
 	AttachDeploymentPolicy bool
+	// access is where the router stack lives (Access).
+	access Access
 }
 
 // Router defaults.

@@ -317,9 +317,15 @@ func (l *loader) loadProjectFile(f *Fleet, data []byte) map[string]int {
 				l.errs.Add(ProjectFile, p.Key.Line, full, "secrets cannot be set in %s: set it per stack with `pulumi config set --secret %s` (cellctl up does this for you)", ProjectFile, full)
 				continue
 			}
+			if key == AccountKey {
+				if l.accountKey(&f.baseAccount, ProjectFile, full, value) {
+					lines[full] = p.Key.Line
+				}
+				continue
+			}
 			k, ok := spec.Lookup(key)
 			if !ok {
-				l.errs.Add(ProjectFile, p.Key.Line, full, "unknown key (allowed: %s)", strings.Join(prefixed(f.Project, spec.Names()), ", "))
+				l.errs.Add(ProjectFile, p.Key.Line, full, "unknown key (allowed: %s)", strings.Join(prefixed(f.Project, append(spec.Names(), AccountKey)), ", "))
 				continue
 			}
 			if k.Scope == spec.CellOnly {
@@ -335,6 +341,8 @@ func (l *loader) loadProjectFile(f *Fleet, data []byte) map[string]int {
 					f.Baseline.Region = r
 					lines[full] = p.Key.Line
 				}
+			} else if l.accountKey(&f.baseAccount, ProjectFile, full, value) {
+				lines[full] = p.Key.Line
 			} else if !contains(awsKeys, key) {
 				l.errs.Add(ProjectFile, p.Key.Line, full, "unknown aws provider key (allowed: %s)", strings.Join(prefixed("aws", awsKeys), ", "))
 			}
@@ -406,10 +414,17 @@ func (l *loader) loadCell(f *Fleet, id, file string, data []byte) *Cell {
 	c := &Cell{Cell: f.Baseline, File: file, Lines: map[string]int{}}
 	c.ID = id
 	c.Index = -1
+	var own accountSettings
 	parsed := l.stackConfig(f, file, data, func(ns, key, full string, k, v *yaml.Node) {
 		c.Lines[full] = k.Line
 		switch ns {
 		case f.Project:
+			if key == AccountKey {
+				if l.accountKey(&own, file, full, v) {
+					c.Overrides = append(c.Overrides, full)
+				}
+				return
+			}
 			if key == OriginVerifyKey {
 				c.HasOriginVerifySecret = l.secret(file, full, v)
 				return
@@ -420,7 +435,7 @@ func (l *loader) loadCell(f *Fleet, id, file string, data []byte) *Cell {
 			}
 			sk, ok := spec.Lookup(key)
 			if !ok {
-				l.errs.Add(file, k.Line, full, "unknown key (allowed: %s)", strings.Join(prefixed(f.Project, append(spec.Names(), OriginVerifyKey)), ", "))
+				l.errs.Add(file, k.Line, full, "unknown key (allowed: %s)", strings.Join(prefixed(f.Project, append(spec.Names(), OriginVerifyKey, AccountKey)), ", "))
 				return
 			}
 			if l.setKey(&c.Cell, sk, file, full, v) && sk.Scope != spec.CellOnly {
@@ -432,6 +447,8 @@ func (l *loader) loadCell(f *Fleet, id, file string, data []byte) *Cell {
 					c.Region = r
 					c.Overrides = append(c.Overrides, full)
 				}
+			} else if l.accountKey(&own, file, full, v) {
+				c.Overrides = append(c.Overrides, full)
 			} else if !contains(awsKeys, key) {
 				l.errs.Add(file, k.Line, full, "unknown aws provider key (allowed: %s)", strings.Join(prefixed("aws", awsKeys), ", "))
 			}
@@ -442,6 +459,7 @@ func (l *loader) loadCell(f *Fleet, id, file string, data []byte) *Cell {
 	if !parsed {
 		return nil
 	}
+	c.access, _ = l.resolveAccess(file, f.baseAccount, own)
 	missing := func(key, what string) {
 		l.errs.Add(file, 0, key, "missing: %s", what)
 	}
@@ -483,6 +501,7 @@ func (l *loader) loadRouter(f *Fleet, file string, data []byte) *Router {
 	before := l.errs.Len()
 	r := &Router{File: file, Region: f.Baseline.Region, TenantHeader: DefaultTenantHeader,
 		PriceClass: DefaultPriceClass, FleetBucket: f.Baseline.FleetBucket, EdgeMemoryMB: edge.DefaultMemoryMB, Lines: map[string]int{}}
+	var own accountSettings
 	parsed := l.stackConfig(f, file, data, func(ns, key, full string, k, v *yaml.Node) {
 		r.Lines[full] = k.Line
 		switch {
@@ -490,6 +509,7 @@ func (l *loader) loadRouter(f *Fleet, file string, data []byte) *Router {
 			if reg, ok := l.region(file, full, v); ok {
 				r.Region = reg
 			}
+		case (ns == "aws" || ns == f.Project) && l.accountKey(&own, file, full, v):
 		case ns == "aws" && contains(awsKeys, key):
 		case ns == f.Project && key == OriginVerifyKey:
 			r.HasOriginVerifySecret = l.secret(file, full, v)
@@ -557,6 +577,7 @@ func (l *loader) loadRouter(f *Fleet, file string, data []byte) *Router {
 	if !parsed {
 		return nil
 	}
+	r.access, _ = l.resolveAccess(file, f.baseAccount, own)
 	if r.Region == "" {
 		l.errs.Add(file, 0, "aws:region", "missing: set it in this stack file or as the fleet baseline in %s", ProjectFile)
 	}
