@@ -14,12 +14,15 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"sync"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/aws/retry"
 	"github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/credentials"
+	"github.com/aws/aws-sdk-go-v2/credentials/stscreds"
+	"github.com/aws/aws-sdk-go-v2/service/sts"
 )
 
 // DefaultMaxAttempts is how many times a call is tried before a throttling
@@ -44,6 +47,11 @@ type Target struct {
 	AccessKeyID, SecretAccessKey, SessionToken string
 	// Profile selects a shared-config profile on AWS ("" = default chain).
 	Profile string
+	// Role, when set, is assumed on top of the credentials above (the
+	// profile, the chain or the static keys): a cell in another account
+	// is read with that account's role, as its stack's provider
+	// (aws:assumeRole) deploys it.
+	Role Role
 	// MaxAttempts bounds retries (0 = DefaultMaxAttempts).
 	MaxAttempts int
 	// MaxBackoff caps the wait between attempts (0 = the SDK's 20s).
@@ -51,6 +59,19 @@ type Target struct {
 	MaxBackoff time.Duration
 	// HTTPClient overrides the transport (nil = the SDK's default).
 	HTTPClient *http.Client
+}
+
+// Role is an IAM role the readers assume through STS.
+type Role struct {
+	// ARN is the role; "" means none.
+	ARN string
+	// SessionName names the session in the account's CloudTrail.
+	SessionName string
+	// ExternalID is the id the role's trust policy requires, if any.
+	ExternalID string
+	// Duration is the session's length (0 = STS's default, one hour); the
+	// credentials are refreshed before they expire.
+	Duration time.Duration
 }
 
 // Sim returns the Target of the simulator's loopback endpoint.
@@ -94,7 +115,7 @@ func (t Target) Config(ctx context.Context) (aws.Config, error) {
 		if t.HTTPClient != nil {
 			cfg.HTTPClient = t.HTTPClient
 		}
-		return cfg, nil
+		return t.assume(cfg), nil
 	}
 	opts := []func(*config.LoadOptions) error{config.WithRegion(t.Region), config.WithRetryer(retryer)}
 	if t.Profile != "" {
@@ -107,5 +128,64 @@ func (t Target) Config(ctx context.Context) (aws.Config, error) {
 	if err != nil {
 		return aws.Config{}, fmt.Errorf("loading AWS configuration for %s: %w", t.Region, err)
 	}
-	return cfg, nil
+	return t.assume(cfg), nil
+}
+
+// roleKey names one assumed-role session: the base credentials (by
+// endpoint, key id and profile, never the secret) and the role's settings.
+type roleKey struct {
+	endpoint, accessKeyID, profile string
+	role                           Role
+}
+
+// roleCreds shares one credentials cache per assumed-role session across
+// every reader built in the process: a deploy's gates, health and
+// migrations build readers per cell and poll, and each AssumeRole call is
+// a round trip STS throttles per account.
+var roleCreds sync.Map // roleKey → *aws.CredentialsCache
+
+// assume swaps cfg's credentials for the role's when Role is set.
+func (t Target) assume(cfg aws.Config) aws.Config {
+	if t.Role.ARN == "" {
+		return cfg
+	}
+	key := roleKey{endpoint: t.Endpoint, accessKeyID: t.AccessKeyID, profile: t.Profile, role: t.Role}
+	if c, ok := roleCreds.Load(key); ok {
+		cfg.Credentials = c.(*aws.CredentialsCache)
+		return cfg
+	}
+	role := t.Role
+	provider := stscreds.NewAssumeRoleProvider(sts.NewFromConfig(cfg), role.ARN, func(o *stscreds.AssumeRoleOptions) {
+		o.RoleSessionName = role.SessionName
+		if role.ExternalID != "" {
+			o.ExternalID = aws.String(role.ExternalID)
+		}
+		if role.Duration > 0 {
+			o.Duration = role.Duration
+		}
+	})
+	c, _ := roleCreds.LoadOrStore(key, aws.NewCredentialsCache(provider))
+	cfg.Credentials = c.(*aws.CredentialsCache)
+	return cfg
+}
+
+// Identity is who a Target's credentials are: what STS GetCallerIdentity
+// answers.
+type Identity struct {
+	Account, ARN string
+}
+
+// CallerIdentity asks STS who t's credentials are. With a Role it is the
+// proof the role can be assumed: the call signs with the assumed
+// credentials, so a refused AssumeRole is its error.
+func CallerIdentity(ctx context.Context, t Target) (Identity, error) {
+	cfg, err := t.Config(ctx)
+	if err != nil {
+		return Identity{}, err
+	}
+	out, err := sts.NewFromConfig(cfg).GetCallerIdentity(ctx, &sts.GetCallerIdentityInput{})
+	if err != nil {
+		return Identity{}, err
+	}
+	return Identity{Account: aws.ToString(out.Account), ARN: aws.ToString(out.Arn)}, nil
 }
