@@ -107,3 +107,11 @@ func compareDeployed(c *fleet.Cell, outs map[string]any) error {
 // created, its fifth Elastic IP refused) has a stack with no outputs. Such
 // a cell is still being created: the quota preflight checks it again.
 func neverCompleted(outs map[string]any) bool { return len(outs) == 0 }
+
+// AccessChecker is an engine that can prove, before any stack runs, that
+// the accounts the stacks live in can be reached as their stack files
+// say (cloud.Bundle.CheckAccess): a cell whose role cannot be assumed is
+// refused with every other stack of the run, before anything is created.
+type AccessChecker interface {
+	CheckAccess(ctx context.Context, fl *fleet.Fleet, stacks []string) error
+}

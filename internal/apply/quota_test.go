@@ -4,8 +4,11 @@ import (
 	"context"
 	"errors"
 	"reflect"
+	"slices"
+	"strings"
 	"testing"
 
+	"github.com/cellctl/cellctl/internal/fleet"
 	"github.com/cellctl/cellctl/internal/outcome"
 )
 
@@ -68,5 +71,42 @@ func TestHalfCreatedCellIsQuotaCheckedAgain(t *testing.T) {
 	}
 	if !reflect.DeepEqual(asked, []string{"cell-a"}) || len(d.runs) != 0 {
 		t.Errorf("asked %v, runs %v: the half-created cell must be checked before it runs again", asked, d.runs)
+	}
+}
+
+// accessEngine is a deployedEngine that refuses the accounts of some
+// stacks, as cloud.Bundle.CheckAccess does for a role it cannot assume.
+type accessEngine struct {
+	*deployedEngine
+	refuse string
+	asked  []string
+}
+
+func (a *accessEngine) CheckAccess(_ context.Context, _ *fleet.Fleet, stacks []string) error {
+	a.asked = stacks
+	if slices.Contains(stacks, a.refuse) {
+		return errors.New(a.refuse + ": IAM Role (arn:aws:iam::222233334444:role/deploy) cannot be assumed")
+	}
+	return nil
+}
+
+// One cell whose role cannot be assumed refuses the whole up before any
+// stack runs: no other cell is touched, nothing is created.
+func TestUpRefusesAnUnreachableAccountBeforeAnyRun(t *testing.T) {
+	d := &deployedEngine{outputs: map[string]map[string]any{"cell-a": {"cellId": "a"}}}
+	a := &accessEngine{deployedEngine: d, refuse: "cell-c"}
+	env := deployedEnv(t, d)
+	env.Engine = func() (Engine, error) { return a, nil }
+	env.QuotaCheck = func(context.Context, []string) error { t.Error("the quota check ran after an access refusal"); return nil }
+	_, err := Up(context.Background(), env, Options{})
+	var refused *RefusedError
+	if !errors.As(err, &refused) || !strings.Contains(err.Error(), "role/deploy") {
+		t.Fatalf("up returned %v, want a refusal naming the role", err)
+	}
+	if !slices.Contains(a.asked, "cell-c") || !slices.Contains(a.asked, "router") {
+		t.Errorf("access checked for %v, want every stack of the run", a.asked)
+	}
+	if len(d.runs) != 0 || d.prepared != 0 {
+		t.Errorf("after an access refusal the engine ran %v (prepared %d), want nothing", d.runs, d.prepared)
 	}
 }

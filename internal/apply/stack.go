@@ -34,8 +34,10 @@ func (e *RefusedError) Unwrap() error { return e.Err }
 //  2. offline render and isolation audit of the fleet exactly as the runs
 //     will see it (each request's inputs applied: a rollback's recorded
 //     configuration, a canary step's traffic split);
-//  3. a deployed cell's index and region are immutable;
-//  4. quota preflight of the cells an up would create (env.QuotaCheck).
+//  3. every account the stacks live in can be reached: each role they
+//     assume is assumed once (an engine that is an AccessChecker);
+//  4. a deployed cell's index and region are immutable;
+//  5. quota preflight of the cells an up would create (env.QuotaCheck).
 //
 // The origin-verify secret is ensured when the change runs (execute,
 // Runner), after every gate passed: a refused change writes nothing.
@@ -86,6 +88,11 @@ func check(ctx context.Context, env *Env, reqs []stackrun.Request, allowRelease 
 	eng, err := connect()
 	if err != nil || eng == nil {
 		return nil, nil, err
+	}
+	if a, ok := eng.(AccessChecker); ok && len(names) > 0 {
+		if err := a.CheckAccess(ctx, genv.Fleet, names); err != nil {
+			return nil, nil, &RefusedError{Stacks: names, Err: err}
+		}
 	}
 	if r, ok := eng.(DeployedReader); ok {
 		if err := immutable(ctx, &genv, r, names); err != nil {
