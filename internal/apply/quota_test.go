@@ -97,7 +97,10 @@ func TestUpRefusesAnUnreachableAccountBeforeAnyRun(t *testing.T) {
 	a := &accessEngine{deployedEngine: d, refuse: "cell-c"}
 	env := deployedEnv(t, d)
 	env.Engine = func() (Engine, error) { return a, nil }
-	env.QuotaCheck = func(context.Context, []string) error { t.Error("the quota check ran after an access refusal"); return nil }
+	env.QuotaCheck = func(context.Context, []string) error {
+		t.Error("the quota check ran after an access refusal")
+		return nil
+	}
 	_, err := Up(context.Background(), env, Options{})
 	var refused *RefusedError
 	if !errors.As(err, &refused) || !strings.Contains(err.Error(), "role/deploy") {
