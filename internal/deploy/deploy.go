@@ -52,8 +52,9 @@ type Env struct {
 	// offline render and isolation audit, immutable index and region —
 	// and readies the engine (provider plugin); nil: nothing to do.
 	Prepare func(ctx context.Context, reqs []stackrun.Request) error
-	// Reader returns the CloudWatch reader of a region.
-	Reader func(ctx context.Context, region string) (gate.Reader, error)
+	// Reader returns the CloudWatch reader of an account and region (a
+	// cell's Access: its role, its region).
+	Reader func(ctx context.Context, a fleet.Access) (gate.Reader, error)
 	// Store keeps rollout records and the fleet's rollout lock.
 	Store executor.Store
 	// Abandon breaks the lock of a dead rollout; it returns a description

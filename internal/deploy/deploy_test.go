@@ -110,7 +110,7 @@ func (c *cloud) MetricData(_ context.Context, q gate.MetricQuery) ([]gate.Series
 func env(t *testing.T, fl *fleet.Fleet, c *cloud) *Env {
 	return &Env{
 		Fleet: fl, Runner: c, Outputs: c.Outputs,
-		Reader: func(context.Context, string) (gate.Reader, error) { return c, nil },
+		Reader: func(context.Context, fleet.Access) (gate.Reader, error) { return c, nil },
 		Store:  backend.New(rollout.NewStore(memblob.OpenBucket(nil))),
 	}
 }

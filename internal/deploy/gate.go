@@ -13,44 +13,54 @@ import (
 )
 
 // RegionalGate is the executor's Gate for a fleet whose cells may live in
-// several regions: CloudWatch is regional, so each poll's cells are read
-// through their own region's reader (fromwaves.Gate does the judging). A
-// region whose reader cannot be built breaches its cells: the gate fails
-// closed.
+// several accounts and regions: CloudWatch is regional and per account,
+// so each poll's cells are read through the reader of their own Access —
+// their account's role, their region — (fromwaves.Gate does the judging).
+// An Access whose reader cannot be built (a role that cannot be assumed)
+// breaches its cells: the gate fails closed.
 type RegionalGate struct {
 	Fleet   *fleet.Fleet
 	Plan    *waves.Plan
-	Reader  func(ctx context.Context, region string) (gate.Reader, error)
+	Reader  func(ctx context.Context, a fleet.Access) (gate.Reader, error)
 	Outputs func(ctx context.Context, stack string) (map[string]any, error)
 }
 
 // Check implements executor.Gate.
 func (g *RegionalGate) Check(ctx context.Context, q executor.GateQuery) ([]executor.Verdict, error) {
-	byRegion := map[string][]string{}
+	byAccess := map[fleet.Access][]string{}
+	var order []fleet.Access
 	for _, cell := range q.Cells {
-		region := ""
+		var a fleet.Access
 		if c := g.Fleet.Cell(cell); c != nil {
-			region = c.Region
+			a = c.Access()
 		}
-		byRegion[region] = append(byRegion[region], cell)
+		if _, seen := byAccess[a]; !seen {
+			order = append(order, a)
+		}
+		byAccess[a] = append(byAccess[a], cell)
 	}
-	regions := make([]string, 0, len(byRegion))
-	for r := range byRegion {
-		regions = append(regions, r)
-	}
-	sort.Strings(regions)
+	sort.SliceStable(order, func(i, j int) bool {
+		if order[i].Account != order[j].Account {
+			return order[i].Account < order[j].Account
+		}
+		return order[i].Region < order[j].Region
+	})
 	var out []executor.Verdict
-	for _, region := range regions {
-		cells := byRegion[region]
+	for _, a := range order {
+		cells := byAccess[a]
 		var reader gate.Reader
 		err := fmt.Errorf("cell %s is not in the fleet", cells[0])
-		if region != "" {
-			reader, err = g.Reader(ctx, region)
+		if a.Region != "" {
+			reader, err = g.Reader(ctx, a)
 		}
 		if err != nil {
+			where := a.Region
+			if a.Account != "" {
+				where = "account " + a.Account + " " + a.Region
+			}
 			for _, c := range cells {
 				out = append(out, executor.Verdict{Cell: c, Decision: waves.Breached, Breach: &executor.Breach{
-					Cell: c, Signal: executor.SignalGate, Reading: fmt.Sprintf("cannot read CloudWatch in %s: %v", region, err)}})
+					Cell: c, Signal: executor.SignalGate, Reading: fmt.Sprintf("cannot read CloudWatch in %s: %v", where, err)}})
 			}
 			continue
 		}

@@ -29,8 +29,20 @@ const (
 	KindRouter = "router"
 )
 
-// Account is the placeholder AWS account offline renders use.
+// Account is the placeholder AWS account offline renders use for a stack
+// that declares none (it runs in whatever account the caller's
+// credentials reach).
 const Account = "123456789012"
+
+// renderAccount is the account a stack's offline render builds its ARNs
+// in: the one it declares, else the placeholder. The shared-parts ledger
+// then sees a second account as the separate part it is.
+func renderAccount(declared string) string {
+	if declared != "" {
+		return declared
+	}
+	return Account
+}
 
 // PlaceholderSecret stands in for the origin-verify secret offline; it is a
 // Pulumi secret, so every report shows it as "[secret]".
@@ -44,12 +56,15 @@ type Report struct {
 
 // Stack is one rendered stack.
 type Stack struct {
-	Name      string         `json:"name"`
-	Kind      string         `json:"kind"`
-	Cell      string         `json:"cell,omitempty"`
-	Index     *int           `json:"index,omitempty"`
-	CIDR      string         `json:"cidr,omitempty"`
-	Region    string         `json:"region"`
+	Name   string `json:"name"`
+	Kind   string `json:"kind"`
+	Cell   string `json:"cell,omitempty"`
+	Index  *int   `json:"index,omitempty"`
+	CIDR   string `json:"cidr,omitempty"`
+	Region string `json:"region"`
+	// Account is the AWS account the stack lives in (its role's, or
+	// cells:account); "" is the caller's own (the default credentials').
+	Account   string         `json:"account,omitempty"`
 	Resources []Resource     `json:"resources"`
 	Outputs   map[string]any `json:"outputs"`
 
@@ -178,18 +193,19 @@ func mockOptions(f *fleet.Fleet, stack string) offline.Options {
 }
 
 func renderCell(f *fleet.Fleet, c *fleet.Cell, program pulumi.RunFunc) (*Stack, error) {
-	model := awsmodel.NewMock(awsmodel.Env{Partition: "aws", Account: Account, Region: c.Region})
+	account := c.Access().Account
+	model := awsmodel.NewMock(awsmodel.Env{Partition: "aws", Account: renderAccount(account), Region: c.Region})
 	s, err := run(mockOptions(f, c.ID), model, program)
 	if err != nil {
 		return nil, err
 	}
 	index := c.Index
-	s.Kind, s.Cell, s.Index, s.CIDR, s.Region = KindCell, c.ID, &index, c.CIDR(), c.Region
+	s.Kind, s.Cell, s.Index, s.CIDR, s.Region, s.Account = KindCell, c.ID, &index, c.CIDR(), c.Region, account
 	return s, nil
 }
 
 func renderRouter(f *fleet.Fleet, program pulumi.RunFunc, cells []*Stack) (*Stack, error) {
-	model := awsmodel.NewMock(awsmodel.Env{Partition: "aws", Account: Account, Region: f.Router.Region})
+	model := awsmodel.NewMock(awsmodel.Env{Partition: "aws", Account: renderAccount(f.Router.Access().Account), Region: f.Router.Region})
 	// Cells not rendered in this run still have outputs in a real backend;
 	// render them quietly so the router sees every cell.
 	have := map[string]*Stack{}
@@ -210,7 +226,7 @@ func renderRouter(f *fleet.Fleet, program pulumi.RunFunc, cells []*Stack) (*Stac
 	if err != nil {
 		return nil, err
 	}
-	s.Kind, s.Region = KindRouter, f.Router.Region
+	s.Kind, s.Region, s.Account = KindRouter, f.Router.Region, f.Router.Access().Account
 	return s, nil
 }
 

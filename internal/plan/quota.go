@@ -56,7 +56,7 @@ func QuotaDemand(stacks []*Stack) []Demand {
 			continue
 		}
 		s := region[r]
-		env := awsmodel.Env{Partition: "aws", Account: Account, Region: s.Region}
+		env := awsmodel.Env{Partition: "aws", Account: renderAccount(s.Account), Region: s.Region}
 		for _, u := range awsmodel.QuotaUsage(r.Type, env, r.Outputs, cloud) {
 			k := key{u.Code, u.Scope}
 			d := sums[k]

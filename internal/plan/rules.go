@@ -37,7 +37,7 @@ func (r *Report) Rules() []awsmodel.Violation {
 // the environment of the provider that creates it (the router's
 // us-east-1 provider, with its default tags).
 func auditResources(s *Stack) []awsmodel.AuditResource {
-	base := awsmodel.Env{Partition: "aws", Account: Account, Region: s.Region}
+	base := awsmodel.Env{Partition: "aws", Account: renderAccount(s.Account), Region: s.Region}
 	envs := map[string]awsmodel.Env{}
 	for _, r := range s.recorded {
 		if r.Type == awsmodel.ProviderType {

@@ -69,9 +69,10 @@ type Env struct {
 	Runner runplan.StackRunner
 	// Outputs reads a deployed stack's outputs.
 	Outputs func(ctx context.Context, stack string) (map[string]any, error)
-	// Reader returns the CloudWatch reader of a region; CloudFront's
-	// metrics are read in us-east-1 (signal.MetricsRegion).
-	Reader func(ctx context.Context, region string) (gate.Reader, error)
+	// Reader returns the CloudWatch reader of an account and region;
+	// CloudFront's metrics are read in the router's account in us-east-1
+	// (signal.MetricsRegion).
+	Reader func(ctx context.Context, a fleet.Access) (gate.Reader, error)
 	// Clock is the canary's one clock (nil: the wall clock).
 	Clock executor.Clock
 	// Log receives one line per step and poll (stderr).
@@ -735,7 +736,7 @@ func (c *run) bake(ctx context.Context, i int) error {
 	cr := c.canary()
 	st := cr.Phases[i]
 	phase := st.Kind
-	reader, err := c.env.Reader(ctx, signal.MetricsRegion)
+	reader, err := c.env.Reader(ctx, c.metricsAccess())
 	if err != nil {
 		return c.halt(ctx, phase, fmt.Sprintf("cannot read CloudWatch in %s: %v", signal.MetricsRegion, err),
 			"the canary could not be judged (its metrics were unreadable): fix the read, then run `cellctl router canary` again")
@@ -966,4 +967,13 @@ func tableVersion(outs map[string]any) int64 {
 		return 0
 	}
 	return int64(v)
+}
+
+// metricsAccess is where the edge metrics are read: the router's account
+// (the distributions are its own), in CloudFront's metrics region.
+func (c *run) metricsAccess() fleet.Access {
+	if f := c.env.Fleet; f != nil && f.Router != nil {
+		return f.Router.Access().InRegion(signal.MetricsRegion)
+	}
+	return fleet.Access{Region: signal.MetricsRegion}
 }

@@ -134,7 +134,7 @@ func newEnv(r *fakeRouter, e *edge) *Env {
 	return &Env{
 		Runner:  r,
 		Outputs: r.Outputs,
-		Reader:  func(context.Context, string) (gate.Reader, error) { return e, nil },
+		Reader:  func(context.Context, fleet.Access) (gate.Reader, error) { return e, nil },
 		Clock:   executortest.NewClock(time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)),
 		Token:   func() (string, error) { return "tok", nil },
 		Store:   newStore(),
@@ -215,7 +215,7 @@ func TestBreachInTheWeightedPhaseIsDiscardedToo(t *testing.T) {
 	e := &edge{requests: 5000, rate5xx: 0.1}
 	env := newEnv(r, e)
 	calls := 0
-	env.Reader = func(context.Context, string) (gate.Reader, error) {
+	env.Reader = func(context.Context, fleet.Access) (gate.Reader, error) {
 		calls++
 		if calls > 1 { // the weighted phase meets the real traffic and fails
 			return &edge{requests: 5000, rate5xx: 12}, nil
@@ -453,7 +453,7 @@ func TestKilledWhileDiscardingFinishesTheRevert(t *testing.T) {
 	_, _ = Run(context.Background(), env, Options{})
 	polled := 0
 	next := rerun(env)
-	next.Reader = func(context.Context, string) (gate.Reader, error) { polled++; return &edge{}, nil }
+	next.Reader = func(context.Context, fleet.Access) (gate.Reader, error) { polled++; return &edge{}, nil }
 	if _, err := Run(context.Background(), next, Options{}); !errors.As(err, &halted) || polled != 0 || r.staging != v1 {
 		t.Fatalf("%v, polled %d, staging %s", err, polled, r.staging)
 	}

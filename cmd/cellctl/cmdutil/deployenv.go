@@ -47,7 +47,7 @@ func (f *Factory) DeployEnv(ctx context.Context, fl *fleet.Fleet, events func(st
 		return nil, nil, err
 	}
 	var mu sync.Mutex
-	readers := map[string]gate.Reader{}
+	readers := map[fleet.Access]gate.Reader{}
 	// Every stack change of the rollout (a wave's update and
 	// rollback, the router canary's steps, the dry run's previews)
 	// goes through the apply path: its gates, then the engine with
@@ -69,13 +69,13 @@ func (f *Factory) DeployEnv(ctx context.Context, fl *fleet.Fleet, events func(st
 		Runner:     gated,
 		Outputs:    func(ctx context.Context, stack string) (map[string]any, error) { return outputs(ctx, eng, stack) },
 		Prepare:    gated.Prepare,
-		Reader: func(ctx context.Context, region string) (gate.Reader, error) {
+		Reader: func(ctx context.Context, a fleet.Access) (gate.Reader, error) {
 			mu.Lock()
 			defer mu.Unlock()
-			if r, ok := readers[region]; ok {
+			if r, ok := readers[a]; ok {
 				return r, nil
 			}
-			t, err := bundle.Target(ctx, region)
+			t, err := bundle.TargetOf(ctx, a)
 			if err != nil {
 				return nil, err
 			}
@@ -84,7 +84,7 @@ func (f *Factory) DeployEnv(ctx context.Context, fl *fleet.Fleet, events func(st
 				return nil, err
 			}
 			r := &deploy.CloudWatchReader{CW: cw}
-			readers[region] = r
+			readers[a] = r
 			return r, nil
 		},
 		Preview: func(ctx context.Context, cell string, cfg spec.Cell) ([]stackrun.Change, error) {
@@ -108,14 +108,18 @@ func (f *Factory) DeployEnv(ctx context.Context, fl *fleet.Fleet, events func(st
 		},
 		Log: f.IO.ErrOut,
 	}
-	var runners sync.Map // region → *awsapi.ECS
+	var runners sync.Map // fleet.Access → *awsapi.ECS
 	env.Migrator = &ecsmigrator.Migrator{
 		Outputs: env.Outputs,
-		Runner: func(ctx context.Context, region string) (ecsmigrator.TaskRunner, error) {
-			if r, ok := runners.Load(region); ok {
+		Runner: func(ctx context.Context, cell, region string) (ecsmigrator.TaskRunner, error) {
+			a := fleet.Access{Region: region}
+			if c := fl.Cell(cell); c != nil {
+				a = c.Access().InRegion(region)
+			}
+			if r, ok := runners.Load(a); ok {
 				return r.(*awsapi.ECS), nil
 			}
-			t, err := bundle.Target(ctx, region)
+			t, err := bundle.TargetOf(ctx, a)
 			if err != nil {
 				return nil, err
 			}
@@ -123,7 +127,7 @@ func (f *Factory) DeployEnv(ctx context.Context, fl *fleet.Fleet, events func(st
 			if err != nil {
 				return nil, err
 			}
-			r, _ := runners.LoadOrStore(region, e)
+			r, _ := runners.LoadOrStore(a, e)
 			return r.(*awsapi.ECS), nil
 		},
 	}

@@ -190,6 +190,12 @@ func printPlan(io *iostreams.IOStreams, r *Rendered) error {
 	out := io.Out
 	var rows [][]string
 	total := 0
+	// The ACCOUNT column appears once any stack names its account: a
+	// single-account fleet reads as it always did.
+	accounts := false
+	for _, st := range report.Stacks {
+		accounts = accounts || st.Account != ""
+	}
 	for _, st := range report.Stacks {
 		index, cidr := "-", "-"
 		if st.Index != nil {
@@ -197,9 +203,17 @@ func printPlan(io *iostreams.IOStreams, r *Rendered) error {
 			cidr = st.CIDR
 		}
 		total += len(st.Resources)
-		rows = append(rows, []string{st.Name, st.Kind, index, cidr, st.Region, fmt.Sprint(len(st.Resources)), shape(fl, st)})
+		row := []string{st.Name, st.Kind, index, cidr}
+		if accounts {
+			row = append(row, fleet.Access{Account: st.Account}.AccountLabel())
+		}
+		rows = append(rows, append(row, st.Region, fmt.Sprint(len(st.Resources)), shape(fl, st)))
 	}
-	fmt.Fprint(out, s.Table([]string{"STACK", "KIND", "INDEX", "CIDR", "REGION", "RESOURCES", "SHAPE"}, rows))
+	header := []string{"STACK", "KIND", "INDEX", "CIDR"}
+	if accounts {
+		header = append(header, "ACCOUNT")
+	}
+	fmt.Fprint(out, s.Table(append(header, "REGION", "RESOURCES", "SHAPE"), rows))
 	if r.Resources {
 		for _, st := range report.Stacks {
 			fmt.Fprintf(out, "\n%s\n", s.Bold(st.Name))

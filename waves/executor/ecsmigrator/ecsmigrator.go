@@ -30,8 +30,9 @@ type TaskRunner interface {
 type Migrator struct {
 	// Outputs reads a cell stack's outputs as deployed.
 	Outputs func(ctx context.Context, stack string) (map[string]any, error)
-	// Runner returns the task runner of a region.
-	Runner func(ctx context.Context, region string) (TaskRunner, error)
+	// Runner returns the task runner of a cell's account in region (the
+	// region the migration's configuration names).
+	Runner func(ctx context.Context, cell, region string) (TaskRunner, error)
 	// Poll is how often the task is described (0: awsapi's default).
 	Poll time.Duration
 }
@@ -87,7 +88,7 @@ func (m *Migrator) Migrate(ctx context.Context, req executor.MigrationRequest, s
 	if err != nil {
 		return out, fmt.Errorf("cell %s: %w", req.Cell, err)
 	}
-	runner, err := m.Runner(ctx, to.Region)
+	runner, err := m.Runner(ctx, req.Cell, to.Region)
 	if err != nil {
 		return out, err
 	}

@@ -84,7 +84,7 @@ func TestMigrateRunsTheTaskFromTheCellsTemplateAndRecordsIt(t *testing.T) {
 	var region string
 	m := &Migrator{
 		Outputs: func(_ context.Context, stack string) (map[string]any, error) { return migrationOutput, nil },
-		Runner: func(_ context.Context, r string) (TaskRunner, error) {
+		Runner: func(_ context.Context, _, r string) (TaskRunner, error) {
 			region = r
 			return run, nil
 		},
@@ -107,7 +107,7 @@ func TestMigrateRunsTheTaskFromTheCellsTemplateAndRecordsIt(t *testing.T) {
 
 func TestMigrateWithoutATemplateSaysHowToTurnMigrationsOn(t *testing.T) {
 	m := &Migrator{Outputs: func(context.Context, string) (map[string]any, error) { return map[string]any{"cellId": "cell-a"}, nil },
-		Runner: func(context.Context, string) (TaskRunner, error) { return nil, errors.New("not reached") }}
+		Runner: func(context.Context, string, string) (TaskRunner, error) { return nil, errors.New("not reached") }}
 	_, err := m.Migrate(context.Background(), executor.MigrationRequest{Cell: "cell-a", From: cfg(t, "app:1", nil, nil), To: cfg(t, "app:2", []string{"./migrate"}, nil)}, func(string) {})
 	if err == nil || !strings.Contains(err.Error(), "cells:migrationCommand") || !strings.Contains(err.Error(), "leave the image") {
 		t.Fatalf("err = %v", err)
