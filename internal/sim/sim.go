@@ -224,3 +224,16 @@ func (c *Cloud) Each(fn func(account string, a *Cloud) error) error {
 	}
 	return nil
 }
+
+// ResourcesOfEveryAccount lists the live resources matching f in every
+// account, the home one first: a stack's resources live in the account
+// its provider assumed a role in, which the stack alone does not tell.
+func (c *Cloud) ResourcesOfEveryAccount(f Filter) ([]Resource, error) {
+	var out []Resource
+	err := c.Each(func(_ string, a *Cloud) error {
+		rs, err := a.Resources(f)
+		out = append(out, rs...)
+		return err
+	})
+	return out, err
+}
