@@ -85,9 +85,9 @@ type Session struct {
 
 // Account is a registered account with its roles, as listed.
 type Account struct {
-	ID    string
-	Home  bool
-	Roles []Role
+	ID    string `json:"id"`
+	Home  bool   `json:"home,omitempty"`
+	Roles []Role `json:"roles"`
 }
 
 // Identity is who signs a request: GetCallerIdentity's answer.
