@@ -215,12 +215,17 @@ func newSim(dir, project string) *Bundle {
 			Close: func() error { srv.Stop(); return nil },
 		}, nil
 	}
-	b.StackResources = func(_ context.Context, stack string) ([]CloudResource, error) {
+	// A stack's resources may live in any simulated account (its provider
+	// may assume a role in another): both lookups search them all.
+	liveOf := func(stack string) ([]sim.Resource, error) {
 		c, err := sim.Open(dir)
 		if err != nil {
 			return nil, err
 		}
-		live, err := c.Resources(sim.Filter{Stack: sim.QualifiedStack(project, stack)})
+		return c.ResourcesOfEveryAccount(sim.Filter{Stack: sim.QualifiedStack(project, stack)})
+	}
+	b.StackResources = func(_ context.Context, stack string) ([]CloudResource, error) {
+		live, err := liveOf(stack)
 		if err != nil {
 			return nil, err
 		}
@@ -234,11 +239,7 @@ func newSim(dir, project string) *Bundle {
 		return out, nil
 	}
 	b.ResolvePending = func(_ context.Context, stack string, urns []string) (map[string]string, error) {
-		c, err := sim.Open(dir)
-		if err != nil {
-			return nil, err
-		}
-		live, err := c.Resources(sim.Filter{Stack: sim.QualifiedStack(project, stack)})
+		live, err := liveOf(stack)
 		if err != nil {
 			return nil, err
 		}

@@ -149,3 +149,91 @@ func (c *Cloud) ClearEdgeHealth(t EdgeTarget) error { return health.ClearEdge(c.
 
 // EdgeHealth lists the edge profiles set (key "table:N" or "code:SHA").
 func (c *Cloud) EdgeHealth() (map[string]EdgeProfile, error) { return health.EdgeProfiles(c.Cloud) }
+
+// The simulator's AWS accounts (store/accounts.go): the sim dir is the
+// home account; a role registered in another account creates that
+// account, a store of its own under accounts/<id>/.
+type (
+	Account    = store.Account
+	Role       = store.Role
+	STSError   = store.STSError
+	Identity   = store.Identity
+	AssumeRole = store.AssumeRoleInput
+)
+
+// AddRole registers role name in account (creating the account) that the
+// trust accounts (none: the home account) may assume, requiring
+// externalID when it is set.
+func AddRole(dir, account, name string, trust []string, externalID string) error {
+	c, err := store.Open(dir)
+	if err != nil {
+		return err
+	}
+	_, err = c.AddRole(account, name, trust, externalID)
+	return err
+}
+
+// Accounts lists the home account and the registered ones with their
+// roles, by id.
+func Accounts(dir string) ([]Account, error) {
+	c, err := store.Open(dir)
+	if err != nil {
+		return nil, err
+	}
+	return c.Accounts()
+}
+
+// OpenAccount opens the simulated cloud of one account of dir: "" or the
+// home id is the home account (Open); another must be registered.
+func OpenAccount(dir, account string) (*Cloud, error) {
+	c, err := Open(dir)
+	if err != nil {
+		return nil, err
+	}
+	return c.Account(account)
+}
+
+// Account is the cloud of account id as seen from this home cloud ("" or
+// the home id: c itself), sharing its clock.
+func (c *Cloud) Account(id string) (*Cloud, error) {
+	a, err := c.Cloud.Account(id)
+	if err != nil {
+		return nil, err
+	}
+	if a == c.Cloud {
+		return c, nil
+	}
+	return &Cloud{a}, nil
+}
+
+// Each runs fn on the cloud of every account, the home one first: what
+// looks a stack's resources up when they may live in any account.
+func (c *Cloud) Each(fn func(account string, a *Cloud) error) error {
+	ids, err := c.AccountIDs()
+	if err != nil {
+		return err
+	}
+	for _, id := range ids {
+		a, err := c.Account(id)
+		if err != nil {
+			return err
+		}
+		if err := fn(id, a); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// ResourcesOfEveryAccount lists the live resources matching f in every
+// account, the home one first: a stack's resources live in the account
+// its provider assumed a role in, which the stack alone does not tell.
+func (c *Cloud) ResourcesOfEveryAccount(f Filter) ([]Resource, error) {
+	var out []Resource
+	err := c.Each(func(_ string, a *Cloud) error {
+		rs, err := a.Resources(f)
+		out = append(out, rs...)
+		return err
+	})
+	return out, err
+}

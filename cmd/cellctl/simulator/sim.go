@@ -25,14 +25,34 @@ project's stack), never another fleet's in a shared account.`
 // SimOptions are the inputs of `cellctl sim …`.
 type SimOptions struct {
 	*cmdutil.Factory
+	// Account is --account: the simulated AWS account the command reads
+	// and changes ("" = the home account).
+	Account string
 }
 
-func (o *SimOptions) cloud() (*sim.Cloud, error) {
+// simDir is the simulated cloud's directory (the home account's).
+func (o *SimOptions) simDir() (string, error) {
 	fl, err := o.Fleet()
+	if err != nil {
+		return "", err
+	}
+	return cmdutil.SimDir(fl), nil
+}
+
+// cloud is the simulated cloud of the --account the command works in:
+// every per-account command (resources, faults, latency, alarms, quotas,
+// health, zones, keys, tasks…) goes through here, so each of them acts
+// in one account and the flag means the same everywhere.
+func (o *SimOptions) cloud() (*sim.Cloud, error) {
+	dir, err := o.simDir()
 	if err != nil {
 		return nil, err
 	}
-	return sim.Open(cmdutil.SimDir(fl))
+	c, err := sim.OpenAccount(dir, o.Account)
+	if err != nil {
+		return nil, fmt.Errorf("--account: %w", err)
+	}
+	return c, nil
 }
 
 // qualify makes a --cell (or CELL) name this fleet's stack only: the
@@ -89,6 +109,8 @@ func NewCmdSim(f *cmdutil.Factory) *cobra.Command {
 	cmd.AddCommand(newCmdSimZone(opts), newCmdSimEngineVersion(opts)) // zones.go
 	cmd.AddCommand(newCmdSimKMS(opts))                                // kms.go
 	cmd.AddCommand(newCmdSimTask(opts), newCmdSimSQL(opts))           // tasks.go
+	cmd.AddCommand(NewCmdSimAccount(opts, nil))                       // account.go
+	cmd.PersistentFlags().StringVar(&opts.Account, "account", "", "the simulated AWS account to act in (12-digit id, registered with `sim account role`; default: the home account)")
 	return cmd
 }
 

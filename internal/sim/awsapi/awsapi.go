@@ -50,9 +50,15 @@ import (
 //     errors in X-Amzn-ErrorType (rdsdata.go).
 //   - The EC2, RDS, ElastiCache, ELBv2 and IAM describe calls: AWS Query
 //     (query.go).
+//   - STS (service/sts v1.52.0): AWS Query; AssumeRole and
+//     GetCallerIdentity (sts.go).
+//
+// Each request is answered from the store of the account that signed it
+// (the access key of its SigV4 credential scope, sts.go's forCaller).
 //
 // Requests must be SigV4-signed (the signature itself is not checked: the
-// credentials are fake by design). Errors use each protocol's shape and
+// credentials are fake by design, but the access key must be one the
+// simulator knows). Errors use each protocol's shape and
 // AWS's codes.
 
 const (
@@ -96,10 +102,20 @@ func Serve(ctx context.Context, c *store.Cloud) (endpoint string, stop func(), e
 	}, nil
 }
 
-// NewHandler answers the AWS APIs from c.
-func NewHandler(c *store.Cloud) http.Handler { return &apiHandler{c: c} }
+// NewHandler answers the AWS APIs from c, the home account, and from
+// the accounts a request's credentials were issued for (sts.go).
+func NewHandler(c *store.Cloud) http.Handler { return &apiHandler{home: c, c: c} }
 
-type apiHandler struct{ c *store.Cloud }
+// apiHandler answers one account: c is the store of the account that
+// signed the request, home the sim dir's (which holds the registry STS
+// reads), caller who signed. ServeHTTP picks them once per request
+// (forCaller), so every API serves the signing account without knowing
+// accounts exist.
+type apiHandler struct {
+	home   *store.Cloud
+	c      *store.Cloud
+	caller store.Identity
+}
 
 // apiError is an AWS error: HTTP status, the modeled error shape, and
 // the Query-protocol code CloudWatch (awsQueryCompatible) also sends.
@@ -126,6 +142,14 @@ func (h *apiHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if err != nil {
 		h.fail(w, isCBOR, &apiError{400, "SerializationException", "SerializationException", err.Error()})
 		return
+	}
+	if key, signed := signingKey(r); signed {
+		ah, aerr := h.forCaller(key)
+		if aerr != nil {
+			h.failAnyProtocol(w, r, isCBOR, aerr)
+			return
+		}
+		h = ah
 	}
 	if isRoute53(r) {
 		h.serveRoute53(w, r)

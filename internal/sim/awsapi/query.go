@@ -42,6 +42,7 @@ var xmlNamespaces = map[string]string{
 	"elasticache":          "http://elasticache.amazonaws.com/doc/2015-02-02/",
 	"elasticloadbalancing": "http://elasticloadbalancing.amazonaws.com/doc/2015-12-01/",
 	"iam":                  "https://iam.amazonaws.com/doc/2010-05-08/",
+	"sts":                  "https://sts.amazonaws.com/doc/" + stsVersion + "/",
 }
 
 // el is one XML element: text, or children.
@@ -147,12 +148,15 @@ func (h *apiHandler) serveQuery(w http.ResponseWriter, r *http.Request, body []b
 	}
 	var result []el
 	var aerr *apiError
-	verr := h.c.Read(func(st *store.State, _ *store.Control) error {
+	if service == "sts" {
+		// STS reads and writes the home dir's registry under its own lock,
+		// not the account's resources.
+		result, aerr = h.sts(action, in)
+	} else if verr := h.c.Read(func(st *store.State, _ *store.Control) error {
 		q := &queryView{View: h.c.NewView(st), region: region}
 		result, aerr = q.answer(service, action, in)
 		return nil
-	})
-	if verr != nil {
+	}); verr != nil {
 		aerr = internal(verr)
 	}
 	if aerr != nil {

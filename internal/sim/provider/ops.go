@@ -25,6 +25,8 @@ type target struct {
 	typ     string
 	name    string // logical name
 	env     awsmodel.Env
+	// cloud is the store of the account the target's provider works in.
+	cloud *store.Cloud
 }
 
 func (t target) String() string { return fmt.Sprintf("%s %q in stack %s", t.typ, t.name, t.stack) }

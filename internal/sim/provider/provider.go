@@ -65,14 +65,22 @@ type Provider struct {
 	base  awsmodel.Env
 
 	mu       sync.Mutex
-	conns    map[string]awsmodel.Env
-	fallback *awsmodel.Env
+	conns    map[string]conn
+	fallback *conn
 
 	cancelCtx context.Context
 	cancel    context.CancelFunc
 }
 
 var _ plugin.GrpcProvider = (*Provider)(nil)
+
+// conn is what one provider configuration (one gRPC connection) works
+// in: its environment (region, account for ARNs) and the store of its
+// account (the home cloud, or the account its assumeRole reaches).
+type conn struct {
+	env   awsmodel.Env
+	cloud *store.Cloud
+}
 
 // NewProvider returns a provider over cloud.
 func NewProvider(cloud *store.Cloud, opts Options) *Provider {
@@ -90,7 +98,7 @@ func NewProvider(cloud *store.Cloud, opts Options) *Provider {
 		base.Region = opts.Region
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	return &Provider{cloud: cloud, opts: opts, base: base, conns: map[string]awsmodel.Env{}, cancelCtx: ctx, cancel: cancel}
+	return &Provider{cloud: cloud, opts: opts, base: base, conns: map[string]conn{}, cancelCtx: ctx, cancel: cancel}
 }
 
 func (p *Provider) logf(format string, args ...any) {
@@ -107,16 +115,16 @@ func connKey(ctx context.Context) string {
 	return "local"
 }
 
-func (p *Provider) envFor(ctx context.Context) awsmodel.Env {
+func (p *Provider) connFor(ctx context.Context) conn {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if env, ok := p.conns[connKey(ctx)]; ok {
-		return env
+	if c, ok := p.conns[connKey(ctx)]; ok {
+		return c
 	}
 	if p.fallback != nil {
 		return *p.fallback
 	}
-	return p.base
+	return conn{env: p.base, cloud: p.cloud}
 }
 
 func (p *Provider) target(ctx context.Context, urn resource.URN, typ tokens.Type, name string) target {
@@ -130,7 +138,8 @@ func (p *Provider) target(ctx context.Context, urn resource.URN, typ tokens.Type
 	if name == "" && urn != "" {
 		name = urn.Name()
 	}
-	return target{project: project, stack: stack, urn: string(urn), typ: string(typ), name: name, env: p.envFor(ctx)}
+	c := p.connFor(ctx)
+	return target{project: project, stack: stack, urn: string(urn), typ: string(typ), name: name, env: c.env, cloud: c.cloud}
 }
 
 // forget drops the configuration of a closed connection.
@@ -151,7 +160,7 @@ func (p *Provider) cancelled() <-chan struct{} {
 func (p *Provider) delay(ctx context.Context, op string, t target) error {
 	d, ok := store.LatencyFor(p.opts.Latency, t.key(), op, t.typ)
 	if !ok {
-		rules, err := latencyRules(p.cloud)
+		rules, err := latencyRules(t.cloud)
 		if err != nil {
 			return err
 		}
@@ -206,7 +215,11 @@ func (p *Provider) SignalCancellation(context.Context) error {
 
 // CheckConfig implements plugin.Provider.
 func (p *Provider) CheckConfig(_ context.Context, req plugin.CheckConfigRequest) (plugin.CheckConfigResponse, error) {
-	if _, err := awsmodel.ProviderEnv(req.News, p.base); err != nil {
+	ar, err := readAssumeRole(req.News)
+	if err != nil {
+		return plugin.CheckConfigResponse{Properties: req.News, Failures: []plugin.CheckFailure{{Property: "assumeRole", Reason: err.Error()}}}, nil
+	}
+	if _, err := awsmodel.ProviderEnv(req.News, ar.base(p.base)); err != nil {
 		prop := resource.PropertyKey("region")
 		if strings.Contains(err.Error(), "account") {
 			prop = "allowedAccountIds"
@@ -232,13 +245,29 @@ func (p *Provider) DiffConfig(_ context.Context, req plugin.DiffConfigRequest) (
 	if oldEnv.Region != newEnv.Region {
 		res.ReplaceKeys = []resource.PropertyKey{"region"}
 	}
+	// Another account is another cloud: its resources are not these.
+	oldRole, _ := readAssumeRole(req.OldInputs)
+	newRole, _ := readAssumeRole(req.NewInputs)
+	if oldRole.base(p.base).Account != newRole.base(p.base).Account {
+		res.ReplaceKeys = append(res.ReplaceKeys, "assumeRole")
+	}
 	return res, nil
 }
 
 // Configure implements plugin.Provider; the configuration applies to the
 // calling connection.
 func (p *Provider) Configure(ctx context.Context, req plugin.ConfigureRequest) (plugin.ConfigureResponse, error) {
-	env, err := awsmodel.ProviderEnv(req.Inputs, p.base)
+	ar, err := readAssumeRole(req.Inputs)
+	if err != nil {
+		return plugin.ConfigureResponse{}, err
+	}
+	// The account checks (allowedAccountIds) apply to the account the
+	// provider works in: the assumed one when it assumes a role.
+	env, err := awsmodel.ProviderEnv(req.Inputs, ar.base(p.base))
+	if err != nil {
+		return plugin.ConfigureResponse{}, err
+	}
+	cloud, err := p.assume(ar)
 	if err != nil {
 		return plugin.ConfigureResponse{}, err
 	}
@@ -246,14 +275,14 @@ func (p *Provider) Configure(ctx context.Context, req plugin.ConfigureRequest) (
 	if req.URN != nil {
 		name = req.URN.Name()
 	}
+	c := conn{env: env, cloud: cloud}
 	p.mu.Lock()
-	p.conns[connKey(ctx)] = env
+	p.conns[connKey(ctx)] = c
 	if p.fallback == nil || strings.HasPrefix(name, "default") {
-		e := env
-		p.fallback = &e
+		p.fallback = &c
 	}
 	p.mu.Unlock()
-	p.logf("configure %s provider %s: region %s (connection %s)", p.opts.Stack, name, env.Region, connKey(ctx))
+	p.logf("configure %s provider %s: region %s, account %s (connection %s)", p.opts.Stack, name, env.Region, env.Account, connKey(ctx))
 	return plugin.ConfigureResponse{}, nil
 }
 
@@ -286,7 +315,7 @@ func (p *Provider) Create(ctx context.Context, req plugin.CreateRequest) (plugin
 	if err := p.delay(ctx, store.OpCreate, t); err != nil {
 		return plugin.CreateResponse{}, err
 	}
-	fault := injectFault(p.cloud, store.OpCreate, t)
+	fault := injectFault(t.cloud, store.OpCreate, t)
 	var lost *store.InjectedFaultError
 	if errors.As(fault, &lost) && lost.Fault.LoseAnswer {
 		fault = nil
@@ -297,7 +326,7 @@ func (p *Provider) Create(ctx context.Context, req plugin.CreateRequest) (plugin
 		p.logf("create %s: %v", t, fault)
 		return plugin.CreateResponse{}, fault
 	}
-	id, outs, err := create(p.cloud, t, req.Properties)
+	id, outs, err := create(t.cloud, t, req.Properties)
 	if err != nil {
 		p.logf("create %s: %v", t, err)
 		return plugin.CreateResponse{}, err
@@ -320,11 +349,11 @@ func (p *Provider) Update(ctx context.Context, req plugin.UpdateRequest) (plugin
 	if err := p.delay(ctx, store.OpUpdate, t); err != nil {
 		return plugin.UpdateResponse{}, err
 	}
-	if err := injectFault(p.cloud, store.OpUpdate, t); err != nil {
+	if err := injectFault(t.cloud, store.OpUpdate, t); err != nil {
 		p.logf("update %s: %v", t, err)
 		return plugin.UpdateResponse{}, err
 	}
-	outs, err := update(p.cloud, t, string(req.ID), req.NewInputs)
+	outs, err := update(t.cloud, t, string(req.ID), req.NewInputs)
 	if err != nil {
 		p.logf("update %s: %v", t, err)
 		return plugin.UpdateResponse{}, err
@@ -339,11 +368,11 @@ func (p *Provider) Delete(ctx context.Context, req plugin.DeleteRequest) (plugin
 	if err := p.delay(ctx, store.OpDelete, t); err != nil {
 		return plugin.DeleteResponse{}, err
 	}
-	if err := injectFault(p.cloud, store.OpDelete, t); err != nil {
+	if err := injectFault(t.cloud, store.OpDelete, t); err != nil {
 		p.logf("delete %s: %v", t, err)
 		return plugin.DeleteResponse{}, err
 	}
-	if err := destroy(ctx, p.cloud, t, string(req.ID), p.opts.DependencyTimeout); err != nil {
+	if err := destroy(ctx, t.cloud, t, string(req.ID), p.opts.DependencyTimeout); err != nil {
 		p.logf("delete %s: %v", t, err)
 		return plugin.DeleteResponse{}, err
 	}
@@ -359,10 +388,10 @@ func (p *Provider) Read(ctx context.Context, req plugin.ReadRequest) (plugin.Rea
 	if err := p.delay(ctx, store.OpRead, t); err != nil {
 		return plugin.ReadResponse{}, err
 	}
-	if err := injectFault(p.cloud, store.OpRead, t); err != nil {
+	if err := injectFault(t.cloud, store.OpRead, t); err != nil {
 		return plugin.ReadResponse{}, err
 	}
-	outs, edited, _, err := read(p.cloud, t.key(), t.typ, string(req.ID))
+	outs, edited, _, err := read(t.cloud, t.key(), t.typ, string(req.ID))
 	if err != nil {
 		return plugin.ReadResponse{}, err
 	}
@@ -376,7 +405,8 @@ func (p *Provider) Read(ctx context.Context, req plugin.ReadRequest) (plugin.Rea
 
 // Invoke implements plugin.Provider.
 func (p *Provider) Invoke(ctx context.Context, req plugin.InvokeRequest) (plugin.InvokeResponse, error) {
-	t := target{project: p.opts.Project, stack: p.opts.Stack, typ: string(req.Tok), env: p.envFor(ctx)}
+	c := p.connFor(ctx)
+	t := target{project: p.opts.Project, stack: p.opts.Stack, typ: string(req.Tok), env: c.env, cloud: c.cloud}
 	if err := p.delay(ctx, store.OpInvoke, t); err != nil {
 		return plugin.InvokeResponse{}, err
 	}

@@ -228,6 +228,14 @@ type Control struct {
 type Store struct {
 	dir   string
 	codec *codec
+	// account is the id of a second account's store (accounts.go), which
+	// its State reports when its cloud.json names none; "" for the home
+	// account, whose id comes from cloud.json or the default.
+	account string
+	// accounts are the second accounts' stores opened through this (home)
+	// store, kept so their shard caches live as long as it does.
+	accountsMu sync.Mutex
+	accounts   map[string]*Store
 
 	mu      sync.Mutex // serializes this process's access; flock does the rest
 	metaKey FileKey
@@ -375,6 +383,9 @@ func (s *Store) loadState(exclusive bool) (*State, error) {
 	}
 	st := &State{Account: s.meta.Account, Counters: map[string]int{}, Snapshots: map[string]Snapshot{}, Zones: map[string]string{},
 		Retired: append([]string(nil), s.meta.Retired...), dirtyStacks: map[string]bool{}}
+	if st.Account == "" {
+		st.Account = s.account
+	}
 	for k, v := range s.meta.Zones {
 		st.Zones[k] = v
 	}
