@@ -1,0 +1,159 @@
+package cloud
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/cellctl/cellctl/internal/fleet"
+	"github.com/cellctl/cellctl/internal/sim"
+)
+
+const (
+	secondAccount = "222233334444"
+	deployRole    = "arn:aws:iam::222233334444:role/cellctl-deploy"
+)
+
+// twoAccountFleet is the demo fleet (the repository root) with
+// testdata/fleets/two-accounts laid over it: cell-c and cell-d live in
+// 222233334444 through the role cellctl-deploy. edit, when set, rewrites
+// one stack file of the copy before it is loaded.
+func twoAccountFleet(t *testing.T, edit func(dir string)) (string, *fleet.Fleet) {
+	t.Helper()
+	root := filepath.Join("..", "..")
+	dir := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(dir, "stacks"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	copyInto := func(from, to string) {
+		data, err := os.ReadFile(from)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(to, data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	copyInto(filepath.Join(root, "Pulumi.yaml"), filepath.Join(dir, "Pulumi.yaml"))
+	for _, src := range []string{filepath.Join(root, "stacks"), filepath.Join(root, "testdata", "fleets", "two-accounts", "stacks")} {
+		names, err := filepath.Glob(filepath.Join(src, "*"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, name := range names {
+			if !strings.HasSuffix(name, ".go") {
+				copyInto(name, filepath.Join(dir, "stacks", filepath.Base(name)))
+			}
+		}
+	}
+	if edit != nil {
+		edit(dir)
+	}
+	fl, err := fleet.Load(dir)
+	if err != nil {
+		t.Fatalf("loading the two-account fleet: %v", err)
+	}
+	return dir, fl
+}
+
+// A stack in another account is read as the role its stack file assumes,
+// with cellctl's session name when the file names none; a stack in the
+// caller's own account signs as the caller.
+func TestTargetOfAssumesTheStacksRole(t *testing.T) {
+	dir, fl := twoAccountFleet(t, nil)
+	b, err := New(Sim, dir, "cells")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	ctx := context.Background()
+	d, err := b.TargetOf(ctx, fl.Cell("cell-d").Access())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d.Role.ARN != deployRole || d.Role.SessionName != DefaultSessionName || d.Region != "us-west-2" {
+		t.Errorf("cell-d target = %+v: want role %s, session %q, region us-west-2", d, deployRole, DefaultSessionName)
+	}
+	a, err := b.TargetOf(ctx, fl.Cell("cell-a").Access())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a.Role.ARN != "" || a.Profile != "" {
+		t.Errorf("cell-a lives in the caller's account; target = %+v", a)
+	}
+}
+
+// Before the role exists in the second account, CheckAccess refuses the
+// stacks that need it with STS's AccessDenied through the provider's
+// message, and names only them; once the role trusts the caller, it
+// passes.
+func TestCheckAccessRefusesARoleThatCannotBeAssumed(t *testing.T) {
+	dir, fl := twoAccountFleet(t, nil)
+	b, err := New(Sim, dir, "cells")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	ctx := context.Background()
+	all := append(fl.CellIDs(), fleet.RouterStack)
+	err = b.CheckAccess(ctx, fl, all)
+	var ae *AccessError
+	if !errors.As(err, &ae) {
+		t.Fatalf("CheckAccess = %v, want an *AccessError", err)
+	}
+	slices.Sort(ae.Stacks)
+	if !slices.Equal(ae.Stacks, []string{"cell-c", "cell-d"}) {
+		t.Errorf("refused stacks = %v, want cell-c and cell-d", ae.Stacks)
+	}
+	for _, want := range []string{"IAM Role (" + deployRole + ") cannot be assumed", "AccessDenied", "nothing was created or changed"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("error lacks %q:\n%v", want, err)
+		}
+	}
+	// The stacks in the caller's account alone need no role.
+	if err := b.CheckAccess(ctx, fl, []string{"cell-a", "cell-b", fleet.RouterStack}); err != nil {
+		t.Errorf("home-account stacks: %v", err)
+	}
+
+	if err := sim.AddRole(SimDir(dir), secondAccount, "cellctl-deploy", nil, ""); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.CheckAccess(ctx, fl, all); err != nil {
+		t.Errorf("with the role registered: %v", err)
+	}
+}
+
+// A stack file that declares an account its credentials do not reach is
+// refused before anything runs, naming both accounts.
+func TestCheckAccessRefusesTheWrongAccount(t *testing.T) {
+	dir, fl := twoAccountFleet(t, func(dir string) {
+		f := filepath.Join(dir, "stacks", "Pulumi.cell-b.yaml")
+		data, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		data = []byte(strings.Replace(string(data), "config:\n", "config:\n  cells:account: \"999988887777\"\n", 1))
+		if err := os.WriteFile(f, data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	})
+	b, err := New(Sim, dir, "cells")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	err = b.CheckAccess(context.Background(), fl, []string{"cell-a", "cell-b"})
+	var ae *AccessError
+	if !errors.As(err, &ae) || !slices.Equal(ae.Stacks, []string{"cell-b"}) {
+		t.Fatalf("CheckAccess = %v, want cell-b refused", err)
+	}
+	for _, want := range []string{"declared in account 999988887777", "reach account 123456789012"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("error lacks %q:\n%v", want, err)
+		}
+	}
+}
