@@ -3,6 +3,7 @@ package health
 import (
 	"context"
 	"fmt"
+	"github.com/cellctl/cellctl/internal/fleet"
 	"testing"
 	"time"
 )
@@ -17,7 +18,7 @@ func BenchmarkRead100Cells(b *testing.B) {
 		ids = append(ids, fmt.Sprintf("cell-%03d", i))
 	}
 	ts := fleetOf(f, ids...)
-	o := Options{Now: now, Since: 15 * time.Minute, Reader: func(context.Context, string) (Reader, error) { return f, nil }}
+	o := Options{Now: now, Since: 15 * time.Minute, Reader: func(context.Context, fleet.Access) (Reader, error) { return f, nil }}
 	b.ReportAllocs()
 	for b.Loop() {
 		f.asked = f.asked[:0]

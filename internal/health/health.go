@@ -25,6 +25,7 @@ import (
 	"github.com/cellctl/cellctl/cellmodule/spec"
 	"github.com/cellctl/cellctl/internal/awsapi"
 	"github.com/cellctl/cellctl/internal/awsname"
+	"github.com/cellctl/cellctl/internal/fleet"
 	"github.com/cellctl/cellctl/waves/signal"
 )
 
@@ -40,6 +41,9 @@ type Reader interface {
 type Target struct {
 	Cell   string
 	Region string
+	// Access is how the cell's account is reached (its role, profile);
+	// its region is Region. The zero value: the caller's own account.
+	Access fleet.Access
 	// Names are the cell's account-unique names (its fleet's name prefix,
 	// internal/awsname); the zero value names a cell of a fleet without
 	// a prefix.
@@ -65,8 +69,10 @@ type Options struct {
 	Now time.Time
 	// Since is the window's length (default 15 minutes).
 	Since time.Duration
-	// Reader returns the CloudWatch reader of a region.
-	Reader func(ctx context.Context, region string) (Reader, error)
+	// Reader returns the CloudWatch reader of one account and region: a
+	// cell in another account is read with its own credentials (the role
+	// its stack assumes), never the caller's.
+	Reader func(ctx context.Context, a fleet.Access) (Reader, error)
 	// Parallel bounds the cells read at once (default 8).
 	Parallel int
 }
@@ -96,8 +102,11 @@ type Alarm struct {
 
 // Cell is one cell's health.
 type Cell struct {
-	Cell         string `json:"cell"`
-	Region       string `json:"region"`
+	Cell   string `json:"cell"`
+	Region string `json:"region"`
+	// Account is the account the cell's stack file declares ("" = the
+	// caller's own).
+	Account      string `json:"account,omitempty"`
 	State        string `json:"state,omitempty"`
 	DesiredTasks int    `json:"desiredTasks"`
 	CapacityRPS  int    `json:"capacityRps,omitempty"`
@@ -190,23 +199,23 @@ func Read(ctx context.Context, targets []Target, o Options) Report {
 	rep := Report{At: o.Now.UTC(), WindowStart: start, Since: since.String(), Cells: make([]Cell, len(targets))}
 
 	var mu sync.Mutex
-	readers := map[string]Reader{}
-	readerErrs := map[string]error{}
-	reader := func(ctx context.Context, region string) (Reader, error) {
+	readers := map[fleet.Access]Reader{}
+	readerErrs := map[fleet.Access]error{}
+	reader := func(ctx context.Context, a fleet.Access) (Reader, error) {
 		mu.Lock()
 		defer mu.Unlock()
-		if r, ok := readers[region]; ok {
+		if r, ok := readers[a]; ok {
 			return r, nil
 		}
-		if err, ok := readerErrs[region]; ok {
+		if err, ok := readerErrs[a]; ok {
 			return nil, err
 		}
-		r, err := o.Reader(ctx, region)
+		r, err := o.Reader(ctx, a)
 		if err != nil {
-			readerErrs[region] = err
+			readerErrs[a] = err
 			return nil, err
 		}
-		readers[region] = r
+		readers[a] = r
 		return r, nil
 	}
 	g, gctx := errgroup.WithContext(ctx)
@@ -255,8 +264,8 @@ func period(span time.Duration) time.Duration {
 	return p
 }
 
-func readCell(ctx context.Context, t Target, reader func(context.Context, string) (Reader, error), start, end time.Time) Cell {
-	c := Cell{Cell: t.Cell, Region: t.Region, State: t.State, DesiredTasks: t.DesiredTasks, CapacityRPS: t.CapacityRPS,
+func readCell(ctx context.Context, t Target, reader func(context.Context, fleet.Access) (Reader, error), start, end time.Time) Cell {
+	c := Cell{Cell: t.Cell, Region: t.Region, Account: t.Access.Account, State: t.State, DesiredTasks: t.DesiredTasks, CapacityRPS: t.CapacityRPS,
 		th: t.Thresholds, warnPct: t.CapacityWarningPercent, Alarms: []Alarm{}, Findings: []string{}, Thresholds: map[string]string{}}
 	for _, s := range signal.All {
 		if th := t.Thresholds.Get(s.Name); th.IsSet() {
@@ -281,9 +290,13 @@ func readCell(ctx context.Context, t Target, reader func(context.Context, string
 	lb, _ := t.Outputs["albArnSuffix"].(string)
 	tg, _ := t.Outputs["targetGroupArnSuffix"].(string)
 	names := alarmNames(t)
-	r, err := reader(ctx, t.Region)
+	r, err := reader(ctx, t.Access.InRegion(t.Region))
 	if err != nil {
-		finding(1, "cannot read CloudWatch in %s: %v", t.Region, err)
+		if t.Access.Account != "" {
+			finding(1, "cannot read CloudWatch in account %s, %s: %v", t.Access.Account, t.Region, err)
+		} else {
+			finding(1, "cannot read CloudWatch in %s: %v", t.Region, err)
+		}
 		return c
 	}
 

@@ -2,6 +2,7 @@ package health
 
 import (
 	"github.com/cellctl/cellctl/internal/awsname"
+	"github.com/cellctl/cellctl/internal/fleet"
 
 	"bytes"
 	"context"
@@ -125,7 +126,7 @@ func fleetOf(f *fakeCW, cells ...string) []Target {
 
 func read(f *fakeCW, ts []Target) Report {
 	return Read(context.Background(), ts, Options{Now: now, Since: 15 * time.Minute,
-		Reader: func(context.Context, string) (Reader, error) { return f, nil }})
+		Reader: func(context.Context, fleet.Access) (Reader, error) { return f, nil }})
 }
 
 func order(r Report) []string {
@@ -240,8 +241,8 @@ func TestRegionWithoutReaderIsAFinding(t *testing.T) {
 	f := &fakeCW{cells: map[string]minute{}, alarms: map[string]string{}}
 	ts := fleetOf(f, "cell-a", "cell-b")
 	ts[1].Region = "eu-west-1"
-	r := Read(context.Background(), ts, Options{Now: now, Reader: func(_ context.Context, region string) (Reader, error) {
-		if region == "eu-west-1" {
+	r := Read(context.Background(), ts, Options{Now: now, Reader: func(_ context.Context, a fleet.Access) (Reader, error) {
+		if a.Region == "eu-west-1" {
 			return nil, errors.New("no credentials")
 		}
 		return f, nil
@@ -251,6 +252,41 @@ func TestRegionWithoutReaderIsAFinding(t *testing.T) {
 	}
 	if len(r.Hidden) != 1 || !strings.Contains(r.Hidden[0], "the fleet average leaves cell-b out") {
 		t.Errorf("hidden %v", r.Hidden)
+	}
+}
+
+// A cell in another account is read with that account's access (its
+// role), never the caller's: one reader per (account, region), and a role
+// that cannot be assumed is a finding for that account's cells only.
+func TestCellInAnotherAccountIsReadWithItsAccess(t *testing.T) {
+	f := &fakeCW{cells: map[string]minute{}, alarms: map[string]string{}}
+	ts := fleetOf(f, "cell-a", "cell-b", "cell-c")
+	role := fleet.AssumeRole{RoleARN: "arn:aws:iam::222233334444:role/cellctl-deploy"}
+	ts[1].Access = fleet.Access{Account: "222233334444", Role: role}
+	ts[2].Access = fleet.Access{Account: "222233334444", Role: role}
+	var asked []fleet.Access
+	r := Read(context.Background(), ts, Options{Now: now, Parallel: 1, Reader: func(_ context.Context, a fleet.Access) (Reader, error) {
+		asked = append(asked, a)
+		if a.Role.RoleARN != "" {
+			return nil, errors.New("AccessDenied")
+		}
+		return f, nil
+	}})
+	if len(asked) != 2 || asked[1].Region != "us-east-1" {
+		t.Errorf("readers asked for %+v: want one per (account, region)", asked)
+	}
+	for _, c := range r.Cells {
+		read := !strings.Contains(strings.Join(c.Findings, "; "), "cannot read CloudWatch")
+		switch c.Cell {
+		case "cell-a":
+			if c.Account != "" || !read {
+				t.Errorf("cell-a (the caller's account): account %q, findings %v", c.Account, c.Findings)
+			}
+		default:
+			if c.Account != "222233334444" || len(c.Findings) == 0 || !strings.Contains(c.Findings[0], "cannot read CloudWatch in account 222233334444, us-east-1: AccessDenied") {
+				t.Errorf("%s: account %q, findings %v", c.Cell, c.Account, c.Findings)
+			}
+		}
 	}
 }
 
@@ -381,7 +417,7 @@ func TestNowIsTheNewestMinuteWithRequests(t *testing.T) {
 	ts := fleetOf(f, "cell-a")
 	late := &lateCW{fakeCW: f}
 	r := Read(context.Background(), ts, Options{Now: now, Since: 15 * time.Minute,
-		Reader: func(context.Context, string) (Reader, error) { return late, nil }})
+		Reader: func(context.Context, fleet.Access) (Reader, error) { return late, nil }})
 	c := r.Cells[0]
 	if c.Now.ErrorRatePercent == nil || *c.Now.ErrorRatePercent != 10 || !c.Bad() || !c.NowAt.Equal(now.Truncate(time.Minute).Add(-time.Minute)) {
 		t.Fatalf("now %+v at %s findings %v", c.Now, c.NowAt, c.Findings)

@@ -2,6 +2,7 @@ package health
 
 import (
 	"context"
+	"github.com/cellctl/cellctl/internal/fleet"
 	"strings"
 	"testing"
 	"time"
@@ -21,7 +22,8 @@ func TestWatchThroughTheSimulatorsEndpoint(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer b.Close()
-	reader := func(ctx context.Context, region string) (Reader, error) {
+	reader := func(ctx context.Context, access fleet.Access) (Reader, error) {
+		region := access.Region
 		a, err := b.AWS(ctx)
 		if err != nil {
 			return nil, err

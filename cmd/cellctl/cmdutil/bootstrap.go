@@ -33,7 +33,19 @@ func (f *Factory) Bootstrap(ctx context.Context, cell string, outs map[string]an
 	if err != nil {
 		return err
 	}
-	t, err := b.Target(ctx, region)
+	// The cluster lives in the cell's account: the Data API is called
+	// with the cell's own access (its role), in the region the stack
+	// reports.
+	fl, err := f.Fleet()
+	if err != nil {
+		return err
+	}
+	c := fl.Cell(cell)
+	if c == nil {
+		return fmt.Errorf("%s is not a cell of the fleet", cell)
+	}
+	access := c.Access().InRegion(region)
+	t, err := b.TargetOf(ctx, access)
 	if err != nil {
 		return err
 	}

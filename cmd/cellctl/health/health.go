@@ -33,8 +33,8 @@ type Options struct {
 	// Outputs reads the cell stacks' outputs, once per command (a nil map:
 	// not deployed; Err: unreadable).
 	Outputs func(ctx context.Context, stacks []string) (map[string]Deployed, error)
-	// Reader builds the CloudWatch reader of a region.
-	Reader func(ctx context.Context, region string) (health.Reader, error)
+	// Reader builds the CloudWatch reader of an account and region.
+	Reader func(ctx context.Context, a fleet.Access) (health.Reader, error)
 	// Records reads the records in the backend (nil: none): a router
 	// canary nobody finished is a finding.
 	Records func() ([]*executor.Record, error)
@@ -157,15 +157,16 @@ func outputs(f *cmdutil.Factory) func(ctx context.Context, stacks []string) (map
 	}
 }
 
-// readers builds one CloudWatch reader per region from the cloud bundle:
-// AWS's endpoints and default credentials, or the simulator's endpoint.
-func readers(f *cmdutil.Factory) func(ctx context.Context, region string) (health.Reader, error) {
-	return func(ctx context.Context, region string) (health.Reader, error) {
+// readers builds one CloudWatch reader per account and region from the
+// cloud bundle: AWS's endpoints with the default credentials and the
+// role a cell's stack assumes, or the simulator's endpoint.
+func readers(f *cmdutil.Factory) func(ctx context.Context, a fleet.Access) (health.Reader, error) {
+	return func(ctx context.Context, a fleet.Access) (health.Reader, error) {
 		bundle, err := f.Cloud()
 		if err != nil {
 			return nil, err
 		}
-		t, err := bundle.Target(ctx, region)
+		t, err := bundle.TargetOf(ctx, a)
 		if err != nil {
 			return nil, err
 		}
@@ -198,7 +199,7 @@ func targets(fl *fleet.Fleet, names []string) ([]health.Target, error) {
 	}
 	out := make([]health.Target, 0, len(cells))
 	for _, c := range cells {
-		t := health.Target{Cell: c.ID, Region: c.Region, Names: c.Names(), Thresholds: c.Thresholds(), DesiredTasks: c.DesiredCount,
+		t := health.Target{Cell: c.ID, Region: c.Region, Access: c.Access(), Names: c.Names(), Thresholds: c.Thresholds(), DesiredTasks: c.DesiredCount,
 			CapacityRPS: c.CapacityRPS, CapacityWarningPercent: c.CapacityWarningPercent}
 		if fl.Routing != nil {
 			if rc, ok := fl.Routing.Cell(c.ID); ok {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"github.com/cellctl/cellctl/internal/fleet"
 	"strings"
 	"testing"
 	"time"
@@ -94,7 +95,7 @@ func TestHealthRun(t *testing.T) {
 			}
 			return out, nil
 		},
-		Reader: func(context.Context, string) (health.Reader, error) { return quietCW{}, nil }}
+		Reader: func(context.Context, fleet.Access) (health.Reader, error) { return quietCW{}, nil }}
 	err := healthRun(context.Background(), o)
 	if exitcode.Of(err) != exitcode.Findings {
 		t.Fatalf("exit %d (%v), want 2", exitcode.Of(err), err)
@@ -140,7 +141,7 @@ func TestAnUnfinishedRouterCanaryIsAFinding(t *testing.T) {
 			return out, nil
 		},
 		Records: func() ([]*executor.Record, error) { return recs, nil },
-		Reader:  func(context.Context, string) (health.Reader, error) { return quietCW{}, nil }}
+		Reader:  func(context.Context, fleet.Access) (health.Reader, error) { return quietCW{}, nil }}
 	if err := healthRun(context.Background(), o); err != nil {
 		t.Fatalf("healthy cells, no canary: %v", err)
 	}

@@ -5,6 +5,7 @@ package healthview
 
 import (
 	"fmt"
+	"github.com/cellctl/cellctl/internal/fleet"
 	"io"
 	"math"
 	"strconv"
@@ -51,6 +52,15 @@ func nowWindow(now, window string) string {
 func Table(s *render.Styles, r health.Report) string {
 	var b strings.Builder
 	headers := []string{"CELL", "STATE", "REQ/S", "5XX", "P99", "TASKS", "LOAD", "ALARMS", "FINDINGS"}
+	// A fleet with cells in other accounts says where each cell lives (a
+	// one-account fleet's table stays as it was).
+	accounts := false
+	for _, c := range r.Cells {
+		accounts = accounts || c.Account != ""
+	}
+	if accounts {
+		headers = append([]string{headers[0], "ACCOUNT"}, headers[1:]...)
+	}
 	rows := make([][]string, 0, len(r.Cells))
 	for _, c := range r.Cells {
 		state := c.State
@@ -71,6 +81,10 @@ func Table(s *render.Styles, r health.Report) string {
 			alarmSummary(s, c.Alarms),
 			findings,
 		})
+		if accounts {
+			row := rows[len(rows)-1]
+			rows[len(rows)-1] = append([]string{row[0], fleet.Access{Account: c.Account}.AccountLabel()}, row[1:]...)
+		}
 	}
 	fmt.Fprintf(&b, "cell health at %s, window %s (now, and over the window in parentheses)\n", r.At.Format(time.RFC3339), r.Since)
 	b.WriteString(s.Table(headers, rows))

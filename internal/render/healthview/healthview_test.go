@@ -65,3 +65,27 @@ func TestWatchDrawsALineOrTheTableInPlace(t *testing.T) {
 		t.Errorf("%d redraws:\n%q", c, out.String())
 	}
 }
+
+// A fleet with a cell in another account shows each cell's account; a
+// one-account fleet has no ACCOUNT column.
+func TestTableShowsAccountsWhenACellHasOne(t *testing.T) {
+	st := render.NewStyles(&bytes.Buffer{}, false)
+	if out := Table(st, report()); strings.Contains(out, "ACCOUNT") {
+		t.Errorf("one-account fleet shows an ACCOUNT column:\n%s", out)
+	}
+	r := report()
+	r.Cells[0].Account = "222233334444"
+	out := Table(st, r)
+	var c, a string
+	for _, line := range strings.Split(out, "\n") {
+		switch {
+		case c == "" && strings.HasPrefix(line, "cell-c"):
+			c = line
+		case a == "" && strings.HasPrefix(line, "cell-a"):
+			a = line
+		}
+	}
+	if !strings.Contains(out, "ACCOUNT") || !strings.Contains(c, "222233334444") || !strings.Contains(a, "default") {
+		t.Errorf("accounts not shown per cell (cell-c %q, cell-a %q):\n%s", c, a, out)
+	}
+}
