@@ -27,6 +27,16 @@ func (b *Bundle) TargetOf(ctx context.Context, a fleet.Access) (awsapi.Target, e
 	if err != nil {
 		return awsapi.Target{}, err
 	}
+	return b.AsAccess(t, a), nil
+}
+
+// AsAccess is base (a target of this bundle) moved to a's region and
+// credentials: what TargetOf returns, for callers that reach the cloud
+// once and then build many targets (the quota audit's units).
+func (b *Bundle) AsAccess(base awsapi.Target, a fleet.Access) awsapi.Target {
+	t := base
+	t.Region = a.Region
+	t.Profile, t.Role = "", awsapi.Role{}
 	if b.Kind == AWS {
 		t.Profile = a.Profile
 	}
@@ -37,7 +47,7 @@ func (b *Bundle) TargetOf(ctx context.Context, a fleet.Access) (awsapi.Target, e
 		}
 		t.Role = awsapi.Role{ARN: a.Role.RoleARN, SessionName: name, ExternalID: a.Role.ExternalID, Duration: a.Role.Duration}
 	}
-	return t, nil
+	return t
 }
 
 // AccessError is a stack whose account cannot be reached: its role

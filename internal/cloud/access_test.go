@@ -3,61 +3,30 @@ package cloud
 import (
 	"context"
 	"errors"
-	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 
 	"github.com/cellctl/cellctl/internal/fleet"
+	"github.com/cellctl/cellctl/internal/fleet/fleettest"
 	"github.com/cellctl/cellctl/internal/sim"
 )
 
 const (
-	secondAccount = "222233334444"
-	deployRole    = "arn:aws:iam::222233334444:role/cellctl-deploy"
+	secondAccount = fleettest.SecondAccount
+	deployRole    = fleettest.DeployRole
 )
 
-// twoAccountFleet is the demo fleet (the repository root) with
-// testdata/fleets/two-accounts laid over it: cell-c and cell-d live in
-// 222233334444 through the role cellctl-deploy. edit, when set, rewrites
-// one stack file of the copy before it is loaded.
+// twoAccountFleet is the demo fleet with testdata/fleets/two-accounts
+// laid over it: cell-c and cell-d live in 222233334444 through the role
+// cellctl-deploy. edit, when set, rewrites the copy before it is loaded.
 func twoAccountFleet(t *testing.T, edit func(dir string)) (string, *fleet.Fleet) {
 	t.Helper()
-	root := filepath.Join("..", "..")
-	dir := t.TempDir()
-	if err := os.MkdirAll(filepath.Join(dir, "stacks"), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	copyInto := func(from, to string) {
-		data, err := os.ReadFile(from)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(to, data, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	copyInto(filepath.Join(root, "Pulumi.yaml"), filepath.Join(dir, "Pulumi.yaml"))
-	for _, src := range []string{filepath.Join(root, "stacks"), filepath.Join(root, "testdata", "fleets", "two-accounts", "stacks")} {
-		names, err := filepath.Glob(filepath.Join(src, "*"))
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, name := range names {
-			if !strings.HasSuffix(name, ".go") {
-				copyInto(name, filepath.Join(dir, "stacks", filepath.Base(name)))
-			}
-		}
-	}
+	dir := fleettest.Demo(t, fleettest.TwoAccounts)
 	if edit != nil {
 		edit(dir)
 	}
-	fl, err := fleet.Load(dir)
-	if err != nil {
-		t.Fatalf("loading the two-account fleet: %v", err)
-	}
-	return dir, fl
+	return dir, fleettest.Load(t, dir)
 }
 
 // A stack in another account is read as the role its stack file assumes,
@@ -131,15 +100,9 @@ func TestCheckAccessRefusesARoleThatCannotBeAssumed(t *testing.T) {
 // refused before anything runs, naming both accounts.
 func TestCheckAccessRefusesTheWrongAccount(t *testing.T) {
 	dir, fl := twoAccountFleet(t, func(dir string) {
-		f := filepath.Join(dir, "stacks", "Pulumi.cell-b.yaml")
-		data, err := os.ReadFile(f)
-		if err != nil {
-			t.Fatal(err)
-		}
-		data = []byte(strings.Replace(string(data), "config:\n", "config:\n  cells:account: \"999988887777\"\n", 1))
-		if err := os.WriteFile(f, data, 0o644); err != nil {
-			t.Fatal(err)
-		}
+		fleettest.Edit(t, dir, "stacks/Pulumi.cell-b.yaml", func(s string) string {
+			return strings.Replace(s, "config:\n", "config:\n  cells:account: \"999988887777\"\n", 1)
+		})
 	})
 	b, err := New(Sim, dir, "cells")
 	if err != nil {

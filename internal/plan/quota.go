@@ -24,16 +24,21 @@ type Demand struct {
 	Scope string `json:"scope"`
 	// Region is the region the scope lies in ("account" for account-wide
 	// quotas).
-	Region string  `json:"region"`
-	Amount float64 `json:"amount"`
+	Region string `json:"region"`
+	// Account is the account the stacks live in ("" = the caller's own):
+	// quotas stop at the account, so stacks of different accounts never
+	// count together.
+	Account string  `json:"account,omitempty"`
+	Amount  float64 `json:"amount"`
 	// Stacks are the stacks whose resources consume it, sorted.
 	Stacks []string `json:"stacks"`
 }
 
 // QuotaDemand sums what the stacks' resources consume of every quota
 // internal/awsmodel knows, per scope value, as AWS counts it: every
-// stack's resources in one region count together against that region's
-// value, and every stack's against an account-wide quota
+// stack's resources in one account and region count together against
+// that region's value, and every stack's of one account against an
+// account-wide quota
 // (awsmodel.QuotaUsage decides what each resource consumes and where).
 // It is the one arithmetic of "what do these cells need": `plan --strict`
 // judges the whole fleet with it, and the quota audit and `up`'s quota
@@ -48,7 +53,7 @@ func QuotaDemand(stacks []*Stack) []Demand {
 		}
 	}
 	cloud := recordedCloud(all)
-	type key struct{ code, scope string }
+	type key struct{ code, scope, account string }
 	sums := map[key]*Demand{}
 	var order []key
 	for _, r := range all {
@@ -58,10 +63,10 @@ func QuotaDemand(stacks []*Stack) []Demand {
 		s := region[r]
 		env := awsmodel.Env{Partition: "aws", Account: renderAccount(s.Account), Region: s.Region}
 		for _, u := range awsmodel.QuotaUsage(r.Type, env, r.Outputs, cloud) {
-			k := key{u.Code, u.Scope}
+			k := key{u.Code, u.Scope, s.Account}
 			d := sums[k]
 			if d == nil {
-				d = &Demand{Code: u.Code, Scope: u.Scope, Region: s.Region}
+				d = &Demand{Code: u.Code, Scope: u.Scope, Region: s.Region, Account: s.Account}
 				if u.Scope == "account" {
 					d.Region = "account"
 				}
@@ -84,6 +89,9 @@ func QuotaDemand(stacks []*Stack) []Demand {
 		if out[i].Code != out[j].Code {
 			return out[i].Code < out[j].Code
 		}
+		if out[i].Account != out[j].Account {
+			return out[i].Account < out[j].Account
+		}
 		return out[i].Scope < out[j].Scope
 	})
 	return out
@@ -104,6 +112,7 @@ type QuotaIncrease struct {
 	Code    string   `json:"code"`
 	Name    string   `json:"name"`
 	Region  string   `json:"region"`
+	Account string   `json:"account,omitempty"`
 	Scope   string   `json:"scope"`
 	Default float64  `json:"default"`
 	Needed  float64  `json:"needed"`
@@ -112,7 +121,11 @@ type QuotaIncrease struct {
 }
 
 func (q QuotaIncrease) String() string {
-	return fmt.Sprintf("%s (%s) in %s: needs %g, AWS's default is %g: %s", q.Code, q.Name, q.Scope, q.Needed, q.Default, q.Request)
+	in := q.Scope
+	if q.Account != "" {
+		in = "account " + q.Account + ", " + q.Scope
+	}
+	return fmt.Sprintf("%s (%s) in %s: needs %g, AWS's default is %g: %s", q.Code, q.Name, in, q.Needed, q.Default, q.Request)
 }
 
 // QuotaJudgement is the offline verdict of the whole report's quota
@@ -133,28 +146,34 @@ const quotaSumDoc = "Service Quotas (each quota's default and Adjustable column)
 // passing an adjustable default is a quota increase the fleet needs.
 func (r *Report) JudgeQuotas() QuotaJudgement {
 	demand := QuotaDemand(r.Stacks)
-	regions := map[string]bool{}
+	// Every region of every account the stacks live in has its default
+	// VPC.
+	type place struct{ account, region string }
+	places := map[place]bool{}
 	for _, s := range r.Stacks {
-		regions[s.Region] = true
+		places[place{s.Account, s.Region}] = true
 	}
-	for reg := range regions {
+	for p := range places {
 		for _, q := range DefaultVPC {
 			found := false
 			for i := range demand {
-				if demand[i].Code == q.Code && demand[i].Scope == reg {
+				if demand[i].Code == q.Code && demand[i].Scope == p.region && demand[i].Account == p.account {
 					demand[i].Amount++
 					demand[i].Stacks = append(demand[i].Stacks, "default VPC")
 					found = true
 				}
 			}
 			if !found {
-				demand = append(demand, Demand{Code: q.Code, Scope: reg, Region: reg, Amount: 1, Stacks: []string{"default VPC"}})
+				demand = append(demand, Demand{Code: q.Code, Scope: p.region, Region: p.region, Account: p.account, Amount: 1, Stacks: []string{"default VPC"}})
 			}
 		}
 	}
 	sort.SliceStable(demand, func(i, j int) bool {
 		if demand[i].Code != demand[j].Code {
 			return demand[i].Code < demand[j].Code
+		}
+		if demand[i].Account != demand[j].Account {
+			return demand[i].Account < demand[j].Account
 		}
 		return demand[i].Scope < demand[j].Scope
 	})
@@ -169,7 +188,7 @@ func (r *Report) JudgeQuotas() QuotaJudgement {
 			if region == "account" {
 				region = "us-east-1"
 			}
-			j.Increases = append(j.Increases, QuotaIncrease{Code: q.Code, Name: q.Name, Region: d.Region, Scope: d.Scope, Default: q.Default, Needed: d.Amount, Stacks: d.Stacks,
+			j.Increases = append(j.Increases, QuotaIncrease{Code: q.Code, Name: q.Name, Region: d.Region, Account: d.Account, Scope: d.Scope, Default: q.Default, Needed: d.Amount, Stacks: d.Stacks,
 				Request: fmt.Sprintf("aws service-quotas request-service-quota-increase --region %s --service-code %s --quota-code %s --desired-value %g",
 					region, q.ServiceCode(), q.QuotaCode(), d.Amount)})
 			continue
@@ -179,9 +198,17 @@ func (r *Report) JudgeQuotas() QuotaJudgement {
 			stack = d.Stacks[0]
 		}
 		j.Violations = append(j.Violations, awsmodel.Violation{Rule: "quota." + q.Code, Doc: quotaSumDoc, Stack: stack, Type: q.Type, Name: d.Scope, Code: q.ErrorCode,
-			Message: fmt.Sprintf("%s: %s needs %g (stacks %s) and the limit %g is not adjustable (%s)", q.Name, d.Scope, d.Amount, strings.Join(d.Stacks, ", "), q.Default, q.ErrorMessage)})
+			Message: fmt.Sprintf("%s: %s needs %g (stacks %s) and the limit %g is not adjustable (%s)", q.Name, scopeIn(d), d.Amount, strings.Join(d.Stacks, ", "), q.Default, q.ErrorMessage)})
 	}
 	return j
+}
+
+// scopeIn names a demand's scope with its account when it has one.
+func scopeIn(d Demand) string {
+	if d.Account == "" {
+		return d.Scope
+	}
+	return "account " + d.Account + ", " + d.Scope
 }
 
 // recordedCloud answers awsmodel's lookups (a NAT gateway's subnet, a

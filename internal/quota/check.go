@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -45,9 +46,10 @@ const AccountRegion = "us-east-1"
 // Options say what to check.
 type Options struct {
 	Fleet *fleet.Fleet
-	// Target is where the readers of a region talk to (AWS or the
-	// simulator's endpoint).
-	Target func(region string) awsapi.Target
+	// Target is where the readers of one account and region talk to (AWS
+	// or the simulator's endpoint), signed as that account's access: a
+	// cell in another account is read with the role its stack assumes.
+	Target func(a fleet.Access) awsapi.Target
 	// AddCells asks whether N more cells fit in each region, each costing
 	// what the region's costliest cell costs.
 	AddCells int
@@ -63,12 +65,16 @@ type Options struct {
 	Now func() time.Time
 }
 
-// Row is one quota in one region (or the account).
+// Row is one quota in one region (or account-wide) of one account.
 type Row struct {
-	Code   string `json:"code"`
-	Name   string `json:"name"`
-	Scope  Scope  `json:"scope"`
-	Region string `json:"region"` // "account" for account-wide quotas
+	Code  string `json:"code"`
+	Name  string `json:"name"`
+	Scope Scope  `json:"scope"`
+	// Account is the account the quota is read in, as the cells' stack
+	// files declare it ("" = the caller's own): quotas stop at the
+	// account, so cells in different accounts never share a row.
+	Account string `json:"account,omitempty"`
+	Region  string `json:"region"` // "account" for account-wide quotas
 	// Where names the zone or security group a per-zone or per-group
 	// value is for (the fullest).
 	Where string `json:"where,omitempty"`
@@ -102,6 +108,9 @@ func (r Row) Finding() bool {
 
 // Report is the audit.
 type Report struct {
+	// Accounts are the accounts read when any cell declares one ("" =
+	// the caller's own account).
+	Accounts []string `json:"accounts,omitempty"`
 	Regions  []string `json:"regions"`
 	AddCells int      `json:"addCells,omitempty"`
 	NewCells []string `json:"newCells,omitempty"`
@@ -139,7 +148,11 @@ func (r *Report) Err() error {
 
 // Summary is the row in one line, with what to do next.
 func (r Row) Summary() string {
-	s := fmt.Sprintf("%s %s (%s) in %s: %s", r.Status, r.Code, r.Name, r.Region, r.Reason)
+	where := r.Region
+	if r.Account != "" {
+		where = "account " + r.Account + ", " + r.Region
+	}
+	s := fmt.Sprintf("%s %s (%s) in %s: %s", r.Status, r.Code, r.Name, where, r.Reason)
 	if r.Next != "" {
 		s += "; " + r.Next
 	}
@@ -204,22 +217,47 @@ func Check(ctx context.Context, o Options) (*Report, error) {
 		}
 		newSet[c] = true
 	}
+	// Quotas stop at the account: each account the cells live in is read
+	// on its own — its account-wide quotas once, and each of its regions —
+	// with that account's access.
 	regionSet := map[string]bool{}
+	type place struct {
+		acct   accountKey
+		region string
+	}
+	// Cells of one account may reach it differently (another session
+	// name); the first one's access reads the account for all of them.
+	var accts []fleet.Access
+	placeSet := map[place]bool{}
 	for _, c := range o.Fleet.Cells {
 		if len(newSet) == 0 || newSet[c.ID] {
 			regionSet[c.Region] = true
+			a := c.Access().InRegion("")
+			if !slices.ContainsFunc(accts, func(b fleet.Access) bool { return keyOf(b) == keyOf(a) }) {
+				accts = append(accts, a)
+			}
+			placeSet[place{keyOf(a), c.Region}] = true
 		}
 	}
 	regions := sortedKeys(regionSet)
-	// Every region is read, and the account once.
+	sort.SliceStable(accts, func(i, j int) bool { return accts[i].Account < accts[j].Account })
 	type unit struct {
-		region string // read in
-		label  string // "account" or the region
+		access fleet.Access // read with, in its region
+		label  string       // "account" or the region
 		scope  func(Scope) bool
 	}
-	units := []unit{{region: AccountRegion, label: string(ScopeAccount), scope: func(s Scope) bool { return s == ScopeAccount }}}
-	for _, r := range regions {
-		units = append(units, unit{region: r, label: r, scope: func(s Scope) bool { return s != ScopeAccount }})
+	var units []unit
+	for _, a := range accts {
+		units = append(units, unit{access: a.InRegion(AccountRegion), label: string(ScopeAccount), scope: func(s Scope) bool { return s == ScopeAccount }})
+		for _, r := range regions {
+			if placeSet[place{keyOf(a), r}] {
+				units = append(units, unit{access: a.InRegion(r), label: r, scope: func(s Scope) bool { return s != ScopeAccount }})
+			}
+		}
+	}
+	// A fleet with no cells still reads the caller's account-wide quotas.
+	if len(units) == 0 {
+		units = []unit{{access: fleet.Access{Region: AccountRegion}, label: string(ScopeAccount), scope: func(s Scope) bool { return s == ScopeAccount }}}
 	}
 	rows := make([][]Row, len(units))
 	g, gctx := errgroup.WithContext(ctx)
@@ -236,7 +274,7 @@ func Check(ctx context.Context, o Options) (*Report, error) {
 					entries = append(entries, e)
 				}
 			}
-			rs, err := readUnit(gctx, o, u.region, u.label, entries, costs, newSet, now())
+			rs, err := readUnit(gctx, o, u.access, u.label, entries, costs, newSet, now())
 			rows[i] = rs
 			return err
 		})
@@ -245,6 +283,11 @@ func Check(ctx context.Context, o Options) (*Report, error) {
 		return nil, err
 	}
 	rep := &Report{Regions: regions, AddCells: o.AddCells, NewCells: o.NewCells}
+	if len(accts) > 1 || len(accts) == 1 && accts[0].Account != "" {
+		for _, a := range accts {
+			rep.Accounts = append(rep.Accounts, a.Account)
+		}
+	}
 	for _, rs := range rows {
 		rep.Rows = append(rep.Rows, rs...)
 	}
@@ -264,7 +307,20 @@ func Check(ctx context.Context, o Options) (*Report, error) {
 // cellCost is one rendered cell's cost of every catalog quota.
 type cellCost struct {
 	id, region string
+	acct       accountKey
 	cost       map[string]float64
+}
+
+// accountKey is the account whose quotas an access counts against: its
+// declared id; without one (the caller's own credentials, or a profile)
+// the profile, as the only thing that can tell two accounts apart.
+type accountKey struct{ account, profile string }
+
+func keyOf(a fleet.Access) accountKey {
+	if a.Account != "" {
+		return accountKey{account: a.Account}
+	}
+	return accountKey{profile: a.Profile}
 }
 
 func cellCosts(ctx context.Context, o Options) ([]cellCost, error) {
@@ -282,6 +338,9 @@ func cellCosts(ctx context.Context, o Options) ([]cellCost, error) {
 			continue
 		}
 		cc := cellCost{id: s.Cell, region: s.Region, cost: map[string]float64{}}
+		if c := o.Fleet.Cell(s.Cell); c != nil {
+			cc.acct = keyOf(c.Access())
+		}
 		for _, e := range Catalog {
 			n, err := e.Cost(s)
 			if err != nil {
@@ -296,17 +355,19 @@ func cellCosts(ctx context.Context, o Options) ([]cellCost, error) {
 
 // readUnit reads the limits and usage of entries in one region (or the
 // account) and judges them.
-func readUnit(ctx context.Context, o Options, region, label string, entries []Entry, costs []cellCost, newSet map[string]bool, now time.Time) ([]Row, error) {
-	rd, err := newReaders(ctx, o.Target(region), now)
+func readUnit(ctx context.Context, o Options, access fleet.Access, label string, entries []Entry, costs []cellCost, newSet map[string]bool, now time.Time) ([]Row, error) {
+	region := access.Region
+	acct := keyOf(access)
+	rd, err := newReaders(ctx, o.Target(access), now)
 	if err != nil {
 		return nil, err
 	}
 	limits := readLimits(ctx, rd, entries)
 	var rows []Row
 	for _, e := range entries {
-		row := Row{Code: e.Code, Name: e.Name, Scope: e.Scope, Region: label, Reads: e.Reads}
+		row := Row{Code: e.Code, Name: e.Name, Scope: e.Scope, Account: access.Account, Region: label, Reads: e.Reads}
 		for _, c := range costs {
-			if label != string(ScopeAccount) && c.region != label {
+			if c.acct != acct || label != string(ScopeAccount) && c.region != label {
 				continue
 			}
 			row.Cells++
@@ -578,7 +639,7 @@ func engineVersions(ctx context.Context, o Options) []string {
 		if c == nil || c.AuroraEngineVersion == "" {
 			continue
 		}
-		inv, err := awsapi.NewInventory(ctx, o.Target(c.Region))
+		inv, err := awsapi.NewInventory(ctx, o.Target(c.Access()))
 		offered := false
 		if err == nil {
 			offered, err = inv.EngineVersionOffered(ctx, "aurora-postgresql", c.AuroraEngineVersion)

@@ -4,8 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/cellctl/cellctl/internal/fleet/fleettest"
 	"math"
 	"net/http"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -31,7 +33,7 @@ func (c *counting) RoundTrip(r *http.Request) (*http.Response, error) {
 
 // simCloud serves an empty simulated cloud on loopback and returns it,
 // with region targets whose requests are counted.
-func simCloud(tb testing.TB) (*sim.Cloud, func(string) awsapi.Target, *counting) {
+func simCloud(tb testing.TB) (*sim.Cloud, func(fleet.Access) awsapi.Target, *counting) {
 	tb.Helper()
 	c, err := sim.Open(tb.TempDir())
 	if err != nil {
@@ -51,9 +53,12 @@ func simCloud(tb testing.TB) (*sim.Cloud, func(string) awsapi.Target, *counting)
 	}
 	tb.Cleanup(stop)
 	cnt := &counting{next: http.DefaultTransport}
-	return c, func(region string) awsapi.Target {
-		t := awsapi.Sim(endpoint, region)
+	return c, func(a fleet.Access) awsapi.Target {
+		t := awsapi.Sim(endpoint, a.Region)
 		t.HTTPClient = &http.Client{Transport: cnt}
+		if a.Role.RoleARN != "" {
+			t.Role = awsapi.Role{ARN: a.Role.RoleARN, SessionName: "cellctl"}
+		}
 		return t
 	}, cnt
 }
@@ -112,8 +117,8 @@ func TestAddingCellsPastALimitIsCritical(t *testing.T) {
 
 func TestAnUnreachableAPIIsUnknownNeverZero(t *testing.T) {
 	fl := demoFleet(t)
-	target := func(region string) awsapi.Target {
-		t := awsapi.Sim("http://127.0.0.1:1", region)
+	target := func(a fleet.Access) awsapi.Target {
+		t := awsapi.Sim("http://127.0.0.1:1", a.Region)
 		t.MaxAttempts = 1
 		return t
 	}
@@ -332,4 +337,93 @@ func TestPreflightRefusesARecordOutsideItsZone(t *testing.T) {
 	if !errors.As(err, &findings) || !strings.Contains(err.Error(), "hosted zone Z0000000000000000000 does not exist") || !strings.Contains(err.Error(), "NoSuchHostedZone") {
 		t.Fatalf("an unknown zone must be refused: %v", err)
 	}
+}
+
+// Quotas stop at the account: with cell-c and cell-d in a second account,
+// each (account, region) is its own row read with that account's access,
+// counting only its own cells — cell-c alone in 222233334444's us-east-1
+// has its own headroom, whatever the home account's us-east-1 holds. A
+// role that cannot be assumed leaves that account's rows unknown (a
+// finding), never the home account's.
+func TestQuotasAreReadPerAccountAndRegion(t *testing.T) {
+	c, target, _ := simCloud(t)
+	fl := fleettest.Load(t, fleettest.Demo(t, fleettest.TwoAccounts))
+	const eips = "ec2/L-0263D0A3"
+	if err := c.SetQuota("us-east-1", eips, 2); err != nil {
+		t.Fatal(err)
+	}
+
+	rep, err := Check(context.Background(), Options{Fleet: fl, Target: target, AddCells: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(rep.Accounts, []string{"", fleettest.SecondAccount}) {
+		t.Errorf("accounts = %q", rep.Accounts)
+	}
+	home := accountRow(t, rep, "", "us-east-1", eips)
+	if home.Cells != 2 || home.Status != StatusOK || *home.Headroom != 2 {
+		t.Errorf("home us-east-1 (cell-a, cell-b): %+v", home)
+	}
+	second := accountRow(t, rep, fleettest.SecondAccount, "us-east-1", eips)
+	if second.Status != StatusUnknown || !second.Finding() || !strings.Contains(second.Summary(), "in account 222233334444, us-east-1") {
+		t.Errorf("second account before its role exists: %+v", second)
+	}
+
+	if _, err := c.AddRole(fleettest.SecondAccount, "cellctl-deploy", nil, ""); err != nil {
+		t.Fatal(err)
+	}
+	other, err := c.Account(fleettest.SecondAccount)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := other.SetQuota("us-east-1", eips, 7); err != nil {
+		t.Fatal(err)
+	}
+	rep, err = Check(context.Background(), Options{Fleet: fl, Target: target, AddCells: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	second = accountRow(t, rep, fleettest.SecondAccount, "us-east-1", eips)
+	if second.Cells != 1 || second.Status != StatusOK || *second.Limit != 7 || *second.Headroom != 7 {
+		t.Errorf("cell-c alone in the second account's us-east-1: %+v", second)
+	}
+	if home := accountRow(t, rep, "", "us-east-1", eips); *home.Limit != 2 || home.Cells != 2 {
+		t.Errorf("the home account's limit is its own: %+v", home)
+	}
+	west := accountRow(t, rep, fleettest.SecondAccount, "us-west-2", eips)
+	if west.Cells != 1 || west.PerCell != 3 {
+		t.Errorf("cell-d (per-AZ NAT) in the second account's us-west-2: %+v", west)
+	}
+	for _, r := range rep.Rows {
+		if r.Account == "" && r.Region == "us-west-2" {
+			t.Fatalf("the home account has no cell in us-west-2, yet a row was read: %+v", r)
+		}
+	}
+	if n := len(accountRows(rep, fleettest.SecondAccount, string(ScopeAccount))); n == 0 {
+		t.Error("the second account's account-wide quotas were not read")
+	}
+	if err := rep.Err(); err != nil {
+		t.Errorf("with both accounts readable: %v", err)
+	}
+}
+
+func accountRows(rep *Report, account, region string) []Row {
+	var out []Row
+	for _, r := range rep.Rows {
+		if r.Account == account && r.Region == region {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+func accountRow(t *testing.T, rep *Report, account, region, code string) Row {
+	t.Helper()
+	for _, r := range accountRows(rep, account, region) {
+		if r.Code == code {
+			return r
+		}
+	}
+	t.Fatalf("no %s row in account %q, %s", code, account, region)
+	return Row{}
 }

@@ -16,6 +16,9 @@ import (
 // zoneUse is one record the fleet is about to write in a hosted zone, and
 // the config key that chose the zone.
 type zoneUse struct {
+	// access is the account whose provider writes the record: the zone
+	// must be in it (a cell in another account writes through its role).
+	access          fleet.Access
 	zone, key, file string
 	line            int
 	record, what    string
@@ -45,46 +48,63 @@ func hostedZones(ctx context.Context, o Options) []string {
 		if _, set := c.Lines[key]; !set {
 			file, line = fleet.ProjectFile, o.Fleet.BaselineLines[key]
 		}
-		uses = append(uses, zoneUse{zone: c.HostedZoneID, key: key, file: file, line: line, record: c.DNSName(),
+		uses = append(uses, zoneUse{access: c.Access().InRegion(AccountRegion), zone: c.HostedZoneID, key: key, file: file, line: line, record: c.DNSName(),
 			what: id + "'s name (and its certificate's DNS validation record)"})
 	}
 	if r := o.Fleet.Router; o.NewRouter && r != nil && r.ViewerHostedZoneID != "" {
 		key := o.Fleet.ConfigKey("viewerHostedZoneId")
 		for _, d := range r.ViewerDomains {
-			uses = append(uses, zoneUse{zone: r.ViewerHostedZoneID, key: key, file: r.File, line: r.Lines[key], record: d,
+			uses = append(uses, zoneUse{access: r.Access().InRegion(AccountRegion), zone: r.ViewerHostedZoneID, key: key, file: r.File, line: r.Lines[key], record: d,
 				what: "the router's viewer domain (and its certificate's DNS validation record)"})
 		}
 	}
 	if len(uses) == 0 {
 		return nil
 	}
-	// Route 53 is global: one reader, one read per zone.
-	r53, err := awsapi.NewRoute53(ctx, o.Target(AccountRegion))
+	// Route 53 is global: one reader per account, one read per zone.
+	type reader struct {
+		r53 *awsapi.Route53
+		err error
+	}
+	r53s := map[fleet.Access]reader{}
 	type answer struct {
 		z   awsapi.HostedZone
 		err error
 	}
-	read := map[string]answer{}
+	type zoneIn struct {
+		access fleet.Access
+		zone   string
+	}
+	read := map[zoneIn]answer{}
 	var out []string
 	for _, u := range uses {
 		at := u.file
 		if u.line > 0 {
 			at = fmt.Sprintf("%s:%d", u.file, u.line)
 		}
-		a, done := read[u.zone]
+		rd, ok := r53s[u.access]
+		if !ok {
+			rd.r53, rd.err = awsapi.NewRoute53(ctx, o.Target(u.access))
+			r53s[u.access] = rd
+		}
+		a, done := read[zoneIn{u.access, u.zone}]
 		if !done {
-			if err != nil {
-				a.err = err
+			if rd.err != nil {
+				a.err = rd.err
 			} else {
-				a.z, a.err = r53.HostedZone(ctx, u.zone)
+				a.z, a.err = rd.r53.HostedZone(ctx, u.zone)
 			}
-			read[u.zone] = a
+			read[zoneIn{u.access, u.zone}] = a
+		}
+		account := "this account"
+		if u.access.Account != "" {
+			account = "account " + u.access.Account
 		}
 		var nsz *r53types.NoSuchHostedZone
 		switch {
 		case errors.As(a.err, &nsz):
-			out = append(out, fmt.Sprintf("%s: %s: hosted zone %s does not exist in this account (Route 53 GetHostedZone: NoSuchHostedZone); %s %s cannot be created; set the id of the zone that holds %s (on --cloud sim, name it first: cellctl sim zone add %s <domain>)",
-				at, u.key, u.zone, u.what, u.record, u.record, u.zone))
+			out = append(out, fmt.Sprintf("%s: %s: hosted zone %s does not exist in %s (Route 53 GetHostedZone: NoSuchHostedZone); %s %s cannot be created; set the id of the zone that holds %s (on --cloud sim, name it first: cellctl sim%s zone add %s <domain>)",
+				at, u.key, u.zone, account, u.what, u.record, u.record, simAccountFlag(u.access), u.zone))
 		case a.err != nil:
 			out = append(out, fmt.Sprintf("%s: %s: cannot read hosted zone %s to check that it holds %s: %v; fix the read (route53:GetHostedZone) and rerun",
 				at, u.key, u.zone, u.record, a.err))
@@ -98,6 +118,14 @@ func hostedZones(ctx context.Context, o Options) []string {
 	}
 	sort.Strings(out)
 	return dedupe(out)
+}
+
+// simAccountFlag is the sim CLI's --account for a zone of another account.
+func simAccountFlag(a fleet.Access) string {
+	if a.Account == "" {
+		return ""
+	}
+	return " --account " + a.Account
 }
 
 func dedupe(s []string) []string {

@@ -23,7 +23,9 @@ func (f *Factory) QuotaCheck(ctx context.Context, fl *fleet.Fleet, cells []strin
 	if err != nil {
 		return fmt.Errorf("the quota check before creating %v cannot reach AWS, nothing was created: %w (rerun with --skip-quota-check to create anyway)", cells, err)
 	}
-	targets := func(region string) awsapi.Target { t := probe; t.Region = region; return t }
+	// Each account is read with its own access (the role its cells'
+	// stacks assume): quotas stop at the account.
+	targets := func(a fleet.Access) awsapi.Target { return b.AsAccess(probe, a) }
 	// The router's stack among the new ones: only its hosted zones are
 	// read (a router costs no per-region quota).
 	o := quota.Options{Fleet: fl, Target: targets, Parallel: f.Global.Parallel}

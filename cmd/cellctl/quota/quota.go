@@ -21,8 +21,9 @@ import (
 type Options struct {
 	IO    *iostreams.IOStreams
 	Fleet func() (*fleet.Fleet, error)
-	// Target builds the AWS readers' target of a region.
-	Target   func(ctx context.Context, region string) (awsapi.Target, error)
+	// Targets reaches the cloud once and returns the AWS readers' target
+	// of an account and region.
+	Targets  func(ctx context.Context) (func(fleet.Access) awsapi.Target, error)
 	View     render.View[*quota.Report]
 	Parallel int
 
@@ -31,7 +32,7 @@ type Options struct {
 
 // NewCmdQuota builds `cellctl quota`.
 func NewCmdQuota(f *cmdutil.Factory, runF func(*Options) error) *cobra.Command {
-	opts := &Options{IO: f.IO, Fleet: f.Fleet, Target: targetFunc(f)}
+	opts := &Options{IO: f.IO, Fleet: f.Fleet, Targets: targetsFunc(f)}
 	cmd := &cobra.Command{
 		Use:   "quota",
 		Short: "Show AWS quota headroom per region, counted in cells",
@@ -70,26 +71,22 @@ one that cells consume; every finding says what to do next.`,
 	return cmd
 }
 
-// targetFunc builds region targets from the factory's cloud bundle: AWS's
-// endpoints and default credential chain, or the simulator's endpoint.
-func targetFunc(f *cmdutil.Factory) func(ctx context.Context, region string) (awsapi.Target, error) {
-	return func(ctx context.Context, region string) (awsapi.Target, error) {
+// targetsFunc builds the audit's targets from the factory's cloud bundle:
+// AWS's endpoints with the default credential chain, or the simulator's
+// endpoint, each signed as the account's access (the role a cell's stack
+// assumes).
+func targetsFunc(f *cmdutil.Factory) func(ctx context.Context) (func(fleet.Access) awsapi.Target, error) {
+	return func(ctx context.Context) (func(fleet.Access) awsapi.Target, error) {
 		b, err := f.Cloud()
 		if err != nil {
-			return awsapi.Target{}, err
+			return nil, err
 		}
-		return b.Target(ctx, region)
+		probe, err := b.Target(ctx, quota.AccountRegion)
+		if err != nil {
+			return nil, err
+		}
+		return func(a fleet.Access) awsapi.Target { return b.AsAccess(probe, a) }, nil
 	}
-}
-
-// targets resolves the access once and returns the per-region function
-// the audit takes.
-func targets(ctx context.Context, target func(context.Context, string) (awsapi.Target, error)) (func(string) awsapi.Target, error) {
-	probe, err := target(ctx, quota.AccountRegion)
-	if err != nil {
-		return nil, err
-	}
-	return func(region string) awsapi.Target { t := probe; t.Region = region; return t }, nil
 }
 
 func quotaRun(ctx context.Context, opts *Options) error {
@@ -97,11 +94,11 @@ func quotaRun(ctx context.Context, opts *Options) error {
 	if err != nil {
 		return err
 	}
-	byRegion, err := targets(ctx, opts.Target)
+	target, err := opts.Targets(ctx)
 	if err != nil {
 		return err
 	}
-	rep, err := quota.Check(ctx, quota.Options{Fleet: fl, Target: byRegion, AddCells: opts.AddCells, Parallel: opts.Parallel})
+	rep, err := quota.Check(ctx, quota.Options{Fleet: fl, Target: target, AddCells: opts.AddCells, Parallel: opts.Parallel})
 	if err != nil {
 		return err
 	}
@@ -115,12 +112,23 @@ var jsonView = render.JSONFormat(func(r *quota.Report) any { return r })
 
 var tableView = render.Format[*quota.Report]{Name: render.FormatTable, Render: func(io *iostreams.IOStreams, r *quota.Report) error {
 	st := render.Out(io)
+	// A fleet with cells in other accounts groups its rows by account:
+	// each account has its own quotas.
+	accounts := len(r.Accounts) > 0
 	var rows [][]string
 	for _, row := range r.Rows {
-		rows = append(rows, []string{row.Region, row.Code, row.Name + where(row), limitText(row), num(row.Used), fmtF(row.PerCell),
-			pct(row.PercentUsed), headroom(row), statusText(st, row.Status)})
+		cols := []string{row.Region, row.Code, row.Name + where(row), limitText(row), num(row.Used), fmtF(row.PerCell),
+			pct(row.PercentUsed), headroom(row), statusText(st, row.Status)}
+		if accounts {
+			cols = append([]string{fleet.Access{Account: row.Account}.AccountLabel()}, cols...)
+		}
+		rows = append(rows, cols)
 	}
-	fmt.Fprintln(io.Out, st.Table([]string{"REGION", "QUOTA", "NAME", "LIMIT", "USED", "PER CELL", "% USED", "HEADROOM (CELLS)", "STATUS"}, rows))
+	headers := []string{"REGION", "QUOTA", "NAME", "LIMIT", "USED", "PER CELL", "% USED", "HEADROOM (CELLS)", "STATUS"}
+	if accounts {
+		headers = append([]string{"ACCOUNT"}, headers...)
+	}
+	fmt.Fprintln(io.Out, st.Table(headers, rows))
 	if r.AddCells > 0 {
 		fmt.Fprintf(io.Out, "checked adding %d cell(s) per region, each costing what the region's costliest cell costs\n", r.AddCells)
 	}
@@ -129,7 +137,11 @@ var tableView = render.Format[*quota.Report]{Name: render.FormatTable, Render: f
 		if row.Status == quota.StatusOK || row.Status == quota.StatusNoLimit {
 			continue
 		}
-		fmt.Fprintf(io.Out, "%s %s %s: %s\n", statusText(st, row.Status), row.Region, row.Code, row.Reason)
+		at := row.Region
+		if row.Account != "" {
+			at = "account " + row.Account + " " + row.Region
+		}
+		fmt.Fprintf(io.Out, "%s %s %s: %s\n", statusText(st, row.Status), at, row.Code, row.Reason)
 		if row.Next != "" {
 			fmt.Fprintf(io.Out, "  next: %s\n", row.Next)
 		}

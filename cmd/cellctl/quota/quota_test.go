@@ -61,8 +61,8 @@ func TestQuotaRunTableAndFinding(t *testing.T) {
 	io, _, out, _ := iostreams.Test()
 	v, _ := render.Pick(render.FormatTable, tableView, jsonView)
 	opts := &Options{IO: io, Fleet: func() (*fleet.Fleet, error) { return fl, nil }, View: v, Parallel: 2, AddCells: 2,
-		Target: func(_ context.Context, region string) (awsapi.Target, error) {
-			return awsapi.Sim(endpoint, region), nil
+		Targets: func(context.Context) (func(fleet.Access) awsapi.Target, error) {
+			return func(a fleet.Access) awsapi.Target { return awsapi.Sim(endpoint, a.Region) }, nil
 		}}
 	err = quotaRun(ctx, opts)
 	var findings *outcome.FindingsError
