@@ -41,11 +41,14 @@ type StatusOptions struct {
 
 // CellStatus is one row of `cellctl status`.
 type CellStatus struct {
-	Name       string     `json:"name"`
-	Kind       string     `json:"kind"`
-	Index      *int       `json:"index,omitempty"`
-	CIDR       string     `json:"cidr,omitempty"`
-	Region     string     `json:"region"`
+	Name   string `json:"name"`
+	Kind   string `json:"kind"`
+	Index  *int   `json:"index,omitempty"`
+	CIDR   string `json:"cidr,omitempty"`
+	Region string `json:"region"`
+	// Account is the account the stack file declares ("" = the caller's
+	// own).
+	Account    string     `json:"account,omitempty"`
 	Deployed   bool       `json:"deployed"`
 	LastResult string     `json:"lastResult,omitempty"`
 	LastOp     string     `json:"lastOperation,omitempty"`
@@ -188,6 +191,8 @@ func writeStatusTable(io *iostreams.IOStreams, rows []CellStatus) error {
 	var table [][]string
 	// The schema column is there once a migration ran in some cell.
 	migrations := slices.ContainsFunc(rows, func(r CellStatus) bool { return r.Schema != nil })
+	// Where each stack lives, when any lives in a declared account.
+	accounts := slices.ContainsFunc(rows, func(r CellStatus) bool { return r.Account != "" })
 	for _, r := range rows {
 		index, cidr := "-", "-"
 		if r.Index != nil {
@@ -227,12 +232,18 @@ func writeStatusTable(io *iostreams.IOStreams, rows []CellStatus) error {
 			}
 		}
 		row := []string{r.Name, index, cidr, r.Region, last, when, image, fmt.Sprint(r.Resources), routing, share, pinned, load}
+		if accounts {
+			row = slices.Insert(row, 3, fleet.Access{Account: r.Account}.AccountLabel())
+		}
 		if migrations {
 			row = append(row, schemaCell(s, r.Schema))
 		}
 		table = append(table, row)
 	}
 	header := []string{"STACK", "INDEX", "CIDR", "REGION", "LAST UPDATE", "AT", "IMAGE", "RESOURCES", "ROUTING", "BUCKETS", "PINNED", "LOAD/CAPACITY"}
+	if accounts {
+		header = slices.Insert(header, 3, "ACCOUNT")
+	}
 	if migrations {
 		header = append(header, "SCHEMA")
 	}
@@ -279,9 +290,9 @@ func cellStatus(fl *fleet.Fleet, st *engine.StackStatus) CellStatus {
 		LastUpdate: st.LastUpdate, Resources: st.Resources, PendingOps: st.PendingOps, Error: st.Error}
 	if c := fl.Cell(st.Name); c != nil {
 		idx := c.Index
-		r.Kind, r.Index, r.CIDR, r.Region = "cell", &idx, c.CIDR(), c.Region
+		r.Kind, r.Index, r.CIDR, r.Region, r.Account = "cell", &idx, c.CIDR(), c.Region, c.Access().Account
 	} else if st.Name == fleet.RouterStack && fl.Router != nil {
-		r.Kind, r.Region = "router", fl.Router.Region
+		r.Kind, r.Region, r.Account = "router", fl.Router.Region, fl.Router.Access().Account
 	}
 	if img, ok := st.Outputs["image"].(string); ok {
 		r.Image = img
