@@ -31,7 +31,8 @@ func cellImages(t *testing.T, dir string) map[string]string {
 			continue
 		}
 		out[s.Name] = s.Image
-		tds, _ := cloud.Resources(sim.Filter{Stack: s.Name, Type: "ecs/taskDefinition"})
+		// A cell in another account keeps its task definitions there.
+		tds, _ := cloud.ResourcesOfEveryAccount(sim.Filter{Stack: s.Name, Type: "ecs/taskDefinition"})
 		var live []string
 		for _, td := range tds {
 			raw, _ := json.Marshal(td.Inputs)
