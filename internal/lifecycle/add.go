@@ -7,10 +7,12 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 
 	"github.com/cellctl/cellctl/internal/apply"
+	"github.com/cellctl/cellctl/internal/awsmodel"
 	"github.com/cellctl/cellctl/internal/cellid"
 	"github.com/cellctl/cellctl/internal/fleet"
 	"github.com/cellctl/cellctl/internal/safefile"
@@ -34,15 +36,68 @@ type AddOptions struct {
 	// cells) or a number.
 	Take   int
 	DryRun bool
+	// Account, when set, is the AWS account the cell lives in
+	// (cells:account); Role the IAM role its provider and cellctl's
+	// readers assume there (aws:assumeRole): an ARN, or a role name in
+	// Account. A role alone implies its ARN's account. ExternalID is the
+	// id the role's trust policy requires, if any.
+	Account, Role, ExternalID string
 }
+
+// Placement is where a new cell lives: its stack file's account settings.
+type Placement struct {
+	Account    string `json:"account,omitempty"`
+	RoleARN    string `json:"role_arn,omitempty"`
+	ExternalID string `json:"external_id,omitempty"`
+}
+
+// placement checks --account/--role/--external-id as AWS and the loader
+// will: a 12-digit account, a role ARN (or a name, made an ARN in the
+// account), and the two agreeing.
+func placement(o AddOptions) (Placement, error) {
+	p := Placement{Account: o.Account, ExternalID: o.ExternalID}
+	if p.Account != "" && !accountIDRe.MatchString(p.Account) {
+		return Placement{}, fmt.Errorf("--account %q: must be a 12-digit AWS account id", p.Account)
+	}
+	if o.Role != "" {
+		arn := o.Role
+		if !strings.HasPrefix(arn, "arn:") {
+			if p.Account == "" {
+				return Placement{}, fmt.Errorf("--role %q is a role name: give --account too, or the role's ARN (arn:aws:iam::<account>:role/%s)", o.Role, o.Role)
+			}
+			arn = awsmodel.RoleARN{Partition: "aws", Account: p.Account, Path: "/", Name: o.Role}.String()
+		}
+		r, err := awsmodel.ParseRoleARN(arn)
+		if err != nil {
+			return Placement{}, fmt.Errorf("--role: %w", err)
+		}
+		if p.Account != "" && r.Account != p.Account {
+			return Placement{}, fmt.Errorf("--role %s is in account %s, but --account says %s: a cell's role is in the cell's account", arn, r.Account, p.Account)
+		}
+		p.Account, p.RoleARN = r.Account, arn
+	}
+	if p.ExternalID != "" {
+		if p.RoleARN == "" {
+			return Placement{}, errors.New("--external-id is the id a role's trust policy requires: give --role too")
+		}
+		if err := awsmodel.CheckExternalID(p.ExternalID); err != nil {
+			return Placement{}, fmt.Errorf("--external-id: %w", err)
+		}
+	}
+	return p, nil
+}
+
+var accountIDRe = regexp.MustCompile(`^\d{12}$`)
 
 // AddReport is what `cell add` did, step by step.
 type AddReport struct {
-	Cell      string   `json:"cell"`
-	Index     int      `json:"index"`
-	Wave      string   `json:"wave"`
-	StackFile string   `json:"stack_file"`
-	Steps     []string `json:"steps"`
+	Cell      string `json:"cell"`
+	Index     int    `json:"index"`
+	Wave      string `json:"wave"`
+	StackFile string `json:"stack_file"`
+	// Placement is the account the cell lives in, when not the caller's.
+	Placement *Placement `json:"placement,omitempty"`
+	Steps     []string   `json:"steps"`
 	Report
 }
 
@@ -73,6 +128,13 @@ func AddCell(ctx context.Context, env *Env, o AddOptions) (*AddReport, error) {
 		return nil, fmt.Errorf("cannot add %q: %w", id, err)
 	}
 	rep.Cell = id
+	where, err := placement(o)
+	if err != nil {
+		return nil, fmt.Errorf("cannot add %q: %w", id, err)
+	}
+	if where != (Placement{}) {
+		rep.Placement = &where
+	}
 	if cs, ok := t.Cell(id); ok {
 		return nil, fmt.Errorf("cannot add %q: it is already in the routing table (%s, %d buckets); undrain it instead", id, cs.State, cs.Buckets.Count())
 	}
@@ -88,6 +150,10 @@ func AddCell(ctx context.Context, env *Env, o AddOptions) (*AddReport, error) {
 		// A previous `cell add` stopped after writing the files.
 		if o.Index >= 0 && o.Index != existing.Index {
 			return nil, fmt.Errorf("cannot add %q with --index %d: %s exists with cells:index %d; continue without --index, or delete it first", id, o.Index, stackRel, existing.Index)
+		}
+		if a := existing.Access(); where != (Placement{}) && (a.Account != where.Account || a.Role.RoleARN != where.RoleARN) {
+			return nil, fmt.Errorf("cannot add %q in account %s: %s exists in account %s; continue without --account/--role, or delete it first",
+				id, where.Account, stackRel, a.AccountLabel())
 		}
 		rep.Index = existing.Index
 		if w := fl.Waves.WaveOf(id); w >= 0 {
@@ -133,9 +199,16 @@ func AddCell(ctx context.Context, env *Env, o AddOptions) (*AddReport, error) {
 			return nil, fmt.Errorf("cannot add %q to a wave of stacks/%s: %w", id, fleet.WavesFile, err)
 		}
 		rep.Wave = wave
-		files := fmt.Sprintf("%s (cells:index %d: VPC 10.%d.0.0/16) and add %s to wave %q of stacks/%s", stackRel, rep.Index, rep.Index, id, wave, fleet.WavesFile)
+		in := ""
+		if where.Account != "" {
+			in = ", in account " + where.Account
+			if where.RoleARN != "" {
+				in += " through " + where.RoleARN
+			}
+		}
+		files := fmt.Sprintf("%s (cells:index %d: VPC 10.%d.0.0/16%s) and add %s to wave %q of stacks/%s", stackRel, rep.Index, rep.Index, in, id, wave, fleet.WavesFile)
 		steps = append(steps, addStep{would: "write " + files + ", and validate the fleet with it", do: func(context.Context) error {
-			if err := writeNew(stackPath, stackFile(id, rep.Index)); err != nil {
+			if err := writeNew(stackPath, stackFile(fl, id, rep.Index, where)); err != nil {
 				return fmt.Errorf("cannot add %q: %w", id, err)
 			}
 			if err := safefile.Write(wavesPath, newWaves, 0o644); err != nil {
@@ -226,9 +299,23 @@ type addStep struct {
 // stackFile is a new cell's stack file: its index, everything else from
 // the fleet baseline in Pulumi.yaml. The origin-verify secret is added
 // (encrypted) by the first up, copied from the fleet's other stacks.
-func stackFile(id string, index int) []byte {
-	return []byte(fmt.Sprintf("# Added by `cellctl cell add %s`. Everything but the index comes from the\n"+
-		"# fleet baseline in Pulumi.yaml; override here only what must differ.\nconfig:\n  cells:index: %d\n", id, index))
+func stackFile(fl *fleet.Fleet, id string, index int, where Placement) []byte {
+	var b strings.Builder
+	fmt.Fprintf(&b, "# Added by `cellctl cell add %s`. Everything but the index comes from the\n"+
+		"# fleet baseline in Pulumi.yaml; override here only what must differ.\nconfig:\n  %s: %d\n", id, fl.ConfigKey("index"), index)
+	if where.Account != "" {
+		// The account is data the loader checks against the role, and
+		// the provider's own aws:assumeRole is what both the engine and
+		// cellctl's readers use to reach it.
+		fmt.Fprintf(&b, "  # This cell lives in account %s.\n  %s: %q\n", where.Account, fl.ConfigKey(fleet.AccountKey), where.Account)
+	}
+	if where.RoleARN != "" {
+		fmt.Fprintf(&b, "  aws:assumeRole:\n    roleArn: %s\n", where.RoleARN)
+		if where.ExternalID != "" {
+			fmt.Fprintf(&b, "    externalId: %q\n", where.ExternalID)
+		}
+	}
+	return []byte(b.String())
 }
 
 // writeNew creates path with data, refusing to replace a file.

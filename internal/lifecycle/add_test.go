@@ -82,6 +82,43 @@ func TestAddCellOrder(t *testing.T) {
 	}
 }
 
+// TestAddCellInAnotherAccount: --account and --role (a name, taken in the
+// account) write the provider's own aws:assumeRole and cells:account into
+// the new stack file, which the fleet then loads as a cell in that account.
+func TestAddCellInAnotherAccount(t *testing.T) {
+	h := newHarness(t, 1)
+	h.eng.fail["up cell-e"] = errors.New("IAM Role cannot be assumed")
+	rep, err := AddCell(context.Background(), h.env, AddOptions{Index: -1, Take: router.TakeAuto, Account: "333344445555", Role: "cellctl-deploy", ExternalID: "fleet-7"})
+	if err == nil || !strings.Contains(err.Error(), "deploying cell-e failed") {
+		t.Fatalf("the first up fails: %v", err)
+	}
+	const role = "arn:aws:iam::333344445555:role/cellctl-deploy"
+	if rep.Placement == nil || rep.Placement.Account != "333344445555" || rep.Placement.RoleARN != role {
+		t.Errorf("placement = %+v", rep.Placement)
+	}
+	fl, err := fleet.Load(h.dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := fl.Cell("cell-e").Access()
+	if a.Account != "333344445555" || a.Role.RoleARN != role || a.Role.ExternalID != "fleet-7" {
+		t.Errorf("cell-e's access as loaded = %+v", a)
+	}
+	if !strings.Contains(h.log.String(), "in account 333344445555 through "+role) {
+		t.Errorf("the add must say where the cell lives:\n%s", h.log)
+	}
+	// Continuing the add in another account is refused; as written, it
+	// continues.
+	delete(h.eng.fail, "up cell-e")
+	_, err = AddCell(context.Background(), h.env, AddOptions{ID: "cell-e", Index: -1, Take: router.TakeAuto, Account: "444455556666"})
+	if err == nil || !strings.Contains(err.Error(), "stacks/Pulumi.cell-e.yaml exists in account 333344445555") {
+		t.Errorf("continuing cell-e's add in another account: %v", err)
+	}
+	if _, err := AddCell(context.Background(), h.env, AddOptions{ID: "cell-e", Index: -1, Take: router.TakeAuto}); err != nil {
+		t.Errorf("continuing: %v", err)
+	}
+}
+
 // TestAddCellUpFailureLeavesNoTraffic: the cell's up fails; the table is
 // untouched, the router not run, and the error says how to continue or
 // undo. Running the command again continues with the files written.
@@ -120,6 +157,11 @@ func TestAddCellRefusals(t *testing.T) {
 		{AddOptions{Index: 2, Take: router.TakeAuto}, `cannot add "cell-e": --index 2 is cell-b's (VPC 10.2.0.0/16); free indexes: 5, 6, 7, 8, 9 …`},
 		{AddOptions{Index: -1, Wave: "nope", Take: router.TakeAuto}, `cannot add "cell-e" to a wave of stacks/waves.yaml: no wave "nope" (waves: canary, wave-1, wave-2)`},
 		{AddOptions{Index: -1, Take: 2000}, `cannot add "cell-e": take must be "auto" or a number of buckets from 0 to 1024; got 2000`},
+		{AddOptions{Index: -1, Take: router.TakeAuto, Account: "3333"}, `cannot add "cell-e": --account "3333": must be a 12-digit AWS account id`},
+		{AddOptions{Index: -1, Take: router.TakeAuto, Role: "cellctl-deploy"}, `cannot add "cell-e": --role "cellctl-deploy" is a role name: give --account too`},
+		{AddOptions{Index: -1, Take: router.TakeAuto, Account: "333344445555", Role: "arn:aws:iam::222233334444:role/cellctl-deploy"},
+			`cannot add "cell-e": --role arn:aws:iam::222233334444:role/cellctl-deploy is in account 222233334444, but --account says 333344445555`},
+		{AddOptions{Index: -1, Take: router.TakeAuto, Account: "333344445555", ExternalID: "x-1"}, `cannot add "cell-e": --external-id is the id a role's trust policy requires: give --role too`},
 	}
 	for _, tc := range cases {
 		h := newHarness(t, 1)

@@ -47,6 +47,8 @@ type AddOptions struct {
 	Wave   string
 	Take   string
 	DryRun bool
+
+	Account, Role, ExternalID string
 }
 
 // NewCmdAdd builds `cellctl cell add`.
@@ -70,10 +72,17 @@ func NewCmdAdd(f *cmdutil.Factory, runF func(*AddOptions) error) *cobra.Command 
 
 Until step 5 the cell has no traffic: a failure leaves the fleet serving as
 before and says how to continue (the same command again continues with the
-files already written) or undo.`,
+files already written) or undo.
+
+--account ID puts the cell in its own AWS account (cells:account), and
+--role the IAM role there that its provider and every cellctl reader assume
+(aws:assumeRole; a name is taken in --account). The deploy first proves the
+role can be assumed and lands in that account, and checks that account's
+quotas, before anything is created.`,
 		Example: `  cellctl cell add --dry-run
   cellctl cell add
-  cellctl cell add cell-eu1 --index 20 --wave canary --take 64`,
+  cellctl cell add cell-eu1 --index 20 --wave canary --take 64
+  cellctl cell add cell-e --account 333344445555 --role cellctl-deploy`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if len(args) == 1 {
@@ -101,6 +110,9 @@ files already written) or undo.`,
 	cmd.Flags().StringVar(&opts.Wave, "wave", "", "wave of stacks/waves.yaml to put the cell in (default: the last)")
 	cmd.Flags().StringVar(&opts.Take, "take", "auto", `buckets to give the cell once it is up: "auto" (its share) or a number`)
 	cmd.Flags().BoolVar(&opts.DryRun, "dry-run", false, "say what would be written, deployed and moved; change nothing")
+	cmd.Flags().StringVar(&opts.Account, "account", "", "AWS account (12 digits) the cell lives in: cells:account in its stack file")
+	cmd.Flags().StringVar(&opts.Role, "role", "", "IAM role (ARN, or a name in --account) the cell's provider and cellctl's readers assume: aws:assumeRole")
+	cmd.Flags().StringVar(&opts.ExternalID, "external-id", "", "external id the --role's trust policy requires")
 	cmd.Flags().BoolVar(&opts.SkipQuotaCheck, "skip-quota-check", false, "create the cell without checking the account's quotas first")
 	return cmd
 }
@@ -138,7 +150,8 @@ func addRun(ctx context.Context, opts *AddOptions) error {
 	if !opts.SkipQuotaCheck {
 		env.QuotaCheck = opts.QuotaCheck
 	}
-	rep, err := lc.AddCell(ctx, env, lc.AddOptions{ID: opts.ID, Index: opts.Index, Wave: opts.Wave, Take: take, DryRun: opts.DryRun})
+	rep, err := lc.AddCell(ctx, env, lc.AddOptions{ID: opts.ID, Index: opts.Index, Wave: opts.Wave, Take: take, DryRun: opts.DryRun,
+		Account: opts.Account, Role: opts.Role, ExternalID: opts.ExternalID})
 	display.Close()
 	if rep != nil && len(rep.Transitions) > 0 {
 		if verr := opts.View.Render(opts.IO, rep); verr != nil && err == nil {
