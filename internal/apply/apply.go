@@ -61,7 +61,7 @@ type Env struct {
 	// stack's outputs as deployed: the cell database's one-time users and
 	// grants, from the control plane (idempotent, so every up runs it). A
 	// failure fails the cell's step.
-	Bootstrap func(ctx context.Context, cell string, outputs map[string]any) error
+	Bootstrap func(ctx context.Context, cell *fleet.Cell, outputs map[string]any) error
 }
 
 func (env *Env) log() io.Writer {
@@ -137,7 +137,11 @@ func run(ctx context.Context, env *Env, op stackrun.Operation, o Options) (*Repo
 					if err != nil {
 						return fmt.Errorf("reading %s's outputs: %w", cell, err)
 					}
-					return env.Bootstrap(ctx, cell, outs)
+					c := env.Fleet.Cell(cell)
+					if c == nil {
+						return fmt.Errorf("%s is not a cell of the fleet", cell)
+					}
+					return env.Bootstrap(ctx, c, outs)
 				}}
 		}
 	}

@@ -378,7 +378,8 @@ func TestUpBootstrapsEachCellsDatabaseAfterItsUp(t *testing.T) {
 	env, _ := envFor(demoFleet(t), eng)
 	var mu sync.Mutex
 	var boot []string
-	env.Bootstrap = func(_ context.Context, cell string, outs map[string]any) error {
+	env.Bootstrap = func(_ context.Context, c *fleet.Cell, outs map[string]any) error {
+		cell := c.ID
 		if outs["cellId"] != cell {
 			t.Errorf("bootstrap of %s got the outputs %v", cell, outs)
 		}

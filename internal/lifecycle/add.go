@@ -42,20 +42,27 @@ type AddOptions struct {
 	// Account. A role alone implies its ARN's account. ExternalID is the
 	// id the role's trust policy requires, if any.
 	Account, Role, ExternalID string
+	// HostedZoneID and FleetDomain, when set, are the cell's
+	// cells:hostedZoneId and cells:fleetDomain: a cell in another account
+	// writes its records through its own provider, so in a zone of its
+	// account (a delegated subdomain of the fleet's).
+	HostedZoneID, FleetDomain string
 }
 
 // Placement is where a new cell lives: its stack file's account settings.
 type Placement struct {
-	Account    string `json:"account,omitempty"`
-	RoleARN    string `json:"role_arn,omitempty"`
-	ExternalID string `json:"external_id,omitempty"`
+	Account      string `json:"account,omitempty"`
+	RoleARN      string `json:"role_arn,omitempty"`
+	ExternalID   string `json:"external_id,omitempty"`
+	HostedZoneID string `json:"hosted_zone_id,omitempty"`
+	FleetDomain  string `json:"fleet_domain,omitempty"`
 }
 
 // placement checks --account/--role/--external-id as AWS and the loader
 // will: a 12-digit account, a role ARN (or a name, made an ARN in the
 // account), and the two agreeing.
 func placement(o AddOptions) (Placement, error) {
-	p := Placement{Account: o.Account, ExternalID: o.ExternalID}
+	p := Placement{Account: o.Account, ExternalID: o.ExternalID, HostedZoneID: o.HostedZoneID, FleetDomain: o.FleetDomain}
 	if p.Account != "" && !accountIDRe.MatchString(p.Account) {
 		return Placement{}, fmt.Errorf("--account %q: must be a 12-digit AWS account id", p.Account)
 	}
@@ -75,6 +82,9 @@ func placement(o AddOptions) (Placement, error) {
 			return Placement{}, fmt.Errorf("--role %s is in account %s, but --account says %s: a cell's role is in the cell's account", arn, r.Account, p.Account)
 		}
 		p.Account, p.RoleARN = r.Account, arn
+	}
+	if (p.HostedZoneID == "") != (p.FleetDomain == "") {
+		return Placement{}, errors.New("--hosted-zone-id and --fleet-domain go together: the zone's id and the domain it holds, under which the cell's name is <id>.<domain>")
 	}
 	if p.ExternalID != "" {
 		if p.RoleARN == "" {
@@ -308,6 +318,10 @@ func stackFile(fl *fleet.Fleet, id string, index int, where Placement) []byte {
 		// the provider's own aws:assumeRole is what both the engine and
 		// cellctl's readers use to reach it.
 		fmt.Fprintf(&b, "  # This cell lives in account %s.\n  %s: %q\n", where.Account, fl.ConfigKey(fleet.AccountKey), where.Account)
+	}
+	if where.HostedZoneID != "" {
+		fmt.Fprintf(&b, "  # Its records go in this zone (its provider writes them).\n  %s: %s\n  %s: %s\n",
+			fl.ConfigKey("fleetDomain"), where.FleetDomain, fl.ConfigKey("hostedZoneId"), where.HostedZoneID)
 	}
 	if where.RoleARN != "" {
 		fmt.Fprintf(&b, "  aws:assumeRole:\n    roleArn: %s\n", where.RoleARN)

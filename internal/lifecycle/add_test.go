@@ -88,7 +88,8 @@ func TestAddCellOrder(t *testing.T) {
 func TestAddCellInAnotherAccount(t *testing.T) {
 	h := newHarness(t, 1)
 	h.eng.fail["up cell-e"] = errors.New("IAM Role cannot be assumed")
-	rep, err := AddCell(context.Background(), h.env, AddOptions{Index: -1, Take: router.TakeAuto, Account: "333344445555", Role: "cellctl-deploy", ExternalID: "fleet-7"})
+	rep, err := AddCell(context.Background(), h.env, AddOptions{Index: -1, Take: router.TakeAuto, Account: "333344445555", Role: "cellctl-deploy", ExternalID: "fleet-7",
+		HostedZoneID: "Z0C33334444555CELLS0", FleetDomain: "c.cells.example.com"})
 	if err == nil || !strings.Contains(err.Error(), "deploying cell-e failed") {
 		t.Fatalf("the first up fails: %v", err)
 	}
@@ -103,6 +104,9 @@ func TestAddCellInAnotherAccount(t *testing.T) {
 	a := fl.Cell("cell-e").Access()
 	if a.Account != "333344445555" || a.Role.RoleARN != role || a.Role.ExternalID != "fleet-7" {
 		t.Errorf("cell-e's access as loaded = %+v", a)
+	}
+	if c := fl.Cell("cell-e"); c.HostedZoneID != "Z0C33334444555CELLS0" || c.DNSName() != "cell-e.c.cells.example.com" {
+		t.Errorf("cell-e's zone %s, name %s", c.HostedZoneID, c.DNSName())
 	}
 	if !strings.Contains(h.log.String(), "in account 333344445555 through "+role) {
 		t.Errorf("the add must say where the cell lives:\n%s", h.log)
@@ -162,6 +166,7 @@ func TestAddCellRefusals(t *testing.T) {
 		{AddOptions{Index: -1, Take: router.TakeAuto, Account: "333344445555", Role: "arn:aws:iam::222233334444:role/cellctl-deploy"},
 			`cannot add "cell-e": --role arn:aws:iam::222233334444:role/cellctl-deploy is in account 222233334444, but --account says 333344445555`},
 		{AddOptions{Index: -1, Take: router.TakeAuto, Account: "333344445555", ExternalID: "x-1"}, `cannot add "cell-e": --external-id is the id a role's trust policy requires: give --role too`},
+		{AddOptions{Index: -1, Take: router.TakeAuto, HostedZoneID: "Z0C33334444555CELLS0"}, `cannot add "cell-e": --hosted-zone-id and --fleet-domain go together`},
 	}
 	for _, tc := range cases {
 		h := newHarness(t, 1)

@@ -59,7 +59,7 @@ type Env struct {
 	QuotaCheck func(ctx context.Context, fl *fleet.Fleet, newCells []string) error
 	// Bootstrap runs the new cell database's users and grants after its
 	// up (cell add; nil: none).
-	Bootstrap func(ctx context.Context, cell string, outputs map[string]any) error
+	Bootstrap func(ctx context.Context, cell *fleet.Cell, outputs map[string]any) error
 	// Stop, once closed, starts no new stack (the first Ctrl-C).
 	Stop <-chan struct{}
 	// Sleep waits d or until ctx is done; nil: a real timer.

@@ -40,7 +40,7 @@ type AddOptions struct {
 	SkipQuotaCheck bool
 	// Bootstrap runs the new cell database's users and grants after its
 	// up (cmdutil.Factory.Bootstrap).
-	Bootstrap func(ctx context.Context, cell string, outputs map[string]any) error
+	Bootstrap func(ctx context.Context, cell *fleet.Cell, outputs map[string]any) error
 
 	ID     string
 	Index  int
@@ -49,6 +49,7 @@ type AddOptions struct {
 	DryRun bool
 
 	Account, Role, ExternalID string
+	HostedZoneID, FleetDomain string
 }
 
 // NewCmdAdd builds `cellctl cell add`.
@@ -76,13 +77,15 @@ files already written) or undo.
 
 --account ID puts the cell in its own AWS account (cells:account), and
 --role the IAM role there that its provider and every cellctl reader assume
-(aws:assumeRole; a name is taken in --account). The deploy first proves the
-role can be assumed and lands in that account, and checks that account's
-quotas, before anything is created.`,
+(aws:assumeRole; a name is taken in --account). Its provider writes the
+cell's DNS records, so --hosted-zone-id and --fleet-domain name a zone in
+that account (a subdomain delegated to it) when the fleet's zone is not.
+The deploy first proves the role can be assumed and lands in that account,
+that the zone is there and holds the cell's name, and that the account's
+quotas have room, before anything is created.`,
 		Example: `  cellctl cell add --dry-run
   cellctl cell add
-  cellctl cell add cell-eu1 --index 20 --wave canary --take 64
-  cellctl cell add cell-e --account 333344445555 --role cellctl-deploy`,
+  cellctl cell add cell-eu1 --index 20 --wave canary --take 64`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if len(args) == 1 {
@@ -113,6 +116,8 @@ quotas, before anything is created.`,
 	cmd.Flags().StringVar(&opts.Account, "account", "", "AWS account (12 digits) the cell lives in: cells:account in its stack file")
 	cmd.Flags().StringVar(&opts.Role, "role", "", "IAM role (ARN, or a name in --account) the cell's provider and cellctl's readers assume: aws:assumeRole")
 	cmd.Flags().StringVar(&opts.ExternalID, "external-id", "", "external id the --role's trust policy requires")
+	cmd.Flags().StringVar(&opts.HostedZoneID, "hosted-zone-id", "", "Route 53 zone for the cell's records (cells:hostedZoneId), in the cell's account")
+	cmd.Flags().StringVar(&opts.FleetDomain, "fleet-domain", "", "the domain --hosted-zone-id holds; the cell is <id>.<domain> (cells:fleetDomain)")
 	cmd.Flags().BoolVar(&opts.SkipQuotaCheck, "skip-quota-check", false, "create the cell without checking the account's quotas first")
 	return cmd
 }
@@ -151,7 +156,7 @@ func addRun(ctx context.Context, opts *AddOptions) error {
 		env.QuotaCheck = opts.QuotaCheck
 	}
 	rep, err := lc.AddCell(ctx, env, lc.AddOptions{ID: opts.ID, Index: opts.Index, Wave: opts.Wave, Take: take, DryRun: opts.DryRun,
-		Account: opts.Account, Role: opts.Role, ExternalID: opts.ExternalID})
+		Account: opts.Account, Role: opts.Role, ExternalID: opts.ExternalID, HostedZoneID: opts.HostedZoneID, FleetDomain: opts.FleetDomain})
 	display.Close()
 	if rep != nil && len(rep.Transitions) > 0 {
 		if verr := opts.View.Render(opts.IO, rep); verr != nil && err == nil {

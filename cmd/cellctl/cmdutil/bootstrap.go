@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/cellctl/cellctl/internal/awsapi"
+	"github.com/cellctl/cellctl/internal/fleet"
 )
 
 // The cell database's name (cellmodule.DatabaseName), kept here so the
@@ -19,7 +20,8 @@ const bootstrapDatabase = "app"
 // is read by cellctl: the Data API takes the secret's ARN. A cell whose
 // region has no Data API for Aurora PostgreSQL (`dbDataApi` false) keeps
 // the manual step, and up says so.
-func (f *Factory) Bootstrap(ctx context.Context, cell string, outs map[string]any) error {
+func (f *Factory) Bootstrap(ctx context.Context, c *fleet.Cell, outs map[string]any) error {
+	cell := c.ID
 	str := func(k string) string { s, _ := outs[k].(string); return s }
 	if on, _ := outs["dbDataApi"].(bool); !on {
 		fmt.Fprintf(f.IO.ErrOut, "%s: the RDS Data API is not available for its cluster: run the stack output dbBootstrapSql once as the master user from inside its VPC (docs/ARCHITECTURE.md)\n", cell)
@@ -36,14 +38,6 @@ func (f *Factory) Bootstrap(ctx context.Context, cell string, outs map[string]an
 	// The cluster lives in the cell's account: the Data API is called
 	// with the cell's own access (its role), in the region the stack
 	// reports.
-	fl, err := f.Fleet()
-	if err != nil {
-		return err
-	}
-	c := fl.Cell(cell)
-	if c == nil {
-		return fmt.Errorf("%s is not a cell of the fleet", cell)
-	}
 	access := c.Access().InRegion(region)
 	t, err := b.TargetOf(ctx, access)
 	if err != nil {

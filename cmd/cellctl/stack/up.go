@@ -35,7 +35,7 @@ type UpOptions struct {
 	SkipQuotaCheck bool
 	// Bootstrap runs each cell database's users and grants after its up
 	// (cmdutil.Factory.Bootstrap; nil: none).
-	Bootstrap func(ctx context.Context, cell string, outputs map[string]any) error
+	Bootstrap func(ctx context.Context, cell *fleet.Cell, outputs map[string]any) error
 }
 
 // NewCmdUp builds `cellctl up`.
