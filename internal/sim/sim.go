@@ -2,6 +2,8 @@ package sim
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"time"
 
 	"github.com/cellctl/cellctl/internal/sim/awsapi"
@@ -112,6 +114,20 @@ func (c *Cloud) WithClock(now func() time.Time) *Cloud { return &Cloud{c.Cloud.W
 
 // Reset empties the cloud and its health model; the secret key stays.
 func (c *Cloud) Reset() error { return health.Reset(c.Cloud) }
+
+// ResetEveryAccount empties the cloud of every account (Reset), the home
+// one first; the accounts and their roles stay, as an organization's
+// accounts outlive what is deployed in them.
+func (c *Cloud) ResetEveryAccount() error {
+	var errs []error
+	err := c.Each(func(id string, a *Cloud) error {
+		if err := a.Reset(); err != nil {
+			errs = append(errs, fmt.Errorf("account %s: %w", id, err))
+		}
+		return nil
+	})
+	return errors.Join(append(errs, err)...)
+}
 
 // Alarms lists the metric alarms of a stack or cell ("" for all), with
 // their states evaluated up to now.
