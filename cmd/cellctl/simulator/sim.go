@@ -423,7 +423,7 @@ func newCmdSimReset(o *SimOptions) *cobra.Command {
 	return &cobra.Command{
 		Use:   "reset",
 		Short: "Empty the simulated cloud (resources, faults, latency, quotas)",
-		Long: "Empty the simulated cloud: every account's resources, faults, latency, quotas\n(with --account, that account's only). The accounts and their roles stay.\nThe Pulumi state in .cellctl/state is not touched: follow with\n`cellctl up --refresh` or remove .cellctl/state too.",
+		Long:  "Empty the simulated cloud: every account's resources, faults, latency, quotas\n(with --account, that account's only). The accounts and their roles stay.\nThe Pulumi state in .cellctl/state is not touched: follow with\n`cellctl up --refresh` or remove .cellctl/state too.",
 		RunE: func(cmd *cobra.Command, args []string) error {
 			c, err := o.cloud()
 			if err != nil {
