@@ -10,6 +10,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/pulumi/pulumi-aws/sdk/v6/go/aws"
+
 	"github.com/pulumi/pulumi-aws/sdk/v6/go/aws/acm"
 	"github.com/pulumi/pulumi-aws/sdk/v6/go/aws/cloudwatch"
 	"github.com/pulumi/pulumi-aws/sdk/v6/go/aws/ec2"
@@ -92,6 +94,17 @@ type CellArgs struct {
 	// Now is the clock of the final snapshot name of a release (nil:
 	// time.Now); tests pin it.
 	Now func() time.Time
+	// DNSProvider, when set, configures the explicit provider the cell's
+	// two DNS records (its name and its certificate's validation) are
+	// written with: the fleet's zone in another account than the cell's,
+	// reached through a role (cells:dnsAssumeRole) whose permissions can
+	// be held to the cell's own names (the dnsRecordPolicy output). nil:
+	// the records use the cell's own provider.
+	DNSProvider *aws.ProviderArgs
+	// FleetKey is set when the fleet bucket lives in another account: the
+	// task role may then use the bucket's key through S3 (nil: the bucket
+	// shares the cell's account and its AWS managed key).
+	FleetKey *FleetKey
 }
 
 // Network holds the cell's VPC and everything routing-related in it.
@@ -310,9 +323,9 @@ func NewCell(ctx *pulumi.Context, name string, args *CellArgs, opts ...pulumi.Re
 		now = time.Now
 	}
 	cell.DNSName = s.DNSName()
-	b := &builder{ctx: ctx, cell: cell, spec: s, originSecret: args.OriginVerifySecret, originNext: args.OriginVerifyNext, now: now}
+	b := &builder{ctx: ctx, cell: cell, spec: s, originSecret: args.OriginVerifySecret, originNext: args.OriginVerifyNext, now: now, dnsProviderArgs: args.DNSProvider, fleetKey: args.FleetKey}
 	steps := []func() error{
-		b.lookups, b.network, b.securityGroups, b.database, b.cache, b.queues,
+		b.dnsProvider, b.lookups, b.network, b.securityGroups, b.database, b.cache, b.queues,
 		b.roles, b.lanePolicies, b.certificate, b.service, b.migration, b.dnsRecord, b.alarms, b.outputs, b.moreOutputs,
 		b.migrationOutputs, b.deployedOutput,
 	}
@@ -335,6 +348,10 @@ type builder struct {
 	originSecret pulumi.StringInput
 	originNext   pulumi.StringInput
 	now          func() time.Time
+	// dnsProviderArgs and dnsOpts: the DNS records' explicit provider.
+	dnsProviderArgs *aws.ProviderArgs
+	dnsOpts         []pulumi.ResourceOption
+	fleetKey        *FleetKey
 
 	partition     string
 	account       string

@@ -1,9 +1,11 @@
 package cellmodule
 
 import (
+	"encoding/json"
 	"fmt"
 	"strings"
 
+	"github.com/pulumi/pulumi-aws/sdk/v6/go/aws"
 	"github.com/pulumi/pulumi-aws/sdk/v6/go/aws/acm"
 	"github.com/pulumi/pulumi-aws/sdk/v6/go/aws/route53"
 	"github.com/pulumi/pulumi/sdk/v3/go/pulumi"
@@ -54,7 +56,7 @@ func (b *builder) certificate() error {
 		// A recreated cell asks for the same record (ACM derives it from the
 		// account and the name): taking it over is correct.
 		AllowOverwrite: pulumi.Bool(true),
-	}, b.opts()...)
+	}, b.opts(b.dnsOpts...)...)
 	if err != nil {
 		return err
 	}
@@ -84,8 +86,70 @@ func (b *builder) dnsRecord() error {
 			ZoneId:               c.LoadBalancer.ZoneId,
 			EvaluateTargetHealth: pulumi.Bool(true),
 		}},
-	}, b.opts()...)
+	}, b.opts(b.dnsOpts...)...)
 	return err
+}
+
+// dnsProvider creates the explicit provider of the cell's DNS records when
+// the fleet's zone is reached through cells:dnsAssumeRole. It starts from
+// the ambient credentials (the caller's, as an explicit provider does not
+// take the stack's aws:assumeRole), so the caller assumes the zone
+// account's role directly; the cell's own role never needs Route 53
+// rights in the fleet's zone.
+func (b *builder) dnsProvider() error {
+	if b.dnsProviderArgs == nil {
+		return nil
+	}
+	args := *b.dnsProviderArgs
+	if args.Region == nil {
+		args.Region = pulumi.String(b.spec.Region)
+	}
+	p, err := aws.NewProvider(b.ctx, b.name("dns-provider"), &args, pulumi.Parent(b.cell))
+	if err != nil {
+		return err
+	}
+	b.dnsOpts = []pulumi.ResourceOption{pulumi.Provider(p)}
+	return nil
+}
+
+// DNSRecordPolicy is the least privilege of a cell's DNS role in the
+// fleet's zone: change only the cell's own name and its certificate's
+// validation record ("_<token>.<name>"), read the zone and the changes.
+// Route 53 checks record names with the condition key
+// route53:ChangeResourceRecordSetsNormalizedRecordNames (lowercase, no
+// trailing dot; "Using IAM policy conditions for fine-grained access
+// control", Amazon Route 53 Developer Guide).
+func DNSRecordPolicy(partition, zoneID, name string) (string, error) {
+	name = strings.TrimSuffix(strings.ToLower(name), ".")
+	zone := fmt.Sprintf("arn:%s:route53:::hostedzone/%s", partition, zoneID)
+	doc := map[string]any{
+		"Version": "2012-10-17",
+		"Statement": []map[string]any{
+			{
+				"Sid":      "CellRecordsOnly",
+				"Effect":   "Allow",
+				"Action":   "route53:ChangeResourceRecordSets",
+				"Resource": zone,
+				"Condition": map[string]any{"ForAllValues:StringLike": map[string]any{
+					"route53:ChangeResourceRecordSetsNormalizedRecordNames": []string{name, "_*." + name},
+				}},
+			},
+			{
+				"Sid":      "ReadTheZone",
+				"Effect":   "Allow",
+				"Action":   []string{"route53:GetHostedZone", "route53:ListResourceRecordSets"},
+				"Resource": zone,
+			},
+			{
+				"Sid":      "ReadChanges",
+				"Effect":   "Allow",
+				"Action":   "route53:GetChange",
+				"Resource": fmt.Sprintf("arn:%s:route53:::change/*", partition),
+			},
+		},
+	}
+	j, err := json.Marshal(doc)
+	return string(j), err
 }
 
 // DatabaseBootstrapStatements are the statements that give the cell's
@@ -157,5 +221,12 @@ func (b *builder) moreOutputs() error {
 	c.Outputs["certificateArn"] = c.CertificateArn
 	c.Outputs["dbUser"] = pulumi.String(DatabaseAppUser)
 	c.Outputs["dbBootstrapSql"] = pulumi.String(DatabaseBootstrapSQL(b.spec.RunsMigrations()))
+	if b.dnsProviderArgs != nil {
+		policy, err := DNSRecordPolicy(b.partition, b.spec.HostedZoneID, c.DNSName)
+		if err != nil {
+			return err
+		}
+		c.Outputs["dnsRecordPolicy"] = pulumi.String(policy)
+	}
 	return nil
 }

@@ -70,6 +70,11 @@ type cellRun struct {
 }
 
 func runCell(s spec.Cell, model offline.Model, secret func(ctx *pulumi.Context) pulumi.StringInput) (*cellRun, error) {
+	return runCellArgs(s, model, secret, nil)
+}
+
+// runCellArgs is runCell with more CellArgs (more may be nil).
+func runCellArgs(s spec.Cell, model offline.Model, secret func(ctx *pulumi.Context) pulumi.StringInput, more func(*CellArgs)) (*cellRun, error) {
 	opts := offline.Options{
 		Project:    "cells",
 		Stack:      s.ID,
@@ -87,7 +92,11 @@ func runCell(s spec.Cell, model offline.Model, secret func(ctx *pulumi.Context) 
 			// this package does not own.
 			in = pulumi.ToSecret(pulumi.String(testSecret)).(pulumi.StringOutput)
 		}
-		c, err := NewCell(ctx, s.ID, &CellArgs{Spec: s, OriginVerifySecret: in})
+		args := &CellArgs{Spec: s, OriginVerifySecret: in}
+		if more != nil {
+			more(args)
+		}
+		c, err := NewCell(ctx, s.ID, args)
 		if err != nil {
 			return err
 		}

@@ -3,6 +3,7 @@ package cellmodule
 import (
 	"encoding/json"
 	"fmt"
+	"strings"
 )
 
 // PolicyDocument is an IAM or resource policy. Policies are built from these
@@ -73,6 +74,37 @@ type taskRolePolicyInput struct {
 	CacheGroupArn string // the replication group
 	CacheUserArn  string
 	DBUserArn     string // arn:<partition>:rds-db:<region>:<account>:dbuser:<cluster resource id>/<user>
+	// FleetKey, when the fleet bucket is in another account, lets S3 use
+	// the bucket's customer managed key on the task's behalf.
+	FleetKey *FleetKey
+}
+
+// FleetKey is where the fleet bucket's customer managed key lives when the
+// bucket is in another account than the cell: a cross-account caller
+// needs its own identity policy to allow the key as well as the key
+// policy ("Allowing users in other accounts to use a KMS key", AWS KMS
+// Developer Guide).
+type FleetKey struct {
+	// Account is the bucket's account ("" when the fleet does not name
+	// it: any account, still only through S3 in Region).
+	Account string
+	// Region is the bucket's region.
+	Region string
+}
+
+// keyStatement is the task role's use of the fleet bucket key.
+func (k FleetKey) keyStatement(partition string) PolicyStatement {
+	account := k.Account
+	if account == "" {
+		account = "*"
+	}
+	return PolicyStatement{
+		Sid:       "FleetBucketKeyThroughS3",
+		Effect:    "Allow",
+		Action:    []string{"kms:Decrypt", "kms:GenerateDataKey"},
+		Resource:  []string{fmt.Sprintf("arn:%s:kms:%s:%s:key/*", partition, k.Region, account)},
+		Condition: map[string]map[string][]string{"StringEquals": {"kms:ViaService": {"s3." + k.Region + ".amazonaws.com"}}},
+	}
 }
 
 // DBUserARN is the resource rds-db:connect names: one database user of one
@@ -85,6 +117,15 @@ func DBUserARN(partition, region, account, clusterResourceID, user string) strin
 // own cache. The DLQ is left out on purpose: SQS moves messages there with
 // the source queue's own permissions, and redrive back is an operator action.
 func taskRolePolicy(in taskRolePolicyInput) PolicyDocument {
+	doc := taskRoleStatements(in)
+	if in.FleetKey != nil {
+		partition := strings.SplitN(in.BucketArn, ":", 3)[1]
+		doc.Statement = append(doc.Statement, in.FleetKey.keyStatement(partition))
+	}
+	return doc
+}
+
+func taskRoleStatements(in taskRolePolicyInput) PolicyDocument {
 	return policy(
 		PolicyStatement{
 			Sid:      "CellObjects",

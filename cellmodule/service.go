@@ -64,6 +64,7 @@ func (b *builder) roles() error {
 			CacheGroupArn: v[1].(string),
 			CacheUserArn:  v[2].(string),
 			DBUserArn:     DBUserARN(b.partition, s.Region, b.account, v[3].(string), DatabaseAppUser),
+			FleetKey:      b.fleetKey,
 		}).JSON()
 	}).(pulumi.StringOutput)
 	c.TaskRolePolicy, err = iam.NewRolePolicy(ctx, b.name("task-policy"), &iam.RolePolicyArgs{

@@ -11,6 +11,7 @@ package stacks
 import (
 	"fmt"
 
+	"github.com/pulumi/pulumi-aws/sdk/v6/go/aws"
 	"github.com/pulumi/pulumi/sdk/v3/go/pulumi"
 	"github.com/pulumi/pulumi/sdk/v3/go/pulumi/config"
 
@@ -52,7 +53,10 @@ func cellProgram(ctx *pulumi.Context, f *fleet.Fleet, c *fleet.Cell) error {
 	if err != nil {
 		return err
 	}
-	args := &cellmodule.CellArgs{Spec: c.Cell, OriginVerifySecret: secret}
+	args := &cellmodule.CellArgs{Spec: c.Cell, OriginVerifySecret: secret, DNSProvider: dnsProvider(c)}
+	if CrossAccount(f, c) {
+		args.FleetKey = &cellmodule.FleetKey{Account: f.Router.Access().Account, Region: f.Router.Region}
+	}
 	// A rotation in progress: the cell accepts the next value too.
 	if next := f.ConfigKey(fleet.OriginVerifyNextKey); hasConfig(ctx, next) {
 		args.OriginVerifyNext = config.RequireSecret(ctx, next)
@@ -65,6 +69,27 @@ func cellProgram(ctx *pulumi.Context, f *fleet.Fleet, c *fleet.Cell) error {
 		ctx.Export(k, v)
 	}
 	return nil
+}
+
+// dnsProvider is the explicit provider of the cell's DNS records when
+// cells:dnsAssumeRole names the role into the fleet zone's account; nil
+// otherwise (the records use the cell's own provider).
+func dnsProvider(c *fleet.Cell) *aws.ProviderArgs {
+	r := c.DNSRole()
+	if r.RoleARN == "" {
+		return nil
+	}
+	ar := &aws.ProviderAssumeRoleArgs{RoleArn: pulumi.String(r.RoleARN)}
+	if r.SessionName != "" {
+		ar.SessionName = pulumi.String(r.SessionName)
+	}
+	if r.ExternalID != "" {
+		ar.ExternalId = pulumi.String(r.ExternalID)
+	}
+	if r.Duration > 0 {
+		ar.Duration = pulumi.String(r.Duration.String())
+	}
+	return &aws.ProviderArgs{Region: pulumi.String(c.Region), AssumeRole: ar}
 }
 
 func hasConfig(ctx *pulumi.Context, key string) bool {

@@ -5,6 +5,7 @@ import (
 
 	"github.com/pulumi/pulumi/sdk/v3/go/pulumi"
 
+	"github.com/cellctl/cellctl/cellmodule"
 	"github.com/cellctl/cellctl/cellmodule/spec"
 	"github.com/cellctl/cellctl/internal/awsname"
 	"github.com/cellctl/cellctl/internal/fleet"
@@ -33,6 +34,7 @@ func routerProgram(ctx *pulumi.Context, f *fleet.Fleet) error {
 	}
 	var origins []component.Origin
 	var dash []component.DashboardCellArgs
+	var grants []component.CellGrant
 	for _, c := range table.Cells() {
 		if c.State == router.CellDrained {
 			continue // drained cells receive no traffic: no origin
@@ -57,6 +59,16 @@ func routerProgram(ctx *pulumi.Context, f *fleet.Fleet) error {
 		}).(pulumi.StringOutput)
 		origins = append(origins, component.Origin{Cell: c.ID, DNSName: dns})
 		dash = append(dash, dashboardCell(f, c.ID, ref))
+		if fc := f.Cell(c.ID); fc != nil && CrossAccount(f, fc) {
+			role := ref.GetOutput(pulumi.String("taskRoleArn")).ApplyT(func(v any) (string, error) {
+				s, _ := v.(string)
+				if s == "" {
+					return "", fmt.Errorf("cell %s has no task role (taskRoleArn) in its stack outputs: run `cellctl up %s` first", c.ID, c.ID)
+				}
+				return s, nil
+			}).(pulumi.StringOutput)
+			grants = append(grants, component.CellGrant{Cell: c.ID, Prefix: cellmodule.StoragePrefix(c.ID), TaskRoleArn: role})
+		}
 	}
 	provider, err := component.EdgeProviderArgs(fleet.AWSKeys(), func(key string) (string, bool) {
 		return ctx.GetConfig("aws:" + key)
@@ -70,6 +82,7 @@ func routerProgram(ctx *pulumi.Context, f *fleet.Fleet) error {
 	}
 	r, err := component.NewRouter(ctx, fleet.RouterStack, &component.RouterArgs{
 		BucketName:       f.Router.FleetBucket,
+		CellGrants:       grants,
 		Origins:          origins,
 		TableVersion:     table.Version(),
 		TableChecksum:    table.Checksum(),
@@ -154,4 +167,15 @@ func dashboardCell(f *fleet.Fleet, id string, ref *pulumi.StackReference) compon
 		}
 	}
 	return d
+}
+
+// CrossAccount reports whether cell c lives in another account than the
+// fleet bucket (the router's): its task role then needs the bucket
+// policy's grant of its prefix and the bucket key. A cell that names no
+// account shares the router's (the ambient credentials reach both); one
+// that names an account the router does not name is treated as another,
+// as granting a role of the bucket's own account changes nothing.
+func CrossAccount(f *fleet.Fleet, c *fleet.Cell) bool {
+	cell := c.Access().Account
+	return cell != "" && cell != f.Router.Access().Account
 }

@@ -278,6 +278,7 @@ func TestEveryRuleRefusesAViolation(t *testing.T) {
 	cases := append(append(ruleCases(), nameCases()...), cdCases()...)
 	cases = append(append(cases, elbConditionCases()...), dashboardCases()...)
 	cases = append(append(cases, zoneCases()...), cacheIAMCases()...)
+	cases = append(cases, kmsKeyCases()...)
 	for i, tc := range cases {
 		t.Run(fmt.Sprintf("%s/%d", tc.rule, i), func(t *testing.T) {
 			rule, ok := RuleByID(tc.rule)

@@ -66,6 +66,7 @@ func samples() map[string]resource.PropertyMap {
 		tBucketSSE:        {"bucket": pv("fleet-bucket"), "rules": arr(obj("applyServerSideEncryptionByDefault", map[string]any{"sseAlgorithm": "aws:kms"}))},
 		tBucketPAB:        {"bucket": pv("fleet-bucket"), "blockPublicAcls": pv(true)},
 		tBucketOwnership:  {"bucket": pv("fleet-bucket"), "rule": obj("objectOwnership", "BucketOwnerEnforced")},
+		tKMSKey:           {"description": pv("fleet bucket key"), "enableKeyRotation": pv(true)},
 		tBucketPolicy:     {"bucket": pv("fleet-bucket"), "policy": pv(`{"Version":"2012-10-17","Statement":[]}`)},
 		tFunction: {"role": pv("arn:aws:iam::123456789012:role/edge"), "runtime": pv("nodejs20.x"), "handler": pv("index.handler"),
 			"publish": pv(true), "code": code},

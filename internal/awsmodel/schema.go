@@ -12,6 +12,7 @@ import (
 	"github.com/pulumi/pulumi-aws/sdk/v6/go/aws/ecs"
 	"github.com/pulumi/pulumi-aws/sdk/v6/go/aws/elasticache"
 	"github.com/pulumi/pulumi-aws/sdk/v6/go/aws/iam"
+	"github.com/pulumi/pulumi-aws/sdk/v6/go/aws/kms"
 	"github.com/pulumi/pulumi-aws/sdk/v6/go/aws/lambda"
 	"github.com/pulumi/pulumi-aws/sdk/v6/go/aws/lb"
 	"github.com/pulumi/pulumi-aws/sdk/v6/go/aws/rds"
@@ -70,15 +71,16 @@ var sdkTypes = map[string][2]elementTyper{
 	"aws:s3/bucketServerSideEncryptionConfigurationV2:BucketServerSideEncryptionConfigurationV2": {s3.BucketServerSideEncryptionConfigurationV2Args{}, s3.BucketServerSideEncryptionConfigurationV2State{}},
 	"aws:s3/bucketPublicAccessBlock:BucketPublicAccessBlock":                                     {s3.BucketPublicAccessBlockArgs{}, s3.BucketPublicAccessBlockState{}},
 	"aws:s3/bucketOwnershipControls:BucketOwnershipControls":                                     {s3.BucketOwnershipControlsArgs{}, s3.BucketOwnershipControlsState{}},
-	"aws:s3/bucketPolicy:BucketPolicy":                                                           {s3.BucketPolicyArgs{}, s3.BucketPolicyState{}},
-	"aws:lambda/function:Function":                                                               {lambda.FunctionArgs{}, lambda.FunctionState{}},
-	"aws:cloudfront/distribution:Distribution":                                                   {cloudfront.DistributionArgs{}, cloudfront.DistributionState{}},
-	"aws:cloudfront/continuousDeploymentPolicy:ContinuousDeploymentPolicy":                       {cloudfront.ContinuousDeploymentPolicyArgs{}, cloudfront.ContinuousDeploymentPolicyState{}},
-	"aws:cloudfront/cachePolicy:CachePolicy":                                                     {cloudfront.CachePolicyArgs{}, cloudfront.CachePolicyState{}},
-	"aws:cloudfront/originRequestPolicy:OriginRequestPolicy":                                     {cloudfront.OriginRequestPolicyArgs{}, cloudfront.OriginRequestPolicyState{}},
-	"aws:acm/certificate:Certificate":                                                            {acm.CertificateArgs{}, acm.CertificateState{}},
-	"aws:acm/certificateValidation:CertificateValidation":                                        {acm.CertificateValidationArgs{}, acm.CertificateValidationState{}},
-	"aws:route53/record:Record":                                                                  {route53.RecordArgs{}, route53.RecordState{}},
+	"aws:kms/key:Key":                                                      {kms.KeyArgs{}, kms.KeyState{}},
+	"aws:s3/bucketPolicy:BucketPolicy":                                     {s3.BucketPolicyArgs{}, s3.BucketPolicyState{}},
+	"aws:lambda/function:Function":                                         {lambda.FunctionArgs{}, lambda.FunctionState{}},
+	"aws:cloudfront/distribution:Distribution":                             {cloudfront.DistributionArgs{}, cloudfront.DistributionState{}},
+	"aws:cloudfront/continuousDeploymentPolicy:ContinuousDeploymentPolicy": {cloudfront.ContinuousDeploymentPolicyArgs{}, cloudfront.ContinuousDeploymentPolicyState{}},
+	"aws:cloudfront/cachePolicy:CachePolicy":                               {cloudfront.CachePolicyArgs{}, cloudfront.CachePolicyState{}},
+	"aws:cloudfront/originRequestPolicy:OriginRequestPolicy":               {cloudfront.OriginRequestPolicyArgs{}, cloudfront.OriginRequestPolicyState{}},
+	"aws:acm/certificate:Certificate":                                      {acm.CertificateArgs{}, acm.CertificateState{}},
+	"aws:acm/certificateValidation:CertificateValidation":                  {acm.CertificateValidationArgs{}, acm.CertificateValidationState{}},
+	"aws:route53/record:Record":                                            {route53.RecordArgs{}, route53.RecordState{}},
 }
 
 // Kind is the JSON-ish shape of an SDK property.

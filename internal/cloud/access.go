@@ -3,6 +3,7 @@ package cloud
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 
@@ -73,10 +74,15 @@ func (b *Bundle) CheckAccess(ctx context.Context, fl *fleet.Fleet, stacks []stri
 	byAccess := map[fleet.Access][]string{}
 	for _, s := range stacks {
 		a, ok := accessOf(fl, s)
-		if !ok || (a.Role.RoleARN == "" && a.Account == "") {
-			continue
+		if ok && (a.Role.RoleARN != "" || a.Account != "") {
+			byAccess[a] = append(byAccess[a], s)
 		}
-		byAccess[a] = append(byAccess[a], s)
+		// A cell whose records go through cells:dnsAssumeRole needs that
+		// role too, before anything of it is created.
+		if c := fl.Cell(s); c != nil && c.DNSRole().RoleARN != "" {
+			d := c.DNSAccess()
+			byAccess[d] = append(byAccess[d], s+" ("+fl.ConfigKey(fleet.DNSRoleKey)+")")
+		}
 	}
 	if len(byAccess) == 0 {
 		return nil
@@ -102,7 +108,12 @@ func (b *Bundle) CheckAccess(ctx context.Context, fl *fleet.Fleet, stacks []stri
 	var msgs []string
 	for i, err := range errs {
 		if err != nil {
-			failed = append(failed, byAccess[accesses[i]]...)
+			for _, s := range byAccess[accesses[i]] {
+				s, _, _ = strings.Cut(s, " (")
+				if !slices.Contains(failed, s) {
+					failed = append(failed, s)
+				}
+			}
 			msgs = append(msgs, err.Error())
 		}
 	}

@@ -80,6 +80,23 @@ func TestCellsInASecondAccount(t *testing.T) {
 	if mine, _ := second.Resources(sim.Filter{Stack: "cell-a"}); len(mine) != 0 {
 		t.Errorf("cell-a has %d resources in the second account", len(mine))
 	}
+	// The fleet bucket (home account) grants each second-account cell's
+	// task role its own prefix, under a key it may use through S3.
+	roles, _ := second.Resources(sim.Filter{Stack: "cell-c", Name: "cell-c-task-role"})
+	policies, _ := home.Resources(sim.Filter{Stack: "router", Type: "s3/bucketPolicy"})
+	keys, _ := home.Resources(sim.Filter{Stack: "router", Type: "kms/key"})
+	if len(roles) != 1 || len(policies) != 1 || len(keys) != 1 {
+		t.Fatalf("cell-c task roles %d, router bucket policies %d, bucket keys %d", len(roles), len(policies), len(keys))
+	}
+	role, _ := roles[0].Outputs["arn"].(string)
+	policy, _ := policies[0].Inputs["policy"].(string)
+	keyPolicy, _ := keys[0].Inputs["policy"].(string)
+	if role == "" || !strings.Contains(policy, role) || !strings.Contains(policy, "/cells/cell-c/*") || !strings.Contains(keyPolicy, role) {
+		t.Errorf("the fleet bucket does not grant cell-c's role %q its prefix:\nbucket policy %s\nkey policy %s", role, policy, keyPolicy)
+	}
+	if strings.Contains(policy, "cell-a") {
+		t.Errorf("the bucket policy grants cell-a, which shares the router's account: %s", policy)
+	}
 
 	st := mustRun(t, dir, "status")
 	if !rowHas(st.stdout, "cell-c", secondAccount) || !rowHas(st.stdout, "cell-a", "default") {

@@ -26,6 +26,12 @@ const AccountKey = "account"
 
 var accountIDRe = regexp.MustCompile(`^\d{12}$`)
 
+// DNSRoleKey (project namespace) is the role a cell's DNS records are
+// written through when the fleet's hosted zone lives in another account
+// than the cell: an object of aws:assumeRole's shape, for a second,
+// explicit provider that only the cell's records use.
+const DNSRoleKey = "dnsAssumeRole"
+
 // AssumeRole is the role a stack's provider and cellctl's readers assume
 // to reach its account (pulumi-aws's aws:assumeRole). Zero: none.
 type AssumeRole struct {
@@ -73,6 +79,32 @@ func (a Access) AccountLabel() string {
 	return a.Account
 }
 
+// DNSAccess is how the cell's DNS records are written and its zone read:
+// through cells:dnsAssumeRole into the zone's account when it is set,
+// else with the cell's own access.
+func (c *Cell) DNSAccess() Access {
+	if c.dnsRole.RoleARN == "" {
+		return c.Access()
+	}
+	r, _ := awsmodel.ParseRoleARN(c.dnsRole.RoleARN)
+	return Access{Account: r.Account, Region: c.Region, Role: c.dnsRole}
+}
+
+// DNSRole is cells:dnsAssumeRole (zero: the records use the cell's own
+// provider).
+func (c *Cell) DNSRole() AssumeRole { return c.dnsRole }
+
+// resolveDNSRole is the stack file's cells:dnsAssumeRole, else the
+// baseline's.
+func resolveDNSRole(base, own accountSettings) AssumeRole {
+	for k := range own.lines {
+		if strings.HasSuffix(k, ":"+DNSRoleKey) {
+			return own.dnsRole
+		}
+	}
+	return base.dnsRole
+}
+
 // Access is how cellctl reaches the cell's account and region.
 func (c *Cell) Access() Access {
 	a := c.access
@@ -104,6 +136,7 @@ func (f *Fleet) Accounts() []string {
 // before they are checked together.
 type accountSettings struct {
 	access             Access
+	dnsRole            AssumeRole
 	allowed, forbidden []string
 	// lines of each key that was set, for messages.
 	lines map[string]int
@@ -135,6 +168,11 @@ func (l *loader) accountKey(s *accountSettings, file, full string, v *yaml.Node)
 			} else {
 				s.forbidden = ids
 			}
+			s.lines[full] = v.Line
+		}
+	case ns != "aws" && key == DNSRoleKey:
+		if r, ok := l.assumeRole(file, full, v); ok {
+			s.dnsRole = r
 			s.lines[full] = v.Line
 		}
 	case ns != "aws" && key == AccountKey:

@@ -1,6 +1,7 @@
 package fleet
 
 import (
+	"strings"
 	"testing"
 	"testing/fstest"
 	"time"
@@ -73,5 +74,61 @@ func TestAccessDefaultsToTheCallersAccount(t *testing.T) {
 	}
 	if got := f.Accounts(); len(got) != 1 || got[0] != "" {
 		t.Errorf("accounts = %q", got)
+	}
+}
+
+// The fleet's zone lives in the home account: the baseline names the role
+// cells' DNS records are written through; a cell in another account then
+// writes and reads its zone through it, and a stack file may override it.
+// The router has no such key: its viewer records are its own provider's.
+func TestDNSRoleFollowsTheZone(t *testing.T) {
+	fsys := caseFS(t, nil)
+	fsys["Pulumi.yaml"] = &fstest.MapFile{Data: []byte(`name: cells
+runtime: go
+main: cmd/cells
+stackConfigDir: stacks
+config:
+  cells:image: registry.example.com/app:1.0.0
+  cells:fleetBucket: test-fleet-bucket
+  cells:fleetDomain: cells.example.com
+  cells:hostedZoneId: Z0123456789ABCDEFGHIJ
+  cells:certificateArn: arn:aws:acm:us-east-1:123456789012:certificate/abc-123
+  aws:region: us-east-1
+  cells:dnsAssumeRole:
+    value:
+      roleArn: arn:aws:iam::123456789012:role/cellctl-dns
+`)}
+	fsys["stacks/Pulumi.cell-b.yaml"] = &fstest.MapFile{Data: []byte(`config:
+  cells:index: 2
+  aws:assumeRole:
+    roleArn: arn:aws:iam::222233334444:role/cellctl-deploy
+`)}
+	f, err := LoadFS(fsys, "FLEET")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := Access{Account: "123456789012", Region: "us-east-1", Role: AssumeRole{RoleARN: "arn:aws:iam::123456789012:role/cellctl-dns"}}
+	if got := f.Cell("cell-b").DNSAccess(); got != want {
+		t.Errorf("cell-b's DNS access = %+v, want %+v", got, want)
+	}
+	if got := f.Cell("cell-b").Access(); got.Account != "222233334444" {
+		t.Errorf("cell-b's own access = %+v", got)
+	}
+
+	fsys["stacks/Pulumi.router.yaml"] = &fstest.MapFile{Data: []byte(`config:
+  cells:dnsAssumeRole:
+    roleArn: arn:aws:iam::123456789012:role/cellctl-dns
+`)}
+	if _, err := LoadFS(fsys, "FLEET"); err == nil || !strings.Contains(err.Error(), "stacks/Pulumi.router.yaml:2") || !strings.Contains(err.Error(), "applies to cells only") {
+		t.Errorf("the router's cells:dnsAssumeRole: %v", err)
+	}
+	fsys["stacks/Pulumi.router.yaml"] = &fstest.MapFile{Data: []byte("config: {}\n")}
+	fsys["stacks/Pulumi.cell-b.yaml"] = &fstest.MapFile{Data: []byte(`config:
+  cells:index: 2
+  cells:dnsAssumeRole:
+    roleArn: not-an-arn
+`)}
+	if _, err := LoadFS(fsys, "FLEET"); err == nil || !strings.Contains(err.Error(), "stacks/Pulumi.cell-b.yaml:4") || !strings.Contains(err.Error(), "is not an IAM role ARN") {
+		t.Errorf("a malformed DNS role: %v", err)
 	}
 }

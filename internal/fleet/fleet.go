@@ -79,6 +79,8 @@ type Cell struct {
 	HasOriginVerifyNext bool
 	// access is where the cell lives (Access): its account and role.
 	access Access
+	// dnsRole is cells:dnsAssumeRole (zero: none).
+	dnsRole AssumeRole
 }
 
 // StackName is the Pulumi stack of the cell.

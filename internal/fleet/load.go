@@ -317,7 +317,7 @@ func (l *loader) loadProjectFile(f *Fleet, data []byte) map[string]int {
 				l.errs.Add(ProjectFile, p.Key.Line, full, "secrets cannot be set in %s: set it per stack with `pulumi config set --secret %s` (cellctl up does this for you)", ProjectFile, full)
 				continue
 			}
-			if key == AccountKey {
+			if key == AccountKey || key == DNSRoleKey {
 				if l.accountKey(&f.baseAccount, ProjectFile, full, value) {
 					lines[full] = p.Key.Line
 				}
@@ -325,7 +325,7 @@ func (l *loader) loadProjectFile(f *Fleet, data []byte) map[string]int {
 			}
 			k, ok := spec.Lookup(key)
 			if !ok {
-				l.errs.Add(ProjectFile, p.Key.Line, full, "unknown key (allowed: %s)", strings.Join(prefixed(f.Project, append(spec.Names(), AccountKey)), ", "))
+				l.errs.Add(ProjectFile, p.Key.Line, full, "unknown key (allowed: %s)", strings.Join(prefixed(f.Project, append(spec.Names(), AccountKey, DNSRoleKey)), ", "))
 				continue
 			}
 			if k.Scope == spec.CellOnly {
@@ -419,7 +419,7 @@ func (l *loader) loadCell(f *Fleet, id, file string, data []byte) *Cell {
 		c.Lines[full] = k.Line
 		switch ns {
 		case f.Project:
-			if key == AccountKey {
+			if key == AccountKey || key == DNSRoleKey {
 				if l.accountKey(&own, file, full, v) {
 					c.Overrides = append(c.Overrides, full)
 				}
@@ -435,7 +435,7 @@ func (l *loader) loadCell(f *Fleet, id, file string, data []byte) *Cell {
 			}
 			sk, ok := spec.Lookup(key)
 			if !ok {
-				l.errs.Add(file, k.Line, full, "unknown key (allowed: %s)", strings.Join(prefixed(f.Project, append(spec.Names(), OriginVerifyKey, AccountKey)), ", "))
+				l.errs.Add(file, k.Line, full, "unknown key (allowed: %s)", strings.Join(prefixed(f.Project, append(spec.Names(), OriginVerifyKey, AccountKey, DNSRoleKey)), ", "))
 				return
 			}
 			if l.setKey(&c.Cell, sk, file, full, v) && sk.Scope != spec.CellOnly {
@@ -460,6 +460,7 @@ func (l *loader) loadCell(f *Fleet, id, file string, data []byte) *Cell {
 		return nil
 	}
 	c.access, _ = l.resolveAccess(file, f.baseAccount, own)
+	c.dnsRole = resolveDNSRole(f.baseAccount, own)
 	missing := func(key, what string) {
 		l.errs.Add(file, 0, key, "missing: %s", what)
 	}
@@ -509,6 +510,8 @@ func (l *loader) loadRouter(f *Fleet, file string, data []byte) *Router {
 			if reg, ok := l.region(file, full, v); ok {
 				r.Region = reg
 			}
+		case ns == f.Project && key == DNSRoleKey:
+			l.errs.Add(file, k.Line, full, "applies to cells only: the router writes its viewer records with its own provider, in cells:viewerHostedZoneId of its own account")
 		case (ns == "aws" || ns == f.Project) && l.accountKey(&own, file, full, v):
 		case ns == "aws" && contains(awsKeys, key):
 		case ns == f.Project && key == OriginVerifyKey:

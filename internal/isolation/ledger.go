@@ -484,6 +484,10 @@ func (b *builder) references(r *offline.Resource, self string, own map[string]bo
 					emit(reference{kind: KindPrefixList, id: tok, owner: OwnerAWS, region: "", property: path})
 					continue
 				}
+				if m := anyKeyPattern.FindStringSubmatch(tok); m != nil {
+					emit(b.anyKey(m[1], path))
+					continue
+				}
 				if ref, ok := b.arn(tok, self, own); ok {
 					for _, x := range ref {
 						x.property = path
@@ -511,6 +515,9 @@ func (b *builder) arn(tok, self string, own map[string]bool) ([]reference, bool)
 			id = CurrentAccount
 		}
 		out = append(out, reference{kind: KindAccount, id: id, owner: OwnerAWS})
+	}
+	if service == "iam" && res == "root" {
+		return out, true // an account's root principal is the account itself
 	}
 	norm := tok
 	if service == "s3" {
@@ -545,6 +552,24 @@ func (b *builder) arn(tok, self string, own map[string]bool) ([]reference, bool)
 		region = "" // global services
 	}
 	return append(out, reference{kind: kind, id: id, owner: owner, region: region}), true
+}
+
+// anyKeyPattern is a policy's "any key of an account (or of any account)
+// in a region": a cell's use of the fleet bucket key through S3, which the
+// cell cannot name exactly (the router creates the key).
+var anyKeyPattern = regexp.MustCompile(`^arn:aws[a-z-]*:kms:([a-z0-9-]+):(?:\d{12}|\*):key/\*$`)
+
+// anyKey is the part a region's any-key grant depends on: the router's
+// bucket key when the router has one in that region, else the pattern.
+func (b *builder) anyKey(region, path string) reference {
+	if b.in.Router != nil && b.in.Router.Region == region {
+		for _, r := range b.in.Router.Resources {
+			if r.Type == "aws:kms/key:Key" {
+				return reference{kind: KindKMSKey, id: r.Name, owner: OwnerRouter, region: region, property: path}
+			}
+		}
+	}
+	return reference{kind: KindKMSKey, id: "arn:aws:kms:" + region + ":*:key/*", owner: OwnerExternal, region: region, property: path}
 }
 
 // mentionsCell says whether an ARN names a cell: such a resource is that

@@ -15,6 +15,7 @@ import (
 	"github.com/pulumi/pulumi/sdk/v3/go/pulumi"
 	"golang.org/x/sync/errgroup"
 
+	"github.com/cellctl/cellctl/cellmodule"
 	"github.com/cellctl/cellctl/internal/awsmodel"
 	"github.com/cellctl/cellctl/internal/fleet"
 	"github.com/cellctl/cellctl/internal/isolation"
@@ -70,6 +71,9 @@ type Stack struct {
 
 	recorded []*offline.Resource
 	outputs  resource.PropertyMap
+	// cellTaskRoles (the router's) are the task roles of the cells whose
+	// outputs the router render read, by cell id.
+	cellTaskRoles map[string]string
 }
 
 // Resource is one resource a program declares.
@@ -162,7 +166,7 @@ func Render(ctx context.Context, f *fleet.Fleet, opts Options) (*Report, error) 
 		}
 		report.Stacks = append(report.Stacks, s)
 	}
-	report.Isolation = Isolation(rendered, f)
+	report.Isolation = Isolation(report.Stacks, f)
 	return report, nil
 }
 
@@ -179,7 +183,42 @@ func Isolation(rendered []*Stack, f *fleet.Fleet) isolation.Result {
 		}
 		cells = append(cells, c)
 	}
-	return isolation.Check(cells)
+	res := isolation.Check(cells)
+	if vs := crossAccountGrants(rendered, f); len(vs) > 0 {
+		res.Violations = append(res.Violations, vs...)
+		res.OK = false
+	}
+	return res
+}
+
+// crossAccountGrants audits every rendered stack's resource and trust
+// policies: the only grants to another account are the fleet bucket's
+// (and its key's) to the cells that live in another account than the
+// router, each at its own prefix.
+func crossAccountGrants(rendered []*Stack, f *fleet.Fleet) []isolation.Violation {
+	var audited []isolation.GrantStack
+	roles := map[string]string{}
+	for _, s := range rendered {
+		if s == nil {
+			continue
+		}
+		audited = append(audited, isolation.GrantStack{Name: s.Name, Account: renderAccount(s.Account), Resources: s.recorded})
+		if s.Kind == KindCell {
+			if arn, ok := s.Outputs["taskRoleArn"].(string); ok {
+				roles[s.Cell] = arn
+			}
+		}
+		for id, arn := range s.cellTaskRoles {
+			roles[id] = arn
+		}
+	}
+	var declared []isolation.DeclaredGrant
+	for _, c := range f.Cells {
+		if arn := roles[c.ID]; arn != "" && stacks.CrossAccount(f, c) {
+			declared = append(declared, isolation.DeclaredGrant{Cell: c.ID, TaskRoleArn: arn, Prefix: cellmodule.StoragePrefix(c.ID)})
+		}
+	}
+	return isolation.CrossAccountGrants(audited, declared)
 }
 
 func mockOptions(f *fleet.Fleet, stack string) offline.Options {
@@ -209,6 +248,7 @@ func renderRouter(f *fleet.Fleet, program pulumi.RunFunc, cells []*Stack) (*Stac
 	// Cells not rendered in this run still have outputs in a real backend;
 	// render them quietly so the router sees every cell.
 	have := map[string]*Stack{}
+	roles := map[string]string{}
 	for _, s := range cells {
 		have[s.Name] = s
 	}
@@ -221,11 +261,15 @@ func renderRouter(f *fleet.Fleet, program pulumi.RunFunc, cells []*Stack) (*Stac
 			}
 		}
 		model.SetStackOutputs(c.ID, s.outputs)
+		if arn, ok := s.Outputs["taskRoleArn"].(string); ok {
+			roles[c.ID] = arn
+		}
 	}
 	s, err := run(mockOptions(f, fleet.RouterStack), model, program)
 	if err != nil {
 		return nil, err
 	}
+	s.cellTaskRoles = roles
 	s.Kind, s.Region, s.Account = KindRouter, f.Router.Region, f.Router.Access().Account
 	return s, nil
 }

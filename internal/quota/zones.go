@@ -48,7 +48,7 @@ func hostedZones(ctx context.Context, o Options) []string {
 		if _, set := c.Lines[key]; !set {
 			file, line = fleet.ProjectFile, o.Fleet.BaselineLines[key]
 		}
-		uses = append(uses, zoneUse{access: c.Access().InRegion(AccountRegion), zone: c.HostedZoneID, key: key, file: file, line: line, record: c.DNSName(),
+		uses = append(uses, zoneUse{access: c.DNSAccess().InRegion(AccountRegion), zone: c.HostedZoneID, key: key, file: file, line: line, record: c.DNSName(),
 			what: id + "'s name (and its certificate's DNS validation record)"})
 	}
 	if r := o.Fleet.Router; o.NewRouter && r != nil && r.ViewerHostedZoneID != "" {

@@ -18,6 +18,7 @@ import (
 	"github.com/pulumi/pulumi-aws/sdk/v6/go/aws/cloudfront"
 	"github.com/pulumi/pulumi-aws/sdk/v6/go/aws/cloudwatch"
 	"github.com/pulumi/pulumi-aws/sdk/v6/go/aws/iam"
+	"github.com/pulumi/pulumi-aws/sdk/v6/go/aws/kms"
 	"github.com/pulumi/pulumi-aws/sdk/v6/go/aws/lambda"
 	"github.com/pulumi/pulumi-aws/sdk/v6/go/aws/route53"
 	"github.com/pulumi/pulumi-aws/sdk/v6/go/aws/s3"
@@ -59,6 +60,10 @@ type CodeFunc func(origins map[string]string) (map[string]string, error)
 type RouterArgs struct {
 	// BucketName is the fleet bucket (cells/<id>/ per cell).
 	BucketName string
+	// CellGrants are the cells in other accounts than the router's: the
+	// bucket policy grants each its own prefix, and the bucket is
+	// encrypted with a customer managed key they may use through S3.
+	CellGrants []CellGrant
 	// Origins are the routable cells (active and draining), in table order.
 	Origins []Origin
 	// Code builds the function package.
@@ -114,6 +119,9 @@ type Router struct {
 
 	Bucket       *s3.BucketV2
 	BucketPolicy *s3.BucketPolicy
+	// BucketKey is the bucket's customer managed key (nil: the AWS
+	// managed aws/s3, while every cell shares the router's account).
+	BucketKey    *kms.Key
 	EdgeProvider *aws.Provider
 	EdgeRole     *iam.Role
 	Function     *lambda.Function
@@ -200,6 +208,9 @@ func NewRouter(ctx *pulumi.Context, name string, args *RouterArgs, opts ...pulum
 	if r.Dashboard != nil {
 		r.Outputs["dashboardName"] = r.Dashboard.DashboardName
 	}
+	if r.BucketKey != nil {
+		r.Outputs["bucketKeyArn"] = r.BucketKey.Arn
+	}
 	if err := ctx.RegisterResourceOutputs(r, r.Outputs); err != nil {
 		return nil, err
 	}
@@ -259,30 +270,49 @@ func (r *Router) bucket(ctx *pulumi.Context, name string, args *RouterArgs, tags
 	}, parent); err != nil {
 		return err
 	}
+	byDefault := &s3.BucketServerSideEncryptionConfigurationV2RuleApplyServerSideEncryptionByDefaultArgs{
+		SseAlgorithm: pulumi.String("aws:kms"),
+	}
+	if len(args.CellGrants) > 0 {
+		if r.BucketKey, err = r.bucketKey(ctx, name, args.CellGrants, tags, parent); err != nil {
+			return err
+		}
+		// The key's ARN, not its id: S3 resolves a bare id in the
+		// requester's account ("Using encryption for cross-account
+		// operations", Amazon S3 User Guide).
+		byDefault.KmsMasterKeyId = r.BucketKey.Arn
+	}
 	if _, err := s3.NewBucketServerSideEncryptionConfigurationV2(ctx, name+"-bucket-encryption", &s3.BucketServerSideEncryptionConfigurationV2Args{
 		Bucket: r.Bucket.ID(),
 		Rules: s3.BucketServerSideEncryptionConfigurationV2RuleArray{
 			&s3.BucketServerSideEncryptionConfigurationV2RuleArgs{
-				ApplyServerSideEncryptionByDefault: &s3.BucketServerSideEncryptionConfigurationV2RuleApplyServerSideEncryptionByDefaultArgs{
-					SseAlgorithm: pulumi.String("aws:kms"),
-				},
-				BucketKeyEnabled: pulumi.Bool(true),
+				ApplyServerSideEncryptionByDefault: byDefault,
+				BucketKeyEnabled:                   pulumi.Bool(true),
 			},
 		},
 	}, parent); err != nil {
 		return err
 	}
-	policy := r.Bucket.Arn.ApplyT(func(arn string) (string, error) {
+	inputs := []any{r.Bucket.Arn}
+	for _, g := range args.CellGrants {
+		inputs = append(inputs, g.TaskRoleArn)
+	}
+	policy := pulumi.All(inputs...).ApplyT(func(vs []any) (string, error) {
+		arn, _ := vs[0].(string)
+		roles := make([]string, len(vs)-1)
+		for i, v := range vs[1:] {
+			roles[i], _ = v.(string)
+		}
 		return policyJSON(map[string]any{
 			"Version": "2012-10-17",
-			"Statement": []map[string]any{{
+			"Statement": append([]map[string]any{{
 				"Sid":       "DenyInsecureTransport",
 				"Effect":    "Deny",
 				"Principal": "*",
 				"Action":    "s3:*",
 				"Resource":  []string{arn, arn + "/*"},
 				"Condition": map[string]any{"Bool": map[string]string{"aws:SecureTransport": "false"}},
-			}},
+			}}, cellGrantStatements(arn, args.CellGrants, roles)...),
 		})
 	}).(pulumi.StringOutput)
 	// The public access block must exist first: it does not stop this

@@ -299,6 +299,7 @@ func (c *Cloud) accountCloud(id string) (*Cloud, error) {
 		return nil, err
 	}
 	as.account = id
+	as.home = s
 	if s.accounts == nil {
 		s.accounts = map[string]*Store{}
 	}

@@ -61,7 +61,57 @@ func (c *Cloud) Read(fn func(st *State, ctl *Control) error) error { return c.s.
 
 // NewView is the cloud as awsmodel sees it during the locked operation
 // that holds st.
-func (c *Cloud) NewView(st *State) *View { return newView(st, c.s.codec) }
+func (c *Cloud) NewView(st *State) *View {
+	v := newView(st, c.s.codec)
+	v.public = c.publicRecord
+	return v
+}
+
+// publicRecord finds a Route 53 record (awsmodel.RecordLookupKey) in
+// every other account's store: the home one and the second accounts
+// (their directories; the registry is not read, as the caller may hold
+// the home store's lock). Each is read under its own shared lock, never
+// this store's.
+func (c *Cloud) publicRecord(ref string) (string, resource.PropertyMap, bool) {
+	home := c.s
+	if c.s.home != nil {
+		home = c.s.home
+	}
+	stores := []*Store{}
+	if home != c.s {
+		stores = append(stores, home)
+	}
+	entries, _ := os.ReadDir(filepath.Join(home.dir, AccountsDir))
+	for _, e := range entries {
+		if !e.IsDir() || awsmodel.CheckAccountID(e.Name()) != nil || e.Name() == c.s.account {
+			continue
+		}
+		other, err := (&Cloud{s: home, now: c.now}).accountCloud(e.Name())
+		if err != nil {
+			continue
+		}
+		stores = append(stores, other.s)
+	}
+	for _, s := range stores {
+		var typ string
+		var outs resource.PropertyMap
+		found := false
+		_ = s.view(func(st *State, _ *Control) error {
+			v := newView(st, s.codec)
+			for _, r := range st.Resources {
+				if r.Type == "aws:route53/record:Record" && Refers(r, ref) {
+					typ, outs, found = r.Type, v.Outputs(r), true
+					return nil
+				}
+			}
+			return nil
+		})
+		if found {
+			return typ, outs, true
+		}
+	}
+	return "", nil, false
+}
 
 // EncodeMap is a property map as the cloud stores it (codec.go): secrets
 // encrypted with the cloud's key.

@@ -232,6 +232,9 @@ type Store struct {
 	// its State reports when its cloud.json names none; "" for the home
 	// account, whose id comes from cloud.json or the default.
 	account string
+	// home is the home account's store of a second account's store
+	// (nil for the home one): public DNS is read across accounts.
+	home *Store
 	// accounts are the second accounts' stores opened through this (home)
 	// store, kept so their shard caches live as long as it does.
 	accountsMu sync.Mutex

@@ -15,6 +15,10 @@ import (
 type View struct {
 	State *State
 	codec *codec
+	// public finds a Route 53 record in the other accounts' zones: DNS
+	// is public, so ACM validates a certificate by a record whatever
+	// account's zone holds it (nil: this account only).
+	public func(ref string) (string, resource.PropertyMap, bool)
 }
 
 var _ awsmodel.Cloud = (*View)(nil)
@@ -107,6 +111,9 @@ func (v *View) Lookup(ref string) (string, resource.PropertyMap, bool) {
 		if Refers(r, ref) {
 			return r.Type, v.Outputs(r), true
 		}
+	}
+	if v.public != nil && strings.HasPrefix(ref, "route53:") {
+		return v.public(ref)
 	}
 	return "", nil, false
 }

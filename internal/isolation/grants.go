@@ -1,0 +1,240 @@
+package isolation
+
+import (
+	"encoding/json"
+	"fmt"
+	"regexp"
+	"slices"
+	"sort"
+	"strings"
+
+	"github.com/pulumi/pulumi/sdk/v3/go/common/resource"
+
+	"github.com/cellctl/cellctl/internal/offline"
+	"github.com/cellctl/cellctl/internal/props"
+)
+
+// RuleCrossAccountGrant: a policy of a stack lets a principal of another
+// account in, and the grant is not one the fleet declares.
+const RuleCrossAccountGrant = "cross-account-grant"
+
+// GrantStack is one rendered stack for the cross-account audit: the
+// account it is deployed in and its resources.
+type GrantStack struct {
+	Name      string
+	Account   string
+	Resources []*offline.Resource
+}
+
+// DeclaredGrant is the one cross-account grant a fleet makes: the fleet
+// bucket (in the router's account) lets a cell of another account's task
+// role at the cell's own prefix, and its key be used through S3.
+type DeclaredGrant struct {
+	Cell        string
+	TaskRoleArn string
+	// Prefix is the cell's prefix ("cells/<id>/").
+	Prefix string
+}
+
+// The actions a declared grant may carry (the bucket policy's and the
+// bucket key policy's statements of router/component).
+var (
+	grantObjectActions = []string{"s3:GetObject", "s3:PutObject", "s3:DeleteObject"}
+	grantListActions   = []string{"s3:ListBucket"}
+	grantKeyActions    = []string{"kms:Decrypt", "kms:GenerateDataKey"}
+)
+
+// policyInputs are the inputs that hold a resource or trust policy.
+var policyInputs = []resource.PropertyKey{"policy", "assumeRolePolicy"}
+
+var principalAccount = regexp.MustCompile(`^(?:arn:[a-z-]+:(?:iam|sts)::(\d{12}):.*|(\d{12}))$`)
+
+// CrossAccountGrants checks every resource and trust policy of the
+// stacks: an Allow to a principal outside the stack's account must be
+// one of the declared grants, exactly (that cell's task role, its own
+// prefix, the grant's actions), and an Allow to everyone is always
+// reported. Service principals (ecs-tasks.amazonaws.com…) are not
+// accounts and are not judged here.
+func CrossAccountGrants(stacks []GrantStack, declared []DeclaredGrant) []Violation {
+	byRole := map[string]DeclaredGrant{}
+	for _, d := range declared {
+		byRole[d.TaskRoleArn] = d
+	}
+	var vs []Violation
+	for _, s := range stacks {
+		for _, r := range s.Resources {
+			for _, key := range policyInputs {
+				v, ok := r.Inputs[key]
+				if !ok {
+					continue
+				}
+				props.Strings(string(key), v, func(path, doc string) {
+					for i, st := range statements(doc) {
+						if st.effect() != "Allow" {
+							continue
+						}
+						for _, p := range st.principals() {
+							if msg := judgeGrant(s, r, st, p, byRole); msg != "" {
+								vs = append(vs, Violation{Cell: s.Name, Resource: r.Name, Type: r.Type,
+									Property: fmt.Sprintf("%s.Statement[%d]", path, i), Rule: RuleCrossAccountGrant, Message: msg})
+							}
+						}
+					}
+				})
+			}
+		}
+	}
+	sort.SliceStable(vs, func(i, j int) bool { return vs[i].String() < vs[j].String() })
+	return vs
+}
+
+// judgeGrant returns "" when principal p of statement st is in the
+// stack's own account, a service, or a declared grant used as declared.
+func judgeGrant(s GrantStack, r *offline.Resource, st statement, p string, byRole map[string]DeclaredGrant) string {
+	if p == "*" {
+		return "allows everyone (Principal \"*\"): no declared grant is public"
+	}
+	m := principalAccount.FindStringSubmatch(p)
+	if m == nil {
+		return "" // not an account principal (a federated or canonical user is not one the programs create)
+	}
+	account := m[1] + m[2]
+	if account == s.Account {
+		return ""
+	}
+	d, ok := byRole[p]
+	if !ok {
+		return fmt.Sprintf("grants %s (account %s) access; the fleet declares cross-account grants only to its cells' task roles", p, account)
+	}
+	switch r.Type {
+	case "aws:s3/bucketPolicy:BucketPolicy":
+		return judgeBucketGrant(st, d)
+	case "aws:kms/key:Key":
+		if extra := outside(st.actions(), grantKeyActions); extra != "" {
+			return fmt.Sprintf("grants %s's task role %s on the bucket key; a cell may only use the key through S3 (%s)", d.Cell, extra, strings.Join(grantKeyActions, ", "))
+		}
+		if !st.hasCondition("kms:ViaService") {
+			return fmt.Sprintf("lets %s's task role use the bucket key outside S3: the grant must be conditioned on kms:ViaService", d.Cell)
+		}
+		return ""
+	}
+	return fmt.Sprintf("grants %s's task role access to a %s; its declared grant is its prefix of the fleet bucket", d.Cell, r.Type)
+}
+
+func judgeBucketGrant(st statement, d DeclaredGrant) string {
+	acts := st.actions()
+	for _, res := range st.resources() {
+		i := strings.Index(res, ":s3:::")
+		if i < 0 {
+			return fmt.Sprintf("grants %s's task role %s, which is not the fleet bucket", d.Cell, res)
+		}
+		bucketAndKey := res[i+len(":s3:::"):]
+		if j := strings.Index(bucketAndKey, "/"); j >= 0 {
+			key := bucketAndKey[j+1:]
+			if !strings.HasPrefix(key, d.Prefix) {
+				return fmt.Sprintf("grants %s's task role %s, outside its own prefix %s", d.Cell, res, d.Prefix)
+			}
+			if extra := outside(acts, grantObjectActions); extra != "" {
+				return fmt.Sprintf("grants %s's task role %s on %s; its declared grant is %s", d.Cell, extra, res, strings.Join(grantObjectActions, ", "))
+			}
+			continue
+		}
+		if extra := outside(acts, grantListActions); extra != "" {
+			return fmt.Sprintf("grants %s's task role %s on the whole bucket; its declared grant lists its own prefix only", d.Cell, extra)
+		}
+		prefixes := st.conditionValues("s3:prefix")
+		if len(prefixes) == 0 {
+			return fmt.Sprintf("lets %s's task role list the whole bucket: the grant must be conditioned on s3:prefix %s", d.Cell, d.Prefix)
+		}
+		for _, p := range prefixes {
+			if !strings.HasPrefix(p, d.Prefix) {
+				return fmt.Sprintf("lets %s's task role list %q, outside its own prefix %s", d.Cell, p, d.Prefix)
+			}
+		}
+	}
+	return ""
+}
+
+// outside returns the first action not in allowed ("" when all are).
+func outside(actions, allowed []string) string {
+	for _, a := range actions {
+		if !slices.ContainsFunc(allowed, func(b string) bool { return strings.EqualFold(a, b) }) {
+			return a
+		}
+	}
+	return ""
+}
+
+// statement is one policy statement, as the audit reads it.
+type statement map[string]any
+
+func (s statement) str(k string) string { v, _ := s[k].(string); return v }
+
+func (s statement) list(k string) []string {
+	switch x := s[k].(type) {
+	case string:
+		return []string{x}
+	case []any:
+		var out []string
+		for _, e := range x {
+			if v, ok := e.(string); ok {
+				out = append(out, v)
+			}
+		}
+		return out
+	}
+	return nil
+}
+
+func (s statement) actions() []string   { return s.list("Action") }
+func (s statement) resources() []string { return s.list("Resource") }
+
+// principals are the statement's AWS principals ("*" for everyone).
+func (s statement) principals() []string {
+	switch p := s["Principal"].(type) {
+	case string:
+		return []string{p}
+	case map[string]any:
+		return statement(p).list("AWS")
+	}
+	return nil
+}
+
+func (s statement) conditions() map[string]any {
+	c, _ := s["Condition"].(map[string]any)
+	return c
+}
+
+func (s statement) hasCondition(key string) bool { return len(s.conditionValues(key)) > 0 }
+
+// conditionValues are the values of key under any operator.
+func (s statement) conditionValues(key string) []string {
+	var out []string
+	for _, op := range s.conditions() {
+		if m, ok := op.(map[string]any); ok {
+			out = append(out, statement(m).list(key)...)
+		}
+	}
+	return out
+}
+
+// Effect is the statement's effect.
+func (s statement) effect() string { return s.str("Effect") }
+
+func statements(doc string) []statement {
+	var p struct {
+		Statement json.RawMessage
+	}
+	if json.Unmarshal([]byte(doc), &p) != nil {
+		return nil
+	}
+	var list []statement
+	if json.Unmarshal(p.Statement, &list) == nil {
+		return list
+	}
+	var one statement
+	if json.Unmarshal(p.Statement, &one) == nil {
+		return []statement{one}
+	}
+	return nil
+}
