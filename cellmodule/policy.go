@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
+
+	"github.com/cellctl/cellctl/cellmodule/spec"
 )
 
 // PolicyDocument is an IAM or resource policy. Policies are built from these
@@ -101,7 +103,7 @@ func (k FleetKey) keyStatement(partition string) PolicyStatement {
 	return PolicyStatement{
 		Sid:       "FleetBucketKeyThroughS3",
 		Effect:    "Allow",
-		Action:    []string{"kms:Decrypt", "kms:GenerateDataKey"},
+		Action:    spec.FleetKeyActions,
 		Resource:  []string{fmt.Sprintf("arn:%s:kms:%s:%s:key/*", partition, k.Region, account)},
 		Condition: map[string]map[string][]string{"StringEquals": {"kms:ViaService": {"s3." + k.Region + ".amazonaws.com"}}},
 	}
@@ -130,13 +132,13 @@ func taskRoleStatements(in taskRolePolicyInput) PolicyDocument {
 		PolicyStatement{
 			Sid:      "CellObjects",
 			Effect:   "Allow",
-			Action:   []string{"s3:GetObject", "s3:PutObject", "s3:DeleteObject"},
+			Action:   spec.PrefixObjectActions,
 			Resource: []string{in.BucketArn + "/" + in.Prefix + "*"},
 		},
 		PolicyStatement{
 			Sid:      "ListCellPrefix",
 			Effect:   "Allow",
-			Action:   []string{"s3:ListBucket"},
+			Action:   spec.PrefixListActions,
 			Resource: []string{in.BucketArn},
 			Condition: map[string]map[string][]string{
 				"StringLike": {"s3:prefix": {in.Prefix, in.Prefix + "*"}},

@@ -45,28 +45,13 @@ func routerProgram(ctx *pulumi.Context, f *fleet.Fleet) error {
 		if err != nil {
 			return err
 		}
-		// GetStringOutput would fail on a missing output with an error that
-		// does not say what to do; a cell that was never deployed (or whose
-		// last up failed) has none yet.
 		// The cell's own name (<id>.<fleetDomain>), not its ALB's: CloudFront
 		// validates the origin certificate against it.
-		dns := ref.GetOutput(pulumi.String("dnsName")).ApplyT(func(v any) (string, error) {
-			s, _ := v.(string)
-			if s == "" {
-				return "", fmt.Errorf("cell %s has no DNS name (dnsName) in its stack outputs: run `cellctl up %s` first", c.ID, c.ID)
-			}
-			return s, nil
-		}).(pulumi.StringOutput)
+		dns := cellOutput(ref, c.ID, "dnsName", "DNS name (dnsName)")
 		origins = append(origins, component.Origin{Cell: c.ID, DNSName: dns})
 		dash = append(dash, dashboardCell(f, c.ID, ref))
 		if fc := f.Cell(c.ID); fc != nil && CrossAccount(f, fc) {
-			role := ref.GetOutput(pulumi.String("taskRoleArn")).ApplyT(func(v any) (string, error) {
-				s, _ := v.(string)
-				if s == "" {
-					return "", fmt.Errorf("cell %s has no task role (taskRoleArn) in its stack outputs: run `cellctl up %s` first", c.ID, c.ID)
-				}
-				return s, nil
-			}).(pulumi.StringOutput)
+			role := cellOutput(ref, c.ID, "taskRoleArn", "task role (taskRoleArn)")
 			grants = append(grants, component.CellGrant{Cell: c.ID, Prefix: cellmodule.StoragePrefix(c.ID), TaskRoleArn: role})
 		}
 	}
@@ -143,19 +128,25 @@ func fleetLanes(f *fleet.Fleet, table *router.Table) (map[string]*router.Lanes, 
 	return lanes, nil
 }
 
+// cellOutput is a string output of cell id's stack (what names it in the
+// error). GetStringOutput would fail on a missing output with an error
+// that does not say what to do; a cell that was never deployed (or whose
+// last up failed) has none yet.
+func cellOutput(ref *pulumi.StackReference, id, key, what string) pulumi.StringOutput {
+	return ref.GetOutput(pulumi.String(key)).ApplyT(func(v any) (string, error) {
+		s, _ := v.(string)
+		if s == "" {
+			return "", fmt.Errorf("cell %s has no %s in its stack outputs: run `cellctl up %s` first", id, what, id)
+		}
+		return s, nil
+	}).(pulumi.StringOutput)
+}
+
 // dashboardCell is one routed cell on the fleet dashboard: its load
 // balancer and target group from its stack outputs, its alarms from the
 // fleet (the same names the cell template creates).
 func dashboardCell(f *fleet.Fleet, id string, ref *pulumi.StackReference) component.DashboardCellArgs {
-	out := func(key string) pulumi.StringOutput {
-		return ref.GetOutput(pulumi.String(key)).ApplyT(func(v any) (string, error) {
-			s, _ := v.(string)
-			if s == "" {
-				return "", fmt.Errorf("cell %s has no %s in its stack outputs: run `cellctl up %s` first", id, key, id)
-			}
-			return s, nil
-		}).(pulumi.StringOutput)
-	}
+	out := func(key string) pulumi.StringOutput { return cellOutput(ref, id, key, key) }
 	d := component.DashboardCellArgs{Cell: id, LoadBalancer: out("albArnSuffix"), TargetGroup: out("targetGroupArnSuffix")}
 	if c := f.Cell(id); c != nil {
 		for _, n := range signal.AlarmNames(c.Names()) {

@@ -71,35 +71,44 @@ func (e *AccessError) Unwrap() error { return e.Err }
 // is an error naming the role and the stacks that need it: nothing was
 // created, and no other stack ran.
 func (b *Bundle) CheckAccess(ctx context.Context, fl *fleet.Fleet, stacks []string) error {
-	byAccess := map[fleet.Access][]string{}
+	// need is one stack's use of an Access, labelled for the message.
+	type need struct{ stack, label string }
+	byAccess := map[fleet.Access][]need{}
 	for _, s := range stacks {
 		a, ok := accessOf(fl, s)
 		if ok && (a.Role.RoleARN != "" || a.Account != "") {
-			byAccess[a] = append(byAccess[a], s)
+			byAccess[a] = append(byAccess[a], need{s, s})
 		}
 		// A cell whose records go through cells:dnsAssumeRole needs that
 		// role too, before anything of it is created.
 		if c := fl.Cell(s); c != nil && c.DNSRole().RoleARN != "" {
 			d := c.DNSAccess()
-			byAccess[d] = append(byAccess[d], s+" ("+fl.ConfigKey(fleet.DNSRoleKey)+")")
+			byAccess[d] = append(byAccess[d], need{s, s + " (" + fl.ConfigKey(fleet.DNSRoleKey) + ")"})
 		}
 	}
 	if len(byAccess) == 0 {
 		return nil
+	}
+	labels := func(a fleet.Access) []string {
+		out := make([]string, len(byAccess[a]))
+		for i, n := range byAccess[a] {
+			out[i] = n.label
+		}
+		return out
 	}
 	accesses := make([]fleet.Access, 0, len(byAccess))
 	for a := range byAccess {
 		accesses = append(accesses, a)
 	}
 	sort.Slice(accesses, func(i, j int) bool {
-		return strings.Join(byAccess[accesses[i]], ",") < strings.Join(byAccess[accesses[j]], ",")
+		return strings.Join(labels(accesses[i]), ",") < strings.Join(labels(accesses[j]), ",")
 	})
 	errs := make([]error, len(accesses))
 	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(4)
 	for i, a := range accesses {
 		g.Go(func() error {
-			errs[i] = b.reach(gctx, a, byAccess[a])
+			errs[i] = b.reach(gctx, a, labels(a))
 			return nil
 		})
 	}
@@ -108,10 +117,9 @@ func (b *Bundle) CheckAccess(ctx context.Context, fl *fleet.Fleet, stacks []stri
 	var msgs []string
 	for i, err := range errs {
 		if err != nil {
-			for _, s := range byAccess[accesses[i]] {
-				s, _, _ = strings.Cut(s, " (")
-				if !slices.Contains(failed, s) {
-					failed = append(failed, s)
+			for _, n := range byAccess[accesses[i]] {
+				if !slices.Contains(failed, n.stack) {
+					failed = append(failed, n.stack)
 				}
 			}
 			msgs = append(msgs, err.Error())

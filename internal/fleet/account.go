@@ -95,12 +95,10 @@ func (c *Cell) DNSAccess() Access {
 func (c *Cell) DNSRole() AssumeRole { return c.dnsRole }
 
 // resolveDNSRole is the stack file's cells:dnsAssumeRole, else the
-// baseline's.
+// baseline's (a malformed one is a load error, and sets none).
 func resolveDNSRole(base, own accountSettings) AssumeRole {
-	for k := range own.lines {
-		if strings.HasSuffix(k, ":"+DNSRoleKey) {
-			return own.dnsRole
-		}
+	if own.dnsRole.RoleARN != "" {
+		return own.dnsRole
 	}
 	return base.dnsRole
 }

@@ -7,12 +7,9 @@ import (
 	"time"
 )
 
-// A fleet baseline names the role every stack assumes; one cell moves to
-// another account with the JSON form `pulumi config set` writes; a third
-// declares only the account its default credentials reach.
-func TestAccessFollowsTheCell(t *testing.T) {
-	fsys := caseFS(t, nil)
-	fsys["Pulumi.yaml"] = &fstest.MapFile{Data: []byte(`name: cells
+// baselineWith is a fleet baseline (Pulumi.yaml) with extra config lines.
+func baselineWith(extra string) *fstest.MapFile {
+	return &fstest.MapFile{Data: []byte(`name: cells
 runtime: go
 main: cmd/cells
 stackConfigDir: stacks
@@ -23,11 +20,19 @@ config:
   cells:hostedZoneId: Z0123456789ABCDEFGHIJ
   cells:certificateArn: arn:aws:acm:us-east-1:123456789012:certificate/abc-123
   aws:region: us-east-1
-  aws:assumeRole:
+` + extra)}
+}
+
+// A fleet baseline names the role every stack assumes; one cell moves to
+// another account with the JSON form `pulumi config set` writes; a third
+// declares only the account its default credentials reach.
+func TestAccessFollowsTheCell(t *testing.T) {
+	fsys := caseFS(t, nil)
+	fsys["Pulumi.yaml"] = baselineWith(`  aws:assumeRole:
     value:
       roleArn: arn:aws:iam::123456789012:role/cellctl-deploy
       sessionName: cellctl
-`)}
+`)
 	fsys["stacks/Pulumi.cell-b.yaml"] = &fstest.MapFile{Data: []byte(`config:
   cells:index: 2
   aws:assumeRole: '{"roleArn":"arn:aws:iam::222233334444:role/team/cellctl-deploy","externalId":"tenant-b","duration":"30m"}'
@@ -83,21 +88,10 @@ func TestAccessDefaultsToTheCallersAccount(t *testing.T) {
 // The router has no such key: its viewer records are its own provider's.
 func TestDNSRoleFollowsTheZone(t *testing.T) {
 	fsys := caseFS(t, nil)
-	fsys["Pulumi.yaml"] = &fstest.MapFile{Data: []byte(`name: cells
-runtime: go
-main: cmd/cells
-stackConfigDir: stacks
-config:
-  cells:image: registry.example.com/app:1.0.0
-  cells:fleetBucket: test-fleet-bucket
-  cells:fleetDomain: cells.example.com
-  cells:hostedZoneId: Z0123456789ABCDEFGHIJ
-  cells:certificateArn: arn:aws:acm:us-east-1:123456789012:certificate/abc-123
-  aws:region: us-east-1
-  cells:dnsAssumeRole:
+	fsys["Pulumi.yaml"] = baselineWith(`  cells:dnsAssumeRole:
     value:
       roleArn: arn:aws:iam::123456789012:role/cellctl-dns
-`)}
+`)
 	fsys["stacks/Pulumi.cell-b.yaml"] = &fstest.MapFile{Data: []byte(`config:
   cells:index: 2
   aws:assumeRole:

@@ -10,6 +10,7 @@ import (
 
 	"github.com/pulumi/pulumi/sdk/v3/go/common/resource"
 
+	"github.com/cellctl/cellctl/cellmodule/spec"
 	"github.com/cellctl/cellctl/internal/offline"
 	"github.com/cellctl/cellctl/internal/props"
 )
@@ -35,14 +36,6 @@ type DeclaredGrant struct {
 	// Prefix is the cell's prefix ("cells/<id>/").
 	Prefix string
 }
-
-// The actions a declared grant may carry (the bucket policy's and the
-// bucket key policy's statements of router/component).
-var (
-	grantObjectActions = []string{"s3:GetObject", "s3:PutObject", "s3:DeleteObject"}
-	grantListActions   = []string{"s3:ListBucket"}
-	grantKeyActions    = []string{"kms:Decrypt", "kms:GenerateDataKey"}
-)
 
 // policyInputs are the inputs that hold a resource or trust policy.
 var policyInputs = []resource.PropertyKey{"policy", "assumeRolePolicy"}
@@ -110,8 +103,8 @@ func judgeGrant(s GrantStack, r *offline.Resource, st statement, p string, byRol
 	case "aws:s3/bucketPolicy:BucketPolicy":
 		return judgeBucketGrant(st, d)
 	case "aws:kms/key:Key":
-		if extra := outside(st.actions(), grantKeyActions); extra != "" {
-			return fmt.Sprintf("grants %s's task role %s on the bucket key; a cell may only use the key through S3 (%s)", d.Cell, extra, strings.Join(grantKeyActions, ", "))
+		if extra := outside(st.actions(), spec.FleetKeyActions); extra != "" {
+			return fmt.Sprintf("grants %s's task role %s on the bucket key; a cell may only use the key through S3 (%s)", d.Cell, extra, strings.Join(spec.FleetKeyActions, ", "))
 		}
 		if !st.hasCondition("kms:ViaService") {
 			return fmt.Sprintf("lets %s's task role use the bucket key outside S3: the grant must be conditioned on kms:ViaService", d.Cell)
@@ -134,12 +127,12 @@ func judgeBucketGrant(st statement, d DeclaredGrant) string {
 			if !strings.HasPrefix(key, d.Prefix) {
 				return fmt.Sprintf("grants %s's task role %s, outside its own prefix %s", d.Cell, res, d.Prefix)
 			}
-			if extra := outside(acts, grantObjectActions); extra != "" {
-				return fmt.Sprintf("grants %s's task role %s on %s; its declared grant is %s", d.Cell, extra, res, strings.Join(grantObjectActions, ", "))
+			if extra := outside(acts, spec.PrefixObjectActions); extra != "" {
+				return fmt.Sprintf("grants %s's task role %s on %s; its declared grant is %s", d.Cell, extra, res, strings.Join(spec.PrefixObjectActions, ", "))
 			}
 			continue
 		}
-		if extra := outside(acts, grantListActions); extra != "" {
+		if extra := outside(acts, spec.PrefixListActions); extra != "" {
 			return fmt.Sprintf("grants %s's task role %s on the whole bucket; its declared grant lists its own prefix only", d.Cell, extra)
 		}
 		prefixes := st.conditionValues("s3:prefix")

@@ -7,7 +7,6 @@
 package isolation
 
 import (
-	"encoding/json"
 	"fmt"
 	"net/netip"
 	"sort"
@@ -331,36 +330,11 @@ func prefixes(c Cell) []Violation {
 
 // policyResources extracts every Resource entry of an IAM policy document.
 func policyResources(doc string) []string {
-	var p struct {
-		Statement json.RawMessage
-	}
-	if json.Unmarshal([]byte(doc), &p) != nil {
-		return nil
-	}
-	var stmts []map[string]json.RawMessage
-	if json.Unmarshal(p.Statement, &stmts) != nil {
-		var one map[string]json.RawMessage
-		if json.Unmarshal(p.Statement, &one) != nil {
-			return nil
-		}
-		stmts = []map[string]json.RawMessage{one}
-	}
 	var out []string
-	for _, s := range stmts {
-		var effect string
-		_ = json.Unmarshal(s["Effect"], &effect)
-		if effect != "Allow" {
-			continue
+	for _, st := range statements(doc) {
+		if st.effect() == "Allow" {
+			out = append(out, st.resources()...)
 		}
-		raw := s["Resource"]
-		var list []string
-		if json.Unmarshal(raw, &list) != nil {
-			var one string
-			if json.Unmarshal(raw, &one) == nil {
-				list = []string{one}
-			}
-		}
-		out = append(out, list...)
 	}
 	return out
 }

@@ -6,6 +6,8 @@ import (
 	"github.com/pulumi/pulumi-aws/sdk/v6/go/aws"
 	"github.com/pulumi/pulumi-aws/sdk/v6/go/aws/kms"
 	"github.com/pulumi/pulumi/sdk/v3/go/pulumi"
+
+	"github.com/cellctl/cellctl/cellmodule/spec"
 )
 
 // CellGrant is a cell in another account than the fleet bucket's: its
@@ -19,16 +21,6 @@ type CellGrant struct {
 	// TaskRoleArn is the cell's task role (its stack's taskRoleArn).
 	TaskRoleArn pulumi.StringInput
 }
-
-// CellObjectActions and CellListAction are what a cell's task role may do
-// in its own prefix: the same actions its identity policy grants.
-var (
-	CellObjectActions = []string{"s3:GetObject", "s3:PutObject", "s3:DeleteObject"}
-	CellListAction    = "s3:ListBucket"
-	// CellKeyActions are what S3 asks KMS for on a cell's behalf when it
-	// reads and writes SSE-KMS objects.
-	CellKeyActions = []string{"kms:Decrypt", "kms:GenerateDataKey"}
-)
 
 // GrantSid is the bucket policy statement id of a cell's grant.
 func GrantSid(cell, what string) string {
@@ -45,6 +37,16 @@ func sidSafe(s string) string {
 	return string(out)
 }
 
+// grantRoles are the grants' task roles, resolved once for the bucket
+// policy and the key policy.
+func grantRoles(grants []CellGrant) pulumi.StringArrayOutput {
+	roles := make(pulumi.StringArray, len(grants))
+	for i, g := range grants {
+		roles[i] = g.TaskRoleArn
+	}
+	return roles.ToStringArrayOutput()
+}
+
 // cellGrantStatements are the bucket policy's statements for the cells in
 // other accounts: each task role its own prefix, and nothing else.
 func cellGrantStatements(bucketArn string, grants []CellGrant, roles []string) []map[string]any {
@@ -55,14 +57,14 @@ func cellGrantStatements(bucketArn string, grants []CellGrant, roles []string) [
 				"Sid":       GrantSid(g.Cell, "Objects"),
 				"Effect":    "Allow",
 				"Principal": map[string]any{"AWS": roles[i]},
-				"Action":    CellObjectActions,
+				"Action":    spec.PrefixObjectActions,
 				"Resource":  bucketArn + "/" + g.Prefix + "*",
 			},
 			map[string]any{
 				"Sid":       GrantSid(g.Cell, "List"),
 				"Effect":    "Allow",
 				"Principal": map[string]any{"AWS": roles[i]},
-				"Action":    CellListAction,
+				"Action":    spec.PrefixListActions,
 				"Resource":  bucketArn,
 				"Condition": map[string]any{"StringLike": map[string]any{"s3:prefix": []string{g.Prefix, g.Prefix + "*"}}},
 			})
@@ -76,7 +78,7 @@ func cellGrantStatements(bucketArn string, grants []CellGrant, roles []string) [
 // it). The key policy keeps the owning account in charge (KMS refuses a
 // policy that would lock it out) and lets each cell's task role use the
 // key only through S3 in the bucket's region.
-func (r *Router) bucketKey(ctx *pulumi.Context, name string, grants []CellGrant, tags pulumi.StringMap, parent pulumi.ResourceOption) (*kms.Key, error) {
+func (r *Router) bucketKey(ctx *pulumi.Context, name string, roles pulumi.StringArrayOutput, tags pulumi.StringMap, parent pulumi.ResourceOption) (*kms.Key, error) {
 	id, err := aws.GetCallerIdentity(ctx, &aws.GetCallerIdentityArgs{}, pulumi.Parent(r))
 	if err != nil {
 		return nil, fmt.Errorf("looking up the router's account for the fleet bucket key: %w", err)
@@ -89,15 +91,7 @@ func (r *Router) bucketKey(ctx *pulumi.Context, name string, grants []CellGrant,
 	if err != nil {
 		return nil, fmt.Errorf("looking up the AWS partition: %w", err)
 	}
-	roles := make([]any, len(grants))
-	for i, g := range grants {
-		roles[i] = g.TaskRoleArn
-	}
-	policy := pulumi.All(roles...).ApplyT(func(vs []any) (string, error) {
-		arns := make([]string, len(vs))
-		for i, v := range vs {
-			arns[i], _ = v.(string)
-		}
+	policy := roles.ApplyT(func(arns []string) (string, error) {
 		return policyJSON(map[string]any{
 			"Version": "2012-10-17",
 			"Statement": []map[string]any{
@@ -112,7 +106,7 @@ func (r *Router) bucketKey(ctx *pulumi.Context, name string, grants []CellGrant,
 					"Sid":       "CellsThroughS3",
 					"Effect":    "Allow",
 					"Principal": map[string]any{"AWS": arns},
-					"Action":    CellKeyActions,
+					"Action":    spec.FleetKeyActions,
 					"Resource":  "*",
 					"Condition": map[string]any{"StringEquals": map[string]any{"kms:ViaService": "s3." + region.Name + ".amazonaws.com"}},
 				},

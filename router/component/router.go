@@ -273,8 +273,9 @@ func (r *Router) bucket(ctx *pulumi.Context, name string, args *RouterArgs, tags
 	byDefault := &s3.BucketServerSideEncryptionConfigurationV2RuleApplyServerSideEncryptionByDefaultArgs{
 		SseAlgorithm: pulumi.String("aws:kms"),
 	}
+	roles := grantRoles(args.CellGrants)
 	if len(args.CellGrants) > 0 {
-		if r.BucketKey, err = r.bucketKey(ctx, name, args.CellGrants, tags, parent); err != nil {
+		if r.BucketKey, err = r.bucketKey(ctx, name, roles, tags, parent); err != nil {
 			return err
 		}
 		// The key's ARN, not its id: S3 resolves a bare id in the
@@ -293,16 +294,9 @@ func (r *Router) bucket(ctx *pulumi.Context, name string, args *RouterArgs, tags
 	}, parent); err != nil {
 		return err
 	}
-	inputs := []any{r.Bucket.Arn}
-	for _, g := range args.CellGrants {
-		inputs = append(inputs, g.TaskRoleArn)
-	}
-	policy := pulumi.All(inputs...).ApplyT(func(vs []any) (string, error) {
+	policy := pulumi.All(r.Bucket.Arn, roles).ApplyT(func(vs []any) (string, error) {
 		arn, _ := vs[0].(string)
-		roles := make([]string, len(vs)-1)
-		for i, v := range vs[1:] {
-			roles[i], _ = v.(string)
-		}
+		roles, _ := vs[1].([]string)
 		return policyJSON(map[string]any{
 			"Version": "2012-10-17",
 			"Statement": append([]map[string]any{{
