@@ -14,7 +14,7 @@ FUZZTIME      ?= 10s
 LONG_FUZZTIME ?= 5m
 NODE          ?= node
 
-.PHONY: all build pulumi test test-go cover-report test-node fuzz fuzz-long lint lint-workflows bench demo clean
+.PHONY: all build pulumi test check test-go test-race cover-report test-node fuzz fuzz-long lint lint-workflows bench demo clean
 
 all: build
 
@@ -40,25 +40,53 @@ pulumi:
 	    github.com/pulumi/pulumi/pkg/v3/cmd/pulumi; \
 	fi
 
-test: lint lint-workflows build pulumi test-go test-node fuzz
+test: lint lint-workflows build pulumi test-go test-race test-node fuzz
+
+# The fast tier, to run before every commit (at most 5 minutes on a warm
+# machine): gofmt and vet, the unit tests without coverage (the layers
+# test among them), the edge handler's node tests, and the documentation
+# tests that need no deployed fleet. `make test` is the whole suite.
+DOC_TESTS = TestDocExamplesExtraction|TestReadmeListsEverySimCommand|TestDocScenarioCoverage|TestDocAllowListMatches
+check: lint build pulumi
+	$(GO) test -count=1 $$($(GO) list ./... | grep -v '/internal/e2e$$')
+	$(NODE) --test router/edge/
+	$(GO) test -count=1 -run '^($(DOC_TESTS))$$' ./internal/e2e/
 
 # The unit tests (every package but internal/e2e) run with cross-package
 # coverage of the product and must keep it at COVER_MIN % overall and
 # COVER_PKG_MIN % for every product package (scripts/coverage-check); the
 # end-to-end package (the real engine on the simulated cloud) runs beside
-# them. Test-helper packages are not product.
+# them. Test-helper packages are not product. Both run under `go test
+# -json`, read by bin/testtimes: the log reads as plain `go test`, every
+# test's wall time lands in $(TIMES)/*.tsv, and the 15 slowest tests and
+# packages are printed at the end (docs/TESTING.md has the budgets).
 COVER_MIN     ?= 80
 COVER_PKG_MIN ?= 60
 COVER_OUT     ?= $(CURDIR)/.cover.out
-test-go:
-	@units="$$($(GO) list ./... | grep -v '/internal/e2e$$')"; \
+TIMES         ?= $(CURDIR)/.test-times
+E2E_PARALLEL  ?= 3
+test-go: $(BIN)/testtimes
+	@mkdir -p $(TIMES); units="$$($(GO) list ./... | grep -v '/internal/e2e$$')"; \
 	product="$$(echo "$$units" | grep -v -e 'test$$' | paste -sd, -)"; \
-	$(GO) test -count=1 -timeout 80m ./internal/e2e/ & e2e=$$!; \
-	set -o pipefail; $(GO) test -count=1 -timeout 40m -coverpkg="$$product" -coverprofile=$(COVER_OUT) $$units \
-	  | sed -E 's/ of statements in .*/ of the product'"'"'s statements/'; unit=$$?; \
+	( set -o pipefail; $(GO) test -json -count=1 -timeout 60m -parallel $(E2E_PARALLEL) ./internal/e2e/ | $(BIN)/testtimes -o $(TIMES)/e2e.tsv ) & e2e=$$!; \
+	( set -o pipefail; $(GO) test -json -count=1 -timeout 40m -coverpkg="$$product" -coverprofile=$(COVER_OUT) $$units \
+	  | $(BIN)/testtimes -o $(TIMES)/unit.tsv | sed -E 's/ of statements in .*/ of the product'"'"'s statements/' ); unit=$$?; \
 	wait $$e2e; e2e_rc=$$?; \
+	$(BIN)/testtimes -top 15 $(TIMES)/unit.tsv $(TIMES)/e2e.tsv || true; \
 	cover=0; if [ $$unit -eq 0 ]; then scripts/coverage-check $(COVER_OUT) $(COVER_MIN) $(COVER_PKG_MIN) || cover=$$?; fi; \
 	[ $$unit -eq 0 ] && [ $$e2e_rc -eq 0 ] && [ $$cover -eq 0 ]
+
+# The packages whose code runs goroutines against shared state (the wave
+# executor, the engine driver, the rollout lock and record store, the
+# simulator's store, health's readers), under the race detector.
+RACE_PKGS = ./waves/executor ./internal/engine ./internal/rollout ./internal/sim/store ./internal/health
+test-race:
+	$(GO) test -race -count=1 -timeout 20m $(RACE_PKGS)
+
+# bin/testtimes reads `go test -json` (tools/testtimes: the standard
+# library only, built in seconds).
+$(BIN)/testtimes: tools/testtimes/main.go
+	cd tools && $(GO) build -o $(BIN)/testtimes ./testtimes
 
 cover-report:
 	scripts/coverage-check $(COVER_OUT) $(COVER_MIN) $(COVER_PKG_MIN)

@@ -29,6 +29,7 @@ const (
 //     rolls back that cell only: cell-d is never touched;
 //   - drift --cloud finds an out-of-band edit made in the second account.
 func TestCellsInASecondAccount(t *testing.T) {
+	t.Parallel()
 	dir := freshClone(t)
 	overlay := filepath.Join(repoRoot, "testdata", "fleets", "two-accounts", "stacks")
 	entries, err := os.ReadDir(overlay)

@@ -15,6 +15,7 @@ import (
 // rollout halts with exit 3 saying so, the canary keeps the new image
 // (nothing breached, so nothing is rolled back) and no later wave starts.
 func TestDeployInconclusiveGateHalts(t *testing.T) {
+	t.Parallel()
 	dir := deployedFleet(t)
 	const img = "registry.example.com/shop/api:6.0.0"
 	mustRun(t, dir, "sim", "health", "set", "--cell", "cell-a", "--no-traffic")
@@ -44,6 +45,7 @@ func TestDeployInconclusiveGateHalts(t *testing.T) {
 // configuration each ran before the wave; the canary and wave-1 keep the
 // new image; deploy exits 3 naming the cell and the failed update.
 func TestDeployUpdateFailureRollsBackWave(t *testing.T) {
+	t.Parallel()
 	dir := deployedFleet(t)
 	const img = "registry.example.com/shop/api:7.0.0"
 	mustRun(t, dir, "sim", "fault", "add", "--cell", "cell-d", "--type", "ecs/service", "--op", "update", "--message", "deployment circuit breaker: tasks failed to start")
@@ -81,6 +83,7 @@ func TestDeployUpdateFailureRollsBackWave(t *testing.T) {
 // what it ran — the ECS task definition and service as before, and a dry
 // run of the original repository finds nothing to change.
 func TestDeployConfigChangeRolledBackExactly(t *testing.T) {
+	t.Parallel()
 	dir := deployedFleet(t)
 	stackFile := filepath.Join(dir, "stacks", "Pulumi.cell-a.yaml")
 	original, err := os.ReadFile(stackFile)

@@ -77,6 +77,7 @@ func routingShares(t *testing.T, dir string) (buckets, pinned map[string]float64
 // and of pinned tenants per wave, and cumulatively, are what routing.json
 // says, and it changes nothing.
 func TestDeployDryRunExposureIsTheRoutingTable(t *testing.T) {
+	t.Parallel()
 	dir := deployedFleet(t)
 	if err := os.WriteFile(filepath.Join(dir, "stacks", "routing.json"), []byte(unevenRouting), 0o644); err != nil {
 		t.Fatal(err)
@@ -142,6 +143,7 @@ func TestDeployDryRunExposureIsTheRoutingTable(t *testing.T) {
 // --wave wave-2 finish it, the router with the last; a rerun of the last
 // job has nothing left to do.
 func TestDeployThroughAndWave(t *testing.T) {
+	t.Parallel()
 	dir := deployedFleet(t)
 	const img = "registry.example.com/shop/api:5.0.0"
 	deploy := func(args ...string) result {

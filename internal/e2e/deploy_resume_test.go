@@ -31,6 +31,7 @@ gate:
 // again and finishes — without updating or baking the canary or wave 1 a
 // second time — and every cell ends on the new image.
 func TestDeployKilledDuringBakeResumes(t *testing.T) {
+	t.Parallel()
 	dir := deployedFleet(t)
 	writeWaves(t, dir, resumeWaves)
 	const img, other = "registry.example.com/shop/api:3.0.0", "registry.example.com/shop/api:3.0.1"

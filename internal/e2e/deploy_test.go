@@ -47,7 +47,7 @@ func cellImages(t *testing.T, dir string) map[string]string {
 	return out
 }
 
-// TestDeployGoodThenBadImage ups the demo fleet once, rolls a good image
+// TestDeployGoodThenBadImage starts from the deployed demo fleet, rolls a good image
 // through every wave, then a bad one (the simulator's health model makes
 // it fail its 5xx and latency thresholds): the canary catches it, the
 // canary is rolled back to the configuration it ran, later waves are
@@ -55,8 +55,8 @@ func cellImages(t *testing.T, dir string) map[string]string {
 // reading. The gate reads the simulator through the aws-sdk-go-v2
 // CloudWatch client, as it reads AWS.
 func TestDeployGoodThenBadImage(t *testing.T) {
-	dir := newFleet(t)
-	mustRun(t, dir, "up")
+	t.Parallel()
+	dir := deployedFleet(t)
 	const good, bad = "registry.example.com/shop/api:2.0.0", "registry.example.com/shop/api:2.0.1-bad"
 
 	// The dry run reads what each cell runs and changes nothing.

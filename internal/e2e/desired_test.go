@@ -18,6 +18,7 @@ import (
 // what to commit. Before internal/desired, the rotation left every cell
 // on the repository's image with exit 0.
 func TestShippedImageHolds(t *testing.T) {
+	t.Parallel()
 	dir := deployedFleet(t)
 	const shipped = "registry.example.com/shop/api:2.0.0"
 	mustRun(t, dir, "deploy", "--image", shipped, "--bake-scale", "0.002")
@@ -51,6 +52,7 @@ func TestShippedImageHolds(t *testing.T) {
 // as up does: a deployed cell whose cells:index changed is refused with
 // exit 1 and the simulated cloud is untouched.
 func TestGatedVerbsRefuseARenumberedCell(t *testing.T) {
+	t.Parallel()
 	dir := deployedFleet(t)
 	c := simCloud(t, dir)
 	before, err := c.Resources(sim.Filter{})

@@ -119,6 +119,7 @@ func tableVersion(v int) func(t *testing.T, dir string) {
 // most first. A scenario whose steps begin another's (the same lines, from
 // the same fleet) is checked on that one's runs rather than run again.
 func TestDocExamples(t *testing.T) {
+	t.Parallel()
 	examples := append(markdownExamples(t), helpExamples(t)...)
 	if len(examples) < 50 {
 		t.Fatalf("found only %d examples: the extraction is broken", len(examples))
@@ -608,6 +609,7 @@ func helpExamples(t *testing.T) []example {
 
 // TestDocExamplesExtraction pins the extraction rules on a sample.
 func TestDocExamplesExtraction(t *testing.T) {
+	t.Parallel()
 	doc := "# T\n## One\n```sh\ncellctl a --x 'y # z'   # comment\nmake demo\n```\n" +
 		"```\n$ cellctl b\nout\n(exit 1)\n$ cellctl c; echo \"exit $?\"\nexit 3\n$ cellctl d\n$ echo $?\n2\n$ cellctl e\ncellctl not-a-command\n```\n" +
 		"## Two\n```yaml\ncellctl: no\n```\n"
@@ -636,6 +638,7 @@ func TestDocExamplesExtraction(t *testing.T) {
 // TestReadmeListsEverySimCommand: the README's command table names every
 // `cellctl sim` subcommand, and every verb of each.
 func TestReadmeListsEverySimCommand(t *testing.T) {
+	t.Parallel()
 	data, err := os.ReadFile(filepath.Join(repoRoot, "README.md"))
 	if err != nil {
 		t.Fatal(err)
@@ -687,6 +690,7 @@ func TestReadmeListsEverySimCommand(t *testing.T) {
 // runs there (`cellctl --cloud sim X` is the step `cellctl X`); of two
 // identical ones the first runs; a scenario that differs anywhere runs.
 func TestDocScenarioCoverage(t *testing.T) {
+	t.Parallel()
 	ex := func(lines ...string) []example {
 		var out []example
 		for _, l := range lines {
@@ -711,5 +715,6 @@ func TestDocScenarioCoverage(t *testing.T) {
 // TestDocAllowListMatches: the allow-list's rot check alone, without a
 // fleet (TestDocExamples runs it too).
 func TestDocAllowListMatches(t *testing.T) {
+	t.Parallel()
 	checkExceptionsMatch(t, append(markdownExamples(t), helpExamples(t)...))
 }

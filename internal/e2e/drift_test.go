@@ -64,6 +64,7 @@ func writeText(t *testing.T, path, text string) {
 // resource is not_checked; a baseline override is skew until it is
 // excepted with a reason; a cell one image behind is named by --behind.
 func TestDrift(t *testing.T) {
+	t.Parallel()
 	dir := newFleet(t)
 	mustRun(t, dir, "up", "cell-a", "cell-b", "-y")
 	cells := []string{"cell-a", "cell-b"}

@@ -95,6 +95,7 @@ func startSlowUp(t *testing.T, dir, stack string) (*os.Process, *sim.Cloud) {
 // every time) — and every case must converge, so the assertions hold
 // whatever the timing.
 func TestKilledUpConverges(t *testing.T) {
+	t.Parallel()
 	dir := newFleet(t)
 	proc, cloud := startSlowUp(t, dir, "cell-a")
 	kids := children(proc.Pid)
@@ -121,6 +122,7 @@ func TestKilledUpConverges(t *testing.T) {
 // stack's lock behind. The next up exits 4 and says the lock is stale and
 // how to remove it; unlock removes it; the rerun converges.
 func TestStaleLock(t *testing.T) {
+	t.Parallel()
 	dir := newFleet(t)
 	proc, cloud := startSlowUp(t, dir, "cell-b")
 	kids := children(proc.Pid)
@@ -158,6 +160,7 @@ func TestStaleLock(t *testing.T) {
 // TestConcurrentUpLocked runs a second up on a stack while the first holds
 // its lock: the second exits 4 and the first succeeds.
 func TestConcurrentUpLocked(t *testing.T) {
+	t.Parallel()
 	dir := newFleet(t)
 	mustRun(t, dir, "sim", "latency", "set", "200ms", "--op", "create")
 	first := command(dir, "up", "cell-c")
@@ -188,6 +191,7 @@ func TestConcurrentUpLocked(t *testing.T) {
 // up of two cells at --parallel 1: the cell in flight finishes, the other
 // never starts, and the run exits non-zero saying what to rerun.
 func TestInterruptFinishesStacksInFlight(t *testing.T) {
+	t.Parallel()
 	dir := newFleet(t)
 	mustRun(t, dir, "sim", "latency", "set", "100ms", "--op", "create")
 	cmd := command(dir, "up", "cell-a", "cell-b", "--parallel", "1", "-o", "json")
@@ -239,6 +243,7 @@ func TestInterruptFinishesStacksInFlight(t *testing.T) {
 // only. The next up's orphan audit adopts it: the rerun converges with
 // exactly one VPC, and the state tracks every live resource.
 func TestLostCreateAnswerAdopted(t *testing.T) {
+	t.Parallel()
 	dir := newFleet(t)
 	mustRun(t, dir, "sim", "fault", "add", "--cell", "cell-a", "--type", "ec2/vpc", "--op", "create", "--lose-answer")
 	if r := cellctl(t, dir, "up", "cell-a"); r.code != 1 {
@@ -287,6 +292,7 @@ func assertConverged(t *testing.T, dir string, cloud *sim.Cloud, stack string) {
 // program asked for. The rerun must keep it, never plan its replacement
 // (a second subnet with the same CIDR is InvalidSubnet.Conflict).
 func TestLostSubnetCreateAdoptedWithoutReplacement(t *testing.T) {
+	t.Parallel()
 	dir := newFleet(t)
 	mustRun(t, dir, "sim", "fault", "add", "--cell", "cell-a", "--type", "ec2/subnet", "--name", "cell-a-public-1b", "--op", "create", "--lose-answer")
 	if r := cellctl(t, dir, "up", "cell-a"); r.code != 1 {

@@ -14,6 +14,7 @@ import (
 // read-only verbs still run. Cheap: nothing is deployed, the lock refuses
 // before any engine run.
 func TestEveryMutatingVerbRefusedWhileTheFleetIsHeld(t *testing.T) {
+	t.Parallel()
 	dir := newFleet(t)
 	lock := filepath.Join(dir, ".cellctl", "state", ".cellctl", "locks", "rollout.json")
 	if err := os.MkdirAll(filepath.Dir(lock), 0o755); err != nil {

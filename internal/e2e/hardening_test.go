@@ -12,6 +12,7 @@ import (
 // (`up cell-a` failed on cell-b.json); like AWS, only cell-b's calls fail,
 // and the file is left as it was.
 func TestCorruptSimFileFailsOnlyItsCell(t *testing.T) {
+	t.Parallel()
 	dir := newFleet(t)
 	mustRun(t, dir, "up", "cell-b", "-y")
 	shard := filepath.Join(dir, ".cellctl", "sim", "resources", "cells", "cell-b.json")

@@ -60,8 +60,8 @@ func dashboardLines(t *testing.T, dir string) (cells []string, worst []string) {
 // cloud (which checks its body as PutDashboard does) and rebuilt when a
 // cell is drained: the drained cell's line leaves the graphs.
 func TestHealthDashboardFollowsTheFleet(t *testing.T) {
-	dir := newFleet(t)
-	mustRun(t, dir, "up")
+	t.Parallel()
+	dir := deployedFleet(t)
 	cells, worst := dashboardLines(t, dir)
 	// The demo's cells a-c run in us-east-1, cell-d in us-west-2: a graph
 	// (and a worst line) per region, since metric math reads one region.

@@ -32,6 +32,7 @@ func withCapacity(t *testing.T, dir string, rps int) {
 // through the aws-sdk-go-v2 CloudWatch client from the simulator's AWS
 // endpoint, over the simulator's per-minute history.
 func TestHealthOneBadCellAmongFour(t *testing.T) {
+	t.Parallel()
 	dir := newFleet(t)
 	withCapacity(t, dir, 50)
 	mustRun(t, dir, "up", "cell-a", "cell-b", "cell-c", "cell-d")

@@ -15,6 +15,7 @@ import (
 // AWS endpoint by the stack's own ALB and target group: the health model
 // and the template agree on names, dimensions and the image.
 func TestSimHealthThroughTheAWSEndpoint(t *testing.T) {
+	t.Parallel()
 	dir := newFleet(t)
 	mustRun(t, dir, "up", "cell-a")
 	mustRun(t, dir, "sim", "health", "set", "--image", "registry.example.com/shop/api:1.4.2", "--error-rate", "50%", "--p99", "2s")

@@ -128,6 +128,7 @@ func grepTree(t *testing.T, dir, needle string) []string {
 // any output, and a disabled key stops the fleet with KMS's error — never a
 // passphrase fallback.
 func TestKMSSecretsProviderFleet(t *testing.T) {
+	t.Parallel()
 	dir := freshClone(t)
 	twoCellFleet(t, dir)
 	addDemoZones(t, dir)

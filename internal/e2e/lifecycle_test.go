@@ -174,9 +174,9 @@ type lifecycleReport struct {
 // Lambda, a stale checkout refused, two operators publishing at once, a
 // tenant migration, and an undrain.
 func TestOperatorLifecycle(t *testing.T) {
-	dir := newFleet(t)
+	t.Parallel()
+	dir := deployedFleet(t)
 	tablePath := filepath.Join(dir, "stacks", "routing.json")
-	mustRun(t, dir, "up")
 	if cfg := readPublished(t, dir); cfg.Version != 1 {
 		t.Fatalf("the first up published table version %d", cfg.Version)
 	}

@@ -38,6 +38,7 @@ func migrationTasks(t *testing.T, dir, img string) []sim.TaskRun {
 func cellOfStack(key string) string { return key[strings.LastIndex(key, "/")+1:] }
 
 func TestDeployMigrationFailingInTheCanaryRollsBackTheCanaryAlone(t *testing.T) {
+	t.Parallel()
 	dir := deployedFleet(t)
 	const img = "registry.example.com/shop/api:8.0.0"
 	const line = `ERROR: relation "orders" already exists`
@@ -78,6 +79,7 @@ func TestDeployMigrationFailingInTheCanaryRollsBackTheCanaryAlone(t *testing.T) 
 }
 
 func TestDeployRunsEachCellsMigrationBeforeItsUpdateInWaveOrder(t *testing.T) {
+	t.Parallel()
 	dir := deployedFleet(t)
 	const img = "registry.example.com/shop/api:8.1.0"
 	dry := mustRun(t, dir, "deploy", "--image", img, "--dry-run")
@@ -184,6 +186,7 @@ func cellctlWith(t *testing.T, env []string, dir string, args ...string) result 
 // with PostgreSQL's message; the good one creates the table as
 // cellctl_migrator and the app user may use it.
 func TestMigrationSQLRunsOnPostgreSQL(t *testing.T) {
+	t.Parallel()
 	const db = "sim_cells_cell_a_db" // store.SimDatabase of cell-a's cluster
 	env, psql := pgEnv(t, db)
 	dir := deployedFleet(t)

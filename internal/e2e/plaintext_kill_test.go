@@ -19,6 +19,7 @@ import (
 // origin-verify secret or a plaintext secret value; the next cellctl (a
 // read-only status) removes the dead run's directory.
 func TestKilledRollbackLeavesNoPlaintext(t *testing.T) {
+	t.Parallel()
 	dir := deployedFleet(t)
 	secret := stackSecret(t, dir, "router", "cells:originVerifySecret")
 	if len(secret) < 32 {

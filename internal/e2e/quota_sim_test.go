@@ -28,6 +28,7 @@ const eipQuota = "ec2/L-0263D0A3"
 // two more cells are asked for, and an up of a new cell is refused before
 // any of its resources exists.
 func TestQuotaOnTheSimulatedCloud(t *testing.T) {
+	t.Parallel()
 	dir := newFleet(t)
 	r := mustRun(t, dir, "up", "cell-a")
 	if strings.Contains(r.stderr, "--skip-quota-check") {

@@ -60,11 +60,11 @@ var readOnlyCommands = []readOnlyCase{
 	{"drift --cloud markdown", []string{"drift", "--cloud", "-o", "markdown"}, 0},
 }
 
-// TestReadOnlyCommandsWriteNothing deploys the demo fleet once, then runs
+// TestReadOnlyCommandsWriteNothing starts from the deployed demo fleet, then runs
 // every read-only command and checks that nothing changed anywhere.
 func TestReadOnlyCommandsWriteNothing(t *testing.T) {
-	dir := newFleet(t)
-	mustRun(t, dir, "up")
+	t.Parallel()
+	dir := deployedFleet(t)
 	for _, tc := range readOnlyCommands {
 		t.Run(tc.name, func(t *testing.T) {
 			checkWritesNothing(t, dir, tc)
@@ -77,6 +77,7 @@ func TestReadOnlyCommandsWriteNothing(t *testing.T) {
 // CI runs on the first pull request) and the other read-only commands
 // must not create any of them, nor a salt or secret in a stack file.
 func TestFirstRunPreviewWritesNothing(t *testing.T) {
+	t.Parallel()
 	dir := freshClone(t)
 	for _, tc := range []readOnlyCase{
 		{"preview", []string{"preview", "-o", "json"}, 0},

@@ -14,6 +14,7 @@ import (
 // up and preview exit 1 before any engine run, say why and what to do
 // instead, and the simulated cloud is exactly as it was.
 func TestRenumberDeployedCellRefused(t *testing.T) {
+	t.Parallel()
 	dir := newFleet(t)
 	mustRun(t, dir, "up", "cell-c")
 	c := simCloud(t, dir)

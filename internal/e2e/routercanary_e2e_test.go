@@ -102,8 +102,8 @@ func setTableVersion(t *testing.T, dir string, next func(int) int) int {
 // (exit 3, primary unchanged, staging reverted, policy off); the next,
 // healthy table passes the smoke and the weighted phase and is promoted.
 func TestRouterCanaryCatchesABadTableAndPromotesAGoodOne(t *testing.T) {
-	dir := newFleet(t)
-	mustRun(t, dir, "up")
+	t.Parallel()
+	dir := deployedFleet(t)
 	before := readEdge(t, dir)
 	if before.primary != before.staging || before.policyEnabled || before.primaryHTTP != "http2" {
 		t.Fatalf("after up: %+v; want the staging distribution idle on the primary's version, policy off, HTTP/2", before)

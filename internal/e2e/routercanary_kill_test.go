@@ -50,8 +50,8 @@ func routerStatus(t *testing.T, dir string) statusRouter {
 // `cellctl router canary` takes the dead run's lock over, continues the
 // weighted bake where it was, and promotes exactly the canaried version.
 func TestRouterCanaryKilledInItsWeightedPhaseIsShownAndResumed(t *testing.T) {
-	dir := newFleet(t)
-	mustRun(t, dir, "up")
+	t.Parallel()
+	dir := deployedFleet(t)
 	before := readEdge(t, dir)
 	old := routerStatus(t, dir)
 	if old.TableVersion == nil || old.Canary != nil {

@@ -21,6 +21,7 @@ import (
 // poller that records every descendant of cellctl (plugins, anything else
 // pulumi starts).
 func TestSecretNeverInChildProcesses(t *testing.T) {
+	t.Parallel()
 	dir := newFleet(t)
 	tmp := t.TempDir()
 	logPath := filepath.Join(tmp, "pulumi-calls.log")

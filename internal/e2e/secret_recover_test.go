@@ -14,8 +14,8 @@ import (
 // change, the up changes nothing and writes the same value back, and a
 // cell added to that clone gets the value CloudFront sends.
 func TestSecretRecoveredFromDeployedState(t *testing.T) {
-	dir := newFleet(t)
-	mustRun(t, dir, "up", "-y")
+	t.Parallel()
+	dir := deployedFleet(t)
 	const key = "cells:originVerifySecret"
 	want := stackSecret(t, dir, "router", key)
 	if want == "" {

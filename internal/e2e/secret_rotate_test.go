@@ -56,8 +56,8 @@ func stepState(rec map[string]any, name string) string {
 // the lock refuses the rotation; the killed rotation resumes from its
 // record.
 func TestSecretRotateNeverRefusesARequest(t *testing.T) {
-	dir := newFleet(t)
-	mustRun(t, dir, "up", "-y")
+	t.Parallel()
+	dir := deployedFleet(t)
 	const key, nextKey = "cells:originVerifySecret", "cells:originVerifySecretNext"
 	cells := []string{"cell-a", "cell-b", "cell-c", "cell-d"}
 	old := stackSecret(t, dir, "router", key)

@@ -43,6 +43,7 @@ func workspaceOpen(dir, stack string) bool {
 // they finish, the up stores its secret and salt beside it, and the
 // preview leaves the file exactly as the operator left it.
 func TestStackFileEditsDuringRunsAreKept(t *testing.T) {
+	t.Parallel()
 	dir := newFleet(t)
 	file := filepath.Join(dir, "stacks", "Pulumi.cell-b.yaml")
 	// edit inserts a line after cells:index (the file may have gained

@@ -14,6 +14,7 @@ import (
 // touch nothing in the cloud; following the advice (the .bak pulumi kept,
 // then up --refresh) brings the stack back.
 func TestCorruptCheckpointNamed(t *testing.T) {
+	t.Parallel()
 	dir := newFleet(t)
 	mustRun(t, dir, "up", "cell-c")
 	file := filepath.Join(dir, ".cellctl", "state", ".pulumi", "stacks", "cells", "cell-c.json")

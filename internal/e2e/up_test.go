@@ -20,6 +20,7 @@ import (
 // only for that cell, the router's published table, status, and the
 // refusal to destroy a routed cell.
 func TestFleetLifecycle(t *testing.T) {
+	t.Parallel()
 	dir := newFleet(t)
 
 	// An injected create failure in cell-c fails that cell only.
@@ -236,6 +237,7 @@ func checkRouterFunction(t *testing.T, dir string) {
 // message saying how to release them; --release-protected lifts the
 // protection (and Aurora's deletion protection) and the cell is gone.
 func TestDestroyDrainedCell(t *testing.T) {
+	t.Parallel()
 	dir := newFleet(t)
 	tablePath := filepath.Join(dir, "stacks", "routing.json")
 	table, err := router.Load(tablePath)
