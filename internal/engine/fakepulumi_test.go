@@ -442,12 +442,26 @@ func (f *fakeCLI) operate(root string, c *fakeCall) (string, string, int) {
 		for k, v := range res.Summary {
 			changes[string(k)] = v
 		}
-		now := time.Date(2026, 11, 30, 5, 0, 0, 0, time.UTC).Format(time.RFC3339)
+		at := time.Date(2026, 11, 30, 5, 0, 0, 0, time.UTC)
+		now := at.Format(time.RFC3339)
 		f.mu.Lock()
 		h := f.history[c.Stack]
 		f.history[c.Stack] = append([]map[string]any{{"version": len(h) + 1, "kind": kind, "result": result, "startTime": now, "endTime": now,
 			"message": "", "environment": map[string]string{}, "config": map[string]any{}, "resourceChanges": changes}}, h...)
 		f.mu.Unlock()
+		// The file backend keeps the entry as the real CLI does
+		// (pulumi's backend.UpdateInfo, times in Unix seconds, no
+		// version), beside a copy of the checkpoint.
+		dir := filepath.Join(root, ".pulumi", "history", f.project, c.Stack)
+		entry, _ := json.Marshal(map[string]any{"kind": kind, "startTime": at.Unix(), "message": "", "environment": map[string]string{},
+			"config": map[string]any{}, "result": result, "endTime": at.Unix(), "resourceChanges": changes})
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			f.t.Errorf("fake pulumi: %v", err)
+		}
+		name := fmt.Sprintf("%s-%d.history.json", c.Stack, time.Now().UnixNano())
+		if err := os.WriteFile(filepath.Join(dir, name), entry, 0o644); err != nil {
+			f.t.Errorf("fake pulumi: %v", err)
+		}
 	}
 	return "", res.Stderr, res.Code
 }

@@ -1,9 +1,18 @@
 package engine
 
 import (
+	"bytes"
+	"compress/gzip"
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
 	"time"
 
 	"golang.org/x/sync/errgroup"
@@ -41,6 +50,11 @@ func (e *Engine) Status(ctx context.Context, names []string) ([]*StackStatus, er
 }
 
 func (e *Engine) status(ctx context.Context, name string) *StackStatus {
+	if readFileBackend {
+		if st, ok := e.fileStatus(name); ok {
+			return st
+		}
+	}
 	st := &StackStatus{Name: name}
 	w, err := e.open(ctx, name, false, readOnly, nil)
 	if errors.Is(err, ErrNotDeployed) {
@@ -145,37 +159,12 @@ func (e *Engine) DeployedOutputs(ctx context.Context, stack string) (map[string]
 		return nil, err
 	}
 	if isFile {
-		if data == nil {
-			return nil, ErrNotDeployed
-		}
-		var cp struct {
-			Checkpoint struct {
-				Latest *struct {
-					Resources []struct {
-						Type    string         `json:"type"`
-						Outputs map[string]any `json:"outputs"`
-					} `json:"resources"`
-				} `json:"latest"`
-			} `json:"checkpoint"`
-		}
-		if err := json.Unmarshal(data, &cp); err != nil {
+		cp, err := parseCheckpoint(data)
+		if err != nil {
 			return nil, err
 		}
-		if cp.Checkpoint.Latest == nil {
-			return nil, ErrNotDeployed
-		}
-		for _, r := range cp.Checkpoint.Latest.Resources {
-			if r.Type == "pulumi:pulumi:Stack" {
-				out := map[string]any{}
-				for k, v := range r.Outputs {
-					// A secret output is an envelope holding ciphertext.
-					if m, ok := v.(map[string]any); ok && m["4dabf18193072939515e22adb298388d"] != nil {
-						v = "[secret]"
-					}
-					out[k] = v
-				}
-				return out, nil
-			}
+		if out, ok := cp.stackOutputs(); ok {
+			return out, nil
 		}
 		return nil, ErrNotDeployed
 	}
@@ -192,4 +181,196 @@ func (e *Engine) DeployedOutputs(ctx context.Context, stack string) (map[string]
 		return nil, ErrNotDeployed
 	}
 	return maskOutputs(outs), nil
+}
+
+// fileStatus reads a stack's status straight from a file backend — its
+// checkpoint and its history directory, the files the pulumi CLI's `stack
+// export`, `stack output` and `stack history` read — instead of running
+// the CLI five times a stack (about 1.5 s of CPU per stack, every time
+// `status`, a deploy's preflight or a test asks). ok is false where only
+// the CLI can read: another backend, or a history the CLI compressed with
+// zstd.
+func (e *Engine) fileStatus(name string) (st *StackStatus, ok bool) {
+	root, isFile := strings.CutPrefix(e.backend, "file://")
+	if !isFile {
+		return nil, false
+	}
+	st = &StackStatus{Name: name}
+	if err := e.checkCheckpoint(name); err != nil {
+		st.Error = err.Error()
+		return st, true
+	}
+	data, _, err := e.readCheckpoint(name)
+	if err != nil {
+		st.Error = err.Error()
+		return st, true
+	}
+	if data == nil {
+		return st, true // never deployed: pulumi has no such stack
+	}
+	last, updates, err := lastHistory(filepath.Join(filepath.FromSlash(root), ".pulumi", "history", e.opts.Fleet.Project, name))
+	if errors.Is(err, errHistoryFormat) {
+		return nil, false
+	}
+	if err != nil {
+		st.Error = err.Error()
+		return st, true
+	}
+	if last != nil {
+		st.LastKind, st.LastResult, st.UpdateCount = last.Kind, last.Result, updates
+		stamp := last.StartTime
+		if last.EndTime > 0 {
+			stamp = last.EndTime
+		}
+		t := time.Unix(stamp, 0).UTC()
+		st.LastUpdate = &t
+	}
+	cp, err := parseCheckpoint(data)
+	if err != nil {
+		st.Error = err.Error()
+		return st, true
+	}
+	if l := cp.Checkpoint.Latest; l != nil {
+		for _, r := range l.Resources {
+			if r.Custom && !isProviderType(r.Type) {
+				st.Resources++
+			}
+		}
+		st.PendingOps = len(l.PendingOperations)
+	}
+	st.Deployed = st.Resources > 0 || last != nil
+	if outs, ok := cp.stackOutputs(); ok {
+		st.Outputs = outs
+	}
+	return st, true
+}
+
+// readFileBackend turns fileStatus on; a test turns it off to compare it
+// with what the CLI reads.
+var readFileBackend = true
+
+// fileCheckpoint is the part of a file backend's checkpoint
+// (`.pulumi/stacks/<project>/<stack>.json`) that status and the deployed
+// outputs read.
+type fileCheckpoint struct {
+	Checkpoint struct {
+		Latest *struct {
+			Resources []struct {
+				Type    string         `json:"type"`
+				Custom  bool           `json:"custom"`
+				Outputs map[string]any `json:"outputs"`
+			} `json:"resources"`
+			PendingOperations []json.RawMessage `json:"pending_operations"`
+		} `json:"latest"`
+	} `json:"checkpoint"`
+}
+
+func parseCheckpoint(data []byte) (fileCheckpoint, error) {
+	var cp fileCheckpoint
+	if len(data) == 0 {
+		return cp, nil
+	}
+	err := json.Unmarshal(data, &cp)
+	return cp, err
+}
+
+// stackOutputs are the stack resource's outputs with every secret masked
+// as "[secret]" (a secret is an envelope holding ciphertext, at any depth);
+// ok is false when the checkpoint holds no stack resource.
+func (c fileCheckpoint) stackOutputs() (map[string]any, bool) {
+	if c.Checkpoint.Latest == nil {
+		return nil, false
+	}
+	for _, r := range c.Checkpoint.Latest.Resources {
+		if r.Type == "pulumi:pulumi:Stack" {
+			out := map[string]any{}
+			for k, v := range r.Outputs {
+				out[k] = maskSecrets(v)
+			}
+			return out, true
+		}
+	}
+	return nil, false
+}
+
+// maskSecrets replaces every secret envelope in v with "[secret]".
+func maskSecrets(v any) any {
+	switch t := v.(type) {
+	case map[string]any:
+		if t[secretSig] != nil {
+			return "[secret]"
+		}
+		out := make(map[string]any, len(t))
+		for k, x := range t {
+			out[k] = maskSecrets(x)
+		}
+		return out
+	case []any:
+		out := make([]any, len(t))
+		for i, x := range t {
+			out[i] = maskSecrets(x)
+		}
+		return out
+	}
+	return v
+}
+
+// historyEntry is the part of a file backend's history entry (pulumi's
+// backend.UpdateInfo) status reads; its times are Unix seconds.
+type historyEntry struct {
+	Kind      string `json:"kind"`
+	Result    string `json:"result"`
+	StartTime int64  `json:"startTime"`
+	EndTime   int64  `json:"endTime"`
+}
+
+// errHistoryFormat: a history entry only the pulumi CLI reads.
+var errHistoryFormat = errors.New("a history entry in a format only the pulumi CLI reads")
+
+// lastHistory reads the newest entry of a file backend's history
+// directory and counts the entries (each update, refresh or destroy writes
+// one, named <stack>-<unix nanoseconds>.history.json[.gz]; the names sort
+// in time order, as the CLI lists them). A directory that does not exist
+// is a stack never updated.
+func lastHistory(dir string) (*historyEntry, int, error) {
+	entries, err := os.ReadDir(dir)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, 0, nil
+	}
+	if err != nil {
+		return nil, 0, err
+	}
+	var names []string
+	for _, en := range entries {
+		n := en.Name()
+		switch {
+		case strings.HasSuffix(n, ".history.json"), strings.HasSuffix(n, ".history.json.gz"):
+			names = append(names, n)
+		case strings.HasSuffix(n, ".history.json.zst"):
+			return nil, 0, errHistoryFormat
+		}
+	}
+	if len(names) == 0 {
+		return nil, 0, nil
+	}
+	sort.Strings(names)
+	newest := filepath.Join(dir, names[len(names)-1])
+	data, err := os.ReadFile(newest)
+	if err != nil {
+		return nil, 0, err
+	}
+	if strings.HasSuffix(newest, ".gz") {
+		zr, err := gzip.NewReader(bytes.NewReader(data))
+		if err != nil {
+			return nil, 0, fmt.Errorf("reading %s: %w", newest, err)
+		}
+		if data, err = io.ReadAll(zr); err != nil {
+			return nil, 0, fmt.Errorf("reading %s: %w", newest, err)
+		}
+	}
+	var h historyEntry
+	if err := json.Unmarshal(data, &h); err != nil {
+		return nil, 0, fmt.Errorf("reading %s: %w", newest, err)
+	}
+	return &h, len(names), nil
 }

@@ -1,10 +1,13 @@
 package engine
 
 import (
+	"bytes"
+	"compress/gzip"
 	"context"
 	"errors"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -185,5 +188,99 @@ func TestUnlock(t *testing.T) {
 				t.Errorf("cancel calls = %d", len(fe.cli.callsOf("cancel")))
 			}
 		})
+	}
+}
+
+// On a file backend status reads the checkpoint and the history directory
+// itself; what it reads must be what the pulumi CLI answers for the same
+// stacks (deployed, failed, pending, never deployed, corrupt).
+func TestFileBackendStatusIsWhatTheCLIReads(t *testing.T) {
+	defer func() { readFileBackend = true }()
+	fe := newFakeEngine(t, func(o *Options) { o.Parallel = 2 })
+	ok := func(*fakeCall) fakeResult {
+		d := deploymentWith("cell-a", map[string]any{"albDnsName": "a.elb", "token": secretOutput("t0ken"),
+			"nested": map[string]any{"list": []any{"x", secretOutput("deep")}}}, vpc("cell-a"), providerRes("cell-a"))
+		d["pending_operations"] = []any{map[string]any{"resource": map[string]any{"urn": urn("cell-a", "aws:sqs/queue:Queue", "q"), "type": "aws:sqs/queue:Queue"}, "type": "creating"}}
+		return fakeResult{Deployment: d}
+	}
+	fe.cli.op = ok
+	for range 2 {
+		if res := fe.RunStack(context.Background(), stackrun.Request{Stack: "cell-a", Op: stackrun.OpUp}); res.Err != nil {
+			t.Fatal(res.Err)
+		}
+	}
+	fe.cli.op = func(*fakeCall) fakeResult { return fakeResult{Stderr: "error: boom\n", Code: 255} }
+	writeCheckpoint(t, fe.root, "cells", "cell-b", deploymentWith("cell-b", nil, vpc("cell-b")))
+	_ = fe.RunStack(context.Background(), stackrun.Request{Stack: "cell-b", Op: stackrun.OpUp})
+	writeCheckpoint(t, fe.root, "cells", "cell-d", "{not json")
+	names := []string{"cell-a", "cell-b", "cell-c", "cell-d"}
+
+	readFileBackend = false
+	viaCLI, err := fe.Status(context.Background(), names)
+	if err != nil {
+		t.Fatal(err)
+	}
+	readFileBackend = true
+	direct, err := fe.Status(context.Background(), names)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range names {
+		c, d := *viaCLI[i], *direct[i]
+		// The CLI shows a secret nested in an output in plaintext (only a
+		// whole secret output is masked); the file reader masks it too.
+		if n, ok := c.Outputs["nested"].(map[string]any); ok {
+			if l, ok := n["list"].([]any); ok && len(l) == 2 {
+				l[1] = "[secret]"
+			}
+		}
+		if !reflect.DeepEqual(c, d) {
+			t.Errorf("%s:\n via the CLI %+v\n from files  %+v", names[i], c, d)
+		}
+	}
+	if a := direct[0]; a.UpdateCount != 2 || a.LastResult != "succeeded" || a.PendingOps != 1 || a.Resources != 1 || a.Outputs["token"] != "[secret]" {
+		t.Errorf("cell-a = %+v", a)
+	}
+	if b := direct[1]; b.LastResult != "failed" || !b.Deployed {
+		t.Errorf("cell-b = %+v", b)
+	}
+}
+
+// A history the CLI compressed is read (gzip) or left to the CLI (zstd).
+func TestFileBackendHistoryFormats(t *testing.T) {
+	dir := t.TempDir()
+	if h, n, err := lastHistory(filepath.Join(dir, "none")); h != nil || n != 0 || err != nil {
+		t.Fatalf("no history = %v, %d, %v", h, n, err)
+	}
+	write := func(name, body string, gz bool) {
+		t.Helper()
+		data := []byte(body)
+		if gz {
+			var b bytes.Buffer
+			zw := gzip.NewWriter(&b)
+			zw.Write(data)
+			zw.Close()
+			data = b.Bytes()
+		}
+		if err := os.WriteFile(filepath.Join(dir, name), data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write("cell-a-1000.history.json", `{"kind":"update","result":"succeeded","startTime":10,"endTime":20}`, false)
+	write("cell-a-1000.checkpoint.json", `{}`, false)
+	write("cell-a-2000.history.json.gz", `{"kind":"refresh","result":"failed","startTime":30,"endTime":0}`, true)
+	h, n, err := lastHistory(dir)
+	if err != nil || n != 2 || h.Kind != "refresh" || h.Result != "failed" || h.StartTime != 30 {
+		t.Fatalf("newest = %+v, %d, %v", h, n, err)
+	}
+	write("cell-a-3000.history.json.zst", "(zstd)", false)
+	if _, _, err := lastHistory(dir); !errors.Is(err, errHistoryFormat) {
+		t.Fatalf("zstd: %v, want errHistoryFormat", err)
+	}
+	write("cell-a-3000.history.json.zst", "", false)
+	os.Remove(filepath.Join(dir, "cell-a-3000.history.json.zst"))
+	write("cell-a-4000.history.json", `{not json`, false)
+	if _, _, err := lastHistory(dir); err == nil || !strings.Contains(err.Error(), "cell-a-4000.history.json") {
+		t.Fatalf("a broken entry must be named: %v", err)
 	}
 }
