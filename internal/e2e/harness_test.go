@@ -8,12 +8,14 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -207,6 +209,7 @@ func run(t testing.TB, cmd *exec.Cmd) result {
 	t.Helper()
 	var out, errOut bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errOut
+	start := time.Now()
 	err := cmd.Run()
 	code := 0
 	var exitErr *exec.ExitError
@@ -215,7 +218,39 @@ func run(t testing.TB, cmd *exec.Cmd) result {
 	} else if err != nil {
 		t.Fatalf("running %v: %v", cmd.Args, err)
 	}
-	return result{stdout: out.String(), stderr: errOut.String(), code: code, cpu: cpuOf(cmd)}
+	r := result{stdout: out.String(), stderr: errOut.String(), code: code, cpu: cpuOf(cmd)}
+	profileRun(t, cmd, time.Since(start), r)
+	return r
+}
+
+// runProfile, when set (go test ./internal/e2e -e2e.profile FILE), gets a
+// line per command a test ran: the test, the wall and CPU seconds of the
+// run (cellctl and the pulumi processes it waited for), the exit code and
+// the command line — what tells which verbs the suite's time goes to.
+var runProfile = flag.String("e2e.profile", "", "append each run's test, wall and CPU seconds, exit code and command line to this file (TSV)")
+
+var profileMu sync.Mutex
+
+func profileRun(t testing.TB, cmd *exec.Cmd, wall time.Duration, r result) {
+	if *runProfile == "" {
+		return
+	}
+	args := cmd.Args[1:]
+	if filepath.Base(cmd.Args[0]) == "cellctl" {
+		args = args[len(globalArgs("")):]
+	}
+	line := fmt.Sprintf("%s\t%.2f\t%.2f\t%d\t%s\n", t.Name(), wall.Seconds(), r.cpu.Seconds(), r.code, strings.Join(args, " "))
+	profileMu.Lock()
+	defer profileMu.Unlock()
+	f, err := os.OpenFile(*runProfile, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
+	if err != nil {
+		t.Errorf("e2e.profile: %v", err)
+		return
+	}
+	defer f.Close()
+	if _, err := f.WriteString(line); err != nil {
+		t.Errorf("e2e.profile: %v", err)
+	}
 }
 
 // cpuOf is the CPU time a finished command and its waited-for children

@@ -11,6 +11,7 @@ import (
 	"reflect"
 	"sort"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -40,11 +41,14 @@ type fakeCW struct {
 	alarms    map[string]string
 	alarmErr  error
 	metricErr map[string]error
+	mu        sync.Mutex // Read asks for the cells' alarms at once
 	asked     []string
 }
 
 func (f *fakeCW) Alarms(_ context.Context, names []string) (map[string]awsapi.Alarm, error) {
+	f.mu.Lock()
 	f.asked = append(f.asked, names...)
+	f.mu.Unlock()
 	if f.alarmErr != nil {
 		return nil, f.alarmErr
 	}
