@@ -1270,11 +1270,14 @@ func TestANewRolloutIsRefusedWhileAnAbandonedRollbackCannotBeFinished(t *testing
 type settledCells struct {
 	*fakeCells
 	unsettled map[string]string
+	mu        sync.Mutex // a wave's cells are asked at once
 	asked     []string
 }
 
 func (s *settledCells) Settled(_ context.Context, cell string) (bool, string, error) {
+	s.mu.Lock()
 	s.asked = append(s.asked, cell)
+	s.mu.Unlock()
 	if why := s.unsettled[cell]; why != "" {
 		return false, why, nil
 	}
