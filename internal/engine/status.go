@@ -285,34 +285,12 @@ func (c fileCheckpoint) stackOutputs() (map[string]any, bool) {
 		if r.Type == "pulumi:pulumi:Stack" {
 			out := map[string]any{}
 			for k, v := range r.Outputs {
-				out[k] = maskSecrets(v)
+				out[k] = mask(v) // refresh's: every secret envelope, at any depth
 			}
 			return out, true
 		}
 	}
 	return nil, false
-}
-
-// maskSecrets replaces every secret envelope in v with "[secret]".
-func maskSecrets(v any) any {
-	switch t := v.(type) {
-	case map[string]any:
-		if t[secretSig] != nil {
-			return "[secret]"
-		}
-		out := make(map[string]any, len(t))
-		for k, x := range t {
-			out[k] = maskSecrets(x)
-		}
-		return out
-	case []any:
-		out := make([]any, len(t))
-		for i, x := range t {
-			out[i] = maskSecrets(x)
-		}
-		return out
-	}
-	return v
 }
 
 // historyEntry is the part of a file backend's history entry (pulumi's
