@@ -623,10 +623,16 @@ func TestIAM(t *testing.T) {
 			}
 		}
 
-		att := in(r.one(t, "execution-managed-policy"))
-		if att["policyArn"] != "arn:aws:iam::aws:policy/service-role/AmazonECSTaskExecutionRolePolicy" ||
-			att["role"] != out(r.one(t, "execution-role"))["name"] {
-			t.Errorf("execution role attachment %v", att)
+		// The execution role writes only its own cell's log streams (the
+		// AWS managed policy would let it write every log group).
+		exec := in(r.one(t, "execution-policy"))
+		if exec["role"] != out(r.one(t, "execution-role"))["name"] {
+			t.Errorf("execution role policy on %v", exec["role"])
+		}
+		execDoc := policyOf(t, exec["policy"])
+		wantLogs := "arn:aws:logs:" + s.Region + ":" + testAccount + ":log-group:" + s.Names().LogGroup() + ":log-stream:*"
+		if len(execDoc.Statement) != 2 || len(execDoc.Statement[1].Resource) != 1 || execDoc.Statement[1].Resource[0] != wantLogs {
+			t.Errorf("execution role policy %+v, want its logs at %s", execDoc, wantLogs)
 		}
 		// The master secret stays out of the task: no role may read it.
 		for _, res := range r.rec.ByType("aws:iam/rolePolicy:RolePolicy") {

@@ -168,6 +168,29 @@ func taskRoleStatements(in taskRolePolicyInput) PolicyDocument {
 	)
 }
 
+// executionRolePolicy is what ECS needs to start the cell's tasks: pull
+// the image (ECR's authorization token has no resource ARN; the image may
+// live in any repository the fleet names) and create and write the log
+// streams of the cell's own log group — the actions of the AWS managed
+// AmazonECSTaskExecutionRolePolicy ("Amazon ECS task execution IAM role",
+// Amazon ECS Developer Guide), with logs scoped to one group.
+func executionRolePolicy(partition, region, account, logGroup string) PolicyDocument {
+	return policy(
+		PolicyStatement{
+			Sid:      "PullImage",
+			Effect:   "Allow",
+			Action:   []string{"ecr:GetAuthorizationToken", "ecr:BatchCheckLayerAvailability", "ecr:GetDownloadUrlForLayer", "ecr:BatchGetImage"},
+			Resource: []string{"*"},
+		},
+		PolicyStatement{
+			Sid:      "CellLogStreams",
+			Effect:   "Allow",
+			Action:   []string{"logs:CreateLogStream", "logs:PutLogEvents"},
+			Resource: []string{fmt.Sprintf("arn:%s:logs:%s:%s:log-group:%s:log-stream:*", partition, region, account, logGroup)},
+		},
+	)
+}
+
 // migratorRolePolicy is the migration task's one permission: logging in
 // to the cell's database as cellctl_migrator with an IAM token.
 func migratorRolePolicy(dbUserArn string) PolicyDocument {

@@ -32,15 +32,22 @@ func (b *builder) roles() error {
 	if err != nil {
 		return err
 	}
-	managed, err := iam.NewRolePolicyAttachment(ctx, b.name("execution-managed-policy"), &iam.RolePolicyAttachmentArgs{
-		Role:      c.ExecutionRole.Name,
-		PolicyArn: pulumi.String(fmt.Sprintf("arn:%s:iam::aws:policy/service-role/AmazonECSTaskExecutionRolePolicy", b.partition)),
+	// Not the AWS managed AmazonECSTaskExecutionRolePolicy: it allows
+	// logs:PutLogEvents on every log group of the account, so one cell's
+	// execution role could write another cell's logs (the isolation
+	// paths, internal/access, find it). The same actions, logs scoped to
+	// this cell's own group.
+	execDoc, err := executionRolePolicy(b.partition, s.Region, b.account, s.Names().LogGroup()).JSON()
+	if err != nil {
+		return err
+	}
+	managed, err := iam.NewRolePolicy(ctx, b.name("execution-policy"), &iam.RolePolicyArgs{
+		Role:   c.ExecutionRole.Name,
+		Policy: pulumi.String(execDoc),
 	}, b.opts()...)
 	if err != nil {
 		return err
 	}
-	// The task gets no database secret: the app logs in as its own user
-	// with IAM tokens (rds-db:connect on the task role).
 	b.execPolicies = []pulumi.Resource{managed}
 
 	taskTrust, err := assumeRolePolicy(b.account).JSON()

@@ -25,7 +25,7 @@ func TestGlobalFlagValidation(t *testing.T) {
 		args []string
 		want string
 	}{
-		{[]string{"plan", "-o", "markdown"}, `--output "markdown" is not supported here (allowed: table, json)`},
+		{[]string{"plan", "-o", "yaml"}, `--output "yaml" is not supported here (allowed: table, json, markdown)`},
 		{[]string{"up", "-o", "markdown"}, `--output "markdown" is not supported here (allowed: table, json)`},
 		{[]string{"preview", "-o", "yaml"}, `--output "yaml" is not supported here (allowed: table, json, markdown)`},
 		{[]string{"plan", "--cloud", "gcp"}, `--cloud "gcp" is not supported (allowed: aws, sim)`},

@@ -53,6 +53,7 @@ var byPrefix = map[string]Layer{
 	"internal/props":       Base,
 	"internal/exitcode":    Base,
 	"internal/offline":     Base,
+	"internal/policy":      Base,
 	"internal/awsapi/...":  Infrastructure,
 	"internal/awsapi/wire": Base,
 
@@ -68,6 +69,7 @@ var byPrefix = map[string]Layer{
 	// tests of every layer above the domain.
 	"internal/fleet/fleettest": Domain,
 	"internal/awsmodel":        Domain,
+	"internal/access":          Domain,
 	"internal/stackrun":        Domain,
 	"internal/runplan":         Domain,
 

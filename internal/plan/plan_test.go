@@ -30,7 +30,7 @@ var cellKinds = []string{
 	"aws:rds/clusterInstance:ClusterInstance", "aws:elasticache/subnetGroup:SubnetGroup", "aws:elasticache/user:User",
 	"aws:elasticache/userGroup:UserGroup", "aws:elasticache/replicationGroup:ReplicationGroup", "aws:sqs/queue:Queue",
 	"aws:sqs/queuePolicy:QueuePolicy", "aws:sqs/redriveAllowPolicy:RedriveAllowPolicy", "aws:iam/role:Role",
-	"aws:iam/rolePolicy:RolePolicy", "aws:iam/rolePolicyAttachment:RolePolicyAttachment", "aws:cloudwatch/logGroup:LogGroup",
+	"aws:iam/rolePolicy:RolePolicy", "aws:cloudwatch/logGroup:LogGroup",
 	"aws:cloudwatch/metricAlarm:MetricAlarm", "aws:ecs/cluster:Cluster", "aws:ecs/taskDefinition:TaskDefinition",
 	"aws:ecs/service:Service", "aws:lb/loadBalancer:LoadBalancer", "aws:lb/targetGroup:TargetGroup",
 	"aws:lb/listener:Listener", "aws:lb/listenerRule:ListenerRule",

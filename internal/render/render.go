@@ -85,6 +85,23 @@ func (s *Styles) Table(headers []string, rows [][]string) string {
 	return out + "\n"
 }
 
+// MarkdownTable renders rows under headers as a GitHub-flavoured markdown
+// table (lipgloss/table with the markdown border), for pull-request
+// comments. Pipes in cells are escaped.
+func MarkdownTable(headers []string, rows [][]string) string {
+	esc := func(v string) string { return strings.ReplaceAll(v, "|", `\|`) }
+	escaped := make([][]string, len(rows))
+	for i, r := range rows {
+		escaped[i] = make([]string, len(r))
+		for j, v := range r {
+			escaped[i][j] = esc(v)
+		}
+	}
+	t := table.New().Headers(headers...).Rows(escaped...).
+		Border(lipgloss.MarkdownBorder()).BorderTop(false).BorderBottom(false)
+	return t.Render() + "\n"
+}
+
 // JSON writes v as one indented JSON document.
 func JSON(w io.Writer, v any) error {
 	enc := json.NewEncoder(w)

@@ -350,9 +350,32 @@ func (r *Router) edgeFunction(ctx *pulumi.Context, name string, args *RouterArgs
 	if err != nil {
 		return err
 	}
-	basic, err := iam.NewRolePolicyAttachment(ctx, name+"-edge-logs", &iam.RolePolicyAttachmentArgs{
-		Role:      r.EdgeRole.Name,
-		PolicyArn: pulumi.String("arn:aws:iam::aws:policy/service-role/AWSLambdaBasicExecutionRole"),
+	// Not the AWS managed AWSLambdaBasicExecutionRole: it allows writing
+	// every log group of the account, the cells' included (the isolation
+	// paths, internal/access, find it). The same actions on the edge
+	// function's own groups: Lambda@Edge logs to
+	// /aws/lambda/us-east-1.<function> in the region that ran it, and
+	// Lambda to /aws/lambda/<function> ("Lambda@Edge CloudWatch metrics
+	// and logs", CloudFront Developer Guide). Pulumi names the function
+	// <name>-edge-<suffix>.
+	logs, err := policyJSON(map[string]any{
+		"Version": "2012-10-17",
+		"Statement": []map[string]any{{
+			"Sid":    "EdgeFunctionLogs",
+			"Effect": "Allow",
+			"Action": []string{"logs:CreateLogGroup", "logs:CreateLogStream", "logs:PutLogEvents"},
+			"Resource": []string{
+				"arn:aws:logs:*:*:log-group:/aws/lambda/" + EdgeRegion + "." + name + "-edge-*",
+				"arn:aws:logs:*:*:log-group:/aws/lambda/" + name + "-edge-*",
+			},
+		}},
+	})
+	if err != nil {
+		return err
+	}
+	basic, err := iam.NewRolePolicy(ctx, name+"-edge-logs", &iam.RolePolicyArgs{
+		Role:   r.EdgeRole.Name,
+		Policy: pulumi.String(logs),
 	}, parent)
 	if err != nil {
 		return err

@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/cellctl/cellctl/cmd/cellctl/cmdutil"
+	"github.com/cellctl/cellctl/internal/access"
 	"github.com/cellctl/cellctl/internal/awsmodel"
 	"github.com/cellctl/cellctl/internal/engine"
 	"github.com/cellctl/cellctl/internal/fleet"
@@ -60,6 +61,9 @@ type Rendered struct {
 	// Ledger is the shared-parts ledger (a render of the whole fleet only;
 	// nil otherwise).
 	Ledger *isolation.Ledger
+	// Paths are the access paths: every required path allowed, every
+	// forbidden one denied (a render of the whole fleet only).
+	Paths *access.Report
 }
 
 // planDoc is `plan -o json`: the report, and the ledger when the whole
@@ -67,11 +71,39 @@ type Rendered struct {
 type planDoc struct {
 	*offline.Report
 	Ledger *isolation.Ledger `json:"ledger,omitempty"`
+	Paths  *pathsDoc         `json:"paths,omitempty"`
+}
+
+// pathsDoc is the paths section of `plan -o json`: the counts, the
+// findings first, every required path, and the forbidden paths that some
+// Allow statement could reach (the rest are denied with nothing allowing
+// them; `cellctl access check` asks about any one).
+type pathsDoc struct {
+	OK        bool            `json:"ok"`
+	Required  countDoc        `json:"required"`
+	Forbidden countDoc        `json:"forbidden"`
+	Findings  []access.Result `json:"findings"`
+	Paths     []access.Result `json:"requiredPaths"`
+	Evaluated []access.Result `json:"forbiddenEvaluated"`
+}
+
+type countDoc struct {
+	Total int `json:"total"`
+	Met   int `json:"met"`
+}
+
+func newPathsDoc(r *access.Report) *pathsDoc {
+	if r == nil {
+		return nil
+	}
+	allowed, required, denied, forbidden := r.Counts()
+	return &pathsDoc{OK: len(r.Findings()) == 0, Required: countDoc{required, allowed}, Forbidden: countDoc{forbidden, denied},
+		Findings: append([]access.Result{}, r.Findings()...), Paths: r.Required, Evaluated: append([]access.Result{}, r.Forbidden.Evaluated...)}
 }
 
 var (
 	planJSON = render.JSONFormat(func(r *Rendered) any {
-		doc := planDoc{r.Report, r.Ledger}
+		doc := planDoc{r.Report, r.Ledger, newPathsDoc(r.Paths)}
 		if !r.Strict {
 			return doc
 		}
@@ -81,7 +113,8 @@ var (
 			QuotaIncreases []offline.QuotaIncrease `json:"quotaIncreases"`
 		}{doc, append([]awsmodel.Violation{}, r.Violations...), append([]offline.QuotaIncrease{}, r.QuotaIncreases...)}
 	})
-	planTable = render.Format[*Rendered]{Name: render.FormatTable, Render: printPlan}
+	planTable    = render.Format[*Rendered]{Name: render.FormatTable, Render: printPlan}
+	planMarkdown = render.Format[*Rendered]{Name: render.FormatMarkdown, Render: markdownPlan}
 )
 
 // NewCmdPlan builds `cellctl plan`.
@@ -110,17 +143,30 @@ whether its failure fails requests (request-path) or only blocks changes
 its deliberate shared parts in stacks/shared.yaml; a shared part it does
 not declare is a finding.
 
+It also proves the fleet's access paths from its own policies (identity,
+bucket, queue, key and trust policies, evaluated the way AWS documents):
+every path a cell and the router need (declared by the cell template and
+the router component) must be Allowed, and every path from one cell's
+roles to another cell's data, queues, keys, roles, database and cache
+users, or to the router's key and bucket administration, must be denied.
+An undecidable path is a finding too. 'cellctl access check' asks about
+one request.
+
+-o markdown prints the plan as one pull-request comment.
+
 Exits 2 when the isolation audit (or, with --strict, an AWS rule) finds a
-violation, or a shared part is not declared.`,
+violation, an access path is not as required, or a shared part is not
+declared.`,
 		Example: `  cellctl plan
   cellctl plan cell-a -o json
   cellctl plan --resources cell-b
-  cellctl plan --strict`,
+  cellctl plan --strict
+  cellctl plan -o markdown`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Stacks = args
 			opts.Parallel = f.Global.Parallel
 			var err error
-			if opts.View, err = render.Pick(f.Global.Output, planTable, planJSON); err != nil {
+			if opts.View, err = render.Pick(f.Global.Output, planTable, planJSON, planMarkdown); err != nil {
 				return err
 			}
 			if runF != nil {
@@ -164,6 +210,11 @@ func planRun(ctx context.Context, opts *PlanOptions) error {
 		if shown.Ledger, err = report.Ledger(fl, decl, backend); err != nil {
 			return err
 		}
+		paths, _, err := report.Paths(fl)
+		if err != nil {
+			return err
+		}
+		shown.Paths = &paths
 	}
 	if err := opts.View.Render(opts.IO, shown); err != nil {
 		return err
@@ -177,6 +228,11 @@ func planRun(ctx context.Context, opts *PlanOptions) error {
 	}
 	if shown.Ledger != nil && !shown.Ledger.OK {
 		findings = append(findings, shown.Ledger.Error())
+	}
+	if shown.Paths != nil {
+		if n := len(shown.Paths.Findings()); n > 0 {
+			findings = append(findings, fmt.Errorf("access paths: %d finding(s)", n))
+		}
 	}
 	if len(findings) > 0 {
 		return outcome.Findings(errors.Join(findings...))
@@ -237,12 +293,107 @@ func printPlan(io *iostreams.IOStreams, r *Rendered) error {
 		printRules(io, r.Violations)
 		printIncreases(io, r.QuotaIncreases)
 	}
+	if r.Paths != nil {
+		printPaths(io, r.Paths)
+	} else {
+		fmt.Fprintf(out, "paths: not evaluated (the access paths need the whole fleet: run %s without stack names)\n", "`cellctl plan`")
+	}
 	if r.Ledger != nil {
 		printLedger(io, r.Ledger)
 	} else {
 		fmt.Fprintf(out, "shared parts: not derived (the ledger needs the whole fleet: run %s without stack names)\n", "`cellctl plan`")
 	}
 	return nil
+}
+
+// printPaths prints the access paths: the findings first, then the
+// counts.
+func printPaths(io *iostreams.IOStreams, r *access.Report) {
+	s, out := render.Out(io), io.Out
+	allowed, required, denied, forbidden := r.Counts()
+	counts := fmt.Sprintf("required: %d/%d allowed; forbidden: %d/%d denied", allowed, required, denied, forbidden)
+	findings := r.Findings()
+	if len(findings) == 0 {
+		fmt.Fprintf(out, "paths: %s (%s)\n", s.Good("ok"), counts)
+		return
+	}
+	fmt.Fprintf(out, "paths: %s (%s)\n", s.Bad(fmt.Sprintf("%d finding(s)", len(findings))), counts)
+	for _, f := range findings {
+		kind := "forbidden"
+		if f.Path.DeclaredBy != "isolation" {
+			kind = "required"
+		}
+		fmt.Fprintf(out, "  - [%s] %s\n      %s: %s\n      %s\n", kind, f.Path.Name, f.Describe(), f.Decision, f.Reason)
+	}
+	fmt.Fprintf(out, "  ask about one: cellctl access check PRINCIPAL ACTION RESOURCE\n")
+}
+
+// markdownPlan is the plan as one pull-request comment: the stacks, the
+// isolation audit, the access paths (findings first) and the shared parts.
+func markdownPlan(io *iostreams.IOStreams, r *Rendered) error {
+	w := io.Out
+	var problems []string
+	if !r.Report.Isolation.OK {
+		problems = append(problems, fmt.Sprintf("%d isolation violation(s)", len(r.Report.Isolation.Violations)))
+	}
+	if r.Paths != nil && len(r.Paths.Findings()) > 0 {
+		problems = append(problems, fmt.Sprintf("%d access path finding(s)", len(r.Paths.Findings())))
+	}
+	if r.Ledger != nil && !r.Ledger.OK {
+		problems = append(problems, fmt.Sprintf("%d undeclared shared part(s)", len(r.Ledger.Undeclared)))
+	}
+	if len(shownViolations(r)) > 0 {
+		problems = append(problems, fmt.Sprintf("%d AWS rule violation(s)", len(shownViolations(r))))
+	}
+	total := 0
+	var rows [][]string
+	for _, st := range r.Report.Stacks {
+		total += len(st.Resources)
+		rows = append(rows, []string{st.Name, st.Kind, st.Region, fmt.Sprint(len(st.Resources))})
+	}
+	if len(problems) == 0 {
+		fmt.Fprintf(w, "### ✅ cellctl plan: %d stacks, %d resources, no findings\n\n", len(r.Report.Stacks), total)
+	} else {
+		fmt.Fprintf(w, "### ⚠️ cellctl plan: %s\n\n", strings.Join(problems, ", "))
+	}
+	fmt.Fprint(w, render.MarkdownTable([]string{"stack", "kind", "region", "resources"}, rows))
+	if r.Report.Isolation.OK {
+		fmt.Fprint(w, "\n**isolation:** ok\n")
+	} else {
+		fmt.Fprint(w, "\n**isolation:**\n\n")
+		for _, v := range r.Report.Isolation.Violations {
+			fmt.Fprintf(w, "- `%s` %s\n", v.Rule, v.String())
+		}
+	}
+	if r.Paths != nil {
+		allowed, required, denied, forbidden := r.Paths.Counts()
+		fmt.Fprintf(w, "\n**paths:** required %d/%d allowed · forbidden %d/%d denied\n", allowed, required, denied, forbidden)
+		if fs := r.Paths.Findings(); len(fs) > 0 {
+			var frows [][]string
+			for _, f := range fs {
+				frows = append(frows, []string{f.Path.Name, "`" + f.Describe() + "`", string(f.Decision), f.Reason})
+			}
+			fmt.Fprint(w, "\n"+render.MarkdownTable([]string{"path", "request", "decision", "why"}, frows))
+		}
+	}
+	if r.Ledger != nil {
+		state := "every shared part is declared"
+		if !r.Ledger.OK {
+			state = fmt.Sprintf("%d not declared in %s", len(r.Ledger.Undeclared), r.Ledger.File)
+		}
+		fmt.Fprintf(w, "\n**shared parts:** %d (%s)\n", len(r.Ledger.Parts), state)
+	}
+	for _, v := range shownViolations(r) {
+		fmt.Fprintf(w, "- %s\n", v.String())
+	}
+	return nil
+}
+
+func shownViolations(r *Rendered) []awsmodel.Violation {
+	if !r.Strict {
+		return nil
+	}
+	return r.Violations
 }
 
 // printLedger prints the shared-parts ledger: the parts, the undeclared

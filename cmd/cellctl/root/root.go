@@ -4,6 +4,7 @@ package root
 
 import (
 	"fmt"
+	"github.com/cellctl/cellctl/cmd/cellctl/access"
 	"runtime"
 	"slices"
 
@@ -86,6 +87,7 @@ holder. Read-only commands and every --dry-run never take it.`,
 	// (internal/rollout).
 	cmd.AddCommand(
 		plan.NewCmdPlan(f, nil),
+		access.NewCmdAccess(f, nil),
 		mutates(f, stack.NewCmdUp(f, nil), "", "up", true),
 		stack.NewCmdPreview(f, nil),
 		stack.NewCmdStatus(f, nil),

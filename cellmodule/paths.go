@@ -1,0 +1,52 @@
+package cellmodule
+
+import (
+	"github.com/cellctl/cellctl/internal/access"
+)
+
+// BucketLabel is the fleet bucket in the access model: the router stack's
+// bucket (router/component names it "<router>-bucket").
+const BucketLabel = "router/bucket"
+
+// RequiredPaths are the requests a deployed cell must be able to make for
+// its app to work, named in the access model's labels (the logical names
+// this template gives its resources, access.Label): the task reads,
+// writes, deletes and lists its own prefix of the fleet bucket (under the
+// bucket's encryption, which the evaluator adds), uses its queue, logs in
+// to its database as its user and to its cache; ECS starts it as its
+// roles and writes its logs; the migrator logs in as
+// cellctl_migrator. account is the cell's account (the trust policies'
+// aws:SourceAccount); migrations reports whether the cell runs them.
+func RequiredPaths(id, account string, migrations bool) []access.Path {
+	task, exec := id+"/task-role", id+"/execution-role"
+	prefix := StoragePrefix(id)
+	object := "/" + prefix + "probe"
+	const by = "cellmodule"
+	p := func(name, principal, action, resource, suffix string, ctx map[string][]string) access.Path {
+		return access.Path{Name: id + ": " + name, DeclaredBy: by, Principal: principal, Action: action, Resource: resource, Suffix: suffix, Context: ctx}
+	}
+	ecs := map[string][]string{"aws:SourceAccount": {account}}
+	paths := []access.Path{
+		p("ECS assumes the task role", "ecs-tasks.amazonaws.com", "sts:AssumeRole", task, "", ecs),
+		p("ECS assumes the execution role", "ecs-tasks.amazonaws.com", "sts:AssumeRole", exec, "", ecs),
+		p("the task writes its prefix", task, "s3:PutObject", BucketLabel, object, nil),
+		p("the task reads its prefix", task, "s3:GetObject", BucketLabel, object, nil),
+		p("the task deletes under its prefix", task, "s3:DeleteObject", BucketLabel, object, nil),
+		p("the task lists its prefix", task, "s3:ListBucket", BucketLabel, "", map[string][]string{"s3:prefix": {prefix}}),
+		p("the task sends to its queue", task, "sqs:SendMessage", id+"/queue", "", nil),
+		p("the task receives from its queue", task, "sqs:ReceiveMessage", id+"/queue", "", nil),
+		p("the task deletes from its queue", task, "sqs:DeleteMessage", id+"/queue", "", nil),
+		p("the task connects to its database as "+DatabaseAppUser, task, "rds-db:connect", id+"/db/user/"+DatabaseAppUser, "", nil),
+		p("the task connects to its cache", task, "elasticache:Connect", id+"/cache", "", nil),
+		p("the task connects to its cache as its user", task, "elasticache:Connect", id+"/cache-user", "", nil),
+		p("ECS writes the task's logs", exec, "logs:PutLogEvents", id+"/logs", ":log-stream:probe", nil),
+		p("ECS creates the task's log streams", exec, "logs:CreateLogStream", id+"/logs", ":log-stream:probe", nil),
+	}
+	if migrations {
+		paths = append(paths,
+			p("ECS assumes the migrator role", "ecs-tasks.amazonaws.com", "sts:AssumeRole", id+"/migrator-role", "", ecs),
+			p("the migrator connects as "+DatabaseMigratorUser, id+"/migrator-role", "rds-db:connect", id+"/db/user/"+DatabaseMigratorUser, "", nil),
+		)
+	}
+	return paths
+}

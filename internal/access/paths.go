@@ -1,0 +1,395 @@
+package access
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+)
+
+// Path is a request the fleet must be able to make (required) or must
+// never be able to make (forbidden), named by the model's labels.
+type Path struct {
+	// Name says what the path is for, in words.
+	Name string `json:"name"`
+	// DeclaredBy is where the path is declared (the program that needs
+	// it, or "isolation" for the generated forbidden paths).
+	DeclaredBy string `json:"declaredBy"`
+	Principal  string `json:"principal"`
+	Action     string `json:"action"`
+	// Resource is a resource's label; Suffix extends its ARN (an object
+	// key under a bucket, a log stream).
+	Resource string              `json:"resource"`
+	Suffix   string              `json:"suffix,omitempty"`
+	Context  map[string][]string `json:"context,omitempty"`
+}
+
+// Result is a path's verdict; Finding is set when it is not what the path
+// requires (a required path not Allowed, a forbidden one not Denied).
+type Result struct {
+	Path     Path     `json:"path"`
+	ARN      string   `json:"arn"`
+	Decision Decision `json:"decision"`
+	Reason   string   `json:"reason"`
+	Deciding []Ref    `json:"deciding,omitempty"`
+	Finding  bool     `json:"finding"`
+}
+
+// Report is the verdict on every required and forbidden path.
+type Report struct {
+	Required  []Result        `json:"required"`
+	Forbidden ForbiddenReport `json:"forbidden"`
+}
+
+// Findings are the results that break the fleet's promise: required
+// paths first.
+func (r Report) Findings() []Result {
+	var out []Result
+	for _, x := range r.Required {
+		if x.Finding {
+			out = append(out, x)
+		}
+	}
+	for _, x := range r.Forbidden.Evaluated {
+		if x.Finding {
+			out = append(out, x)
+		}
+	}
+	return out
+}
+
+// Counts are the number of required paths allowed and forbidden paths
+// denied, of each's total.
+func (r Report) Counts() (allowed, required, denied, forbidden int) {
+	for _, x := range r.Required {
+		if !x.Finding {
+			allowed++
+		}
+	}
+	return allowed, len(r.Required), r.Forbidden.Denied, r.Forbidden.Total
+}
+
+// Check evaluates the required paths and the isolation claim's forbidden
+// paths. A required path is met only when Allowed; a forbidden one only
+// when denied — an undecidable answer is a finding either way.
+func (m *Model) Check(required []Path, isCell func(owner string) bool) Report {
+	return Report{Required: m.CheckRequired(required), Forbidden: m.CheckForbidden(isCell)}
+}
+
+// CheckRequired evaluates paths that must be Allowed.
+func (m *Model) CheckRequired(paths []Path) []Result {
+	out := make([]Result, 0, len(paths))
+	for _, p := range paths {
+		res := m.checkOne(p)
+		res.Finding = res.Decision != Allowed
+		out = append(out, res)
+	}
+	return out
+}
+
+// CheckDenied evaluates paths that must be denied, each in full.
+func (m *Model) CheckDenied(paths []Path) []Result {
+	out := make([]Result, 0, len(paths))
+	for _, p := range paths {
+		res := m.checkOne(p)
+		res.Finding = !res.Decision.Denied()
+		out = append(out, res)
+	}
+	return out
+}
+
+func (m *Model) checkOne(p Path) Result {
+	res := Result{Path: p}
+	r := m.ResourceByLabel(p.Resource)
+	if r == nil {
+		res.Decision, res.Reason = Undecidable, fmt.Sprintf("the render has no resource %s", p.Resource)
+		return res
+	}
+	if m.Principal(p.Principal) == nil {
+		res.Decision, res.Reason = Undecidable, fmt.Sprintf("the render has no principal %s", p.Principal)
+		return res
+	}
+	res.ARN = r.ARN + p.Suffix
+	v := m.Evaluate(Request{Principal: p.Principal, Action: p.Action, Resource: res.ARN, Context: p.Context})
+	res.Decision, res.Reason, res.Deciding = v.Decision, v.Reason, v.Deciding
+	for _, iv := range v.Implied {
+		res.Deciding = append(res.Deciding, iv.Deciding...)
+	}
+	return res
+}
+
+// target is one resource ARN (with a probe's suffix) that forbidden paths
+// try, the actions tried on it and their context.
+type target struct {
+	res     *Resource // for its label
+	arn     string
+	owner   string
+	admin   bool // a router resource: only cell principals are tried
+	actions []string
+	ctx     map[string][]string
+	name    string
+}
+
+// targets are every forbidden-path target of the model, sorted by ARN.
+func (m *Model) targets(isCell func(string) bool) []target {
+	var out []target
+	for _, r := range m.Resources() {
+		if r.Owner == "" {
+			continue
+		}
+		var prs []Probe
+		admin := !isCell(r.Owner)
+		if admin {
+			prs = adminProbes(r)
+		} else {
+			prs = cellProbes(r)
+		}
+		bySuffix := map[string][]string{}
+		var suffixes []string
+		for _, pr := range prs {
+			if _, ok := bySuffix[pr.Suffix]; !ok {
+				suffixes = append(suffixes, pr.Suffix)
+			}
+			bySuffix[pr.Suffix] = append(bySuffix[pr.Suffix], pr.Action)
+		}
+		for _, suf := range suffixes {
+			out = append(out, target{res: r, arn: r.ARN + suf, owner: r.Owner, admin: admin, actions: bySuffix[suf],
+				name: fmt.Sprintf("%%s must not reach %s's %s", r.Owner, r.Label)})
+		}
+	}
+	for _, x := range m.prefixes {
+		if !isCell(x.Owner) {
+			continue
+		}
+		out = append(out,
+			target{res: x.Bucket, arn: x.Bucket.ARN + "/" + x.Prefix + "probe", owner: x.Owner,
+				actions: []string{"s3:GetObject", "s3:PutObject", "s3:DeleteObject"},
+				name:    fmt.Sprintf("%%s must not reach %s's prefix %s", x.Owner, x.Prefix)},
+			target{res: x.Bucket, arn: x.Bucket.ARN, owner: x.Owner, actions: []string{"s3:ListBucket"},
+				ctx:  map[string][]string{"s3:prefix": {x.Prefix}},
+				name: fmt.Sprintf("%%s must not list %s's prefix %s", x.Owner, x.Prefix)})
+	}
+	sort.SliceStable(out, func(i, j int) bool { return out[i].arn < out[j].arn })
+	return out
+}
+
+// applies reports whether a target is tried from principal p: another
+// owner's, and a router resource only from a cell's principal.
+func (t target) applies(p *Principal, isCell func(string) bool) bool {
+	if t.owner == p.Owner {
+		return false
+	}
+	return !t.admin || isCell(p.Owner)
+}
+
+func (t target) path(p *Principal, action string) Path {
+	return Path{Name: fmt.Sprintf(t.name, p.Label), DeclaredBy: "isolation", Principal: p.Label, Action: action,
+		Resource: t.res.Label, Suffix: strings.TrimPrefix(t.arn, t.res.ARN), Context: t.ctx}
+}
+
+// forbiddenPrincipals are the principals the isolation claim is about:
+// every role a cell or the router owns.
+func (m *Model) forbiddenPrincipals() []*Principal {
+	var out []*Principal
+	for _, p := range m.Principals() {
+		if !p.Service && p.Owner != "" {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// Forbidden lists the isolation claim as paths: every principal owned by
+// one cell (or the router) against every resource and bucket prefix of
+// another cell, and every cell principal against the router's key and
+// bucket administration and its roles. It is the claim written out;
+// CheckForbidden decides the same paths without writing out those no
+// Allow statement can reach (a 256-cell fleet has millions).
+func (m *Model) Forbidden(isCell func(owner string) bool) []Path {
+	var out []Path
+	ts := m.targets(isCell)
+	for _, p := range m.forbiddenPrincipals() {
+		for _, t := range ts {
+			if !t.applies(p, isCell) {
+				continue
+			}
+			for _, a := range t.actions {
+				out = append(out, t.path(p, a))
+			}
+		}
+	}
+	return out
+}
+
+// ForbiddenReport is the verdict on the isolation claim.
+type ForbiddenReport struct {
+	// Total is the number of forbidden paths; Denied how many are denied.
+	Total  int `json:"total"`
+	Denied int `json:"denied"`
+	// Evaluated are the paths some Allow statement could reach, each
+	// evaluated in full (the others are denied: nothing allows them).
+	Evaluated []Result `json:"evaluated"`
+}
+
+// CheckForbidden decides every path Forbidden lists. A path no Allow
+// statement of the caller's identity policies or of the target's policy
+// can cover is implicitly denied without evaluating it: the candidates
+// are found through the targets sorted by ARN (a statement's resource
+// pattern reaches only the ARNs sharing its literal prefix) and the
+// resource policies indexed by the principals they name.
+func (m *Model) CheckForbidden(isCell func(owner string) bool) ForbiddenReport {
+	var rep ForbiddenReport
+	ts := m.targets(isCell)
+	arns := make([]string, len(ts))
+	for i, t := range ts {
+		arns[i] = t.arn
+	}
+	// Resource policies' Allow statements, by whom they can name.
+	named := map[*Resource]*Policy{}
+	for _, r := range m.Resources() {
+		if r.Policy != nil {
+			named[r] = r.Policy
+		}
+	}
+	cand := make([]bool, len(ts))
+	for _, p := range m.forbiddenPrincipals() {
+		clear(cand)
+		for i := range p.Identity {
+			for _, s := range p.Identity[i].Doc.Statement {
+				if s.Effect != "Allow" {
+					continue
+				}
+				if len(s.NotResource) > 0 || len(s.NotAction) > 0 {
+					for j := range cand {
+						cand[j] = true
+					}
+					continue
+				}
+				for _, pat := range s.Resource {
+					lo, hi := literalRange(arns, pat)
+					for j := lo; j < hi; j++ {
+						if !cand[j] && resourceMatches(pat, arns[j]) && actionsOverlap(s.Action, ts[j].actions) {
+							cand[j] = true
+						}
+					}
+				}
+			}
+		}
+		for j, t := range ts {
+			if cand[j] || t.res.Policy == nil {
+				continue
+			}
+			pol := named[t.res]
+			for _, i := range pol.statementsFor(p) {
+				if s := pol.Doc.Statement[i]; s.Effect == "Allow" {
+					cand[j] = true
+					break
+				}
+			}
+		}
+		for j, t := range ts {
+			if !t.applies(p, isCell) {
+				continue
+			}
+			rep.Total += len(t.actions)
+			if !cand[j] {
+				rep.Denied += len(t.actions)
+				continue
+			}
+			for _, a := range t.actions {
+				res := m.checkOne(t.path(p, a))
+				res.Finding = !res.Decision.Denied()
+				if !res.Finding {
+					rep.Denied++
+				}
+				rep.Evaluated = append(rep.Evaluated, res)
+			}
+		}
+	}
+	return rep
+}
+
+// literalRange is the range of sorted ARNs a resource pattern can match:
+// those starting with its literal prefix (up to the first wildcard).
+func literalRange(arns []string, pattern string) (int, int) {
+	lit := pattern
+	if i := strings.IndexAny(pattern, "*?"); i >= 0 {
+		lit = pattern[:i]
+	}
+	lo := sort.SearchStrings(arns, lit)
+	hi := lo
+	for hi < len(arns) && strings.HasPrefix(arns[hi], lit) {
+		hi++
+	}
+	return lo, hi
+}
+
+// actionsOverlap reports whether any pattern covers any of actions.
+func actionsOverlap(patterns, actions []string) bool {
+	for _, a := range actions {
+		if anyMatches(patterns, a, actionMatches) {
+			return true
+		}
+	}
+	return false
+}
+
+// cellProbes are the requests tried against another cell's resource.
+func cellProbes(r *Resource) []Probe {
+	switch r.Kind {
+	case KindQueue:
+		return probes("sqs:SendMessage", "sqs:ReceiveMessage", "sqs:DeleteMessage", "sqs:PurgeQueue")
+	case KindKey:
+		return probes("kms:Decrypt", "kms:GenerateDataKey", "kms:PutKeyPolicy")
+	case KindRole:
+		return probes("sts:AssumeRole")
+	case KindSecret:
+		return probes("secretsmanager:GetSecretValue")
+	case KindBucket:
+		return probes("s3:PutBucketPolicy", "s3:DeleteBucket")
+	}
+	return r.Probes
+}
+
+// adminProbes are the requests a cell must never make on the router's
+// resources: administer its key and bucket, assume its roles, read its
+// secrets.
+func adminProbes(r *Resource) []Probe {
+	switch r.Kind {
+	case KindKey:
+		return probes("kms:PutKeyPolicy", "kms:ScheduleKeyDeletion", "kms:DisableKey", "kms:CreateGrant")
+	case KindBucket:
+		return probes("s3:PutBucketPolicy", "s3:PutEncryptionConfiguration", "s3:DeleteBucket")
+	case KindRole:
+		return probes("sts:AssumeRole")
+	case KindSecret:
+		return probes("secretsmanager:GetSecretValue")
+	}
+	return nil
+}
+
+func probes(actions ...string) []Probe {
+	out := make([]Probe, len(actions))
+	for i, a := range actions {
+		out[i] = Probe{Action: a}
+	}
+	return out
+}
+
+// Describe is a path's one-line form for tables and errors.
+func (r Result) Describe() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s %s %s", r.Path.Principal, r.Path.Action, r.Path.Resource+r.Path.Suffix)
+	if len(r.Path.Context) > 0 {
+		keys := make([]string, 0, len(r.Path.Context))
+		for k := range r.Path.Context {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		parts := make([]string, len(keys))
+		for i, k := range keys {
+			parts[i] = k + "=" + strings.Join(r.Path.Context[k], ",")
+		}
+		fmt.Fprintf(&b, " [%s]", strings.Join(parts, " "))
+	}
+	return b.String()
+}

@@ -1,0 +1,62 @@
+package plan
+
+import (
+	"fmt"
+
+	"github.com/cellctl/cellctl/cellmodule"
+	"github.com/cellctl/cellctl/internal/access"
+	"github.com/cellctl/cellctl/internal/fleet"
+	"github.com/cellctl/cellctl/router/component"
+)
+
+// AccessModel reads a whole render (every cell and the router) into the
+// access model: every role, policy, key, bucket, queue, secret, database
+// and cache user, with each cell's bucket prefix.
+func (r *Report) AccessModel(f *fleet.Fleet) (*access.Model, error) {
+	if !r.Whole(f) {
+		return nil, fmt.Errorf("the access paths need the whole fleet rendered (every cell and the router)")
+	}
+	var stacks []access.Stack
+	for _, s := range r.Stacks {
+		owner := s.Cell
+		if s.Kind == KindRouter {
+			owner = access.OwnerRouter
+		}
+		stacks = append(stacks, access.Stack{Name: s.Name, Owner: owner, Account: renderAccount(s.Account), Region: s.Region,
+			Partition: "aws", Resources: s.recorded})
+	}
+	m, err := access.Build(stacks)
+	if err != nil {
+		return nil, err
+	}
+	m.AddDBUsers(cellmodule.DatabaseAppUser, cellmodule.DatabaseMigratorUser)
+	for _, c := range f.Cells {
+		if err := m.AddPrefix(cellmodule.BucketLabel, c.ID, cellmodule.StoragePrefix(c.ID)); err != nil {
+			return nil, err
+		}
+	}
+	return m, nil
+}
+
+// RequiredPaths are the paths the fleet's programs declare: each cell's
+// (the cell template's) and the router's (its component's).
+func RequiredPaths(f *fleet.Fleet) []access.Path {
+	var out []access.Path
+	for _, c := range f.Cells {
+		out = append(out, cellmodule.RequiredPaths(c.ID, renderAccount(c.Access().Account), c.RunsMigrations())...)
+	}
+	if f.Router != nil {
+		out = append(out, component.RequiredPaths(fleet.RouterStack)...)
+	}
+	return out
+}
+
+// Paths evaluates every required and forbidden path of a whole render.
+func (r *Report) Paths(f *fleet.Fleet) (access.Report, *access.Model, error) {
+	m, err := r.AccessModel(f)
+	if err != nil {
+		return access.Report{}, nil, err
+	}
+	isCell := func(owner string) bool { return f.Cell(owner) != nil }
+	return m.Check(RequiredPaths(f), isCell), m, nil
+}

@@ -1,0 +1,115 @@
+package plan
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	"github.com/cellctl/cellctl/internal/access"
+	"github.com/cellctl/cellctl/internal/fleet"
+	"github.com/cellctl/cellctl/internal/fleet/fleettest"
+)
+
+func renderPaths(t *testing.T, f *fleet.Fleet) (access.Report, *access.Model) {
+	t.Helper()
+	rep, err := Render(context.Background(), f, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	paths, m, err := rep.Paths(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return paths, m
+}
+
+func logFindings(t *testing.T, r access.Report) {
+	t.Helper()
+	for _, x := range r.Findings() {
+		t.Errorf("%s: %s (%s): %s", x.Path.Name, x.Describe(), x.Decision, x.Reason)
+	}
+}
+
+// Every path a demo cell needs is allowed and no path between cells is.
+func TestDemoFleetPathsHold(t *testing.T) {
+	f := fleettest.Load(t, fleettest.Demo(t))
+	r, m := renderPaths(t, f)
+	logFindings(t, r)
+	allowed, required, denied, forbidden := r.Counts()
+	t.Logf("required %d/%d allowed, forbidden %d/%d denied", allowed, required, denied, forbidden)
+	sameAsWrittenOut(t, f, m, r)
+	if required < 14*len(f.Cells) || forbidden < 20*len(f.Cells)*(len(f.Cells)-1) {
+		t.Fatalf("too few paths: %d required, %d forbidden", required, forbidden)
+	}
+}
+
+func TestTwoAccountFleetPathsHold(t *testing.T) {
+	f := fleettest.Load(t, fleettest.Demo(t, fleettest.TwoAccounts))
+	r, m := renderPaths(t, f)
+	logFindings(t, r)
+	sameAsWrittenOut(t, f, m, r)
+}
+
+// sameAsWrittenOut holds CheckForbidden to the claim written out: every
+// forbidden path evaluated in full gives the same counts and findings.
+func sameAsWrittenOut(t *testing.T, f *fleet.Fleet, m *access.Model, r access.Report) {
+	t.Helper()
+	isCell := func(owner string) bool { return f.Cell(owner) != nil }
+	full := m.CheckDenied(m.Forbidden(isCell))
+	denied := 0
+	var findings []string
+	for _, x := range full {
+		if x.Finding {
+			findings = append(findings, x.Describe())
+		} else {
+			denied++
+		}
+	}
+	var fast []string
+	for _, x := range r.Forbidden.Evaluated {
+		if x.Finding {
+			fast = append(fast, x.Describe())
+		}
+	}
+	if len(full) != r.Forbidden.Total || denied != r.Forbidden.Denied || strings.Join(findings, "\n") != strings.Join(fast, "\n") {
+		t.Fatalf("written out: %d paths, %d denied, findings %v; CheckForbidden: %d, %d denied, findings %v",
+			len(full), denied, findings, r.Forbidden.Total, r.Forbidden.Denied, fast)
+	}
+	t.Logf("%d forbidden paths, %d evaluated in full", len(full), len(r.Forbidden.Evaluated))
+}
+
+// A cell's task role without its key statement cannot write its prefix
+// under the bucket's customer managed key: the finding names the path and
+// the key call.
+func TestAPathFindingNamesTheKeyCall(t *testing.T) {
+	f := fleettest.Load(t, fleettest.Demo(t, fleettest.TwoAccounts))
+	r, m := renderPaths(t, f)
+	if len(r.Findings()) > 0 {
+		t.Skip("the two-accounts fleet has findings of its own (TestTwoAccountFleetPathsHold)")
+	}
+	p := m.Principal("cell-a/task-role")
+	if p == nil {
+		t.Fatal("no cell-a/task-role")
+	}
+	for i := range p.Identity {
+		doc := &p.Identity[i].Doc
+		kept := doc.Statement[:0]
+		for _, s := range doc.Statement {
+			if !strings.HasPrefix(strings.ToLower(s.Action[0]), "kms:") {
+				kept = append(kept, s)
+			}
+		}
+		doc.Statement = kept
+	}
+	var got []string
+	for _, x := range m.CheckRequired(RequiredPaths(f)) {
+		if !x.Finding {
+			continue
+		}
+		got = append(got, x.Path.Name+": "+x.Reason)
+	}
+	joined := strings.Join(got, "\n")
+	if !strings.Contains(joined, "cell-a: the task writes its prefix") || !strings.Contains(joined, "kms:GenerateDataKey") {
+		t.Fatalf("findings:\n%s", joined)
+	}
+}
