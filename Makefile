@@ -13,8 +13,9 @@ export PULUMI_SKIP_UPDATE_CHECK := true
 FUZZTIME      ?= 10s
 LONG_FUZZTIME ?= 5m
 NODE          ?= node
+NPM           ?= npm
 
-.PHONY: all build pulumi test check test-go test-race cover-report test-node fuzz fuzz-long lint lint-workflows bench demo clean
+.PHONY: all build pulumi iamsim test check test-go test-race cover-report test-node fuzz fuzz-long lint lint-workflows bench demo clean
 
 all: build
 
@@ -40,14 +41,27 @@ pulumi:
 	    github.com/pulumi/pulumi/pkg/v3/cmd/pulumi; \
 	fi
 
-test: lint lint-workflows build pulumi test-go test-race test-node fuzz
+# The IAM judge the Go tests ask (internal/iamsim): @cloud-copilot/iam-simulate,
+# AGPL-3.0, so test-time only — installed here from tools/iamsim's lock into
+# its node_modules (git-ignored), never vendored or imported by the product.
+# The stamp lives inside node_modules, so a missing install, or a lock or
+# package.json newer than the install, runs npm ci again (a few seconds).
+IAMSIM_DIR   := tools/iamsim
+IAMSIM_STAMP := $(IAMSIM_DIR)/node_modules/.cellctl-installed
+iamsim: $(IAMSIM_STAMP)
+
+$(IAMSIM_STAMP): $(IAMSIM_DIR)/package-lock.json $(IAMSIM_DIR)/package.json
+	$(NPM) ci --prefix $(IAMSIM_DIR) --no-audit --no-fund
+	touch $@
+
+test: lint lint-workflows build pulumi iamsim test-go test-race test-node fuzz
 
 # The fast tier, to run before every commit (at most 5 minutes on a warm
 # machine): gofmt and vet, the unit tests without coverage (the layers
 # test among them), the edge handler's node tests, and the documentation
 # tests that need no deployed fleet. `make test` is the whole suite.
 DOC_TESTS = TestDocExamplesExtraction|TestReadmeListsEverySimCommand|TestDocScenarioCoverage|TestDocAllowListMatches
-check: lint build pulumi
+check: lint build pulumi iamsim
 	$(GO) test -count=1 $$($(GO) list ./... | grep -v '/internal/e2e$$')
 	$(NODE) --test router/edge/
 	$(GO) test -count=1 -run '^($(DOC_TESTS))$$' ./internal/e2e/
@@ -56,7 +70,8 @@ check: lint build pulumi
 # coverage of the product and must keep it at COVER_MIN % overall and
 # COVER_PKG_MIN % for every product package (scripts/coverage-check); the
 # end-to-end package (the real engine on the simulated cloud) runs beside
-# them. Test-helper packages are not product. Both run under `go test
+# them. Test-helper packages are not product (those named *test, and the
+# IAM judge internal/iamsim). Both run under `go test
 # -json`, read by bin/testtimes: the log reads as plain `go test`, every
 # test's wall time lands in $(TIMES)/*.tsv, and the 15 slowest tests and
 # packages are printed at the end (docs/TESTING.md has the budgets).
@@ -68,9 +83,9 @@ E2E_PARALLEL  ?= 3
 # Test binaries link without DWARF (-w): a quarter less link time for the
 # ~80 binaries, and a panic's trace still names every file and line.
 TEST_LDFLAGS  ?= -w
-test-go: $(BIN)/testtimes
+test-go: $(BIN)/testtimes iamsim
 	@mkdir -p $(TIMES); units="$$($(GO) list ./... | grep -v '/internal/e2e$$')"; \
-	product="$$(echo "$$units" | grep -v -e 'test$$' | paste -sd, -)"; \
+	product="$$(echo "$$units" | grep -v -e 'test$$' -e '/internal/iamsim$$' | paste -sd, -)"; \
 	( set -o pipefail; $(GO) test -json -count=1 -ldflags=$(TEST_LDFLAGS) -timeout 60m -parallel $(E2E_PARALLEL) ./internal/e2e/ | $(BIN)/testtimes -o $(TIMES)/e2e.tsv ) & e2e=$$!; \
 	( set -o pipefail; $(GO) test -json -count=1 -ldflags=$(TEST_LDFLAGS) -timeout 40m -coverpkg="$$product" -coverprofile=$(COVER_OUT) $$units \
 	  | $(BIN)/testtimes -o $(TIMES)/unit.tsv | sed -E 's/ of statements in .*/ of the product'"'"'s statements/' ); unit=$$?; \

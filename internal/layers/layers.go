@@ -99,6 +99,7 @@ var byPrefix = map[string]Layer{
 	"waves/executor/...":     UseCases,
 	"internal/layers":        Base,
 	"internal/pgtest":        Base,
+	"internal/iamsim":        Base,
 	"internal/e2e":           Commands,
 	"cmd/...":                Commands,
 }
@@ -154,8 +155,10 @@ const Simulator = "internal/sim"
 const SimulatorTestSupport = Simulator + "/simtest"
 
 // TestSupport are the packages only tests may import: the simulator's
-// test driver and the real-PostgreSQL test lock.
-var TestSupport = map[string]bool{SimulatorTestSupport: true, "internal/pgtest": true}
+// test driver, the real-PostgreSQL test lock, and the IAM judge (it runs
+// @cloud-copilot/iam-simulate, AGPL-3.0, which the product must never
+// depend on).
+var TestSupport = map[string]bool{SimulatorTestSupport: true, "internal/pgtest": true, "internal/iamsim": true}
 
 // IsSimulator reports whether a package is the simulator or one of its
 // subpackages.

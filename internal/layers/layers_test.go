@@ -125,7 +125,9 @@ func TestCommandsDoNotImportEachOther(t *testing.T) {
 
 // TestOnlyTheCloudBundleKnowsTheSimulator: the simulator stands in for
 // AWS at the API boundary only. Its subpackages import each other; no
-// production package imports its test support.
+// production package imports test support (TestSupport: the simulator's
+// driver, the PostgreSQL lock, the AGPL IAM judge internal/iamsim) —
+// `go list`'s Imports are the non-test files' only.
 func TestOnlyTheCloudBundleKnowsTheSimulator(t *testing.T) {
 	for p, deps := range modulePackages(t) {
 		for _, d := range deps {
