@@ -225,7 +225,12 @@ func Build(stacks []Stack) (*Model, error) {
 		if r.Key == "" || m.resources[r.Key] != nil {
 			continue
 		}
-		if a, ok := ParseARN(r.Key); ok && strings.HasPrefix(a.Resource, "alias/aws/") {
+		if svc := awsManagedService(r.Key); svc != "" {
+			a, _ := ParseARN(r.Key)
+			m.AddAWSManagedKey(a.Partition, a.Region, a.Account, svc)
+		} else if a, ok := ParseARN(r.Key); ok && strings.HasPrefix(a.Resource, "alias/aws/") {
+			// A program that names alias/aws/<service> means the managed key.
+			r.Key = AWSManagedKey(a.Partition, a.Region, a.Account, strings.TrimPrefix(a.Resource, "alias/aws/"))
 			m.AddAWSManagedKey(a.Partition, a.Region, a.Account, strings.TrimPrefix(a.Resource, "alias/aws/"))
 		}
 	}

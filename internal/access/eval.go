@@ -344,3 +344,47 @@ func refList(refs []Ref) string {
 	}
 	return strings.Join(parts, ", ")
 }
+
+// EvaluateOne decides the request alone, without the calls the service
+// makes on the caller's behalf (Implied lists those).
+func (m *Model) EvaluateOne(req Request) Verdict { return m.evaluate(req) }
+
+// Implied are the calls the service makes on the caller's behalf to serve
+// req (the keys under S3, SQS and Secrets Manager).
+func (m *Model) Implied(req Request) []Request { return m.implied(req) }
+
+// Inputs are everything a decision reads, as an outside evaluator needs
+// them: the caller, the resource's ARN and account, the full request
+// context, the caller's identity policies and the resource's policy.
+type Inputs struct {
+	Principal       *Principal
+	Resource        string
+	ResourceAccount string
+	Context         map[string][]string
+	Identity        []*Policy
+	ResourcePolicy  *Policy
+}
+
+// InputsOf returns the inputs of req; ok is false when the model cannot
+// decide it (an unknown principal or resource account).
+func (m *Model) InputsOf(req Request) (Inputs, bool) {
+	p := m.Principal(req.Principal)
+	if p == nil {
+		return Inputs{}, false
+	}
+	in := Inputs{Principal: p, Resource: req.Resource, Context: withDefaults(req, p)}
+	if r := m.resource(req.Resource); r != nil {
+		in.ResourceAccount, in.ResourcePolicy = r.Account, r.Policy
+	} else if a, ok := ParseARN(req.Resource); ok {
+		in.ResourceAccount = a.Account
+	}
+	if in.ResourceAccount == "" {
+		return Inputs{}, false
+	}
+	if !p.Service {
+		for i := range p.Identity {
+			in.Identity = append(in.Identity, &p.Identity[i])
+		}
+	}
+	return in, true
+}

@@ -239,10 +239,25 @@ func (m *Model) resource(arn string) *Resource {
 	return nil
 }
 
-// AWSManagedKey is the alias ARN standing for a service's AWS managed key
-// in an account and region (aws/s3, aws/sqs, aws/secretsmanager).
+// AWSManagedKey stands for a service's AWS managed key (aws/s3, aws/sqs,
+// aws/secretsmanager) in an account and region. KMS resolves the alias to
+// a key ARN whose id the render cannot know, and key policies and
+// identity policies name keys by key ARN, so the model names it
+// key/aws-managed-<service>.
 func AWSManagedKey(partition, region, account, service string) string {
-	return fmt.Sprintf("arn:%s:kms:%s:%s:alias/aws/%s", partition, region, account, service)
+	return fmt.Sprintf("arn:%s:kms:%s:%s:key/%s%s", partition, region, account, managedKeyPrefix, service)
+}
+
+const managedKeyPrefix = "aws-managed-"
+
+// awsManagedService returns the service of an AWS managed key's stand-in
+// ARN ("" for any other key).
+func awsManagedService(arn string) string {
+	a, ok := ParseARN(arn)
+	if !ok || a.Service != "kms" || !strings.HasPrefix(a.Resource, "key/"+managedKeyPrefix) {
+		return ""
+	}
+	return strings.TrimPrefix(a.Resource, "key/"+managedKeyPrefix)
 }
 
 // AddAWSManagedKey adds an AWS managed key with the policy AWS gives every
