@@ -45,13 +45,13 @@ func (u undecidable) Error() string { return u.reason }
 // request context: every operator and every key must hold (AND), any
 // value of a key may match (OR) ("Creating a condition with multiple keys
 // or values", IAM User Guide).
-func conditionsHold(c policy.Conditions, ctx map[string][]string) (bool, error) {
+func conditionsHold(c policy.Conditions, ctx lookup) (bool, error) {
 	for op, keys := range c {
 		for key, want := range keys {
 			if !keyKnown(key) {
 				return false, undecidable{fmt.Sprintf("condition key %s is not one cellctl evaluates", key)}
 			}
-			got, present := contextValues(ctx, key)
+			got, present := ctx(key)
 			ok, err := condition(op, got, present, want)
 			if err != nil {
 				return false, err
@@ -63,6 +63,9 @@ func conditionsHold(c policy.Conditions, ctx map[string][]string) (bool, error) 
 	}
 	return true, nil
 }
+
+// lookup reads a condition key from a request's context.
+type lookup func(key string) ([]string, bool)
 
 // contextValues reads a key from the request context case-insensitively.
 func contextValues(ctx map[string][]string, key string) ([]string, bool) {

@@ -107,7 +107,7 @@ func (m *Model) evaluate(req Request) Verdict {
 	}
 	req.Principal = p.ARN
 	v.Request = req
-	ctx := withDefaults(req, p)
+	ctx := requestContext(req, p)
 	r := m.resource(req.Resource)
 	resAccount := ""
 	if r != nil {
@@ -200,7 +200,7 @@ func kindNoun(kind string) string {
 // add evaluates one policy's statements; caller is nil for an identity
 // policy, the request's principal for a resource policy (whose statements
 // apply only where their Principal names it).
-func (mt *match) add(pol *Policy, req Request, ctx map[string][]string, caller *Principal) {
+func (mt *match) add(pol *Policy, req Request, ctx lookup, caller *Principal) {
 	idx := func(yield func(int) bool) {
 		if caller == nil {
 			for i := range pol.Doc.Statement {
@@ -312,7 +312,44 @@ func principalIn(pr *policy.Principal, p *Principal) (direct, viaAccount bool) {
 	return direct, viaAccount
 }
 
-// withDefaults fills in the keys every request carries.
+// requestContext reads the request's context, then the keys every request
+// carries (withDefaults), without building a map per request.
+func requestContext(req Request, p *Principal) lookup {
+	kms := strings.HasPrefix(strings.ToLower(req.Action), "kms:")
+	return func(key string) ([]string, bool) {
+		if v, ok := contextValues(req.Context, key); ok {
+			return v, true
+		}
+		var v string
+		switch strings.ToLower(key) {
+		case "aws:securetransport":
+			v = "true"
+		case "aws:principalservicename":
+			if p.Service {
+				v = p.ARN
+			}
+		case "aws:principalarn":
+			if !p.Service {
+				v = p.ARN
+			}
+		case "aws:principalaccount":
+			if !p.Service {
+				v = p.Account
+			}
+		case "kms:calleraccount":
+			if kms {
+				v = p.Account
+			}
+		}
+		if v == "" {
+			return nil, false
+		}
+		return []string{v}, true
+	}
+}
+
+// withDefaults fills in the keys every request carries (the map form of
+// requestContext, for an outside evaluator).
 func withDefaults(req Request, p *Principal) map[string][]string {
 	ctx := make(map[string][]string, len(req.Context)+4)
 	for k, v := range req.Context {

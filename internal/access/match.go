@@ -7,16 +7,19 @@ import "strings"
 // *Like condition operators match ("IAM JSON policy elements: Resource",
 // IAM User Guide). fold compares case-insensitively (actions are).
 func wildcard(pattern, s string, fold bool) bool {
-	if fold {
-		pattern, s = strings.ToLower(pattern), strings.ToLower(s)
+	eq := func(a, b byte) bool {
+		if a == b {
+			return true
+		}
+		return fold && lower(a) == lower(b)
 	}
 	// Iterative glob with one backtrack point: linear in practice, no
-	// recursion on long ARNs.
+	// recursion on long ARNs, no allocation.
 	p, i := 0, 0
 	star, mark := -1, 0
 	for i < len(s) {
 		switch {
-		case p < len(pattern) && (pattern[p] == '?' || pattern[p] == s[i]):
+		case p < len(pattern) && (pattern[p] == '?' || eq(pattern[p], s[i])):
 			p++
 			i++
 		case p < len(pattern) && pattern[p] == '*':
@@ -36,9 +39,27 @@ func wildcard(pattern, s string, fold bool) bool {
 	return p == len(pattern)
 }
 
+// lower folds an ASCII letter (actions and their services are ASCII).
+func lower(b byte) byte {
+	if 'A' <= b && b <= 'Z' {
+		return b + 'a' - 'A'
+	}
+	return b
+}
+
 // actionMatches reports whether a policy's action pattern covers action.
+// The service prefixes are compared first: most patterns name another
+// service.
 func actionMatches(pattern, action string) bool {
-	return pattern == "*" || wildcard(pattern, action, true)
+	if pattern == "*" {
+		return true
+	}
+	ps, _, pok := strings.Cut(pattern, ":")
+	as, _, aok := strings.Cut(action, ":")
+	if pok && aok && !strings.ContainsAny(ps, "*?") && !strings.EqualFold(ps, as) {
+		return false
+	}
+	return wildcard(pattern, action, true)
 }
 
 // resourceMatches reports whether a policy's resource pattern covers arn.

@@ -38,6 +38,11 @@ type Policy struct {
 type principalIndex struct {
 	byARN     map[string][]int
 	byAccount map[string][]int
+	// allowARN, allowAccount and allowRest say whether an Allow statement
+	// may name a principal, its account, or anyone.
+	allowARN     map[string]bool
+	allowAccount map[string]bool
+	allowRest    bool
 	// rest name everyone, a service or use NotPrincipal: read for every
 	// caller.
 	rest []int
@@ -46,30 +51,47 @@ type principalIndex struct {
 // statementsFor are the indexes of the statements that may apply to
 // caller, in document order.
 func (p *Policy) statementsFor(caller *Principal) []int {
+	ix := p.indexed()
+	out := append(append(append([]int{}, ix.rest...), ix.byARN[caller.ARN]...), ix.byAccount[caller.Account]...)
+	sort.Ints(out)
+	return slicesCompact(out)
+}
+
+func (p *Policy) indexed() *principalIndex {
 	p.once.Do(func() {
-		ix := &principalIndex{byARN: map[string][]int{}, byAccount: map[string][]int{}}
+		ix := &principalIndex{byARN: map[string][]int{}, byAccount: map[string][]int{},
+			allowARN: map[string]bool{}, allowAccount: map[string]bool{}}
 		for i, s := range p.Doc.Statement {
+			allow := s.Effect == policy.Allow
 			if s.Principal == nil || s.Principal.All || s.NotPrincipal != nil || len(s.Principal.Kinds[policy.KindAWS]) == 0 ||
 				len(s.Principal.Kinds) > 1 {
 				ix.rest = append(ix.rest, i)
+				ix.allowRest = ix.allowRest || allow
 				continue
 			}
 			for _, a := range s.Principal.Kinds[policy.KindAWS] {
 				if arn, ok := ParseARN(a); ok && arn.Service == "iam" && arn.Resource == "root" {
 					ix.byAccount[arn.Account] = append(ix.byAccount[arn.Account], i)
+					ix.allowAccount[arn.Account] = ix.allowAccount[arn.Account] || allow
 				} else if ok {
 					ix.byARN[a] = append(ix.byARN[a], i)
+					ix.allowARN[a] = ix.allowARN[a] || allow
 				} else {
 					ix.byAccount[a] = append(ix.byAccount[a], i)
+					ix.allowAccount[a] = ix.allowAccount[a] || allow
 				}
 			}
 		}
 		p.index = ix
 	})
-	ix := p.index
-	out := append(append(append([]int{}, ix.rest...), ix.byARN[caller.ARN]...), ix.byAccount[caller.Account]...)
-	sort.Ints(out)
-	return slicesCompact(out)
+	return p.index
+}
+
+// mayAllow reports whether an Allow statement of the policy can name
+// caller (its conditions, actions and resources aside).
+func (p *Policy) mayAllow(caller *Principal) bool {
+	ix := p.indexed()
+	return ix.allowRest || ix.allowARN[caller.ARN] || ix.allowAccount[caller.Account]
 }
 
 func slicesCompact(s []int) []int {

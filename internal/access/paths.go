@@ -49,12 +49,7 @@ func (r Report) Findings() []Result {
 			out = append(out, x)
 		}
 	}
-	for _, x := range r.Forbidden.Evaluated {
-		if x.Finding {
-			out = append(out, x)
-		}
-	}
-	return out
+	return append(out, r.Forbidden.Findings...)
 }
 
 // Counts are the number of required paths allowed and forbidden paths
@@ -225,9 +220,11 @@ type ForbiddenReport struct {
 	// Total is the number of forbidden paths; Denied how many are denied.
 	Total  int `json:"total"`
 	Denied int `json:"denied"`
-	// Evaluated are the paths some Allow statement could reach, each
+	// Evaluated counts the paths some Allow statement could reach, each
 	// evaluated in full (the others are denied: nothing allows them).
-	Evaluated []Result `json:"evaluated"`
+	Evaluated int `json:"evaluated"`
+	// Findings are the forbidden paths not denied.
+	Findings []Result `json:"findings"`
 }
 
 // CheckForbidden decides every path Forbidden lists. A path no Allow
@@ -237,18 +234,11 @@ type ForbiddenReport struct {
 // pattern reaches only the ARNs sharing its literal prefix) and the
 // resource policies indexed by the principals they name.
 func (m *Model) CheckForbidden(isCell func(owner string) bool) ForbiddenReport {
-	var rep ForbiddenReport
+	rep := ForbiddenReport{Findings: []Result{}}
 	ts := m.targets(isCell)
 	arns := make([]string, len(ts))
 	for i, t := range ts {
 		arns[i] = t.arn
-	}
-	// Resource policies' Allow statements, by whom they can name.
-	named := map[*Resource]*Policy{}
-	for _, r := range m.Resources() {
-		if r.Policy != nil {
-			named[r] = r.Policy
-		}
 	}
 	cand := make([]bool, len(ts))
 	for _, p := range m.forbiddenPrincipals() {
@@ -267,22 +257,10 @@ func (m *Model) CheckForbidden(isCell func(owner string) bool) ForbiddenReport {
 				for _, pat := range s.Resource {
 					lo, hi := literalRange(arns, pat)
 					for j := lo; j < hi; j++ {
-						if !cand[j] && resourceMatches(pat, arns[j]) && actionsOverlap(s.Action, ts[j].actions) {
+						if !cand[j] && actionsOverlap(s.Action, ts[j].actions) && resourceMatches(pat, arns[j]) {
 							cand[j] = true
 						}
 					}
-				}
-			}
-		}
-		for j, t := range ts {
-			if cand[j] || t.res.Policy == nil {
-				continue
-			}
-			pol := named[t.res]
-			for _, i := range pol.statementsFor(p) {
-				if s := pol.Doc.Statement[i]; s.Effect == "Allow" {
-					cand[j] = true
-					break
 				}
 			}
 		}
@@ -291,17 +269,20 @@ func (m *Model) CheckForbidden(isCell func(owner string) bool) ForbiddenReport {
 				continue
 			}
 			rep.Total += len(t.actions)
-			if !cand[j] {
+			if !cand[j] && (t.res.Policy == nil || !t.res.Policy.mayAllow(p)) {
 				rep.Denied += len(t.actions)
 				continue
 			}
 			for _, a := range t.actions {
-				res := m.checkOne(t.path(p, a))
-				res.Finding = !res.Decision.Denied()
-				if !res.Finding {
+				rep.Evaluated++
+				v := m.Evaluate(Request{Principal: p.ARN, Action: a, Resource: t.arn, Context: t.ctx})
+				if v.Decision.Denied() {
 					rep.Denied++
+					continue
 				}
-				rep.Evaluated = append(rep.Evaluated, res)
+				res := m.checkOne(t.path(p, a))
+				res.Finding = true
+				rep.Findings = append(rep.Findings, res)
 			}
 		}
 	}

@@ -93,3 +93,33 @@ func loadGenerated(tb testing.TB, fsys fstest.MapFS, weights []router.CellWeight
 	}
 	return f
 }
+
+// BenchmarkPaths is what the access paths add to `cellctl plan` on a
+// whole generated fleet: reading the render into the access model, every
+// required path and the isolation claim's forbidden paths (all cells
+// against all cells). The render itself is BenchmarkPlan.
+func BenchmarkPaths(b *testing.B) {
+	for _, n := range []int{64, 256} {
+		f := generatedFleet(b, n)
+		r, err := Render(context.Background(), f, Options{Parallel: 4})
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Run(fmt.Sprintf("cells=%d", n), func(b *testing.B) {
+			b.ReportAllocs()
+			for i := 0; i < b.N; i++ {
+				paths, _, err := r.Paths(f)
+				if err != nil {
+					b.Fatal(err)
+				}
+				if fs := paths.Findings(); len(fs) > 0 {
+					b.Fatalf("%d findings, first: %s: %s", len(fs), fs[0].Describe(), fs[0].Reason)
+				}
+				allowed, _, denied, forbidden := paths.Counts()
+				b.ReportMetric(float64(allowed), "required")
+				b.ReportMetric(float64(forbidden), "forbidden")
+				_ = denied
+			}
+		})
+	}
+}
