@@ -174,7 +174,8 @@ func dashboardCell(f *fleet.Fleet, id string, ref *pulumi.StackReference) compon
 		for _, n := range signal.AlarmNames(c.Names()) {
 			d.AlarmNames = append(d.AlarmNames, n)
 		}
-		d.Region = c.Region
+		// Its alarms live in its own account (and region).
+		d.Region, d.Account = c.Region, c.Access().Account
 		if c.CapacityRPS > 0 {
 			d.AlarmNames = append(d.AlarmNames, spec.CapacityAlarmName(c.Names()))
 		}
