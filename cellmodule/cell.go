@@ -101,9 +101,10 @@ type CellArgs struct {
 	// be held to the cell's own names (the dnsRecordPolicy output). nil:
 	// the records use the cell's own provider.
 	DNSProvider *aws.ProviderArgs
-	// FleetKey is set when the fleet bucket lives in another account: the
-	// task role may then use the bucket's key through S3 (nil: the bucket
-	// shares the cell's account and its AWS managed key).
+	// FleetKey is the fleet bucket's customer managed key, which the task
+	// role may use through S3 for the fleet bucket (the bucket's default
+	// encryption). nil: the cell is rendered without a router (a test of
+	// the template alone) and its task role gets no key statement.
 	FleetKey *FleetKey
 }
 

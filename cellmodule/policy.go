@@ -76,36 +76,64 @@ type taskRolePolicyInput struct {
 	CacheGroupArn string // the replication group
 	CacheUserArn  string
 	DBUserArn     string // arn:<partition>:rds-db:<region>:<account>:dbuser:<cluster resource id>/<user>
-	// FleetKey, when the fleet bucket is in another account, lets S3 use
-	// the bucket's customer managed key on the task's behalf.
+	// FleetKey lets S3 use the fleet bucket's customer managed key on the
+	// task's behalf (the bucket's default encryption: every object the
+	// task writes or reads under its prefix goes through it).
 	FleetKey *FleetKey
+	// Account is the cell's own account (its caller identity).
+	Account string
 }
 
-// FleetKey is where the fleet bucket's customer managed key lives when the
-// bucket is in another account than the cell: a cross-account caller
-// needs its own identity policy to allow the key as well as the key
-// policy ("Allowing users in other accounts to use a KMS key", AWS KMS
-// Developer Guide).
+// FleetKey is where the fleet bucket's customer managed key lives. The
+// bucket is always encrypted with it (SSE-KMS), so every cell's task role
+// needs it: an upload needs kms:GenerateDataKey and a download kms:Decrypt
+// on the bucket's key ("Using server-side encryption with AWS KMS keys
+// (SSE-KMS)", Amazon S3 User Guide). In the key's own account the key
+// policy's account statement lets IAM policies grant it ("Key policies in
+// AWS KMS", AWS KMS Developer Guide); across accounts the caller's identity
+// policy must allow it as well as the key policy ("Allowing users in other
+// accounts to use a KMS key", AWS KMS Developer Guide). Either way, this
+// statement is the task role's half.
 type FleetKey struct {
 	// Account is the bucket's account ("" when the fleet does not name
-	// it: any account, still only through S3 in Region).
+	// it: the cell's own when SharesAccount, else any account — still
+	// only through S3 in Region, for the fleet bucket).
 	Account string
 	// Region is the bucket's region.
 	Region string
+	// SharesAccount says the bucket is in the cell's own account (neither
+	// the cell nor the router names another).
+	SharesAccount bool
 }
 
-// keyStatement is the task role's use of the fleet bucket key.
-func (k FleetKey) keyStatement(partition string) PolicyStatement {
+// keyStatement is the task role's use of the fleet bucket key: through S3
+// only (kms:ViaService), and only for the fleet bucket — with S3 Bucket
+// Keys enabled (the router enables them) S3 passes the bucket's ARN, not
+// the object's, as the encryption context ("Configuring your bucket to use
+// an S3 Bucket Key with SSE-KMS for new objects", Amazon S3 User Guide:
+// "You need to update your IAM policies to use the bucket ARN for the
+// encryption context"). A writer that turns the Bucket Key off for one
+// request makes S3 pass the object's ARN instead, and that request is
+// refused before anything is written. The cell cannot name the key itself (the router
+// creates it after the cells), so the resource is any key of the
+// bucket's account and region.
+func (k FleetKey) keyStatement(partition, ownAccount, bucketArn string) PolicyStatement {
 	account := k.Account
+	if account == "" && k.SharesAccount {
+		account = ownAccount
+	}
 	if account == "" {
 		account = "*"
 	}
 	return PolicyStatement{
-		Sid:       "FleetBucketKeyThroughS3",
-		Effect:    "Allow",
-		Action:    spec.FleetKeyActions,
-		Resource:  []string{fmt.Sprintf("arn:%s:kms:%s:%s:key/*", partition, k.Region, account)},
-		Condition: map[string]map[string][]string{"StringEquals": {"kms:ViaService": {"s3." + k.Region + ".amazonaws.com"}}},
+		Sid:      "FleetBucketKeyThroughS3",
+		Effect:   "Allow",
+		Action:   spec.FleetKeyActions,
+		Resource: []string{fmt.Sprintf("arn:%s:kms:%s:%s:key/*", partition, k.Region, account)},
+		Condition: map[string]map[string][]string{"StringEquals": {
+			"kms:ViaService":                  {spec.ViaS3(k.Region)},
+			spec.FleetKeyEncryptionContextKey: {bucketArn},
+		}},
 	}
 }
 
@@ -122,7 +150,7 @@ func taskRolePolicy(in taskRolePolicyInput) PolicyDocument {
 	doc := taskRoleStatements(in)
 	if in.FleetKey != nil {
 		partition := strings.SplitN(in.BucketArn, ":", 3)[1]
-		doc.Statement = append(doc.Statement, in.FleetKey.keyStatement(partition))
+		doc.Statement = append(doc.Statement, in.FleetKey.keyStatement(partition, in.Account, in.BucketArn))
 	}
 	return doc
 }

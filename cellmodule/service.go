@@ -72,6 +72,7 @@ func (b *builder) roles() error {
 			CacheUserArn:  v[2].(string),
 			DBUserArn:     DBUserARN(b.partition, s.Region, b.account, v[3].(string), DatabaseAppUser),
 			FleetKey:      b.fleetKey,
+			Account:       b.account,
 		}).JSON()
 	}).(pulumi.StringOutput)
 	c.TaskRolePolicy, err = iam.NewRolePolicy(ctx, b.name("task-policy"), &iam.RolePolicyArgs{

@@ -54,8 +54,11 @@ func cellProgram(ctx *pulumi.Context, f *fleet.Fleet, c *fleet.Cell) error {
 		return err
 	}
 	args := &cellmodule.CellArgs{Spec: c.Cell, OriginVerifySecret: secret, DNSProvider: dnsProvider(c)}
-	if CrossAccount(f, c) {
-		args.FleetKey = &cellmodule.FleetKey{Account: f.Router.Access().Account, Region: f.Router.Region}
+	if f.Router != nil {
+		// Every cell, in the router's account or not: the fleet bucket is
+		// always encrypted with the fleet's key (router/component), so a
+		// task role without it gets AccessDenied on its own prefix.
+		args.FleetKey = &cellmodule.FleetKey{Account: f.Router.Access().Account, Region: f.Router.Region, SharesAccount: !CrossAccount(f, c)}
 	}
 	// A rotation in progress: the cell accepts the next value too.
 	if next := f.ConfigKey(fleet.OriginVerifyNextKey); hasConfig(ctx, next) {

@@ -36,8 +36,11 @@ func routerProgram(ctx *pulumi.Context, f *fleet.Fleet) error {
 	var dash []component.DashboardCellArgs
 	var grants []component.CellGrant
 	for _, c := range table.Cells() {
-		if c.State == router.CellDrained {
-			continue // drained cells receive no traffic: no origin
+		fc := f.Cell(c.ID)
+		crossAccount := fc != nil && CrossAccount(f, fc)
+		drained := c.State == router.CellDrained
+		if drained && !crossAccount {
+			continue // no traffic, so no origin, and no grant to make
 		}
 		ref, err := pulumi.NewStackReference(ctx, c.ID+"-outputs", &pulumi.StackReferenceArgs{
 			Name: pulumi.String(fmt.Sprintf("%s/%s/%s", org, f.Project, c.ID)),
@@ -45,15 +48,25 @@ func routerProgram(ctx *pulumi.Context, f *fleet.Fleet) error {
 		if err != nil {
 			return err
 		}
+		if crossAccount {
+			// A drained cell keeps its grants while its stack keeps its
+			// task role: the role and the objects it wrote still exist
+			// (a drain moves tenants, not data). Once its stack is
+			// destroyed it exports no role, and there is none to grant.
+			role := cellOutput(ref, c.ID, "taskRoleArn", "task role (taskRoleArn)")
+			if drained {
+				role = optionalCellOutput(ref, "taskRoleArn")
+			}
+			grants = append(grants, component.CellGrant{Cell: c.ID, Prefix: cellmodule.StoragePrefix(c.ID), TaskRoleArn: role})
+		}
+		if drained {
+			continue // drained cells receive no traffic: no origin
+		}
 		// The cell's own name (<id>.<fleetDomain>), not its ALB's: CloudFront
 		// validates the origin certificate against it.
 		dns := cellOutput(ref, c.ID, "dnsName", "DNS name (dnsName)")
 		origins = append(origins, component.Origin{Cell: c.ID, DNSName: dns})
 		dash = append(dash, dashboardCell(f, c.ID, ref))
-		if fc := f.Cell(c.ID); fc != nil && CrossAccount(f, fc) {
-			role := cellOutput(ref, c.ID, "taskRoleArn", "task role (taskRoleArn)")
-			grants = append(grants, component.CellGrant{Cell: c.ID, Prefix: cellmodule.StoragePrefix(c.ID), TaskRoleArn: role})
-		}
 	}
 	provider, err := component.EdgeProviderArgs(fleet.AWSKeys(), func(key string) (string, bool) {
 		return ctx.GetConfig("aws:" + key)
@@ -142,6 +155,15 @@ func cellOutput(ref *pulumi.StackReference, id, key, what string) pulumi.StringO
 	}).(pulumi.StringOutput)
 }
 
+// optionalCellOutput is a string output of a cell's stack that may be
+// missing ("" then): a drained cell's stack may have been destroyed.
+func optionalCellOutput(ref *pulumi.StackReference, key string) pulumi.StringOutput {
+	return ref.GetOutput(pulumi.String(key)).ApplyT(func(v any) string {
+		s, _ := v.(string)
+		return s
+	}).(pulumi.StringOutput)
+}
+
 // dashboardCell is one routed cell on the fleet dashboard: its load
 // balancer and target group from its stack outputs, its alarms from the
 // fleet (the same names the cell template creates).
@@ -152,7 +174,8 @@ func dashboardCell(f *fleet.Fleet, id string, ref *pulumi.StackReference) compon
 		for _, n := range signal.AlarmNames(c.Names()) {
 			d.AlarmNames = append(d.AlarmNames, n)
 		}
-		d.Region = c.Region
+		// Its alarms live in its own account (and region).
+		d.Region, d.Account = c.Region, c.Access().Account
 		if c.CapacityRPS > 0 {
 			d.AlarmNames = append(d.AlarmNames, spec.CapacityAlarmName(c.Names()))
 		}
@@ -162,7 +185,8 @@ func dashboardCell(f *fleet.Fleet, id string, ref *pulumi.StackReference) compon
 
 // CrossAccount reports whether cell c lives in another account than the
 // fleet bucket (the router's): its task role then needs the bucket
-// policy's grant of its prefix and the bucket key. A cell that names no
+// policy's grant of its prefix and the key policy's of the bucket key
+// (every cell's own task policy allows the key either way). A cell that names no
 // account shares the router's (the ambient credentials reach both); one
 // that names an account the router does not name is treated as another,
 // as granting a role of the bucket's own account changes nothing.

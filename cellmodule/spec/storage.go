@@ -14,3 +14,16 @@ var (
 	// reads and writes SSE-KMS objects under the fleet bucket's key.
 	FleetKeyActions = []string{"kms:Decrypt", "kms:GenerateDataKey"}
 )
+
+// FleetKeyEncryptionContextKey is the condition key that holds the
+// encryption context S3 passes to KMS for an object. The fleet bucket
+// enables S3 Bucket Keys, so the context is the bucket's ARN, not the
+// object's ("Configuring your bucket to use an S3 Bucket Key with SSE-KMS
+// for new objects", Amazon S3 User Guide); the task roles and the key
+// policy both hold the key to the fleet bucket with it.
+const FleetKeyEncryptionContextKey = "kms:EncryptionContext:aws:s3:arn"
+
+// ViaS3 is kms:ViaService's value for the requests S3 makes to KMS in
+// region on a caller's behalf ("kms:ViaService", AWS KMS Developer Guide:
+// <service>.<region>.amazonaws.com).
+func ViaS3(region string) string { return "s3." + region + ".amazonaws.com" }

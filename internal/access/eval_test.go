@@ -220,3 +220,27 @@ func TestWildcard(t *testing.T) {
 		}
 	}
 }
+
+// The bucket key grants hold only for the fleet bucket's encryption
+// context (with S3 Bucket Keys, the bucket's ARN): the iam-simulate judge
+// cannot see this key, so it is decided here.
+func TestEncryptionContextConditions(t *testing.T) {
+	m := fleet(rootKeyPolicy(), nil)
+	p := m.Principal("cell-a/task")
+	p.Identity[0].Doc.Statement[1].Condition["StringEquals"]["kms:EncryptionContext:aws:s3:arn"] = policy.Values{bkt}
+	ok := m.Evaluate(Request{Principal: "cell-a/task", Action: "s3:PutObject", Resource: bkt + "/cells/cell-a/x"})
+	if ok.Decision != Allowed || ok.Implied[0].Request.Context["kms:EncryptionContext:aws:s3:arn"][0] != bkt {
+		t.Fatalf("the fleet bucket: got %+v", ok)
+	}
+	other := m.Evaluate(Request{Principal: "cell-a/task", Action: "kms:GenerateDataKey", Resource: keyA, Context: map[string][]string{
+		"kms:ViaService": {"s3.us-east-1.amazonaws.com"}, "kms:EncryptionContext:aws:s3:arn": {"arn:aws:s3:::another-bucket"}}})
+	if other.Decision != ImplicitDeny {
+		t.Fatalf("another bucket under the same key: got %s: %s", other.Decision, other.Reason)
+	}
+	// Without Bucket Keys the context is the object's ARN, which the
+	// bucket-ARN condition does not match.
+	m.ResourceByLabel("bucket").BucketKey = false
+	if v := m.Evaluate(Request{Principal: "cell-a/task", Action: "s3:PutObject", Resource: bkt + "/cells/cell-a/x"}); v.Decision != ImplicitDeny {
+		t.Fatalf("object-level context: got %s: %s", v.Decision, v.Reason)
+	}
+}

@@ -8,11 +8,12 @@ import (
 )
 
 // A customer managed KMS key (pulumi-aws aws:kms/key:Key, CreateKey).
-// The fleet bucket needs one as soon as a cell lives in another account:
-// objects encrypted under the AWS managed key aws/s3 cannot be read from
-// another account, because an AWS managed key's policy cannot be changed
-// to grant it ("AWS managed keys", AWS KMS Developer Guide; "Using
-// encryption for cross-account operations", Amazon S3 User Guide).
+// The fleet bucket always has one, so that a cell in another account can
+// read what it wrote: objects encrypted under the AWS managed key aws/s3
+// cannot be read from another account, because an AWS managed key's policy
+// cannot be changed to grant it ("AWS managed keys", AWS KMS Developer
+// Guide; "Using encryption for cross-account operations", Amazon S3 User
+// Guide).
 //
 // Sources: the KMS API Reference, CreateKey (Description up to 8192
 // characters, KeyUsage, KeySpec, BypassPolicyLockoutSafetyCheck), and

@@ -98,6 +98,16 @@ func TestCellsInASecondAccount(t *testing.T) {
 	if strings.Contains(policy, "cell-a") {
 		t.Errorf("the bucket policy grants cell-a, which shares the router's account: %s", policy)
 	}
+	// cell-a shares the router's account: the key policy's account
+	// statement lets its own task policy grant it the key, which it must,
+	// as the bucket is encrypted with that key.
+	taskPolicies, _ := home.Resources(sim.Filter{Stack: "cell-a", Type: "iam/rolePolicy", Name: "cell-a-task-policy"})
+	if len(taskPolicies) != 1 {
+		t.Fatalf("cell-a task policies: %d", len(taskPolicies))
+	}
+	if tp, _ := taskPolicies[0].Inputs["policy"].(string); !strings.Contains(tp, "FleetBucketKeyThroughS3") || !strings.Contains(tp, `"kms:EncryptionContext:aws:s3:arn":["arn:aws:s3:::example-cells-fleet"]`) {
+		t.Errorf("cell-a's task policy cannot use the fleet bucket key through S3: %s", tp)
+	}
 
 	st := mustRun(t, dir, "status")
 	if !rowHas(st.stdout, "cell-c", secondAccount) || !rowHas(st.stdout, "cell-a", "default") {

@@ -11,6 +11,7 @@ import (
 	"github.com/cellctl/cellctl/internal/fleet"
 	"github.com/cellctl/cellctl/internal/fleet/fleettest"
 	"github.com/cellctl/cellctl/internal/iamsim"
+	"github.com/cellctl/cellctl/internal/policy"
 )
 
 // judged is one request cellctl decided, sent to the outside judge.
@@ -40,14 +41,14 @@ func judgeCases(t *testing.T, f *fleet.Fleet, m *access.Model, name string) (cas
 		c := iamsim.Case{Principal: in.Principal.ARN, Action: req.Action, Resource: in.Resource, ResourceAccount: in.ResourceAccount,
 			Context: in.Context}
 		for _, p := range in.Identity {
-			doc, err := p.Doc.JSON()
+			doc, err := forJudge(p.Doc).JSON()
 			if err != nil {
 				t.Fatal(err)
 			}
 			c.IdentityPolicies = append(c.IdentityPolicies, iamsim.NamedPolicy{Name: p.Name, Policy: doc})
 		}
 		if in.ResourcePolicy != nil {
-			doc, err := in.ResourcePolicy.Doc.JSON()
+			doc, err := forJudge(in.ResourcePolicy.Doc).JSON()
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -73,6 +74,43 @@ func judgeCases(t *testing.T, f *fleet.Fleet, m *access.Model, name string) (cas
 		add(access.Request{Principal: p.Principal, Action: p.Action, Resource: r.ARN + p.Suffix, Context: p.Context})
 	}
 	return cases, undecidable
+}
+
+// judgeBlindKey is a condition key the judge cannot see: iam-simulate
+// 0.1.173 drops kms:EncryptionContext:<key> from every request (its
+// reference data names the key as the template
+// kms:EncryptionContext:${EncryptionContextKey}, which it does not
+// match), so a statement conditioned on it never applies there although
+// AWS applies it ("kms:EncryptionContext:context-key", AWS KMS Developer
+// Guide). The judge's copy of a policy goes without those conditions;
+// internal/access's own tests decide them
+// (TestEncryptionContextConditions).
+const judgeBlindKey = "kms:EncryptionContext:"
+
+// forJudge is a copy of doc without the conditions on judgeBlindKey keys.
+func forJudge(doc policy.Document) policy.Document {
+	out := doc
+	out.Statement = make([]policy.Statement, len(doc.Statement))
+	for i, s := range doc.Statement {
+		out.Statement[i] = s
+		if len(s.Condition) == 0 {
+			continue
+		}
+		cond := policy.Conditions{}
+		for op, keys := range s.Condition {
+			kept := map[string]policy.Values{}
+			for k, v := range keys {
+				if !strings.HasPrefix(strings.ToLower(k), strings.ToLower(judgeBlindKey)) {
+					kept[k] = v
+				}
+			}
+			if len(kept) > 0 {
+				cond[op] = kept
+			}
+		}
+		out.Statement[i].Condition = cond
+	}
+	return out
 }
 
 // disagreements compares cellctl's decisions with the judge's.

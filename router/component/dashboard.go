@@ -27,6 +27,9 @@ import (
 type DashboardCell struct {
 	Cell   string `json:"cell"`
 	Region string `json:"region"`
+	// Account is the cell's account: its alarms live there, so their ARNs
+	// name it ("" — the cell declares none — is the router's).
+	Account string `json:"account,omitempty"`
 	// LoadBalancer and TargetGroup are the cell stack's albArnSuffix and
 	// targetGroupArnSuffix outputs: CloudWatch's dimension values.
 	LoadBalancer string `json:"loadBalancer"`
@@ -40,7 +43,8 @@ type DashboardSpec struct {
 	// Region is the dashboard's home region: widgets default to it, and a
 	// cell elsewhere names its own region on each of its metrics.
 	Region string
-	// Partition and Account build the alarm ARNs the alarm widget lists.
+	// Partition and Account build the alarm ARNs the alarm widget lists;
+	// Account is the router's, the account of a cell that names none.
 	Partition, Account string
 	Cells              []DashboardCell
 }
@@ -250,10 +254,18 @@ func DashboardBody(s DashboardSpec) (string, error) {
 		if region == "" {
 			region = s.Region
 		}
+		// An alarm's ARN names the region and account it lives in — the
+		// cell's own, where its stack created it ("The ARN format of an
+		// alarm is arn:aws:cloudwatch:Region:account-id:alarm:alarm-name",
+		// CloudWatch API Reference, TagResource).
+		account := c.Account
+		if account == "" {
+			account = s.Account
+		}
 		names := append([]string(nil), c.AlarmNames...)
 		sort.Strings(names)
 		for _, n := range names {
-			arns = append(arns, fmt.Sprintf("arn:%s:cloudwatch:%s:%s:alarm:%s", partition, region, s.Account, n))
+			arns = append(arns, fmt.Sprintf("arn:%s:cloudwatch:%s:%s:alarm:%s", partition, region, account, n))
 		}
 	}
 	for start := 0; start < len(arns); start += maxAlarmsPerWidget {
@@ -284,7 +296,8 @@ type DashboardArgs struct {
 
 // DashboardCellArgs is one routed cell, with its dimensions as outputs.
 type DashboardCellArgs struct {
-	Cell, Region              string
+	// Account is the cell's declared account ("": the router's).
+	Cell, Region, Account     string
 	LoadBalancer, TargetGroup pulumi.StringInput
 	AlarmNames                []string
 }
@@ -305,7 +318,7 @@ func (r *Router) dashboard(ctx *pulumi.Context, name string, args *DashboardArgs
 			spec.Partition = parts[1]
 		}
 		for i, c := range args.Cells {
-			spec.Cells = append(spec.Cells, DashboardCell{Cell: c.Cell, Region: c.Region,
+			spec.Cells = append(spec.Cells, DashboardCell{Cell: c.Cell, Region: c.Region, Account: c.Account,
 				LoadBalancer: v[2+2*i].(string), TargetGroup: v[3+2*i].(string), AlarmNames: c.AlarmNames})
 		}
 		return DashboardBody(spec)

@@ -161,6 +161,7 @@ func TestDashboardBodyGenerator(t *testing.T) {
 			AlarmNames: []string{"cellctl-" + id + "-5xx-rate", "cellctl-" + id + "-p99-latency", "cellctl-" + id + "-unhealthy-tasks", "cellctl-" + id + "-capacity-warning"}})
 	}
 	cells[3].Region = "eu-west-1"
+	cells[4].Account = "222233334444"
 	body, err := component.DashboardBody(component.DashboardSpec{Region: "us-east-1", Account: "123456789012", Cells: cells})
 	if err != nil {
 		t.Fatal(err)
@@ -183,6 +184,13 @@ func TestDashboardBodyGenerator(t *testing.T) {
 	if !strings.Contains(body, `"arn:aws:cloudwatch:eu-west-1:123456789012:alarm:cellctl-cell-03-5xx-rate"`) ||
 		!strings.Contains(body, `"id":"c0","label":"cell-03","region":"eu-west-1"`) || !strings.Contains(body, `"label":"worst cell in eu-west-1","region":"eu-west-1"`) {
 		t.Errorf("the eu-west-1 cell is not read in its region")
+	}
+	// A cell in another account: its alarms live there, the others' in
+	// the router's account.
+	if !strings.Contains(body, `"arn:aws:cloudwatch:us-east-1:222233334444:alarm:cellctl-cell-04-5xx-rate"`) ||
+		strings.Contains(body, `"arn:aws:cloudwatch:us-east-1:123456789012:alarm:cellctl-cell-04-`) ||
+		!strings.Contains(body, `"arn:aws:cloudwatch:us-east-1:123456789012:alarm:cellctl-cell-05-5xx-rate"`) {
+		t.Errorf("cell-04's alarms are not named in its own account 222233334444 (or cell-05's not in the router's)")
 	}
 
 	cells[5].LoadBalancer = ""

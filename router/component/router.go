@@ -60,9 +60,10 @@ type CodeFunc func(origins map[string]string) (map[string]string, error)
 type RouterArgs struct {
 	// BucketName is the fleet bucket (cells/<id>/ per cell).
 	BucketName string
-	// CellGrants are the cells in other accounts than the router's: the
-	// bucket policy grants each its own prefix, and the bucket is
-	// encrypted with a customer managed key they may use through S3.
+	// CellGrants are the cells in other accounts than the router's that
+	// still have a stack (routed, draining or drained): the bucket policy
+	// grants each its own prefix, and the key policy the bucket's key
+	// through S3. The bucket is encrypted with that key whatever the list.
 	CellGrants []CellGrant
 	// Origins are the routable cells (active and draining), in table order.
 	Origins []Origin
@@ -119,8 +120,8 @@ type Router struct {
 
 	Bucket       *s3.BucketV2
 	BucketPolicy *s3.BucketPolicy
-	// BucketKey is the bucket's customer managed key (nil: the AWS
-	// managed aws/s3, while every cell shares the router's account).
+	// BucketKey is the bucket's customer managed key, its default
+	// encryption (protected and retained: see bucketKey).
 	BucketKey    *kms.Key
 	EdgeProvider *aws.Provider
 	EdgeRole     *iam.Role
@@ -199,6 +200,7 @@ func NewRouter(ctx *pulumi.Context, name string, args *RouterArgs, opts ...pulum
 		"functionVersion":    r.Function.Version,
 		"functionArn":        r.Function.QualifiedArn,
 		"bucket":             r.Bucket.Bucket,
+		"bucketKeyArn":       r.BucketKey.Arn,
 		"origins":            pulumi.ToStringArray(originCells(args.Origins)),
 		"viewerDomains":      pulumi.ToStringArray(append([]string{}, args.ViewerDomains...)),
 	}
@@ -207,9 +209,6 @@ func NewRouter(ctx *pulumi.Context, name string, args *RouterArgs, opts ...pulum
 	}
 	if r.Dashboard != nil {
 		r.Outputs["dashboardName"] = r.Dashboard.DashboardName
-	}
-	if r.BucketKey != nil {
-		r.Outputs["bucketKeyArn"] = r.BucketKey.Arn
 	}
 	if err := ctx.RegisterResourceOutputs(r, r.Outputs); err != nil {
 		return nil, err
@@ -270,18 +269,16 @@ func (r *Router) bucket(ctx *pulumi.Context, name string, args *RouterArgs, tags
 	}, parent); err != nil {
 		return err
 	}
+	roles := grantRoles(args.CellGrants)
+	if r.BucketKey, err = r.bucketKey(ctx, name, roles, tags, parent); err != nil {
+		return err
+	}
 	byDefault := &s3.BucketServerSideEncryptionConfigurationV2RuleApplyServerSideEncryptionByDefaultArgs{
 		SseAlgorithm: pulumi.String("aws:kms"),
-	}
-	roles := grantRoles(args.CellGrants)
-	if len(args.CellGrants) > 0 {
-		if r.BucketKey, err = r.bucketKey(ctx, name, roles, tags, parent); err != nil {
-			return err
-		}
 		// The key's ARN, not its id: S3 resolves a bare id in the
 		// requester's account ("Using encryption for cross-account
 		// operations", Amazon S3 User Guide).
-		byDefault.KmsMasterKeyId = r.BucketKey.Arn
+		KmsMasterKeyId: r.BucketKey.Arn,
 	}
 	if _, err := s3.NewBucketServerSideEncryptionConfigurationV2(ctx, name+"-bucket-encryption", &s3.BucketServerSideEncryptionConfigurationV2Args{
 		Bucket: r.Bucket.ID(),

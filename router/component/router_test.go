@@ -15,6 +15,7 @@ import (
 	"github.com/cellctl/cellctl/cellmodule"
 	"github.com/cellctl/cellctl/internal/awsmodel"
 	"github.com/cellctl/cellctl/internal/fleet"
+	"github.com/cellctl/cellctl/internal/fleet/fleettest"
 	"github.com/cellctl/cellctl/internal/offline"
 	"github.com/cellctl/cellctl/router"
 	"github.com/cellctl/cellctl/router/component"
@@ -55,6 +56,15 @@ func demoFleet(t *testing.T) *fleet.Fleet {
 	return f
 }
 
+// taskRoleArn is the task role a cell's stack exports, in its own account.
+func taskRoleArn(c *fleet.Cell) string {
+	account := c.Access().Account
+	if account == "" {
+		account = "123456789012"
+	}
+	return "arn:aws:iam::" + account + ":role/" + c.ID + "-task-role"
+}
+
 // albDNS is the DNS name (<id>.<fleetDomain>) a cell's stack exports as
 // dnsName in these tests.
 func albDNS(cell string) string { return cell + ".cells.example.com" }
@@ -72,6 +82,7 @@ func runRouterProgram(t *testing.T, f *fleet.Fleet, undeployed ...string) (*rout
 	for _, c := range f.Cells {
 		outs := resource.PropertyMap{"cidr": resource.NewStringProperty(c.CIDR())}
 		if !slices.Contains(undeployed, c.ID) {
+			outs["taskRoleArn"] = resource.NewStringProperty(taskRoleArn(c))
 			outs["dnsName"] = resource.NewStringProperty(albDNS(c.ID))
 			outs["albArnSuffix"] = resource.NewStringProperty("app/" + c.ID + "-alb/0123456789abcdef")
 			outs["targetGroupArnSuffix"] = resource.NewStringProperty("targetgroup/" + c.ID + "-tg/fedcba9876543210")
@@ -330,6 +341,115 @@ func TestFleetBucketIsPrivateVersionedEncryptedAndTLSOnly(t *testing.T) {
 }
 
 // --- Lambda@Edge -----------------------------------------------------------
+
+// The fleet bucket is always encrypted with the fleet's customer managed
+// key — one configuration whatever accounts the cells live in, so no fleet
+// change switches encryption under running cells — and the key outlives
+// every grant: protected and retained, it stays when the last cell in
+// another account is drained and its stack destroyed, its policy then the
+// owning account's statement alone (a statement naming no principal is
+// not a policy KMS accepts).
+func TestFleetBucketKeyIsAlwaysThereAndOutlivesItsGrants(t *testing.T) {
+	twoAccounts := func(t *testing.T) *fleet.Fleet {
+		f, err := fleet.Load(fleettest.Demo(t, fleettest.TwoAccounts))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return f
+	}
+	for _, tc := range []struct {
+		name  string
+		fleet func(t *testing.T) *fleet.Fleet
+		// destroyed cells export nothing.
+		destroyed []string
+		granted   []string
+	}{
+		{"one account", demoFleet, nil, nil},
+		{"two accounts", twoAccounts, nil, []string{"cell-c", "cell-d"}},
+		{"cell-d drained, its stack still there", func(t *testing.T) *fleet.Fleet {
+			f := twoAccounts(t)
+			var err error
+			if f.Routing, err = router.Drain(f.Routing, "cell-d"); err != nil {
+				t.Fatal(err)
+			}
+			return f
+		}, nil, []string{"cell-c", "cell-d"}},
+		{"cell-c and cell-d drained and destroyed", func(t *testing.T) *fleet.Fleet {
+			f := twoAccounts(t)
+			table, err := router.Drain(f.Routing, "cell-d")
+			if err != nil {
+				t.Fatal(err)
+			}
+			// The migration to cell-c ends first: a drain keeps a pin to it.
+			tr, err := router.AbortMigration(table, "globex")
+			if err != nil {
+				t.Fatal(err)
+			}
+			table = tr.To
+			if f.Routing, err = router.Drain(table, "cell-c"); err != nil {
+				t.Fatal(err)
+			}
+			if c, _ := f.Routing.Cell("cell-c"); c.State != router.CellDrained {
+				t.Fatalf("test setup: cell-c is %s", c.State)
+			}
+			return f
+		}, []string{"cell-c", "cell-d"}, nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := tc.fleet(t)
+			r, err := runRouterProgram(t, f, tc.destroyed...)
+			if err != nil {
+				t.Fatalf("router program: %v", err)
+			}
+			key := r.one(t, "aws:kms/key:Key")
+			if !key.Protect || !key.RetainOnDelete {
+				t.Errorf("the fleet bucket key: protect %v, retainOnDelete %v; want both: objects written under it are unreadable once it is deleted", key.Protect, key.RetainOnDelete)
+			}
+			keyArn := str(out(key, "arn"))
+			enc := r.one(t, typeEncryption)
+			rule := arr(in(enc, "rules"))
+			if len(rule) != 1 || str(get(rule[0], "applyServerSideEncryptionByDefault", "kmsMasterKeyId")) != keyArn || keyArn == "" ||
+				!plain(get(rule[0], "bucketKeyEnabled")).IsBool() || !plain(get(rule[0], "bucketKeyEnabled")).BoolValue() {
+				t.Errorf("bucket encryption %v, want SSE-KMS with the fleet key %s by ARN and S3 Bucket Keys on", rule, keyArn)
+			}
+			if got := r.outputs["bucketKeyArn"].Value; got != keyArn {
+				t.Errorf("output bucketKeyArn = %v, want %s", got, keyArn)
+			}
+			var principals []string
+			for _, st := range parsePolicy(t, "key policy", str(in(key, "policy"))) {
+				p, _ := st.Principal.(map[string]any)
+				ps := stringOrList(p["AWS"])
+				if len(ps) == 0 {
+					t.Errorf("key policy statement %q names no principal", st.Sid)
+				}
+				if st.Sid == "OwningAccount" {
+					if len(ps) != 1 || ps[0] != "arn:aws:iam::123456789012:root" || len(st.Condition) != 0 {
+						t.Errorf("the owning account statement %+v must let the account's IAM policies grant the key", st)
+					}
+					continue
+				}
+				via, _ := st.Condition["StringEquals"].(map[string]any)
+				if via["kms:ViaService"] != "s3.us-east-1.amazonaws.com" || via["kms:EncryptionContext:aws:s3:arn"] != "arn:aws:s3:::"+f.Router.FleetBucket {
+					t.Errorf("statement %q lets %v use the key outside S3 or for another bucket: %v", st.Sid, ps, st.Condition)
+				}
+				principals = append(principals, ps...)
+			}
+			var want []string
+			for _, id := range tc.granted {
+				want = append(want, taskRoleArn(f.Cell(id)))
+			}
+			if !slices.Equal(principals, want) {
+				t.Errorf("key policy's cross-account principals %v, want %v", principals, want)
+			}
+			pol := str(in(r.one(t, typeBucketPolicy), "policy"))
+			for _, id := range []string{"cell-c", "cell-d"} {
+				if has := strings.Contains(pol, "/cells/"+id+"/*"); has != slices.Contains(tc.granted, id) {
+					t.Errorf("bucket policy grants %s: %v, want %v\n%s", id, has, slices.Contains(tc.granted, id), pol)
+				}
+			}
+		})
+	}
+}
 
 func TestEdgeFunctionLivesInUSEast1AndPublishesVersions(t *testing.T) {
 	f := demoFleet(t)
