@@ -84,7 +84,7 @@ func Build(stacks []Stack) (*Model, error) {
 					doc = d
 				}
 				m.AddResource(&Resource{ARN: str(out, "arn"), Account: s.Account, Region: s.Region, Kind: KindKey, Owner: s.Owner, Label: label,
-					Policy: &Policy{Name: label + " (key policy)", Doc: doc}})
+					Policy: &Policy{Name: label + " (key policy)", Doc: doc}, Protected: r.Protect, Retained: r.RetainOnDelete})
 			case "aws:s3/bucketV2:BucketV2", "aws:s3/bucket:Bucket":
 				b := m.AddResource(&Resource{ARN: str(out, "arn"), Account: s.Account, Region: s.Region, Kind: KindBucket, Owner: s.Owner, Label: label})
 				b.name = firstNonEmpty(str(out, "bucket"), str(in, "bucket"))
@@ -331,4 +331,27 @@ func firstNonEmpty(vs ...string) string {
 		}
 	}
 	return ""
+}
+
+// KeyLifetime finds the customer managed keys the render declares that
+// encrypt data at rest (a bucket's default encryption, a queue's, a
+// secret's) and could be deleted by a later change: each must be
+// protected and retained, for once a key is gone every object written
+// under it is unreadable ("Deleting AWS KMS keys", KMS Developer Guide).
+// With both, a program that stops declaring the key is refused by the
+// engine (protect) and the key stays in AWS even once unprotected
+// (retainOnDelete). Keys the fleet does not declare (AWS managed, or
+// another team's) are not the fleet's to delete.
+func (m *Model) KeyLifetime() []string {
+	var out []string
+	for _, r := range m.Resources() {
+		k := m.resources[r.Key]
+		if r.Key == "" || k == nil || k.Owner == "" || awsManagedService(r.Key) != "" {
+			continue
+		}
+		if !k.Protected || !k.Retained {
+			out = append(out, fmt.Sprintf("%s encrypts %s but is not protected and retained (protect: %v, retainOnDelete: %v): a change that drops it would delete the key and lose the data", k.Label, r.Label, k.Protected, k.Retained))
+		}
+	}
+	return out
 }

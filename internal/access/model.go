@@ -151,6 +151,9 @@ type Resource struct {
 	// BucketKey is set on a bucket whose SSE-KMS uses S3 Bucket Keys: the
 	// key's encryption context is then the bucket's ARN.
 	BucketKey bool
+	// Protected and Retained are the resource's protect and
+	// retainOnDelete options (a key that encrypts data must have both).
+	Protected, Retained bool
 	// Probes are the requests the forbidden paths try against the
 	// resource from every other cell.
 	Probes []Probe

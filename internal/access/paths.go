@@ -38,7 +38,12 @@ type Result struct {
 type Report struct {
 	Required  []Result        `json:"required"`
 	Forbidden ForbiddenReport `json:"forbidden"`
+	// Keys are the data keys that could be deleted (Model.KeyLifetime).
+	Keys []string `json:"keys"`
 }
+
+// OK reports whether every path is as required and every data key safe.
+func (r Report) OK() bool { return len(r.Findings()) == 0 && len(r.Keys) == 0 }
 
 // Findings are the results that break the fleet's promise: required
 // paths first.
@@ -67,7 +72,7 @@ func (r Report) Counts() (allowed, required, denied, forbidden int) {
 // paths. A required path is met only when Allowed; a forbidden one only
 // when denied — an undecidable answer is a finding either way.
 func (m *Model) Check(required []Path, isCell func(owner string) bool) Report {
-	return Report{Required: m.CheckRequired(required), Forbidden: m.CheckForbidden(isCell)}
+	return Report{Required: m.CheckRequired(required), Forbidden: m.CheckForbidden(isCell), Keys: append([]string{}, m.KeyLifetime()...)}
 }
 
 // CheckRequired evaluates paths that must be Allowed.

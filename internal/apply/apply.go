@@ -190,9 +190,19 @@ func SelectStacks(fl *fleet.Fleet, cells []string, router bool) ([]string, error
 // are not isolated, stop the run before anything changes — and returns
 // each stack's expected resource count for progress.
 func gate(ctx context.Context, env *Env, names []string) (map[string]int, error) {
-	report, err := plan.Render(ctx, env.Fleet, plan.Options{Stacks: names, Parallel: env.Parallel})
+	// The whole fleet is rendered when it has a router: a change to one
+	// stack can break a path another stack's policy decides (a grant in
+	// the router's bucket policy, a key a cell's role must use).
+	render := names
+	if env.Fleet.Router != nil {
+		render = nil
+	}
+	report, err := plan.Render(ctx, env.Fleet, plan.Options{Stacks: render, Parallel: env.Parallel})
 	if err != nil {
 		return nil, fmt.Errorf("the program fails offline, nothing was changed:\n%w", err)
+	}
+	if err := plan.RefuseBrokenPaths(report, env.Fleet); err != nil {
+		return nil, err
 	}
 	if !report.Isolation.OK {
 		var lines []string
@@ -204,6 +214,9 @@ func gate(ctx context.Context, env *Env, names []string) (map[string]int, error)
 	}
 	expected := map[string]int{}
 	for _, s := range report.Stacks {
+		if !slices.Contains(names, s.Name) {
+			continue
+		}
 		for _, r := range s.Resources {
 			// Progress counts what the engine reports per resource: not
 			// the provider resources.

@@ -2,6 +2,9 @@ package plan
 
 import (
 	"fmt"
+	"strings"
+
+	"github.com/cellctl/cellctl/internal/outcome"
 
 	"github.com/cellctl/cellctl/cellmodule"
 	"github.com/cellctl/cellctl/internal/access"
@@ -59,4 +62,28 @@ func (r *Report) Paths(f *fleet.Fleet) (access.Report, *access.Model, error) {
 	}
 	isCell := func(owner string) bool { return f.Cell(owner) != nil }
 	return m.Check(RequiredPaths(f), isCell), m, nil
+}
+
+// RefuseBrokenPaths is the apply path's gate on the access paths: a whole
+// render whose required paths are not all allowed, whose forbidden paths
+// are not all denied, or whose data keys could be deleted is refused
+// before anything runs (exit 2), each finding named with its reason.
+func RefuseBrokenPaths(r *Report, f *fleet.Fleet) error {
+	if !r.Whole(f) {
+		return nil
+	}
+	paths, _, err := r.Paths(f)
+	if err != nil {
+		return fmt.Errorf("reading the fleet's access paths, nothing was changed: %w", err)
+	}
+	if paths.OK() {
+		return nil
+	}
+	var lines []string
+	for _, x := range paths.Findings() {
+		lines = append(lines, fmt.Sprintf("%s: %s is %s: %s", x.Path.Name, x.Describe(), x.Decision.Words(), x.Reason))
+	}
+	lines = append(lines, paths.Keys...)
+	return &outcome.FindingsError{Count: len(lines),
+		Err: fmt.Errorf("the fleet's access paths would break, nothing was changed (see `cellctl plan`):\n  %s", strings.Join(lines, "\n  "))}
 }

@@ -5,9 +5,14 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/pulumi/pulumi/sdk/v3/go/common/resource"
+
 	"github.com/cellctl/cellctl/internal/access"
+	"github.com/cellctl/cellctl/internal/exitcode"
 	"github.com/cellctl/cellctl/internal/fleet"
 	"github.com/cellctl/cellctl/internal/fleet/fleettest"
+	"github.com/cellctl/cellctl/internal/offline"
+	"github.com/cellctl/cellctl/internal/policy"
 )
 
 func renderPaths(t *testing.T, f *fleet.Fleet) (access.Report, *access.Model) {
@@ -109,5 +114,66 @@ func TestAPathFindingNamesTheKeyCall(t *testing.T) {
 	joined := strings.Join(got, "\n")
 	if !strings.Contains(joined, "cell-a: the task writes its prefix") || !strings.Contains(joined, "kms:GenerateDataKey") {
 		t.Fatalf("findings:\n%s", joined)
+	}
+}
+
+// recordedNamed returns a rendered stack's resource by logical name.
+func recordedNamed(t *testing.T, rep *Report, stack, name string) *offline.Resource {
+	t.Helper()
+	for _, r := range stackNamed(rep, stack).recorded {
+		if r.Name == name {
+			return r
+		}
+	}
+	t.Fatalf("%s has no %s", stack, name)
+	return nil
+}
+
+// The first change the review found: a same-account cell whose task role
+// cannot use the bucket's customer managed key. The apply path's gate
+// refuses it (exit 2), naming the path and the key call.
+func TestApplyGateRefusesACellLockedOutOfTheBucketKey(t *testing.T) {
+	f := fleettest.Load(t, fleettest.Demo(t, fleettest.TwoAccounts))
+	rep, err := Render(context.Background(), f, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := RefuseBrokenPaths(rep, f); err != nil {
+		t.Fatalf("the two-accounts fleet as rendered: %v", err)
+	}
+	pol := recordedNamed(t, rep, "cell-a", "cell-a-task-policy")
+	doc, err := policy.Parse(pol.Inputs["policy"].StringValue())
+	if err != nil {
+		t.Fatal(err)
+	}
+	kept := doc.Statement[:0]
+	for _, s := range doc.Statement {
+		if !strings.HasPrefix(strings.ToLower(s.Action[0]), "kms:") {
+			kept = append(kept, s)
+		}
+	}
+	doc.Statement = kept
+	js, _ := doc.JSON()
+	pol.Inputs["policy"] = resource.NewStringProperty(js)
+	err = RefuseBrokenPaths(rep, f)
+	if exitcode.Of(err) != exitcode.Findings || !strings.Contains(err.Error(), "nothing was changed") ||
+		!strings.Contains(err.Error(), "cell-a: the task writes its prefix") || !strings.Contains(err.Error(), "kms:GenerateDataKey") {
+		t.Fatalf("got %v", err)
+	}
+}
+
+// The second: a bucket key a later change could delete (the drain of the
+// last cross-account cell used to). A key that encrypts data and is not
+// protected and retained is refused.
+func TestApplyGateRefusesADeletableBucketKey(t *testing.T) {
+	f := fleettest.Load(t, fleettest.Demo(t))
+	rep, err := Render(context.Background(), f, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	recordedNamed(t, rep, "router", "router-bucket-key").RetainOnDelete = false
+	err = RefuseBrokenPaths(rep, f)
+	if exitcode.Of(err) != exitcode.Findings || !strings.Contains(err.Error(), "router/bucket-key encrypts router/bucket but is not protected and retained") {
+		t.Fatalf("got %v", err)
 	}
 }

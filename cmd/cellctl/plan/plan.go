@@ -83,6 +83,7 @@ type pathsDoc struct {
 	Required  countDoc        `json:"required"`
 	Forbidden countDoc        `json:"forbidden"`
 	Findings  []access.Result `json:"findings"`
+	Keys      []string        `json:"keys"`
 	Paths     []access.Result `json:"requiredPaths"`
 	// Evaluated counts the forbidden paths some Allow statement could
 	// reach, each evaluated in full; nothing allows the rest.
@@ -99,7 +100,7 @@ func newPathsDoc(r *access.Report) *pathsDoc {
 		return nil
 	}
 	allowed, required, denied, forbidden := r.Counts()
-	return &pathsDoc{OK: len(r.Findings()) == 0, Required: countDoc{required, allowed}, Forbidden: countDoc{forbidden, denied},
+	return &pathsDoc{OK: r.OK(), Keys: r.Keys, Required: countDoc{required, allowed}, Forbidden: countDoc{forbidden, denied},
 		Findings: append([]access.Result{}, r.Findings()...), Paths: r.Required, Evaluated: r.Forbidden.Evaluated}
 }
 
@@ -232,7 +233,7 @@ func planRun(ctx context.Context, opts *PlanOptions) error {
 		findings = append(findings, shown.Ledger.Error())
 	}
 	if shown.Paths != nil {
-		if n := len(shown.Paths.Findings()); n > 0 {
+		if n := len(shown.Paths.Findings()) + len(shown.Paths.Keys); n > 0 {
 			findings = append(findings, fmt.Errorf("access paths: %d finding(s)", n))
 		}
 	}
@@ -315,11 +316,14 @@ func printPaths(io *iostreams.IOStreams, r *access.Report) {
 	allowed, required, denied, forbidden := r.Counts()
 	counts := fmt.Sprintf("required: %d/%d allowed; forbidden: %d/%d denied", allowed, required, denied, forbidden)
 	findings := r.Findings()
-	if len(findings) == 0 {
+	if r.OK() {
 		fmt.Fprintf(out, "paths: %s (%s)\n", s.Good("ok"), counts)
 		return
 	}
-	fmt.Fprintf(out, "paths: %s (%s)\n", s.Bad(fmt.Sprintf("%d finding(s)", len(findings))), counts)
+	fmt.Fprintf(out, "paths: %s (%s)\n", s.Bad(fmt.Sprintf("%d finding(s)", len(findings)+len(r.Keys))), counts)
+	for _, k := range r.Keys {
+		fmt.Fprintf(out, "  - [key] %s\n", k)
+	}
 	for _, f := range findings {
 		kind := "forbidden"
 		if f.Path.DeclaredBy != "isolation" {
@@ -338,8 +342,8 @@ func markdownPlan(io *iostreams.IOStreams, r *Rendered) error {
 	if !r.Report.Isolation.OK {
 		problems = append(problems, fmt.Sprintf("%d isolation violation(s)", len(r.Report.Isolation.Violations)))
 	}
-	if r.Paths != nil && len(r.Paths.Findings()) > 0 {
-		problems = append(problems, fmt.Sprintf("%d access path finding(s)", len(r.Paths.Findings())))
+	if r.Paths != nil && !r.Paths.OK() {
+		problems = append(problems, fmt.Sprintf("%d access path finding(s)", len(r.Paths.Findings())+len(r.Paths.Keys)))
 	}
 	if r.Ledger != nil && !r.Ledger.OK {
 		problems = append(problems, fmt.Sprintf("%d undeclared shared part(s)", len(r.Ledger.Undeclared)))
@@ -376,6 +380,9 @@ func markdownPlan(io *iostreams.IOStreams, r *Rendered) error {
 				frows = append(frows, []string{f.Path.Name, "`" + f.Describe() + "`", string(f.Decision), f.Reason})
 			}
 			fmt.Fprint(w, "\n"+render.MarkdownTable([]string{"path", "request", "decision", "why"}, frows))
+		}
+		for _, k := range r.Paths.Keys {
+			fmt.Fprintf(w, "- key: %s\n", k)
 		}
 	}
 	if r.Ledger != nil {
