@@ -2,6 +2,7 @@ package cellmodule
 
 import (
 	"fmt"
+	iampolicy "github.com/cellctl/cellctl/internal/policy"
 	"net/netip"
 	"reflect"
 	"sort"
@@ -546,9 +547,9 @@ func TestQueues(t *testing.T) {
 				continue
 			}
 			want := PolicyStatement{
-				Sid: "DenyInsecureTransport", Effect: "Deny", Principal: "*", Action: []string{"sqs:*"},
+				Sid: "DenyInsecureTransport", Effect: "Deny", Principal: iampolicy.Everyone(), Action: []string{"sqs:*"},
 				Resource:  []string{arn},
-				Condition: map[string]map[string][]string{"Bool": {"aws:SecureTransport": {"false"}}},
+				Condition: iampolicy.Conditions{"Bool": {"aws:SecureTransport": {"false"}}},
 			}
 			if len(doc.Statement) != 1 || !reflect.DeepEqual(doc.Statement[0], want) {
 				t.Errorf("policy on %s: %+v, want %+v", url, doc.Statement, want)
@@ -570,11 +571,11 @@ func TestIAM(t *testing.T) {
 		for _, role := range []string{"execution-role", "task-role"} {
 			doc := policyOf(t, in(r.one(t, role))["assumeRolePolicy"])
 			st := doc.Statement
-			if len(st) != 1 || st[0].Effect != "Allow" || !reflect.DeepEqual(st[0].Action, []string{"sts:AssumeRole"}) ||
-				!reflect.DeepEqual(st[0].Principal, map[string]any{"Service": "ecs-tasks.amazonaws.com"}) {
+			if len(st) != 1 || st[0].Effect != "Allow" || !reflect.DeepEqual(st[0].Action, iampolicy.Values{"sts:AssumeRole"}) ||
+				!reflect.DeepEqual(st[0].Principal, iampolicy.ServicePrincipals("ecs-tasks.amazonaws.com")) {
 				t.Errorf("%s trust policy %+v", role, st)
 			}
-			if role == "task-role" && !reflect.DeepEqual(st[0].Condition, map[string]map[string][]string{"StringEquals": {"aws:SourceAccount": {testAccount}}}) {
+			if role == "task-role" && !reflect.DeepEqual(st[0].Condition, iampolicy.Conditions{"StringEquals": {"aws:SourceAccount": {testAccount}}}) {
 				t.Errorf("task role trust condition %v", st[0].Condition)
 			}
 		}
@@ -603,7 +604,7 @@ func TestIAM(t *testing.T) {
 			"CellObjects": {Sid: "CellObjects", Effect: "Allow", Action: []string{"s3:GetObject", "s3:PutObject", "s3:DeleteObject"},
 				Resource: []string{bucketArn + "/" + prefix + "*"}},
 			"ListCellPrefix": {Sid: "ListCellPrefix", Effect: "Allow", Action: []string{"s3:ListBucket"}, Resource: []string{bucketArn},
-				Condition: map[string]map[string][]string{"StringLike": {"s3:prefix": {prefix, prefix + "*"}}}},
+				Condition: iampolicy.Conditions{"StringLike": {"s3:prefix": {prefix, prefix + "*"}}}},
 			"CellQueue": {Sid: "CellQueue", Effect: "Allow", Action: []string{"sqs:SendMessage", "sqs:ReceiveMessage",
 				"sqs:DeleteMessage", "sqs:ChangeMessageVisibility", "sqs:GetQueueAttributes"}, Resource: []string{queueArn}},
 			"CellCacheIAMAuth": {Sid: "CellCacheIAMAuth", Effect: "Allow", Action: []string{"elasticache:Connect"},

@@ -3,6 +3,7 @@ package cellmodule
 import (
 	"encoding/json"
 	"fmt"
+	iampolicy "github.com/cellctl/cellctl/internal/policy"
 	"strconv"
 	"strings"
 
@@ -107,7 +108,7 @@ func laneQueuePolicy(queueArn, taskRoleArn string) PolicyDocument {
 	doc.Statement = append(doc.Statement, PolicyStatement{
 		Sid:       "CellTaskRole",
 		Effect:    "Allow",
-		Principal: map[string]string{"AWS": taskRoleArn},
+		Principal: iampolicy.AWSPrincipals(taskRoleArn),
 		Action: []string{
 			"sqs:SendMessage", "sqs:ReceiveMessage", "sqs:DeleteMessage",
 			"sqs:ChangeMessageVisibility", "sqs:GetQueueAttributes",

@@ -2,6 +2,7 @@ package cellmodule
 
 import (
 	"github.com/cellctl/cellctl/internal/awsname"
+	iampolicy "github.com/cellctl/cellctl/internal/policy"
 
 	"encoding/json"
 	"reflect"
@@ -126,9 +127,9 @@ func TestLaneQueues(t *testing.T) {
 					t.Fatalf("lane %d has no queue policy", k)
 				}
 				want := []PolicyStatement{
-					{Sid: "DenyInsecureTransport", Effect: "Deny", Principal: "*", Action: []string{"sqs:*"}, Resource: []string{laneArns[k]},
-						Condition: map[string]map[string][]string{"Bool": {"aws:SecureTransport": {"false"}}}},
-					{Sid: "CellTaskRole", Effect: "Allow", Principal: map[string]any{"AWS": taskRole},
+					{Sid: "DenyInsecureTransport", Effect: "Deny", Principal: iampolicy.Everyone(), Action: []string{"sqs:*"}, Resource: []string{laneArns[k]},
+						Condition: iampolicy.Conditions{"Bool": {"aws:SecureTransport": {"false"}}}},
+					{Sid: "CellTaskRole", Effect: "Allow", Principal: iampolicy.AWSPrincipals(taskRole),
 						Action:   []string{"sqs:SendMessage", "sqs:ReceiveMessage", "sqs:DeleteMessage", "sqs:ChangeMessageVisibility", "sqs:GetQueueAttributes"},
 						Resource: []string{laneArns[k]}},
 				}

@@ -2,6 +2,7 @@ package cellmodule
 
 import (
 	"fmt"
+	iampolicy "github.com/cellctl/cellctl/internal/policy"
 	"reflect"
 	"sort"
 	"strings"
@@ -76,7 +77,7 @@ func TestMigratorRoleIsLeastPrivilege(t *testing.T) {
 			t.Errorf("%s: migrator trust %v, task role trust %v", s.ID, role["assumeRolePolicy"], task["assumeRolePolicy"])
 		}
 		trust := policyOf(t, role["assumeRolePolicy"])
-		if got := trust.Statement[0].Condition["StringEquals"]["aws:SourceAccount"]; !reflect.DeepEqual(got, []string{testAccount}) {
+		if got := trust.Statement[0].Condition["StringEquals"]["aws:SourceAccount"]; !reflect.DeepEqual(got, iampolicy.Values{testAccount}) {
 			t.Errorf("%s: trust condition %v", s.ID, trust.Statement[0].Condition)
 		}
 		pol := in(r.one(t, "migrator-policy"))
@@ -86,7 +87,7 @@ func TestMigratorRoleIsLeastPrivilege(t *testing.T) {
 		doc := policyOf(t, pol["policy"])
 		want := DBUserARN("aws", s.Region, testAccount, str(out(r.one(t, "db"))["clusterResourceId"]), DatabaseMigratorUser)
 		if len(doc.Statement) != 1 || doc.Statement[0].Effect != "Allow" ||
-			!reflect.DeepEqual(doc.Statement[0].Action, []string{"rds-db:connect"}) || !reflect.DeepEqual(doc.Statement[0].Resource, []string{want}) {
+			!reflect.DeepEqual(doc.Statement[0].Action, iampolicy.Values{"rds-db:connect"}) || !reflect.DeepEqual(doc.Statement[0].Resource, iampolicy.Values{want}) {
 			t.Errorf("%s: migrator policy %+v, want only rds-db:connect on %s", s.ID, doc, want)
 		}
 		if strings.Contains(str(pol["policy"]), DatabaseAppUser) || strings.Contains(str(pol["policy"]), "*") {

@@ -1,41 +1,24 @@
 package cellmodule
 
 import (
-	"encoding/json"
 	"fmt"
 	"strings"
 
 	"github.com/cellctl/cellctl/cellmodule/spec"
+	iampolicy "github.com/cellctl/cellctl/internal/policy"
 )
 
-// PolicyDocument is an IAM or resource policy. Policies are built from these
-// types and encoded with encoding/json, never assembled as strings.
-type PolicyDocument struct {
-	Version   string            `json:"Version"`
-	Statement []PolicyStatement `json:"Statement"`
-}
+// PolicyDocument is an IAM or resource policy: the one typed document
+// (internal/policy) the access evaluator and the audits read back.
+// Policies are built from these types and encoded with encoding/json,
+// never assembled as strings.
+type PolicyDocument = iampolicy.Document
 
-// PolicyStatement is one statement. Principal is either "*" or a map such as
-// {"Service": "ecs-tasks.amazonaws.com"}.
-type PolicyStatement struct {
-	Sid       string                         `json:"Sid,omitempty"`
-	Effect    string                         `json:"Effect"`
-	Principal any                            `json:"Principal,omitempty"`
-	Action    []string                       `json:"Action"`
-	Resource  []string                       `json:"Resource,omitempty"`
-	Condition map[string]map[string][]string `json:"Condition,omitempty"`
-}
-
-const policyVersion = "2012-10-17"
+// PolicyStatement is one statement.
+type PolicyStatement = iampolicy.Statement
 
 func policy(statements ...PolicyStatement) PolicyDocument {
-	return PolicyDocument{Version: policyVersion, Statement: statements}
-}
-
-// JSON encodes the document.
-func (d PolicyDocument) JSON() (string, error) {
-	b, err := json.Marshal(d)
-	return string(b), err
+	return iampolicy.New(statements...)
 }
 
 // assumeRolePolicy lets ECS tasks assume a role, optionally only on behalf of
@@ -43,11 +26,11 @@ func (d PolicyDocument) JSON() (string, error) {
 func assumeRolePolicy(sourceAccount string) PolicyDocument {
 	st := PolicyStatement{
 		Effect:    "Allow",
-		Principal: map[string]string{"Service": "ecs-tasks.amazonaws.com"},
+		Principal: iampolicy.ServicePrincipals("ecs-tasks.amazonaws.com"),
 		Action:    []string{"sts:AssumeRole"},
 	}
 	if sourceAccount != "" {
-		st.Condition = map[string]map[string][]string{
+		st.Condition = iampolicy.Conditions{
 			"StringEquals": {"aws:SourceAccount": {sourceAccount}},
 		}
 	}
@@ -59,10 +42,10 @@ func tlsOnlyQueuePolicy(queueArn string) PolicyDocument {
 	return policy(PolicyStatement{
 		Sid:       "DenyInsecureTransport",
 		Effect:    "Deny",
-		Principal: "*",
+		Principal: iampolicy.Everyone(),
 		Action:    []string{"sqs:*"},
 		Resource:  []string{queueArn},
-		Condition: map[string]map[string][]string{
+		Condition: iampolicy.Conditions{
 			"Bool": {"aws:SecureTransport": {"false"}},
 		},
 	})
@@ -130,7 +113,7 @@ func (k FleetKey) keyStatement(partition, ownAccount, bucketArn string) PolicySt
 		Effect:   "Allow",
 		Action:   spec.FleetKeyActions,
 		Resource: []string{fmt.Sprintf("arn:%s:kms:%s:%s:key/*", partition, k.Region, account)},
-		Condition: map[string]map[string][]string{"StringEquals": {
+		Condition: iampolicy.Conditions{"StringEquals": {
 			"kms:ViaService":                  {spec.ViaS3(k.Region)},
 			spec.FleetKeyEncryptionContextKey: {bucketArn},
 		}},
@@ -168,7 +151,7 @@ func taskRoleStatements(in taskRolePolicyInput) PolicyDocument {
 			Effect:   "Allow",
 			Action:   spec.PrefixListActions,
 			Resource: []string{in.BucketArn},
-			Condition: map[string]map[string][]string{
+			Condition: iampolicy.Conditions{
 				"StringLike": {"s3:prefix": {in.Prefix, in.Prefix + "*"}},
 			},
 		},

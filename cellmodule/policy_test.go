@@ -1,6 +1,7 @@
 package cellmodule
 
 import (
+	iampolicy "github.com/cellctl/cellctl/internal/policy"
 	"reflect"
 	"testing"
 )
@@ -29,7 +30,7 @@ func TestFleetKeyStatement(t *testing.T) {
 				Sid: "FleetBucketKeyThroughS3", Effect: "Allow",
 				Action:   []string{"kms:Decrypt", "kms:GenerateDataKey"},
 				Resource: []string{tc.want},
-				Condition: map[string]map[string][]string{"StringEquals": {
+				Condition: iampolicy.Conditions{"StringEquals": {
 					"kms:ViaService":                   {"s3.us-east-1.amazonaws.com"},
 					"kms:EncryptionContext:aws:s3:arn": {bucket},
 				}},

@@ -3,6 +3,7 @@ package awsmodel
 import (
 	"encoding/json"
 	"fmt"
+	"github.com/cellctl/cellctl/internal/policy"
 	"slices"
 	"strings"
 )
@@ -121,31 +122,21 @@ func defaultKeyPolicy(env Env) string {
 // statement of policy lets the account (its root, and so its IAM
 // principals) call kms:PutKeyPolicy: the caller of CreateKey is one of
 // them.
-func keyPolicyLetsAccountManage(policy, account string) bool {
-	var doc struct {
-		Statement json.RawMessage
-	}
-	if json.Unmarshal([]byte(policy), &doc) != nil {
+func keyPolicyLetsAccountManage(doc, account string) bool {
+	d, err := policy.Parse(doc)
+	if err != nil {
 		return false
 	}
-	var stmts []map[string]any
-	if json.Unmarshal(doc.Statement, &stmts) != nil {
-		var one map[string]any
-		if json.Unmarshal(doc.Statement, &one) != nil {
-			return false
-		}
-		stmts = []map[string]any{one}
-	}
-	for _, s := range stmts {
-		if s["Effect"] != "Allow" || s["Condition"] != nil {
+	for _, s := range d.Statement {
+		if s.Effect != policy.Allow || len(s.Condition) > 0 {
 			continue
 		}
-		if !slices.ContainsFunc(PolicyStrings(s["Action"]), func(a string) bool {
+		if !slices.ContainsFunc(s.Action, func(a string) bool {
 			return a == "*" || strings.EqualFold(a, "kms:*") || strings.EqualFold(a, "kms:PutKeyPolicy") || strings.EqualFold(a, "kms:Put*")
 		}) {
 			continue
 		}
-		for _, p := range principals(s["Principal"]) {
+		for _, p := range s.Principal.AWS() {
 			if p == "*" || p == account || p == fmt.Sprintf("arn:aws:iam::%s:root", account) ||
 				(strings.HasPrefix(p, "arn:") && strings.HasSuffix(p, ":iam::"+account+":root")) {
 				return true
@@ -155,31 +146,3 @@ func keyPolicyLetsAccountManage(policy, account string) bool {
 	return false
 }
 
-// principals are a statement's AWS principals ("*" for everyone).
-func principals(v any) []string {
-	switch p := v.(type) {
-	case string:
-		return []string{p}
-	case map[string]any:
-		return PolicyStrings(p["AWS"])
-	}
-	return nil
-}
-
-// PolicyStrings reads a policy element that is a string or a list of
-// strings (Action, Resource, a principal list).
-func PolicyStrings(v any) []string {
-	switch x := v.(type) {
-	case string:
-		return []string{x}
-	case []any:
-		out := make([]string, 0, len(x))
-		for _, e := range x {
-			if s, ok := e.(string); ok {
-				out = append(out, s)
-			}
-		}
-		return out
-	}
-	return nil
-}

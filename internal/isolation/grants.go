@@ -1,8 +1,8 @@
 package isolation
 
 import (
-	"encoding/json"
 	"fmt"
+	"github.com/cellctl/cellctl/internal/policy"
 	"regexp"
 	"slices"
 	"sort"
@@ -158,76 +158,35 @@ func outside(actions, allowed []string) string {
 	return ""
 }
 
-// statement is one policy statement, as the audit reads it.
-type statement map[string]any
+// statement is one policy statement, as the audit reads it: the typed
+// statement of internal/policy, the one reader the access evaluator and
+// the AWS model share.
+type statement struct{ policy.Statement }
 
-func (s statement) str(k string) string { v, _ := s[k].(string); return v }
-
-func (s statement) list(k string) []string {
-	switch x := s[k].(type) {
-	case string:
-		return []string{x}
-	case []any:
-		var out []string
-		for _, e := range x {
-			if v, ok := e.(string); ok {
-				out = append(out, v)
-			}
-		}
-		return out
-	}
-	return nil
-}
-
-func (s statement) actions() []string   { return s.list("Action") }
-func (s statement) resources() []string { return s.list("Resource") }
+func (s statement) actions() []string   { return s.Action }
+func (s statement) resources() []string { return s.Resource }
 
 // principals are the statement's AWS principals ("*" for everyone).
-func (s statement) principals() []string {
-	switch p := s["Principal"].(type) {
-	case string:
-		return []string{p}
-	case map[string]any:
-		return statement(p).list("AWS")
-	}
-	return nil
-}
-
-func (s statement) conditions() map[string]any {
-	c, _ := s["Condition"].(map[string]any)
-	return c
-}
+func (s statement) principals() []string { return s.Principal.AWS() }
 
 func (s statement) hasCondition(key string) bool { return len(s.conditionValues(key)) > 0 }
 
 // conditionValues are the values of key under any operator.
-func (s statement) conditionValues(key string) []string {
-	var out []string
-	for _, op := range s.conditions() {
-		if m, ok := op.(map[string]any); ok {
-			out = append(out, statement(m).list(key)...)
-		}
-	}
-	return out
-}
+func (s statement) conditionValues(key string) []string { return s.Condition.Values(key) }
 
 // Effect is the statement's effect.
-func (s statement) effect() string { return s.str("Effect") }
+func (s statement) effect() string { return s.Effect }
 
+// statements reads a policy document; one that does not parse has none
+// here (the access model, internal/access, refuses it with its error).
 func statements(doc string) []statement {
-	var p struct {
-		Statement json.RawMessage
-	}
-	if json.Unmarshal([]byte(doc), &p) != nil {
+	d, err := policy.Parse(doc)
+	if err != nil {
 		return nil
 	}
-	var list []statement
-	if json.Unmarshal(p.Statement, &list) == nil {
-		return list
+	out := make([]statement, len(d.Statement))
+	for i, st := range d.Statement {
+		out[i] = statement{st}
 	}
-	var one statement
-	if json.Unmarshal(p.Statement, &one) == nil {
-		return []statement{one}
-	}
-	return nil
+	return out
 }
