@@ -33,6 +33,17 @@ type Mock struct {
 	// deployed names resources ("type::name") a test renders as updates
 	// of a resource already deployed with the same inputs (Deployed).
 	deployed map[string]bool
+	// at is the date the dated rules judge at (JudgeAt); zero: MockTime.
+	at time.Time
+}
+
+// JudgeAt sets the date the mock's dated rules (a Lambda runtime's block
+// dates) judge at — the plan's clock — while every timestamp it reports
+// stays MockTime, so a plan prints the same output every day.
+func (m *Mock) JudgeAt(t time.Time) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.at = t
 }
 
 // Deployed makes the mock judge the next renders of the resource typ
@@ -108,8 +119,9 @@ func (m *Mock) NewResource(typ, name string, inputs resource.PropertyMap, provid
 	if m.deployed[typ+"::"+name] {
 		old = checked.Copy()
 	}
+	at := m.at
 	m.mu.Unlock()
-	id, outs, err := Outputs(Request{Type: typ, Name: name, Inputs: checked, Env: env, Seed: seed, Cloud: m, Now: MockTime, Old: old})
+	id, outs, err := Outputs(Request{Type: typ, Name: name, Inputs: checked, Env: env, Seed: seed, Cloud: m, Now: MockTime, At: at, Old: old})
 	if err != nil {
 		return "", nil, err
 	}

@@ -6,6 +6,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/pulumi/pulumi/sdk/v3/go/common/resource"
 
@@ -49,6 +50,9 @@ type ruleInput struct {
 	// sends).
 	op  int
 	old resource.PropertyMap
+	// at is the date the dated rules (a Lambda runtime's deprecation
+	// path) judge at; zero: they do not judge.
+	at time.Time
 }
 
 func (r ruleInput) lookup(ref string) (string, resource.PropertyMap, bool) {
@@ -128,6 +132,9 @@ type AuditResource struct {
 	Inputs  resource.PropertyMap
 	Outputs resource.PropertyMap
 	Env     Env
+	// At is the date the dated rules judge at (a Lambda runtime's block
+	// dates); zero: they do not judge.
+	At time.Time
 }
 
 // auditCloud answers lookups over the rendered resources of one audit.
@@ -178,7 +185,7 @@ func Audit(rs []AuditResource) []Violation {
 			add(r, knownTypeRule, fmt.Sprintf("internal/awsmodel has no knowledge of %s: add its spec (and rules) before a program uses it", r.Type))
 			continue
 		}
-		in := ruleInput{typ: r.Type, name: r.Name, in: r.Inputs, env: r.Env.normalized(), cloud: cloud}
+		in := ruleInput{typ: r.Type, name: r.Name, in: r.Inputs, env: r.Env.normalized(), cloud: cloud, at: r.At}
 		for _, rule := range rules {
 			if rule.applies(r.Type) {
 				if msg := rule.check(in); msg != "" {
@@ -578,6 +585,25 @@ var rules = []Rule{
 				}
 			}
 			return ""
+		},
+	},
+	{
+		// Audit judges a create (what a first up sends); the mocks judge a
+		// create unless a test marks the function deployed, the simulator
+		// each call as it comes.
+		ID:      "lambda.runtime-blocked",
+		Doc:     LambdaRuntimeDoc + ": after the block function create date CreateFunction refuses the runtime, after the block function update date so do updates of functions on it",
+		Code:    "InvalidParameterValueException",
+		applies: types(tFunction),
+		check: func(r ruleInput) string {
+			if r.at.IsZero() || !known(r.in, "runtime") {
+				return ""
+			}
+			rt, ok := LookupLambdaRuntime(str(r.in, "runtime"))
+			if !ok || !rt.Blocked(r.op, r.at) {
+				return ""
+			}
+			return runtimeBlockedMessage(rt.ID)
 		},
 	},
 	{

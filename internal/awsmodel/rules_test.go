@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/pulumi/pulumi/sdk/v3/go/common/resource"
 )
@@ -22,6 +23,8 @@ type ruleCase struct {
 	// outputs); zero: a create.
 	op  int
 	old resource.PropertyMap
+	// at is the date dated rules judge at (zero: they do not judge).
+	at time.Time
 }
 
 func mustCreate(t *testing.T, m *Mock, typ, name string, in resource.PropertyMap) resource.PropertyMap {
@@ -42,7 +45,7 @@ func edgeDistribution(arn, event string) resource.PropertyMap {
 func ruleCases() []ruleCase {
 	code := resource.NewArchiveProperty(mustArchive(map[string]any{"index.js": mustAsset("x")}))
 	fn := func(name string, extra map[string]any) resource.PropertyMap {
-		in := resource.PropertyMap{"name": pv(name), "role": pv("arn:aws:iam::123456789012:role/edge"), "runtime": pv("nodejs20.x"),
+		in := resource.PropertyMap{"name": pv(name), "role": pv("arn:aws:iam::123456789012:role/edge"), "runtime": pv("nodejs24.x"),
 			"handler": pv("index.handler"), "publish": pv(true), "code": code, "timeout": pv(5), "memorySize": pv(128)}
 		for k, v := range extra {
 			in[resource.PropertyKey(k)] = pv(v)
@@ -278,7 +281,7 @@ func TestEveryRuleRefusesAViolation(t *testing.T) {
 	cases := append(append(ruleCases(), nameCases()...), cdCases()...)
 	cases = append(append(cases, elbConditionCases()...), dashboardCases()...)
 	cases = append(append(cases, zoneCases()...), cacheIAMCases()...)
-	cases = append(cases, kmsKeyCases()...)
+	cases = append(append(cases, kmsKeyCases()...), runtimeCases()...)
 	for i, tc := range cases {
 		t.Run(fmt.Sprintf("%s/%d", tc.rule, i), func(t *testing.T) {
 			rule, ok := RuleByID(tc.rule)
@@ -295,16 +298,16 @@ func TestEveryRuleRefusesAViolation(t *testing.T) {
 			if tc.setup != nil {
 				tc.setup(t, m)
 			}
-			msg := rule.check(ruleInput{typ: tc.typ, name: "r", in: tc.bad, env: tc.env.normalized(), cloud: m, op: tc.op, old: tc.old})
+			msg := rule.check(ruleInput{typ: tc.typ, name: "r", in: tc.bad, env: tc.env.normalized(), cloud: m, op: tc.op, old: tc.old, at: tc.at})
 			if !strings.Contains(msg, tc.contains) {
 				t.Fatalf("violating input: got %q, want a message containing %q", msg, tc.contains)
 			}
 			if tc.ok != nil {
-				if msg := rule.check(ruleInput{typ: tc.typ, name: "r", in: tc.ok, env: tc.env.normalized(), cloud: m, op: tc.op, old: tc.old}); msg != "" {
+				if msg := rule.check(ruleInput{typ: tc.typ, name: "r", in: tc.ok, env: tc.env.normalized(), cloud: m, op: tc.op, old: tc.old, at: tc.at}); msg != "" {
 					t.Fatalf("fixed input refused: %s", msg)
 				}
 			}
-			err := checkRules(ruleInput{typ: tc.typ, name: "r", in: tc.bad, env: tc.env.normalized(), cloud: m, op: tc.op, old: tc.old})
+			err := checkRules(ruleInput{typ: tc.typ, name: "r", in: tc.bad, env: tc.env.normalized(), cloud: m, op: tc.op, old: tc.old, at: tc.at})
 			var ae *APIError
 			switch {
 			case rule.AuditOnly && err != nil:

@@ -52,7 +52,7 @@ func inputOfJSON(t *testing.T, s *Stack, typ, key string) string {
 // the key, and the isolation audit accepts exactly these grants.
 func TestCellsInAnotherAccountAreGrantedTheirPrefixOnly(t *testing.T) {
 	fl := fleettest.Load(t, fleettest.Demo(t, fleettest.TwoAccounts))
-	rep, err := Render(context.Background(), fl, Options{})
+	rep, err := Render(context.Background(), fl, Options{Now: testNow})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -109,7 +109,7 @@ func TestCellsInAnotherAccountAreGrantedTheirPrefixOnly(t *testing.T) {
 // The demo fleet (one account) keeps the AWS managed key and no grants.
 func TestOneAccountFleetGrantsNothing(t *testing.T) {
 	fl := fleettest.Load(t, fleettest.Demo(t))
-	rep, err := Render(context.Background(), fl, Options{})
+	rep, err := Render(context.Background(), fl, Options{Now: testNow})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -128,7 +128,7 @@ func TestOneAccountFleetGrantsNothing(t *testing.T) {
 // cell's role beyond its prefix — is an isolation finding.
 func TestUndeclaredCrossAccountGrantIsAFinding(t *testing.T) {
 	fl := fleettest.Load(t, fleettest.Demo(t, fleettest.TwoAccounts))
-	rep, err := Render(context.Background(), fl, Options{})
+	rep, err := Render(context.Background(), fl, Options{Now: testNow})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -162,7 +162,7 @@ func TestUndeclaredCrossAccountGrantIsAFinding(t *testing.T) {
 // the two-accounts fleet declares it, so its ledger has no finding.
 func TestTwoAccountLedgerDeclaresTheBucketKey(t *testing.T) {
 	fl := fleettest.Load(t, fleettest.Demo(t, fleettest.TwoAccounts))
-	rep, err := Render(context.Background(), fl, Options{})
+	rep, err := Render(context.Background(), fl, Options{Now: testNow})
 	if err != nil {
 		t.Fatal(err)
 	}
