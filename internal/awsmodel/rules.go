@@ -479,6 +479,29 @@ var rules = []Rule{
 		},
 	},
 	{
+		// Audit-only, as rds.data-api-availability: the User Guide lists
+		// the limitation, not the error a T-class cluster's EnableHttpEndpoint
+		// or ExecuteStatement gets.
+		ID:        "rds.data-api-instance-class",
+		Doc:       awsfacts.DataAPIInstanceClassDoc,
+		Code:      "DataAPIUnavailable",
+		AuditOnly: true,
+		applies:   types(tClusterInstance),
+		check: func(r ruleInput) string {
+			if !known(r.in, "instanceClass") {
+				return ""
+			}
+			_, cl, ok := r.lookup(str(r.in, "clusterIdentifier"))
+			if on, _ := boolean(cl, "enableHttpEndpoint"); !ok || !on {
+				return ""
+			}
+			if err := awsfacts.DataAPIInstanceClassProblem(str(r.in, "instanceClass")); err != nil {
+				return fmt.Sprintf("the cluster has enableHttpEndpoint set but %v: ExecuteStatement calls fail", err)
+			}
+			return ""
+		},
+	},
+	{
 		ID:        "rds.data-api-on-restore",
 		Doc:       "terraform-provider-aws PR #37287 (aws_rds_cluster docs, enable_http_endpoint): not applied when the cluster is created from snapshot_identifier, replication_source_identifier or s3_import",
 		Code:      "HttpEndpointNotEnabled",

@@ -138,6 +138,14 @@ func ruleCases() []ruleCase {
 			bad:      resource.PropertyMap{"engine": pv("aurora-postgresql"), "engineVersion": pv("16"), "enableHttpEndpoint": pv(true)},
 			ok:       resource.PropertyMap{"engine": pv("aurora-postgresql"), "engineVersion": pv("16"), "enableHttpEndpoint": pv(false)},
 			contains: "not available for Aurora PostgreSQL in ap-southeast-4"},
+		{rule: "rds.data-api-instance-class", typ: tClusterInstance,
+			setup: func(t *testing.T, m *Mock) {
+				mustCreate(t, m, tCluster, "data-api", resource.PropertyMap{"clusterIdentifier": pv("data-api"), "engine": pv("aurora-postgresql"),
+					"engineVersion": pv("16"), "masterUsername": pv("app"), "manageMasterUserPassword": pv(true), "enableHttpEndpoint": pv(true)})
+			},
+			bad:      resource.PropertyMap{"clusterIdentifier": pv("data-api"), "instanceClass": pv("db.t4g.medium")},
+			ok:       resource.PropertyMap{"clusterIdentifier": pv("data-api"), "instanceClass": pv("db.r6g.large")},
+			contains: "isn't supported on T DB instance classes"},
 		{rule: "rds.data-api-on-restore", typ: tCluster,
 			bad:      resource.PropertyMap{"engine": pv("aurora-postgresql"), "snapshotIdentifier": pv("cell-a-final"), "enableHttpEndpoint": pv(true)},
 			ok:       resource.PropertyMap{"engine": pv("aurora-postgresql"), "enableHttpEndpoint": pv(true)},
