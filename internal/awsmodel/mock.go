@@ -29,7 +29,10 @@ type Mock struct {
 	providers map[string]Env
 	stacks    map[string]resource.PropertyMap
 	live      map[string]mockResource
-	counters  map[string]int
+	// created lists the ids of the resources this mock created, in order
+	// (List: live has each one under its id and its ARN).
+	created  []string
+	counters map[string]int
 	// deployed names resources ("type::name") a test renders as updates
 	// of a resource already deployed with the same inputs (Deployed).
 	deployed map[string]bool
@@ -127,6 +130,9 @@ func (m *Mock) NewResource(typ, name string, inputs resource.PropertyMap, provid
 	}
 	m.mu.Lock()
 	rec := mockResource{typ: typ, outputs: outs}
+	if _, again := m.live[id]; !again {
+		m.created = append(m.created, id)
+	}
 	m.live[id] = rec
 	if arn := str(outs, "arn"); arn != "" {
 		m.live[arn] = rec
@@ -203,6 +209,19 @@ func (m *Mock) Lookup(ref string) (string, resource.PropertyMap, bool) {
 	defer m.mu.Unlock()
 	r, ok := m.live[ref]
 	return r.typ, r.outputs, ok
+}
+
+// List implements Lister over the resources this mock created.
+func (m *Mock) List(typ string) []Listed {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	var out []Listed
+	for _, id := range m.created {
+		if r := m.live[id]; r.typ == typ {
+			out = append(out, Listed{ID: id, Outputs: r.outputs})
+		}
+	}
+	return out
 }
 
 // Next implements Cloud.

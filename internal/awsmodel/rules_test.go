@@ -290,6 +290,7 @@ func TestEveryRuleRefusesAViolation(t *testing.T) {
 	cases = append(append(cases, elbConditionCases()...), dashboardCases()...)
 	cases = append(append(cases, zoneCases()...), cacheIAMCases()...)
 	cases = append(append(cases, kmsKeyCases()...), runtimeCases()...)
+	cases = append(cases, subnetCases(t)...)
 	for i, tc := range cases {
 		t.Run(fmt.Sprintf("%s/%d", tc.rule, i), func(t *testing.T) {
 			rule, ok := RuleByID(tc.rule)
@@ -322,8 +323,8 @@ func TestEveryRuleRefusesAViolation(t *testing.T) {
 				t.Fatalf("audit-only rule refused at the API: %v", err)
 			case !rule.AuditOnly && !errors.As(err, &ae):
 				t.Fatalf("CheckRules: got %v, want an *APIError", err)
-			case !rule.AuditOnly && ae.Code != rule.Code:
-				t.Fatalf("code %s, want %s", ae.Code, rule.Code)
+			case !rule.AuditOnly && ae.Code != rule.code(ruleInput{typ: tc.typ, in: tc.bad, env: tc.env.normalized(), op: tc.op}):
+				t.Fatalf("code %s, want %s", ae.Code, rule.code(ruleInput{typ: tc.typ, in: tc.bad, env: tc.env.normalized(), op: tc.op}))
 			}
 		})
 		covered[tc.rule] = true

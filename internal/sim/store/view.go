@@ -21,7 +21,10 @@ type View struct {
 	public func(ref string) (string, resource.PropertyMap, bool)
 }
 
-var _ awsmodel.Cloud = (*View)(nil)
+var (
+	_ awsmodel.Cloud  = (*View)(nil)
+	_ awsmodel.Lister = (*View)(nil)
+)
 
 func newView(st *State, c *codec) *View {
 	return &View{State: st, codec: c}
@@ -126,6 +129,18 @@ func (v *View) Next(counter string) int {
 	v.State.Counters[counter]++
 	v.State.TouchMeta()
 	return v.State.Counters[counter]
+}
+
+// List implements awsmodel.Lister: the live resources of typ in this
+// account, every region (ids are unique across regions).
+func (v *View) List(typ string) []awsmodel.Listed {
+	var out []awsmodel.Listed
+	for _, r := range v.State.Resources {
+		if r.Type == typ {
+			out = append(out, awsmodel.Listed{ID: r.ID, Outputs: v.Outputs(r)})
+		}
+	}
+	return out
 }
 
 // LookupTyped finds a live resource of typ named by ref in region (global
