@@ -469,7 +469,9 @@ func checkQuotas(v *store.View, ctl *store.Control, t target, op int, outs resou
 			continue // an update that does not grow
 		}
 		used := 0.0
-		for _, r := range v.State.Resources {
+		// The region's default VPC, internet gateway and security group
+		// count as on AWS (store.View.Defaults).
+		for _, r := range append(v.Defaults(t.env.Region), v.State.Resources...) {
 			if r == self {
 				continue
 			}
