@@ -17,7 +17,6 @@ import (
 	"github.com/pulumi/pulumi/sdk/v3/go/pulumi"
 
 	"github.com/cellctl/cellctl/cellmodule/spec"
-	"github.com/cellctl/cellctl/internal/awsfacts"
 	"github.com/cellctl/cellctl/internal/awsname"
 )
 
@@ -43,9 +42,10 @@ func FinalSnapshotID(cell awsname.Cell, releasing bool, at time.Time) string {
 }
 
 // dataAPI reports whether AWS offers the RDS Data API for the cell's
-// Aurora cluster (its region and engine version).
+// Aurora cluster (its region, engine version and instance class: none on
+// T classes, so a burstable cell keeps the psql bootstrap).
 func dataAPI(s spec.Cell) bool {
-	return awsfacts.DataAPIProblem(s.Region, s.AuroraEngineVersion) == nil
+	return s.DataAPIProblem() == nil
 }
 
 func (b *builder) isolatedSubnetIDs() pulumi.StringArray {
@@ -110,7 +110,7 @@ func (b *builder) database() error {
 		// The RDS Data API, so the control plane runs the bootstrap
 		// statements (DatabaseBootstrapStatements) over HTTPS without a
 		// process in the VPC. On where AWS offers it for the cluster's
-		// region and version (awsfacts.DataAPIProblem); elsewhere the
+		// region, version and instance class (spec.Cell.DataAPIProblem); elsewhere the
 		// bootstrap stays an operator's psql session (dbBootstrapSql),
 		// and a cell there cannot run migrations (the loader refuses).
 		EnableHttpEndpoint: pulumi.Bool(dataAPI(s)),

@@ -311,3 +311,19 @@ func TestMigrationCellsPassRulesAndIsolation(t *testing.T) {
 		t.Errorf("isolation audit with migrations: %+v", res.Violations)
 	}
 }
+
+// On a T instance class the Data API isn't supported (Aurora User Guide,
+// Limitations for the Amazon RDS Data API): the cluster does not ask for
+// it (the bootstrap stays psql), and migrations there are refused.
+func TestNoDataAPIOnTInstanceClasses(t *testing.T) {
+	s := testCells()[1]
+	s.AuroraInstanceClass = "db.t4g.medium"
+	r := runMigrationCell(t, s)
+	if in(r.one(t, "db"))["enableHttpEndpoint"] != false || r.outputs["dbDataApi"].Value != false {
+		t.Errorf("db.t4g.medium asks for the Data API: %v", in(r.one(t, "db"))["enableHttpEndpoint"])
+	}
+	s.MigrationCommand = []string{"./migrate", "up"}
+	if _, err := runCell(s, newTestModel(s.Region), nil); err == nil || !strings.Contains(err.Error(), "isn't supported on T DB instance classes") {
+		t.Errorf("migrations on db.t4g.medium: %v", err)
+	}
+}

@@ -17,6 +17,7 @@ import (
 
 	"github.com/cellctl/cellctl/cellmodule"
 	"github.com/cellctl/cellctl/internal/fleet"
+	"github.com/cellctl/cellctl/router/component"
 )
 
 // Program returns the Pulumi program of every stack of f.
@@ -53,7 +54,11 @@ func cellProgram(ctx *pulumi.Context, f *fleet.Fleet, c *fleet.Cell) error {
 	if err != nil {
 		return err
 	}
-	args := &cellmodule.CellArgs{Spec: c.Cell, OriginVerifySecret: secret, DNSProvider: dnsProvider(c)}
+	dns, err := dnsProvider(c, func(key string) (string, bool) { return ctx.GetConfig("aws:" + key) })
+	if err != nil {
+		return fmt.Errorf("%s: %w", c.File, err)
+	}
+	args := &cellmodule.CellArgs{Spec: c.Cell, OriginVerifySecret: secret, DNSProvider: dns}
 	if f.Router != nil {
 		// Every cell, in the router's account or not: the fleet bucket is
 		// always encrypted with the fleet's key (router/component), so a
@@ -76,11 +81,19 @@ func cellProgram(ctx *pulumi.Context, f *fleet.Fleet, c *fleet.Cell) error {
 
 // dnsProvider is the explicit provider of the cell's DNS records when
 // cells:dnsAssumeRole names the role into the fleet zone's account; nil
-// otherwise (the records use the cell's own provider).
-func dnsProvider(c *fleet.Cell) *aws.ProviderArgs {
+// otherwise (the records use the cell's own provider). An explicit
+// provider inherits nothing from the stack, so it takes the stack's local
+// emulator settings (fleet.EmulatorKeys: endpoints, path-style S3, the
+// skip flags; get reads "aws:<key>") — without them a rehearsal against
+// LocalStack or moto would send the records to AWS.
+func dnsProvider(c *fleet.Cell, get func(key string) (string, bool)) (*aws.ProviderArgs, error) {
 	r := c.DNSRole()
 	if r.RoleARN == "" {
-		return nil
+		return nil, nil
+	}
+	args, err := component.ProviderArgs(fleet.EmulatorKeys, get)
+	if err != nil {
+		return nil, err
 	}
 	ar := &aws.ProviderAssumeRoleArgs{RoleArn: pulumi.String(r.RoleARN)}
 	if r.SessionName != "" {
@@ -92,7 +105,8 @@ func dnsProvider(c *fleet.Cell) *aws.ProviderArgs {
 	if r.Duration > 0 {
 		ar.Duration = pulumi.String(r.Duration.String())
 	}
-	return &aws.ProviderArgs{Region: pulumi.String(c.Region), AssumeRole: ar}
+	args.Region, args.AssumeRole = pulumi.String(c.Region), ar
+	return args, nil
 }
 
 func hasConfig(ctx *pulumi.Context, key string) bool {

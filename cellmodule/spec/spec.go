@@ -195,7 +195,8 @@ func (c Cell) RunsMigrations() bool { return len(c.MigrationCommand) > 0 }
 // together, or nil: a rollback command without a migration command, or
 // migrations on a cluster without the RDS Data API, through which the
 // control plane bootstraps the database users before the first migration
-// (awsfacts.DataAPIProblem).
+// (awsfacts.DataAPIProblem: region and version;
+// awsfacts.DataAPIInstanceClassProblem: no T instance classes).
 func (c Cell) MigrationsProblem() error {
 	if !c.RunsMigrations() {
 		if len(c.MigrationRollbackCommand) > 0 {
@@ -203,10 +204,20 @@ func (c Cell) MigrationsProblem() error {
 		}
 		return nil
 	}
-	if err := awsfacts.DataAPIProblem(c.Region, c.AuroraEngineVersion); err != nil {
+	if err := c.DataAPIProblem(); err != nil {
 		return fmt.Errorf("migrations need the RDS Data API to bootstrap the database users: %w", err)
 	}
 	return nil
+}
+
+// DataAPIProblem says why the cell's Aurora cluster cannot serve the RDS
+// Data API (its region, its engine version, or its instances' T class),
+// or nil. The template turns the Data API on only where it is nil.
+func (c Cell) DataAPIProblem() error {
+	if err := awsfacts.DataAPIProblem(c.Region, c.AuroraEngineVersion); err != nil {
+		return err
+	}
+	return awsfacts.DataAPIInstanceClassProblem(c.AuroraInstanceClass)
 }
 
 // LanesProblem says why the cell's lanes and shard size do not go

@@ -58,3 +58,25 @@ func DataAPIProblem(region, engineVersion string) error {
 	}
 	return nil
 }
+
+// DataAPIInstanceClassDoc is where the Data API's instance-class limit
+// comes from.
+const DataAPIInstanceClassDoc = `Amazon Aurora User Guide, "Limitations for the Amazon RDS Data API": "Data API isn't supported on T DB instance classes"`
+
+// BurstableInstanceClass reports whether class is one of RDS's T
+// (burstable) DB instance classes: db.t3.medium, db.t4g.large, …
+func BurstableInstanceClass(class string) bool {
+	family, _, _ := strings.Cut(strings.TrimPrefix(class, "db."), ".")
+	return strings.HasPrefix(class, "db.") && strings.HasPrefix(family, "t")
+}
+
+// DataAPIInstanceClassProblem says why a cluster whose instances are of
+// class cannot serve the RDS Data API, or nil. The limitation is the
+// User Guide's for every engine; Serverless v2 (db.serverless) and the
+// other provisioned classes serve it.
+func DataAPIInstanceClassProblem(class string) error {
+	if BurstableInstanceClass(class) {
+		return fmt.Errorf("the RDS Data API isn't supported on T DB instance classes, and the cluster's instances are %s (%s)", class, DataAPIInstanceClassDoc)
+	}
+	return nil
+}

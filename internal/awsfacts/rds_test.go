@@ -35,3 +35,17 @@ func TestDataAPIProblem(t *testing.T) {
 		}
 	}
 }
+
+// T classes have no Data API (Aurora User Guide, Limitations for the
+// Amazon RDS Data API); every other class, Serverless v2 included, has.
+func TestDataAPIInstanceClassProblem(t *testing.T) {
+	for class, refused := range map[string]bool{
+		"db.t3.medium": true, "db.t4g.medium": true, "db.t4g.large": true, "db.t3.small": true,
+		"db.r6g.large": false, "db.r7g.xlarge": false, "db.x2g.large": false, "db.serverless": false, "db.m6gd.large": false,
+	} {
+		err := DataAPIInstanceClassProblem(class)
+		if refused != (err != nil) || refused && !strings.Contains(err.Error(), "T DB instance classes") {
+			t.Errorf("%s: %v, want refused %v", class, err, refused)
+		}
+	}
+}

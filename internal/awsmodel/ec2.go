@@ -6,6 +6,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/pulumi/pulumi/sdk/v3/go/common/resource"
 )
 
 const (
@@ -40,6 +42,41 @@ func (c *calc) ec2ARN(kind, id string) string { return c.env.regional("ec2", kin
 // defaultVpcID is the id of the region's default VPC.
 func defaultVpcID(env Env) string {
 	return newRand([]byte("default-vpc:" + env.Account + env.Region)).ResourceID("vpc")
+}
+
+// DefaultResource is one resource AWS creates in an account, not a stack.
+type DefaultResource struct {
+	Type, ID string
+	Outputs  resource.PropertyMap
+}
+
+// DefaultNetwork is what every region of an account holds before anyone
+// creates anything (Amazon VPC User Guide, "Default VPCs": a default VPC
+// with a /16 IPv4 block, 172.31.0.0/16 (EC2 API Reference,
+// CreateDefaultVpc), and an internet gateway attached to it; "Default
+// security groups for your VPCs": every VPC has a security group named
+// default): the default VPC, its internet gateway and its default
+// security group, with the ids the model gives them everywhere
+// (defaultVpcID). They count toward VPCs, internet gateways and security
+// groups per Region like any other. The default subnets, main route
+// table and network ACL are left out: no quota the fleet consumes counts
+// them.
+func DefaultNetwork(env Env) []DefaultResource {
+	env = env.normalized()
+	vpc := defaultVpcID(env)
+	r := newRand([]byte("default-vpc:" + env.Account + env.Region))
+	igw, sg := r.ResourceID("igw"), r.ResourceID("sg")
+	tags := map[string]any{}
+	return []DefaultResource{
+		{Type: tVpc, ID: vpc, Outputs: resource.NewPropertyMapFromMap(map[string]any{
+			"cidrBlock": "172.31.0.0/16", "isDefault": true, "instanceTenancy": "default", "ownerId": env.Account,
+			"arn": env.regional("ec2", "vpc/"+vpc), "tags": tags, "tagsAll": tags})},
+		{Type: tIGW, ID: igw, Outputs: resource.NewPropertyMapFromMap(map[string]any{
+			"vpcId": vpc, "ownerId": env.Account, "arn": env.regional("ec2", "internet-gateway/"+igw), "tags": tags, "tagsAll": tags})},
+		{Type: tSG, ID: sg, Outputs: resource.NewPropertyMapFromMap(map[string]any{
+			"name": "default", "description": "default VPC security group", "vpcId": vpc, "ownerId": env.Account,
+			"arn": env.regional("ec2", "security-group/"+sg), "ingress": []any{}, "egress": []any{}, "tags": tags, "tagsAll": tags})},
+	}
 }
 
 // PublicIPFor derives the public IPv4 address behind an Elastic IP

@@ -6,10 +6,10 @@
 //
 // Two consumers share it: the offline mocks behind `cellctl plan`
 // (NewMock, deterministic) and the simulated AWS provider in internal/sim.
-// Pure per-resource knowledge lives here; checks that need the rest of the
-// cloud (a subnet inside its VPC, unique names, quotas) live in the
-// simulator, which asks this package for the facts (References, UniqueNames,
-// QuotaDefs).
+// Rules that need other resources see them through Cloud and Lister (a
+// subnet inside its VPC and apart from its siblings); checks over a whole
+// account (unique names, quotas, dependents) live in the simulator, which
+// asks this package for the facts (References, UniqueNames, QuotaDefs).
 package awsmodel
 
 import (

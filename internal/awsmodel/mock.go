@@ -29,10 +29,24 @@ type Mock struct {
 	providers map[string]Env
 	stacks    map[string]resource.PropertyMap
 	live      map[string]mockResource
-	counters  map[string]int
+	// created lists the ids of the resources this mock created, in order
+	// (List: live has each one under its id and its ARN).
+	created  []string
+	counters map[string]int
 	// deployed names resources ("type::name") a test renders as updates
 	// of a resource already deployed with the same inputs (Deployed).
 	deployed map[string]bool
+	// at is the date the dated rules judge at (JudgeAt); zero: MockTime.
+	at time.Time
+}
+
+// JudgeAt sets the date the mock's dated rules (a Lambda runtime's block
+// dates) judge at — the plan's clock — while every timestamp it reports
+// stays MockTime, so a plan prints the same output every day.
+func (m *Mock) JudgeAt(t time.Time) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.at = t
 }
 
 // Deployed makes the mock judge the next renders of the resource typ
@@ -108,13 +122,17 @@ func (m *Mock) NewResource(typ, name string, inputs resource.PropertyMap, provid
 	if m.deployed[typ+"::"+name] {
 		old = checked.Copy()
 	}
+	at := m.at
 	m.mu.Unlock()
-	id, outs, err := Outputs(Request{Type: typ, Name: name, Inputs: checked, Env: env, Seed: seed, Cloud: m, Now: MockTime, Old: old})
+	id, outs, err := Outputs(Request{Type: typ, Name: name, Inputs: checked, Env: env, Seed: seed, Cloud: m, Now: MockTime, At: at, Old: old})
 	if err != nil {
 		return "", nil, err
 	}
 	m.mu.Lock()
 	rec := mockResource{typ: typ, outputs: outs}
+	if _, again := m.live[id]; !again {
+		m.created = append(m.created, id)
+	}
 	m.live[id] = rec
 	if arn := str(outs, "arn"); arn != "" {
 		m.live[arn] = rec
@@ -191,6 +209,19 @@ func (m *Mock) Lookup(ref string) (string, resource.PropertyMap, bool) {
 	defer m.mu.Unlock()
 	r, ok := m.live[ref]
 	return r.typ, r.outputs, ok
+}
+
+// List implements Lister over the resources this mock created.
+func (m *Mock) List(typ string) []Listed {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	var out []Listed
+	for _, id := range m.created {
+		if r := m.live[id]; r.typ == typ {
+			out = append(out, Listed{ID: id, Outputs: r.outputs})
+		}
+	}
+	return out
 }
 
 // Next implements Cloud.

@@ -63,7 +63,7 @@ func program(ctx *pulumi.Context) error {
 		return err
 	}
 	fn, err := lambda.NewFunction(ctx, "router-edge", &lambda.FunctionArgs{
-		Role: role.Arn, Runtime: pulumi.String("nodejs20.x"), Handler: pulumi.String("index.handler"), Publish: pulumi.Bool(true),
+		Role: role.Arn, Runtime: pulumi.String("nodejs24.x"), Handler: pulumi.String("index.handler"), Publish: pulumi.Bool(true),
 		Code: pulumi.NewAssetArchive(map[string]interface{}{"index.js": pulumi.NewStringAsset("exports.handler=async()=>{}")}),
 	}, pulumi.Provider(edge))
 	if err != nil {

@@ -2,10 +2,12 @@ package awsmodel
 
 import (
 	"fmt"
+	"net/netip"
 	"slices"
 	"sort"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/pulumi/pulumi/sdk/v3/go/common/resource"
 
@@ -33,6 +35,20 @@ type Rule struct {
 	applies func(typ string) bool
 	// check returns "" or AWS's message for a violation.
 	check func(r ruleInput) string
+	// codeOf, where set, is the error code of a violation when the
+	// service answers with its own code rather than Code (IAM's tag
+	// limits); "" keeps Code.
+	codeOf func(r ruleInput) string
+}
+
+// code is the error code a violation of the rule gets for r.
+func (rule Rule) code(r ruleInput) string {
+	if rule.codeOf != nil {
+		if c := rule.codeOf(r); c != "" {
+			return c
+		}
+	}
+	return rule.Code
 }
 
 // Applies reports whether the rule looks at resources of typ.
@@ -49,6 +65,12 @@ type ruleInput struct {
 	// sends).
 	op  int
 	old resource.PropertyMap
+	// at is the date the dated rules (a Lambda runtime's deprecation
+	// path) judge at; zero: they do not judge.
+	at time.Time
+	// id is the resource's own id where it already has one (an audited
+	// resource, listed among its siblings); "" on a create.
+	id string
 }
 
 func (r ruleInput) lookup(ref string) (string, resource.PropertyMap, bool) {
@@ -98,7 +120,7 @@ func checkRules(in ruleInput) error {
 			continue
 		}
 		if msg := r.check(in); msg != "" {
-			return NewAPIError(typ, op, name, r.Code, msg)
+			return NewAPIError(typ, op, name, r.code(in), msg)
 		}
 	}
 	return nil
@@ -128,6 +150,9 @@ type AuditResource struct {
 	Inputs  resource.PropertyMap
 	Outputs resource.PropertyMap
 	Env     Env
+	// At is the date the dated rules judge at (a Lambda runtime's block
+	// dates); zero: they do not judge.
+	At time.Time
 }
 
 // auditCloud answers lookups over the rendered resources of one audit.
@@ -140,6 +165,21 @@ func (a auditCloud) Lookup(ref string) (string, resource.PropertyMap, bool) {
 	return "", nil, false
 }
 func (a auditCloud) Next(string) int { return 1 }
+
+// List implements Lister: each rendered resource once (the map holds it
+// under its id and its ARN).
+func (a auditCloud) List(typ string) []Listed {
+	seen := map[*AuditResource]bool{}
+	var out []Listed
+	for _, r := range a {
+		if r.Type == typ && !seen[r] {
+			seen[r] = true
+			out = append(out, Listed{ID: r.ID, Outputs: r.Outputs})
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].ID < out[j].ID })
+	return out
+}
 
 // notAWS reports resources no AWS rule can apply to.
 func notAWS(typ string) bool {
@@ -163,8 +203,8 @@ func Audit(rs []AuditResource) []Violation {
 		}
 	}
 	var out []Violation
-	add := func(r *AuditResource, rule Rule, msg string) {
-		out = append(out, Violation{Rule: rule.ID, Doc: rule.Doc, Stack: r.Stack, Type: r.Type, Name: r.Name, Code: rule.Code, Message: msg})
+	add := func(r *AuditResource, rule Rule, code, msg string) {
+		out = append(out, Violation{Rule: rule.ID, Doc: rule.Doc, Stack: r.Stack, Type: r.Type, Name: r.Name, Code: code, Message: msg})
 	}
 	type usageKey struct{ code, scope string }
 	usage := map[usageKey]float64{}
@@ -175,14 +215,14 @@ func Audit(rs []AuditResource) []Violation {
 			continue
 		}
 		if !Known(r.Type) {
-			add(r, knownTypeRule, fmt.Sprintf("internal/awsmodel has no knowledge of %s: add its spec (and rules) before a program uses it", r.Type))
+			add(r, knownTypeRule, knownTypeRule.Code, fmt.Sprintf("internal/awsmodel has no knowledge of %s: add its spec (and rules) before a program uses it", r.Type))
 			continue
 		}
-		in := ruleInput{typ: r.Type, name: r.Name, in: r.Inputs, env: r.Env.normalized(), cloud: cloud}
+		in := ruleInput{typ: r.Type, name: r.Name, in: r.Inputs, env: r.Env.normalized(), cloud: cloud, at: r.At, id: r.ID}
 		for _, rule := range rules {
 			if rule.applies(r.Type) {
 				if msg := rule.check(in); msg != "" {
-					add(r, rule, msg)
+					add(r, rule, rule.code(in), msg)
 				}
 			}
 		}
@@ -244,21 +284,34 @@ var (
 	}
 )
 
-// tagErrorCode is each service's error code for a tag it refuses.
-func tagErrorCode(service string) string {
-	switch service {
-	case "EC2":
-		return "InvalidParameterValue"
-	case "IAM":
-		return "InvalidInput"
-	case "ElastiCache":
-		return "InvalidParameterValue"
-	case "Lambda":
-		return "InvalidParameterValueException"
-	case "SQS":
-		return "InvalidParameterValue"
+// tagErrorCode is the error code a service answers a tag violation with
+// where it is not the rule's generic TagLimitExceeded (which is EC2's own,
+// EC2 API Reference, Error codes). IAM (IAM API Reference, CreateRole:
+// Tags "Array Members: Maximum number of 50 items", Tag Key 1-128 and
+// Value 0-256 characters) refuses a request breaking those constraints
+// before it runs, with the Query API's ValidationError ("The input fails
+// to satisfy the constraints specified by an AWS service", Common
+// Errors; moto 5.2.1 answers the same); TagRole on a role whose tags
+// would pass 50 fails the request (IAM API Reference, TagRole: "if you
+// exceed the allowed maximum number of tags, then the entire request
+// fails") with its quota error, LimitExceeded. Other services keep the
+// rule's code until checked.
+func tagErrorCode(typ string, op int, tags map[string]string) string {
+	if serviceOf(typ) != "IAM" {
+		return ""
 	}
-	return "ValidationError"
+	if len(tags) > 50 && op == OpUpdate {
+		return "LimitExceeded"
+	}
+	if len(tags) > 50 {
+		return "ValidationError"
+	}
+	for k, v := range tags {
+		if len(k) == 0 || len(k) > 128 || len(v) > 256 {
+			return "ValidationError"
+		}
+	}
+	return ""
 }
 
 // PrefixListWeight is how many rules a security group rule referencing
@@ -319,10 +372,60 @@ var rules = []Rule{
 		},
 	},
 	{
+		// The VPC's primary block only: secondary blocks
+		// (aws:ec2/vpcIpv4CidrBlockAssociation) are not modelled, so a
+		// program that adds one is flagged awsmodel.known-type first.
+		ID:      "ec2.subnet-in-vpc",
+		Doc:     "EC2 API Reference, CreateSubnet (the subnet's IPv4 CIDR block is the VPC's or a subset of it) and Error codes for the Amazon EC2 API (InvalidSubnet.Range)",
+		Code:    "InvalidSubnet.Range",
+		applies: types(tSubnet),
+		check: func(r ruleInput) string {
+			cidr, vpc, ok := subnetAndVPC(r)
+			if !ok {
+				return ""
+			}
+			if !vpc.Contains(cidr.Addr()) || cidr.Bits() < vpc.Bits() {
+				return fmt.Sprintf("The CIDR '%s' is invalid.", cidr)
+			}
+			return ""
+		},
+	},
+	{
+		ID:      "ec2.subnet-conflict",
+		Doc:     "EC2 API Reference, CreateSubnet (\"A subnet CIDR block must not overlap the CIDR block of an existing subnet in the VPC\") and Error codes for the Amazon EC2 API (InvalidSubnet.Conflict)",
+		Code:    "InvalidSubnet.Conflict",
+		applies: types(tSubnet),
+		check: func(r ruleInput) string {
+			// cidrBlock and vpcId force a replacement: an update keeps
+			// both, so it conflicts with nothing it did not already.
+			if r.op == OpUpdate {
+				return ""
+			}
+			cidr, _, ok := subnetAndVPC(r)
+			lister, listable := r.cloud.(Lister)
+			if !ok || !listable {
+				return ""
+			}
+			vpcID := str(r.in, "vpcId")
+			for _, o := range lister.List(tSubnet) {
+				if r.id != "" && o.ID == r.id || str(o.Outputs, "vpcId") != vpcID {
+					continue
+				}
+				if other, err := netip.ParsePrefix(str(o.Outputs, "cidrBlock")); err == nil && other.Overlaps(cidr) {
+					return fmt.Sprintf("The CIDR '%s' conflicts with another subnet", cidr)
+				}
+			}
+			return ""
+		},
+	},
+	{
 		ID:      "tags.limits",
-		Doc:     "Tagging AWS resources, Tag naming limits and requirements: at most 50 user tags; keys 1-128 and values 0-256 characters; the aws: prefix is reserved",
+		Doc:     "Tagging AWS resources, Tag naming limits and requirements: at most 50 user tags; keys 1-128 and values 0-256 characters; the aws: prefix is reserved; IAM API Reference, CreateRole and TagRole: IAM's own codes (tagErrorCode)",
 		Code:    "TagLimitExceeded",
 		applies: taggable,
+		codeOf: func(r ruleInput) string {
+			return tagErrorCode(r.typ, r.op, mergeTags(r.env.DefaultTags, stringMap(r.in, "tags")))
+		},
 		check: func(r ruleInput) string {
 			v, ok := get(r.in, "tags")
 			if !ok || v.ContainsUnknowns() {
@@ -472,6 +575,29 @@ var rules = []Rule{
 		},
 	},
 	{
+		// Audit-only, as rds.data-api-availability: the User Guide lists
+		// the limitation, not the error a T-class cluster's EnableHttpEndpoint
+		// or ExecuteStatement gets.
+		ID:        "rds.data-api-instance-class",
+		Doc:       awsfacts.DataAPIInstanceClassDoc,
+		Code:      "DataAPIUnavailable",
+		AuditOnly: true,
+		applies:   types(tClusterInstance),
+		check: func(r ruleInput) string {
+			if !known(r.in, "instanceClass") {
+				return ""
+			}
+			_, cl, ok := r.lookup(str(r.in, "clusterIdentifier"))
+			if on, _ := boolean(cl, "enableHttpEndpoint"); !ok || !on {
+				return ""
+			}
+			if err := awsfacts.DataAPIInstanceClassProblem(str(r.in, "instanceClass")); err != nil {
+				return fmt.Sprintf("the cluster has enableHttpEndpoint set but %v: ExecuteStatement calls fail", err)
+			}
+			return ""
+		},
+	},
+	{
 		ID:        "rds.data-api-on-restore",
 		Doc:       "terraform-provider-aws PR #37287 (aws_rds_cluster docs, enable_http_endpoint): not applied when the cluster is created from snapshot_identifier, replication_source_identifier or s3_import",
 		Code:      "HttpEndpointNotEnabled",
@@ -578,6 +704,25 @@ var rules = []Rule{
 				}
 			}
 			return ""
+		},
+	},
+	{
+		// Audit judges a create (what a first up sends); the mocks judge a
+		// create unless a test marks the function deployed, the simulator
+		// each call as it comes.
+		ID:      "lambda.runtime-blocked",
+		Doc:     LambdaRuntimeDoc + ": after the block function create date CreateFunction refuses the runtime, after the block function update date so do updates of functions on it",
+		Code:    "InvalidParameterValueException",
+		applies: types(tFunction),
+		check: func(r ruleInput) string {
+			if r.at.IsZero() || !known(r.in, "runtime") {
+				return ""
+			}
+			rt, ok := LookupLambdaRuntime(str(r.in, "runtime"))
+			if !ok || !rt.Blocked(r.op, r.at) {
+				return ""
+			}
+			return runtimeBlockedMessage(rt.ID)
 		},
 	},
 	{
@@ -688,6 +833,24 @@ var rules = []Rule{
 			return ""
 		},
 	},
+}
+
+// subnetAndVPC reads a subnet's IPv4 block and its VPC's (looked up in
+// the cloud); ok is false when either is unknown or not IPv4 CIDR.
+func subnetAndVPC(r ruleInput) (cidr, vpc netip.Prefix, ok bool) {
+	if !known(r.in, "cidrBlock") || !known(r.in, "vpcId") {
+		return cidr, vpc, false
+	}
+	cidr, err := netip.ParsePrefix(str(r.in, "cidrBlock"))
+	if err != nil || !cidr.Addr().Is4() {
+		return cidr, vpc, false
+	}
+	typ, outs, found := r.lookup(str(r.in, "vpcId"))
+	if !found || typ != tVpc || !known(outs, "cidrBlock") {
+		return cidr, vpc, false
+	}
+	vpc, err = netip.ParsePrefix(str(outs, "cidrBlock"))
+	return cidr, vpc.Masked(), err == nil
 }
 
 // edgeFunctionProblem checks one Lambda@Edge association.

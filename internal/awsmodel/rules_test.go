@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/pulumi/pulumi/sdk/v3/go/common/resource"
 )
@@ -22,6 +23,8 @@ type ruleCase struct {
 	// outputs); zero: a create.
 	op  int
 	old resource.PropertyMap
+	// at is the date dated rules judge at (zero: they do not judge).
+	at time.Time
 }
 
 func mustCreate(t *testing.T, m *Mock, typ, name string, in resource.PropertyMap) resource.PropertyMap {
@@ -42,7 +45,7 @@ func edgeDistribution(arn, event string) resource.PropertyMap {
 func ruleCases() []ruleCase {
 	code := resource.NewArchiveProperty(mustArchive(map[string]any{"index.js": mustAsset("x")}))
 	fn := func(name string, extra map[string]any) resource.PropertyMap {
-		in := resource.PropertyMap{"name": pv(name), "role": pv("arn:aws:iam::123456789012:role/edge"), "runtime": pv("nodejs20.x"),
+		in := resource.PropertyMap{"name": pv(name), "role": pv("arn:aws:iam::123456789012:role/edge"), "runtime": pv("nodejs24.x"),
 			"handler": pv("index.handler"), "publish": pv(true), "code": code, "timeout": pv(5), "memorySize": pv(128)}
 		for k, v := range extra {
 			in[resource.PropertyKey(k)] = pv(v)
@@ -135,6 +138,14 @@ func ruleCases() []ruleCase {
 			bad:      resource.PropertyMap{"engine": pv("aurora-postgresql"), "engineVersion": pv("16"), "enableHttpEndpoint": pv(true)},
 			ok:       resource.PropertyMap{"engine": pv("aurora-postgresql"), "engineVersion": pv("16"), "enableHttpEndpoint": pv(false)},
 			contains: "not available for Aurora PostgreSQL in ap-southeast-4"},
+		{rule: "rds.data-api-instance-class", typ: tClusterInstance,
+			setup: func(t *testing.T, m *Mock) {
+				mustCreate(t, m, tCluster, "data-api", resource.PropertyMap{"clusterIdentifier": pv("data-api"), "engine": pv("aurora-postgresql"),
+					"engineVersion": pv("16"), "masterUsername": pv("app"), "manageMasterUserPassword": pv(true), "enableHttpEndpoint": pv(true)})
+			},
+			bad:      resource.PropertyMap{"clusterIdentifier": pv("data-api"), "instanceClass": pv("db.t4g.medium")},
+			ok:       resource.PropertyMap{"clusterIdentifier": pv("data-api"), "instanceClass": pv("db.r6g.large")},
+			contains: "isn't supported on T DB instance classes"},
 		{rule: "rds.data-api-on-restore", typ: tCluster,
 			bad:      resource.PropertyMap{"engine": pv("aurora-postgresql"), "snapshotIdentifier": pv("cell-a-final"), "enableHttpEndpoint": pv(true)},
 			ok:       resource.PropertyMap{"engine": pv("aurora-postgresql"), "enableHttpEndpoint": pv(true)},
@@ -278,7 +289,8 @@ func TestEveryRuleRefusesAViolation(t *testing.T) {
 	cases := append(append(ruleCases(), nameCases()...), cdCases()...)
 	cases = append(append(cases, elbConditionCases()...), dashboardCases()...)
 	cases = append(append(cases, zoneCases()...), cacheIAMCases()...)
-	cases = append(cases, kmsKeyCases()...)
+	cases = append(append(cases, kmsKeyCases()...), runtimeCases()...)
+	cases = append(cases, subnetCases(t)...)
 	for i, tc := range cases {
 		t.Run(fmt.Sprintf("%s/%d", tc.rule, i), func(t *testing.T) {
 			rule, ok := RuleByID(tc.rule)
@@ -295,24 +307,24 @@ func TestEveryRuleRefusesAViolation(t *testing.T) {
 			if tc.setup != nil {
 				tc.setup(t, m)
 			}
-			msg := rule.check(ruleInput{typ: tc.typ, name: "r", in: tc.bad, env: tc.env.normalized(), cloud: m, op: tc.op, old: tc.old})
+			msg := rule.check(ruleInput{typ: tc.typ, name: "r", in: tc.bad, env: tc.env.normalized(), cloud: m, op: tc.op, old: tc.old, at: tc.at})
 			if !strings.Contains(msg, tc.contains) {
 				t.Fatalf("violating input: got %q, want a message containing %q", msg, tc.contains)
 			}
 			if tc.ok != nil {
-				if msg := rule.check(ruleInput{typ: tc.typ, name: "r", in: tc.ok, env: tc.env.normalized(), cloud: m, op: tc.op, old: tc.old}); msg != "" {
+				if msg := rule.check(ruleInput{typ: tc.typ, name: "r", in: tc.ok, env: tc.env.normalized(), cloud: m, op: tc.op, old: tc.old, at: tc.at}); msg != "" {
 					t.Fatalf("fixed input refused: %s", msg)
 				}
 			}
-			err := checkRules(ruleInput{typ: tc.typ, name: "r", in: tc.bad, env: tc.env.normalized(), cloud: m, op: tc.op, old: tc.old})
+			err := checkRules(ruleInput{typ: tc.typ, name: "r", in: tc.bad, env: tc.env.normalized(), cloud: m, op: tc.op, old: tc.old, at: tc.at})
 			var ae *APIError
 			switch {
 			case rule.AuditOnly && err != nil:
 				t.Fatalf("audit-only rule refused at the API: %v", err)
 			case !rule.AuditOnly && !errors.As(err, &ae):
 				t.Fatalf("CheckRules: got %v, want an *APIError", err)
-			case !rule.AuditOnly && ae.Code != rule.Code:
-				t.Fatalf("code %s, want %s", ae.Code, rule.Code)
+			case !rule.AuditOnly && ae.Code != rule.code(ruleInput{typ: tc.typ, in: tc.bad, env: tc.env.normalized(), op: tc.op}):
+				t.Fatalf("code %s, want %s", ae.Code, rule.code(ruleInput{typ: tc.typ, in: tc.bad, env: tc.env.normalized(), op: tc.op}))
 			}
 		})
 		covered[tc.rule] = true

@@ -30,9 +30,6 @@ const (
 
 var (
 	refBucket = Reference{Property: "bucket", Target: tBucket, Code: "NoSuchBucket", Message: "The specified bucket does not exist: %s"}
-	// LambdaRuntimes are the runtimes Lambda accepts for new functions.
-	LambdaRuntimes = []string{"nodejs18.x", "nodejs20.x", "nodejs22.x", "python3.9", "python3.10", "python3.11", "python3.12",
-		"python3.13", "java11", "java17", "java21", "dotnet8", "ruby3.2", "ruby3.3", "ruby3.4", "provided.al2", "provided.al2023"}
 )
 
 func validBucketName(n string) string {
@@ -225,7 +222,7 @@ func init() {
 		},
 		validate: func(v *validator) {
 			v.name("name", 64, regexp_(`^[a-zA-Z0-9_-]+$`), "letters, numbers, hyphens and underscores")
-			v.enum("runtime", LambdaRuntimes...)
+			v.enum("runtime", LambdaRuntimeIDs()...)
 			v.enum("packageType", "Zip", "Image")
 			v.intRange("memorySize", 128, 10240)
 			v.intRange("timeout", 1, 900)

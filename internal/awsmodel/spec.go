@@ -100,6 +100,21 @@ type Cloud interface {
 	Next(counter string) int
 }
 
+// Lister is a Cloud that also lists its live resources of one type: the
+// rules that compare a resource with its siblings (a subnet must not
+// overlap another subnet of its VPC) need them. The mocks, the audit and
+// the simulator implement it; a Cloud that does not is never judged by
+// those rules.
+type Lister interface {
+	List(typ string) []Listed
+}
+
+// Listed is one live resource a Lister returns.
+type Listed struct {
+	ID      string
+	Outputs resource.PropertyMap
+}
+
 // calc is the context one compute function works in.
 type calc struct {
 	spec   *typeSpec

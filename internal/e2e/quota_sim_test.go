@@ -53,8 +53,14 @@ func TestQuotaOnTheSimulatedCloud(t *testing.T) {
 	if west := quotaRow(t, rep, "us-west-2", eipQuota); west.PerCell != 3 || west.Used == nil || *west.Used != 0 {
 		t.Errorf("Elastic IPs in us-west-2: %+v (want 0 used, 3 per cell)", west)
 	}
-	if vpc := quotaRow(t, rep, "us-east-1", "vpc/L-F678F1CE"); vpc.Used == nil || *vpc.Used != 1 {
-		t.Errorf("VPCs in us-east-1: %+v, want the deployed cell's 1", vpc)
+	// The deployed cell's VPC and the region's default VPC, which every
+	// account has (a new simulated account too); so does us-west-2, where
+	// nothing is deployed.
+	if vpc := quotaRow(t, rep, "us-east-1", "vpc/L-F678F1CE"); vpc.Used == nil || *vpc.Used != 2 || vpc.Status != quota.StatusOK {
+		t.Errorf("VPCs in us-east-1: %+v, want 2 (the deployed cell's and the default VPC), ok", vpc)
+	}
+	if igw := quotaRow(t, rep, "us-west-2", "vpc/L-A4707A72"); igw.Used == nil || *igw.Used != 1 {
+		t.Errorf("internet gateways in us-west-2: %+v, want the default VPC's 1", igw)
 	}
 
 	// Two more cells need two more addresses: 1 + 2 > 2.
@@ -97,5 +103,39 @@ func TestQuotaOnTheSimulatedCloud(t *testing.T) {
 	// An update of the deployed cell is not a creation: no check.
 	if r := cellctl(t, dir, "up", "cell-a"); r.code != 0 {
 		t.Errorf("up of the deployed cell-a with the quota full: %s", r)
+	}
+}
+
+// TestQuotaOnTheDeployedDemoFleet: the deployed demo fleet has no quota
+// finding (exit 0) now that every region of the simulated account holds
+// its default VPC, as a real account's does: us-east-1's three cells and
+// the default VPC use 4 of the default 5 VPCs and internet gateways (a
+// warning, 1 cell of headroom), us-west-2's one cell and its default VPC
+// 2 of 5.
+func TestQuotaOnTheDeployedDemoFleet(t *testing.T) {
+	t.Parallel()
+	dir := deployedFleet(t)
+	r := cellctl(t, dir, "quota", "-o", "json")
+	if r.code != 0 {
+		t.Fatalf("quota on the deployed demo fleet: want exit 0, got %s", r)
+	}
+	var rep quota.Report
+	decode(t, r, &rep)
+	for _, row := range rep.Rows {
+		if row.Finding() {
+			t.Errorf("a finding on the demo fleet: %+v", row)
+		}
+	}
+	for _, c := range []struct {
+		region, code   string
+		used, headroom int
+	}{
+		{"us-east-1", "vpc/L-F678F1CE", 4, 1}, {"us-east-1", "vpc/L-A4707A72", 4, 1},
+		{"us-west-2", "vpc/L-F678F1CE", 2, 3}, {"us-west-2", "vpc/L-A4707A72", 2, 3},
+	} {
+		row := quotaRow(t, rep, c.region, c.code)
+		if row.Used == nil || *row.Used != float64(c.used) || row.Headroom == nil || *row.Headroom != c.headroom {
+			t.Errorf("%s %s: %+v, want %d used (the cells' and the default VPC's), headroom %d", c.region, c.code, row, c.used, c.headroom)
+		}
 	}
 }

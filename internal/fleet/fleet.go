@@ -59,6 +59,8 @@ type Fleet struct {
 	// baseAccount is the baseline's account settings (Pulumi.yaml's
 	// aws:assumeRole, aws:profile, account lists, cells:account).
 	baseAccount accountSettings
+	// baseEndpoints are Pulumi.yaml's aws:endpoints (Endpoints).
+	baseEndpoints []Endpoint
 }
 
 // Cell is one cell of the fleet with where its settings came from.
@@ -71,6 +73,9 @@ type Cell struct {
 	Overrides []string
 	// Lines maps a config key ("cells:index", "aws:region") to its line.
 	Lines map[string]int
+	// Endpoints are the stack file's own aws:endpoints (Fleet.Endpoints
+	// resolves the baseline's).
+	Endpoints []Endpoint
 	// HasOriginVerifySecret says the stack file holds the fleet's
 	// origin-verify secret (encrypted).
 	HasOriginVerifySecret bool
@@ -115,6 +120,8 @@ type Router struct {
 	// the viewer domains; empty: the router requests a DNS-validated one.
 	ViewerCertificateArn string
 	Lines                map[string]int
+	// Endpoints are the router stack file's own aws:endpoints.
+	Endpoints []Endpoint
 
 	HasOriginVerifySecret bool
 	// Traffic is a router canary step's split between the primary and

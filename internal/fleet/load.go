@@ -50,7 +50,7 @@ var priceClasses = []string{"PriceClass_100", "PriceClass_200", "PriceClass_All"
 // under aws: is most likely a typo and is rejected.
 var awsKeys = []string{"region", "profile", "allowedAccountIds", "forbiddenAccountIds", "assumeRole",
 	"sharedConfigFiles", "sharedCredentialsFiles", "maxRetries", "retryMode", "skipCredentialsValidation",
-	"skipMetadataApiCheck", "skipRegionValidation", "skipRequestingAccountId", "defaultTags", "endpoints"}
+	"skipMetadataApiCheck", "skipRegionValidation", "skipRequestingAccountId", "defaultTags", "endpoints", "s3UsePathStyle"}
 
 // Load reads and validates the fleet repository at dir. All problems of all
 // files are returned together; no partial fleet is ever returned. Only
@@ -343,6 +343,8 @@ func (l *loader) loadProjectFile(f *Fleet, data []byte) map[string]int {
 				}
 			} else if l.accountKey(&f.baseAccount, ProjectFile, full, value) {
 				lines[full] = p.Key.Line
+			} else if l.emulatorKey(&f.baseEndpoints, ProjectFile, full, key, value) {
+				lines[full] = p.Key.Line
 			} else if !contains(awsKeys, key) {
 				l.errs.Add(ProjectFile, p.Key.Line, full, "unknown aws provider key (allowed: %s)", strings.Join(prefixed("aws", awsKeys), ", "))
 			}
@@ -449,6 +451,9 @@ func (l *loader) loadCell(f *Fleet, id, file string, data []byte) *Cell {
 				}
 			} else if l.accountKey(&own, file, full, v) {
 				c.Overrides = append(c.Overrides, full)
+			} else if l.emulatorKey(&c.Endpoints, file, full, key, v) {
+				// A provider setting, like the other aws: keys: not a
+				// cell setting the drift audit compares.
 			} else if !contains(awsKeys, key) {
 				l.errs.Add(file, k.Line, full, "unknown aws provider key (allowed: %s)", strings.Join(prefixed("aws", awsKeys), ", "))
 			}
@@ -513,6 +518,7 @@ func (l *loader) loadRouter(f *Fleet, file string, data []byte) *Router {
 		case ns == f.Project && key == DNSRoleKey:
 			l.errs.Add(file, k.Line, full, "applies to cells only: the router writes its viewer records with its own provider, in cells:viewerHostedZoneId of its own account")
 		case (ns == "aws" || ns == f.Project) && l.accountKey(&own, file, full, v):
+		case ns == "aws" && l.emulatorKey(&r.Endpoints, file, full, key, v):
 		case ns == "aws" && contains(awsKeys, key):
 		case ns == f.Project && key == OriginVerifyKey:
 			r.HasOriginVerifySecret = l.secret(file, full, v)

@@ -109,7 +109,7 @@ func TestTheRouterIsSharedByEveryRoutedCell(t *testing.T) {
 	router := LedgerStack{Name: "router", Region: "us-east-1", Resources: []*offline.Resource{
 		res("router", "aws:s3/bucketV2:BucketV2", "router-bucket", map[string]any{"bucket": "fleet-bucket"},
 			map[string]any{"arn": "arn:aws:s3:::fleet-bucket", "bucket": "fleet-bucket"}),
-		res("router", "aws:lambda/function:Function", "router-edge", map[string]any{"runtime": "nodejs20.x"}, nil),
+		res("router", "aws:lambda/function:Function", "router-edge", map[string]any{"runtime": "nodejs24.x"}, nil),
 		res("router", "aws:cloudfront/distribution:Distribution", "router-cdn", map[string]any{}, nil),
 		res("router", "aws:cloudfront/distribution:Distribution", "router-cdn-staging", map[string]any{"staging": true}, nil),
 		res("router", "aws:route53/record:Record", "router-viewer", map[string]any{"zoneId": "Z0987654321ZYXWVUTSRQ",

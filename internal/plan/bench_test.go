@@ -46,7 +46,7 @@ func BenchmarkPlan(b *testing.B) {
 		b.Run(fmt.Sprintf("cells=%d", n), func(b *testing.B) {
 			b.ReportAllocs()
 			for i := 0; i < b.N; i++ {
-				r, err := Render(context.Background(), f, Options{Parallel: 4})
+				r, err := Render(context.Background(), f, Options{Now: testNow, Parallel: 4})
 				if err != nil {
 					b.Fatal(err)
 				}

@@ -52,7 +52,7 @@ func inputOfJSON(t *testing.T, s *Stack, typ, key string) string {
 // the key, and the isolation audit accepts exactly these grants.
 func TestCellsInAnotherAccountAreGrantedTheirPrefixOnly(t *testing.T) {
 	fl := fleettest.Load(t, fleettest.Demo(t, fleettest.TwoAccounts))
-	rep, err := Render(context.Background(), fl, Options{})
+	rep, err := Render(context.Background(), fl, Options{Now: testNow})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -106,7 +106,7 @@ func TestCellsInAnotherAccountAreGrantedTheirPrefixOnly(t *testing.T) {
 // task policy allows through S3.
 func TestOneAccountFleetGrantsNothing(t *testing.T) {
 	fl := fleettest.Load(t, fleettest.Demo(t))
-	rep, err := Render(context.Background(), fl, Options{})
+	rep, err := Render(context.Background(), fl, Options{Now: testNow})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -125,7 +125,7 @@ func TestOneAccountFleetGrantsNothing(t *testing.T) {
 // cell's role beyond its prefix — is an isolation finding.
 func TestUndeclaredCrossAccountGrantIsAFinding(t *testing.T) {
 	fl := fleettest.Load(t, fleettest.Demo(t, fleettest.TwoAccounts))
-	rep, err := Render(context.Background(), fl, Options{})
+	rep, err := Render(context.Background(), fl, Options{Now: testNow})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -159,7 +159,7 @@ func TestUndeclaredCrossAccountGrantIsAFinding(t *testing.T) {
 // the two-accounts fleet declares it, so its ledger has no finding.
 func TestTwoAccountLedgerDeclaresTheBucketKey(t *testing.T) {
 	fl := fleettest.Load(t, fleettest.Demo(t, fleettest.TwoAccounts))
-	rep, err := Render(context.Background(), fl, Options{})
+	rep, err := Render(context.Background(), fl, Options{Now: testNow})
 	if err != nil {
 		t.Fatal(err)
 	}

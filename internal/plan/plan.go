@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"sort"
 	"sync"
+	"time"
 
 	"github.com/hashicorp/go-multierror"
 	"github.com/pulumi/pulumi/sdk/v3/go/common/resource"
@@ -53,7 +54,33 @@ const PlaceholderSecret = "offline-plan-placeholder"
 type Report struct {
 	Stacks    []*Stack         `json:"stacks"`
 	Isolation isolation.Result `json:"isolation"`
+	// Warnings are what AWS will refuse soon but accepts today: a Lambda
+	// runtime within RuntimeNoticeWindow of a date on its deprecation
+	// path. They never fail a plan.
+	Warnings []Warning `json:"warnings"`
+
+	// at is the date the render judged AWS's dated rules at.
+	at time.Time
 }
+
+// Warning is one resource AWS accepts today and will not for long.
+type Warning struct {
+	Stack   string `json:"stack"`
+	Type    string `json:"type"`
+	Name    string `json:"name"`
+	Message string `json:"message"`
+}
+
+func (w Warning) String() string {
+	return fmt.Sprintf("%s: %s %q: %s", w.Stack, w.Type, w.Name, w.Message)
+}
+
+// RuntimeNoticeWindow is how far ahead a plan warns of a Lambda runtime's
+// deprecation, block-create or block-update date: 90 days leaves a
+// quarter to move the function (Lambda itself notifies 180 days ahead,
+// by mail to the account, which the operator running the plan may not
+// read).
+const RuntimeNoticeWindow = 90 * 24 * time.Hour
 
 // Stack is one rendered stack.
 type Stack struct {
@@ -102,6 +129,11 @@ type Options struct {
 	Stacks []string
 	// Parallel bounds concurrent renders (≤ 0: 4).
 	Parallel int
+	// Now is the clock AWS's dated rules judge at (a Lambda runtime's
+	// block dates refuse the render, its nearing dates warn); nil:
+	// time.Now. Tests set it: a plan's verdict must not depend on the day
+	// the test runs.
+	Now func() time.Time
 }
 
 // Render runs the program of each selected stack under mocks. Cells render
@@ -134,6 +166,10 @@ func Render(ctx context.Context, f *fleet.Fleet, opts Options) (*Report, error) 
 		parallel = 4
 	}
 	program := stacks.Program(f)
+	at := time.Now().UTC()
+	if opts.Now != nil {
+		at = opts.Now().UTC()
+	}
 	rendered := make([]*Stack, len(cells))
 	var mu multierrorCollector
 	g, gctx := errgroup.WithContext(ctx)
@@ -143,7 +179,7 @@ func Render(ctx context.Context, f *fleet.Fleet, opts Options) (*Report, error) 
 			if gctx.Err() != nil {
 				return gctx.Err()
 			}
-			s, err := renderCell(f, c, program)
+			s, err := renderCell(f, c, program, at)
 			if err != nil {
 				mu.add(fmt.Errorf("%s: %w", c.ID, err))
 				return nil
@@ -158,16 +194,43 @@ func Render(ctx context.Context, f *fleet.Fleet, opts Options) (*Report, error) 
 	if err := mu.err(); err != nil {
 		return nil, err
 	}
-	report := &Report{Stacks: rendered}
+	report := &Report{Stacks: rendered, at: at}
 	if wantRouter {
-		s, err := renderRouter(f, program, rendered)
+		s, err := renderRouter(f, program, rendered, at)
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", fleet.RouterStack, err)
 		}
 		report.Stacks = append(report.Stacks, s)
 	}
 	report.Isolation = Isolation(report.Stacks, f)
+	report.Warnings = runtimeWarnings(report.Stacks, at)
 	return report, nil
+}
+
+// runtimeWarnings warns of every Lambda function whose runtime has a
+// deprecation-path date within RuntimeNoticeWindow of at (a blocked one
+// already failed the render: the mocks refuse it as Lambda does).
+func runtimeWarnings(rendered []*Stack, at time.Time) []Warning {
+	out := []Warning{}
+	for _, s := range rendered {
+		for _, r := range s.recorded {
+			if r.Type != awsmodel.FunctionType {
+				continue
+			}
+			v, ok := r.Inputs["runtime"]
+			if !ok || !v.IsString() {
+				continue
+			}
+			rt, ok := awsmodel.LookupLambdaRuntime(v.StringValue())
+			if !ok {
+				continue
+			}
+			if msg := rt.Notice(at, RuntimeNoticeWindow); msg != "" {
+				out = append(out, Warning{Stack: s.Name, Type: r.Type, Name: r.Name, Message: msg})
+			}
+		}
+	}
+	return out
 }
 
 // Isolation audits the rendered cells of a report.
@@ -231,9 +294,10 @@ func mockOptions(f *fleet.Fleet, stack string) offline.Options {
 	}
 }
 
-func renderCell(f *fleet.Fleet, c *fleet.Cell, program pulumi.RunFunc) (*Stack, error) {
+func renderCell(f *fleet.Fleet, c *fleet.Cell, program pulumi.RunFunc, at time.Time) (*Stack, error) {
 	account := c.Access().Account
 	model := awsmodel.NewMock(awsmodel.Env{Partition: "aws", Account: renderAccount(account), Region: c.Region})
+	model.JudgeAt(at)
 	s, err := run(mockOptions(f, c.ID), model, program)
 	if err != nil {
 		return nil, err
@@ -243,8 +307,9 @@ func renderCell(f *fleet.Fleet, c *fleet.Cell, program pulumi.RunFunc) (*Stack, 
 	return s, nil
 }
 
-func renderRouter(f *fleet.Fleet, program pulumi.RunFunc, cells []*Stack) (*Stack, error) {
+func renderRouter(f *fleet.Fleet, program pulumi.RunFunc, cells []*Stack, at time.Time) (*Stack, error) {
 	model := awsmodel.NewMock(awsmodel.Env{Partition: "aws", Account: renderAccount(f.Router.Access().Account), Region: f.Router.Region})
+	model.JudgeAt(at)
 	// Cells not rendered in this run still have outputs in a real backend;
 	// render them quietly so the router sees every cell.
 	have := map[string]*Stack{}
@@ -256,7 +321,7 @@ func renderRouter(f *fleet.Fleet, program pulumi.RunFunc, cells []*Stack) (*Stac
 		s := have[c.ID]
 		if s == nil {
 			var err error
-			if s, err = renderCell(f, c, program); err != nil {
+			if s, err = renderCell(f, c, program, at); err != nil {
 				return nil, fmt.Errorf("rendering %s for its outputs: %w", c.ID, err)
 			}
 		}

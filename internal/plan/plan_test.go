@@ -38,7 +38,7 @@ var cellKinds = []string{
 
 func TestRenderDemoFleet(t *testing.T) {
 	f := demoFleet(t)
-	report, err := Render(context.Background(), f, Options{})
+	report, err := Render(context.Background(), f, Options{Now: testNow})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -73,7 +73,7 @@ func TestRenderDemoFleet(t *testing.T) {
 // TestJSONShape pins the documented -o json shape.
 func TestJSONShape(t *testing.T) {
 	f := demoFleet(t)
-	report, err := Render(context.Background(), f, Options{Stacks: []string{"cell-a"}})
+	report, err := Render(context.Background(), f, Options{Now: testNow, Stacks: []string{"cell-a"}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -144,7 +144,7 @@ func mustJSON(t *testing.T, v any) []byte {
 func TestIsolationCatchesSharedIndex(t *testing.T) {
 	f := demoFleet(t)
 	f.Cell("cell-b").Index = f.Cell("cell-a").Index
-	report, err := Render(context.Background(), f, Options{Stacks: []string{"cell-a", "cell-b"}})
+	report, err := Render(context.Background(), f, Options{Now: testNow, Stacks: []string{"cell-a", "cell-b"}})
 	if err != nil {
 		t.Fatal(err)
 	}

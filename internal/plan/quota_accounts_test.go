@@ -13,7 +13,7 @@ import (
 // never counts with cell-a and cell-b in the home account's us-east-1.
 func TestQuotaDemandIsPerAccount(t *testing.T) {
 	fl := fleettest.Load(t, fleettest.Demo(t, fleettest.TwoAccounts))
-	rep, err := Render(context.Background(), fl, Options{})
+	rep, err := Render(context.Background(), fl, Options{Now: testNow})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -44,7 +44,7 @@ config:
 
 func renderCells(t *testing.T, f *fleet.Fleet) *Report {
 	t.Helper()
-	r, err := Render(context.Background(), f, Options{Stacks: f.CellIDs()})
+	r, err := Render(context.Background(), f, Options{Now: testNow, Stacks: f.CellIDs()})
 	if err != nil {
 		t.Fatal(err)
 	}

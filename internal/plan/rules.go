@@ -2,6 +2,7 @@ package plan
 
 import (
 	"strings"
+	"time"
 
 	"github.com/pulumi/pulumi/sdk/v3/go/common/resource"
 
@@ -24,7 +25,7 @@ import (
 func (r *Report) Rules() []awsmodel.Violation {
 	var out []awsmodel.Violation
 	for _, s := range r.Stacks {
-		for _, v := range awsmodel.Audit(auditResources(s)) {
+		for _, v := range awsmodel.Audit(auditResources(s, r.at)) {
 			if !strings.HasPrefix(v.Rule, "quota.") {
 				out = append(out, v)
 			}
@@ -36,7 +37,7 @@ func (r *Report) Rules() []awsmodel.Violation {
 // auditResources turns a rendered stack into audit input, each resource in
 // the environment of the provider that creates it (the router's
 // us-east-1 provider, with its default tags).
-func auditResources(s *Stack) []awsmodel.AuditResource {
+func auditResources(s *Stack, at time.Time) []awsmodel.AuditResource {
 	base := awsmodel.Env{Partition: "aws", Account: renderAccount(s.Account), Region: s.Region}
 	envs := map[string]awsmodel.Env{}
 	for _, r := range s.recorded {
@@ -62,7 +63,7 @@ func auditResources(s *Stack) []awsmodel.AuditResource {
 			outputs = resource.PropertyMap{}
 		}
 		out = append(out, awsmodel.AuditResource{Stack: s.Name, Type: r.Type, Name: r.Name, ID: r.ID,
-			Inputs: r.Inputs, Outputs: outputs, Env: env})
+			Inputs: r.Inputs, Outputs: outputs, Env: env, At: at})
 	}
 	return out
 }

@@ -548,7 +548,15 @@ func judge(row *Row, problems []string, region string) {
 	}
 	if row.Status == StatusCritical || row.Status == StatusWarn {
 		// Enough that the usage after this run sits below the warning.
-		want := math.Ceil(max(after, used) / (WarnPercent / 100))
+		need := max(after, used)
+		if row.Scope == ScopeGroup {
+			// The limit is per group, so the value to ask for is the worst
+			// group's after the change: the template's fullest group every
+			// cell has (PerCell), a new cell's, or the fullest already in
+			// the account — the one the verdict above judged.
+			need = max(used, row.PerCell, row.Adding)
+		}
+		want := math.Ceil(need / (WarnPercent / 100))
 		row.Next = fmt.Sprintf("request an increase: aws service-quotas request-service-quota-increase --region %s --service-code %s --quota-code %s --desired-value %s",
 			region, serviceOf(row.Code), quotaOf(row.Code), fmtNum(want))
 	}

@@ -427,3 +427,30 @@ func accountRow(t *testing.T, rep *Report, account, region, code string) Row {
 	t.Fatalf("no %s row in account %q, %s", code, account, region)
 	return Row{}
 }
+
+// TestSecurityGroupRulesAdviceFromTheWorstGroup: a security group's
+// rules do not add up across cells, so the increase to ask for is sized
+// from the fullest group after the change — the template's (PerCell), a
+// new cell's (Adding) or one already in the account (Used) — never from
+// the used count alone (an empty account read 0 and advised
+// --desired-value 0 against a template group of 55 rules).
+func TestSecurityGroupRulesAdviceFromTheWorstGroup(t *testing.T) {
+	f := func(v float64) *float64 { return &v }
+	for _, c := range []struct {
+		used, perCell, adding float64
+		status                Status
+		want                  string
+	}{
+		{used: 0, perCell: 55, status: StatusWarn, want: "--desired-value 69"},  // 55 / 0.8
+		{used: 2, perCell: 55, status: StatusWarn, want: "--desired-value 69"},  // moto's 2 rules of a default group
+		{used: 58, perCell: 55, status: StatusWarn, want: "--desired-value 73"}, // a group in the account is fuller
+		{used: 0, perCell: 55, adding: 61, status: StatusCritical, want: "--desired-value 77"},
+		{used: 10, perCell: 20, status: StatusOK},
+	} {
+		r := &Row{Code: "vpc/L-0EA8095F", Scope: ScopeGroup, LimitSource: "default", Limit: f(60), Used: f(c.used), PerCell: c.perCell, Adding: c.adding}
+		judge(r, nil, "us-east-1")
+		if r.Status != c.status || !strings.Contains(r.Next, c.want) || c.want == "" && r.Next != "" {
+			t.Errorf("used %g, template %g, adding %g: status %s, next %q; want %s with %q", c.used, c.perCell, c.adding, r.Status, r.Next, c.status, c.want)
+		}
+	}
+}

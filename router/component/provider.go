@@ -38,6 +38,20 @@ var nestedArgs = map[reflect.Type]reflect.Type{
 // settings). A value that does not fit the provider's schema is an error
 // naming the key.
 func EdgeProviderArgs(keys []string, get func(key string) (string, bool)) (*aws.ProviderArgs, error) {
+	args, err := ProviderArgs(keys, get)
+	if err != nil {
+		return nil, err
+	}
+	args.Region = pulumi.String(EdgeRegion)
+	return args, nil
+}
+
+// ProviderArgs builds an explicit provider's arguments from the stack's
+// aws:* settings named in keys (the region excepted: every explicit
+// provider sets its own). The cell's DNS provider takes the local
+// emulator settings through it (fleet.EmulatorKeys), the edge provider
+// every setting.
+func ProviderArgs(keys []string, get func(key string) (string, bool)) (*aws.ProviderArgs, error) {
 	args := &aws.ProviderArgs{}
 	v := reflect.ValueOf(args).Elem()
 	sorted := append([]string(nil), keys...)
@@ -63,7 +77,6 @@ func EdgeProviderArgs(keys []string, get func(key string) (string, bool)) (*aws.
 		}
 		field.Set(val)
 	}
-	args.Region = pulumi.String(EdgeRegion)
 	return args, nil
 }
 

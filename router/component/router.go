@@ -26,6 +26,7 @@ import (
 
 	"github.com/cellctl/cellctl/cellmodule"
 	"github.com/cellctl/cellctl/router/canary"
+	"github.com/cellctl/cellctl/router/edge"
 )
 
 // TypeToken is the component's Pulumi type.
@@ -407,8 +408,8 @@ func (r *Router) edgeFunction(ctx *pulumi.Context, name string, args *RouterArgs
 	}).(pulumi.ArchiveOutput)
 	r.Function, err = lambda.NewFunction(ctx, name+"-edge", &lambda.FunctionArgs{
 		Description: pulumi.String(FunctionDescription(args.TableVersion, args.TableChecksum)),
-		Runtime:     pulumi.String("nodejs20.x"),
-		Handler:     pulumi.String("index.handler"),
+		Runtime:     pulumi.String(edge.Runtime),
+		Handler:     pulumi.String(edge.Handler),
 		Role:        r.EdgeRole.Arn,
 		Code:        code,
 		// Lambda@Edge: published versions only, no environment variables,

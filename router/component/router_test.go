@@ -471,8 +471,8 @@ func TestEdgeFunctionLivesInUSEast1AndPublishesVersions(t *testing.T) {
 	if arn := str(out(fn, "arn")); !strings.HasPrefix(arn, "arn:aws:lambda:us-east-1:") {
 		t.Errorf("edge function ARN %q is not in us-east-1", arn)
 	}
-	if got := str(in(fn, "runtime")); got != "nodejs20.x" {
-		t.Errorf("edge function runtime = %q, want nodejs20.x (what the handler is tested on)", got)
+	if got := str(in(fn, "runtime")); got != edge.Runtime {
+		t.Errorf("edge function runtime = %q, want %s", got, edge.Runtime)
 	}
 	if got := str(in(fn, "handler")); got != edge.Handler {
 		t.Errorf("edge function handler = %q, want %q", got, edge.Handler)

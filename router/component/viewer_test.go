@@ -152,6 +152,10 @@ func TestEdgeProviderInheritsTheStackSettings(t *testing.T) {
 			"aws:defaultTags":       `{"tags":{"owner":"platform","cost-center":"42"}}`,
 			"aws:maxRetries":        "7",
 			"aws:allowedAccountIds": `["123456789012"]`,
+			// A local emulator's settings (fleet.EmulatorKeys).
+			"aws:endpoints":               `[{"s3":"http://localhost:4566","lambda":"http://localhost:4566"}]`,
+			"aws:s3UsePathStyle":          "true",
+			"aws:skipRequestingAccountId": "true",
 		},
 		SecretKeys: []string{key},
 	}, model, stacks.Program(f))
@@ -180,6 +184,12 @@ func TestEdgeProviderInheritsTheStackSettings(t *testing.T) {
 	}
 	if ids := stringOrList(plain(in(p, "allowedAccountIds")).Mappable()); strings.Join(ids, ",") != "123456789012" {
 		t.Errorf("allowedAccountIds %v", ids)
+	}
+	if eps := in(p, "endpoints").String(); !strings.Contains(eps, "lambda") || !strings.Contains(eps, "http://localhost:4566") {
+		t.Errorf("endpoints %v", eps)
+	}
+	if !isTrue(in(p, "s3UsePathStyle")) || !isTrue(in(p, "skipRequestingAccountId")) {
+		t.Errorf("s3UsePathStyle %v, skipRequestingAccountId %v", in(p, "s3UsePathStyle"), in(p, "skipRequestingAccountId"))
 	}
 	// The edge function is tagged with the stack's default tags.
 	for _, fn := range rec.ByType(typeFunction) {

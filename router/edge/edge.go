@@ -63,6 +63,16 @@ const (
 	ConfigFile = "config.json"
 	// Handler is the Lambda handler setting for the function.
 	Handler = "index.handler"
+	// Runtime is the function's Lambda runtime. Node.js 20 reached end of
+	// life on 2026-04-30 and Lambda blocks creating functions on it from
+	// 2026-08-31 and updating them from 2026-09-30 (Lambda Developer Guide,
+	// Building Lambda functions with Node.js): every routing-table change
+	// is an update. Node.js 24 is supported until 2028-04-30, and the
+	// CloudFront Developer Guide (Restrictions on Lambda@Edge, Supported
+	// runtimes) says Lambda@Edge supports the latest Node.js runtimes.
+	// Node.js 24 takes no callback-style handlers; this one is async
+	// (handler.test.js holds it to that).
+	Runtime = "nodejs24.x"
 )
 
 // Headers the handler owns or CloudFront reserves: none of them can carry
@@ -260,7 +270,7 @@ func renderConfig(table *router.Table, origins map[string]string, src TenantSour
 
 // Package returns the files of the Lambda@Edge function package (name →
 // content): the handler's modules, config.json and the routing image.
-// Zip them with Handler as the entry point on the nodejs20.x runtime.
+// Zip them with Handler as the entry point on the Runtime runtime.
 func Package(table *router.Table, origins map[string]string, tenantHeader string) (map[string]string, error) {
 	return PackageWith(table, origins, Options{TenantHeader: tenantHeader})
 }

@@ -36,6 +36,22 @@ test('index.js serves the package baked next to it', async () => {
   });
 });
 
+// The function runs on nodejs24.x (edge.Runtime), which calls only async
+// handlers: Lambda's Node.js 24 runtime has no callback-based handlers.
+// These tests run on whatever node the machine has (Node 20 here, see
+// docs/TESTING.md), so the shape is asserted rather than left to the runtime.
+test('the packaged handler, and the one answering 503, are async and take no callback', async () => {
+  await withPackage(() => {}, async (handler) => {
+    assert.equal(handler.constructor.name, 'AsyncFunction');
+    assert.ok(handler.length < 3, `handler takes ${handler.length} parameters`);
+  });
+  await withPackage((dir) => fs.rmSync(path.join(dir, 'routing.img')), async (handler) => {
+    assert.ok(handler.loadError);
+    assert.equal(handler.constructor.name, 'AsyncFunction');
+    assert.ok(handler.length < 3);
+  });
+});
+
 test('a corrupt, truncated, missing or mismatched image: every request is a 503 that says so, none is routed', async () => {
   const img = (dir) => path.join(dir, 'routing.img');
   const cases = [

@@ -8,6 +8,7 @@ package cmdutil
 import (
 	"context"
 	"fmt"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -178,6 +179,13 @@ func (f *Factory) Cloud() (*cloud.Bundle, error) {
 			return
 		}
 		f.cloud, f.cloudErr = cloud.New(f.Global.Cloud, fl.Dir, fl.Project)
+		// On aws, say where the calls go when a local emulator (or any
+		// endpoint) stands in for AWS: once per command, on stderr.
+		if f.cloudErr == nil && f.cloud.Kind == cloud.AWS {
+			if note := cloud.EndpointNote(os.Environ(), fl.Endpoints()); note != "" {
+				fmt.Fprintln(f.IO.ErrOut, note)
+			}
+		}
 	})
 	return f.cloud, f.cloudErr
 }

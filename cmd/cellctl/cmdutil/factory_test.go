@@ -238,3 +238,28 @@ func TestGraceful(t *testing.T) {
 		t.Error("cancelling the graceful context cancelled the run")
 	}
 }
+
+// On --cloud aws with AWS_ENDPOINT_URL set (a local emulator, as its
+// users run it), the command says once which endpoint it talks to; on
+// AWS's own endpoints it says nothing.
+func TestCloudAWSNamesACustomEndpoint(t *testing.T) {
+	dir := tempFleet(t)
+	t.Setenv("AWS_ENDPOINT_URL", "")
+	io, _, _, errOut := iostreams.Test()
+	f := NewFactory(io)
+	f.Global.Dir, f.Global.Cloud = dir, CloudAWS
+	t.Cleanup(f.Close)
+	if _, err := f.Cloud(); err != nil || errOut.String() != "" {
+		t.Fatalf("AWS's own endpoints: err %v, stderr %q", err, errOut.String())
+	}
+	t.Setenv("AWS_ENDPOINT_URL", "http://127.0.0.1:5000")
+	io, _, _, errOut = iostreams.Test()
+	f = NewFactory(io)
+	f.Global.Dir, f.Global.Cloud = dir, CloudAWS
+	t.Cleanup(f.Close)
+	f.Cloud()
+	f.Cloud()
+	if got := errOut.String(); strings.Count(got, "AWS_ENDPOINT_URL=http://127.0.0.1:5000") != 1 || !strings.Contains(got, "--cloud aws talks to") {
+		t.Errorf("stderr %q, want the endpoint named once", got)
+	}
+}

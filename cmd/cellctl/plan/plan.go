@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -41,6 +42,9 @@ type PlanOptions struct {
 	// Strict also runs every AWS rule of internal/awsmodel over every
 	// resource (quotas, rules AWS enforces late, unmodelled types).
 	Strict bool
+	// Now is the clock AWS's dated rules judge at (a Lambda runtime's
+	// deprecation dates); nil: time.Now.
+	Now func() time.Time
 }
 
 // Rendered is what `cellctl plan` shows: the offline render of the
@@ -157,6 +161,11 @@ one request.
 
 -o markdown prints the plan as one pull-request comment.
 
+Warns of a Lambda function whose runtime is within 90 days of its
+deprecation or of the dates Lambda blocks creating and updating functions
+on it; a runtime Lambda already blocks fails the render, as it fails the
+create.
+
 Exits 2 when the isolation audit (or, with --strict, an AWS rule) finds a
 violation, an access path is not as required, or a shared part is not
 declared.`,
@@ -192,7 +201,7 @@ func planRun(ctx context.Context, opts *PlanOptions) error {
 	if renderFleet == nil {
 		renderFleet = offline.Render
 	}
-	report, err := renderFleet(ctx, fl, offline.Options{Stacks: opts.Stacks, Parallel: opts.Parallel})
+	report, err := renderFleet(ctx, fl, offline.Options{Stacks: opts.Stacks, Parallel: opts.Parallel, Now: opts.Now})
 	if err != nil {
 		return err
 	}
@@ -291,6 +300,10 @@ func printPlan(io *iostreams.IOStreams, r *Rendered) error {
 		for _, v := range report.Isolation.Violations {
 			fmt.Fprintf(out, "  - [%s] %s\n", v.Rule, v.String())
 		}
+	}
+	// Warnings never fail the plan: AWS accepts the resource today.
+	for _, w := range report.Warnings {
+		fmt.Fprintf(out, "%s %s\n", s.Bad("warning:"), w.String())
 	}
 	if r.Strict {
 		printRules(io, r.Violations)

@@ -5,12 +5,16 @@ import (
 	"errors"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/cellctl/cellctl/cmd/cellctl/cmdutil"
+	"github.com/cellctl/cellctl/internal/awsmodel"
 	"github.com/cellctl/cellctl/internal/fleet"
 	"github.com/cellctl/cellctl/internal/iostreams"
 	"github.com/cellctl/cellctl/internal/outcome"
+	offline "github.com/cellctl/cellctl/internal/plan"
 	"github.com/cellctl/cellctl/internal/render"
+	"github.com/cellctl/cellctl/router/edge"
 )
 
 func TestPlanFlags(t *testing.T) {
@@ -43,5 +47,32 @@ func TestPlanIsolationViolationIsAFinding(t *testing.T) {
 	var findings *outcome.FindingsError
 	if !errors.As(err, &findings) || !strings.Contains(out.String(), "isolation: ") || !strings.Contains(out.String(), "violation(s)\n  - [") {
 		t.Fatalf("err %v, stdout:\n%s", err, out.String())
+	}
+}
+
+// TestPlanPrintsRuntimeWarnings: 90 days before the edge runtime's
+// deprecation the plan warns (exit 0) in the table and in JSON.
+func TestPlanPrintsRuntimeWarnings(t *testing.T) {
+	fl, err := fleet.Load("../../..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	rt, _ := awsmodel.LookupLambdaRuntime(edge.Runtime)
+	soon := func() time.Time { return rt.Deprecated.Add(-offline.RuntimeNoticeWindow) }
+	for _, format := range []string{render.FormatTable, render.FormatJSON} {
+		io, _, out, _ := iostreams.Test()
+		view, _ := render.Pick(format, planTable, planJSON)
+		err = planRun(context.Background(), &PlanOptions{IO: io, View: view, Parallel: 2, Now: soon,
+			Fleet: func() (*fleet.Fleet, error) { return fl, nil }, Stacks: []string{fleet.RouterStack}})
+		if err != nil {
+			t.Fatalf("%s: a warning failed the plan: %v", format, err)
+		}
+		want := "warning: router: aws:lambda/function:Function \"router-edge\": Lambda runtime " + edge.Runtime
+		if format == render.FormatJSON {
+			want = `"warnings": [`
+		}
+		if !strings.Contains(out.String(), want) || !strings.Contains(out.String(), "deprecated from "+rt.Deprecated.Format("2006-01-02")) {
+			t.Fatalf("%s: no runtime warning in:\n%s", format, out.String())
+		}
 	}
 }

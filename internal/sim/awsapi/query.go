@@ -221,9 +221,15 @@ type queryView struct {
 }
 
 // live lists the records of typ in the region, in id order. Abandoned
-// resources are live: Pulumi forgot them, AWS did not.
+// resources are live: Pulumi forgot them, AWS did not; so is the region's
+// default network, which AWS created (store.View.Defaults).
 func (q *queryView) live(typ string) []*store.Record {
 	var out []*store.Record
+	for _, r := range q.Defaults(q.region) {
+		if r.Type == typ {
+			out = append(out, r)
+		}
+	}
 	for _, r := range q.State.Resources {
 		if r.Type == typ && (q.region == "" || store.GlobalType(typ) || r.Region == q.region) {
 			out = append(out, r)
@@ -293,7 +299,7 @@ func (q *queryView) ec2(action string, in queryIn) ([]el, *apiError) {
 		set = "vpcSet"
 		for _, r := range q.live("aws:ec2/vpc:Vpc") {
 			items = append(items, node("item", leaf("vpcId", r.ID), leaf("ownerId", q.Account()), leaf("state", "available"),
-				leaf("cidrBlock", q.s(r, "cidrBlock")), leaf("instanceTenancy", "default"), leaf("isDefault", "false")))
+				leaf("cidrBlock", q.s(r, "cidrBlock")), leaf("instanceTenancy", "default"), leaf("isDefault", fmt.Sprint(q.get(r, "isDefault") == true))))
 		}
 	case "DescribeInternetGateways":
 		set = "internetGatewaySet"

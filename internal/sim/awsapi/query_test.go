@@ -45,8 +45,10 @@ func TestInventoryReadersCountTheSimulatedCloud(t *testing.T) {
 			t.Errorf("%s = %d, %v; want %d", name, got, err, want)
 		}
 	}
+	// The cell's VPC, the extra one, and the region's default VPC, which
+	// every account has (store.View.Defaults).
 	n, err := inv.VPCs(ctx)
-	count("VPCs", n, err, 2)
+	count("VPCs", n, err, 3)
 	n, err = inv.ElasticIPs(ctx)
 	count("Elastic IPs", n, err, 1)
 	n, err = inv.TargetGroups(ctx)
@@ -56,8 +58,8 @@ func TestInventoryReadersCountTheSimulatedCloud(t *testing.T) {
 	byAZ, err := inv.NATGatewaysByAZ(ctx)
 	count("NAT gateways in us-east-1a", byAZ["us-east-1a"], err, 1)
 	sgs, err := inv.SecurityGroups(ctx)
-	if err != nil || sgs.Count != 1 || sgs.MostRules != 55 || sgs.Fullest != sg.ID+" inbound" {
-		t.Errorf("security groups = %+v, %v; want 1 group whose prefix-list rule weighs 55", sgs, err)
+	if err != nil || sgs.Count != 2 || sgs.MostRules != 55 || sgs.Fullest != sg.ID+" inbound" {
+		t.Errorf("security groups = %+v, %v; want the ALB group, whose prefix-list rule weighs 55, and the default VPC's default group", sgs, err)
 	}
 
 	// Fargate: 2 tasks × 256 CPU units = 0.5 vCPU, published in AWS/Usage
@@ -70,4 +72,33 @@ func TestInventoryReadersCountTheSimulatedCloud(t *testing.T) {
 	}
 	alarms, err := f.cw.AlarmCount(ctx)
 	count("alarms", alarms, err, 3)
+}
+
+// TestANewAccountHasADefaultNetworkInEveryRegion: like a real account, a
+// simulated one nobody has created anything in holds, in each region it
+// is read in, a default VPC (172.31.0.0/16) with its internet gateway and
+// its default security group — what the quota audit counts toward VPCs,
+// internet gateways and security groups per Region.
+func TestANewAccountHasADefaultNetworkInEveryRegion(t *testing.T) {
+	f := newAPIFixture(t)
+	ctx := context.Background()
+	for _, region := range []string{"us-west-2", "eu-west-1"} {
+		tg := readers.Sim(f.endpoint, region)
+		tg.MaxBackoff = 1
+		inv, err := readers.NewInventory(ctx, tg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		vpcs, err := inv.VPCs(ctx)
+		igws, err2 := inv.InternetGateways(ctx)
+		sgs, err3 := inv.SecurityGroups(ctx)
+		if err != nil || err2 != nil || err3 != nil || vpcs != 1 || igws != 1 || sgs.Count != 1 {
+			t.Errorf("%s: %d VPCs, %d internet gateways, %d security groups (%v %v %v); want the default VPC, its gateway and its group",
+				region, vpcs, igws, sgs.Count, err, err2, err3)
+		}
+	}
+	defaults := awsmodel.DefaultNetwork(awsmodel.Env{Region: "us-west-2"})
+	if len(defaults) != 3 || defaults[0].Outputs["cidrBlock"].StringValue() != "172.31.0.0/16" || defaults[2].Outputs["vpcId"].StringValue() != defaults[0].ID {
+		t.Errorf("default network: %+v", defaults)
+	}
 }

@@ -25,7 +25,7 @@ func TestEdgeMetricsFollowTheBuildEachDistributionRuns(t *testing.T) {
 	dir := t.TempDir()
 	h := simtest.On(t, provider.Options{Dir: dir, Stack: "router", Now: clk.Now, DependencyTimeout: 300 * time.Millisecond}, "us-east-1")
 	role := h.Create("aws:iam/role:Role", "edge-role", simtest.PM("assumeRolePolicy", `{"Version":"2012-10-17","Statement":[{"Effect":"Allow","Principal":{"Service":["edgelambda.amazonaws.com","lambda.amazonaws.com"]},"Action":"sts:AssumeRole"}]}`))
-	fnIn := simtest.PM("runtime", "nodejs20.x", "handler", "index.handler", "role", simtest.S(role.Out, "arn"), "publish", true, "timeout", 5)
+	fnIn := simtest.PM("runtime", "nodejs24.x", "handler", "index.handler", "role", simtest.S(role.Out, "arn"), "publish", true, "timeout", 5)
 	fnIn["code"] = simtest.EdgeCode(t, 7)
 	fn := h.Create(simtest.TFn, "edge", fnIn)
 	v1 := simtest.S(fn.Out, "qualifiedArn")

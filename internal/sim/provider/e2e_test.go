@@ -62,7 +62,7 @@ func smokeProgram(ctx *pulumi.Context) error {
 		return err
 	}
 	fn, err := lambda.NewFunction(ctx, "smoke-edge", &lambda.FunctionArgs{
-		Role: role.Arn, Runtime: pulumi.String("nodejs20.x"), Handler: pulumi.String("index.handler"), Publish: pulumi.Bool(true),
+		Role: role.Arn, Runtime: pulumi.String("nodejs24.x"), Handler: pulumi.String("index.handler"), Publish: pulumi.Bool(true),
 		Code: pulumi.NewAssetArchive(map[string]interface{}{
 			"index.js":    pulumi.NewStringAsset("exports.handler = async (e) => e.Records[0].cf.request"),
 			"config.json": pulumi.NewStringAsset(`{"version":1}`),

@@ -5,7 +5,6 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"net/netip"
 	"slices"
 	"sort"
 	"strings"
@@ -353,27 +352,6 @@ func checkCross(v *store.View, t target, op int, outs resource.PropertyMap, self
 	}
 	s := func(k string) string { v, _ := outs[resource.PropertyKey(k)]; return pvString(v) }
 	switch t.typ {
-	case "aws:ec2/subnet:Subnet":
-		cidr, err := netip.ParsePrefix(s("cidrBlock"))
-		if err != nil {
-			return nil
-		}
-		vpc := v.LookupTyped("aws:ec2/vpc:Vpc", s("vpcId"), t.env.Region)
-		if vpc == nil {
-			return nil
-		}
-		vpcCIDR, err := netip.ParsePrefix(store.Str(vpc.Outputs["cidrBlock"]))
-		if err == nil && (!vpcCIDR.Contains(cidr.Addr()) || cidr.Bits() < vpcCIDR.Bits()) {
-			return fail("InvalidSubnet.Range", "The CIDR '%s' is invalid.", cidr)
-		}
-		for _, o := range recordsOf(v, t.typ) {
-			if o == self || store.Str(o.Outputs["vpcId"]) != s("vpcId") {
-				continue
-			}
-			if oc, err := netip.ParsePrefix(store.Str(o.Outputs["cidrBlock"])); err == nil && oc.Overlaps(cidr) {
-				return fail("InvalidSubnet.Conflict", "The CIDR '%s' conflicts with another subnet", cidr)
-			}
-		}
 	case "aws:rds/subnetGroup:SubnetGroup", "aws:lb/loadBalancer:LoadBalancer":
 		if t.typ == "aws:lb/loadBalancer:LoadBalancer" && s("loadBalancerType") != "application" {
 			return nil
@@ -491,7 +469,9 @@ func checkQuotas(v *store.View, ctl *store.Control, t target, op int, outs resou
 			continue // an update that does not grow
 		}
 		used := 0.0
-		for _, r := range v.State.Resources {
+		// The region's default VPC, internet gateway and security group
+		// count as on AWS (store.View.Defaults).
+		for _, r := range append(v.Defaults(t.env.Region), v.State.Resources...) {
 			if r == self {
 				continue
 			}

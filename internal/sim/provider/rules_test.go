@@ -3,9 +3,11 @@ package provider_test
 import (
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/pulumi/pulumi/sdk/v3/go/common/resource"
 
+	"github.com/cellctl/cellctl/internal/sim/provider"
 	"github.com/cellctl/cellctl/internal/sim/simtest"
 	"github.com/cellctl/cellctl/internal/sim/store"
 )
@@ -256,7 +258,7 @@ func TestSkipDestroyLeavesTheFunctionInTheCloud(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	fn := h.Create(simtest.TFn, "edge", resource.PropertyMap{"role": role.Out["arn"], "runtime": resource.NewStringProperty("nodejs20.x"),
+	fn := h.Create(simtest.TFn, "edge", resource.PropertyMap{"role": role.Out["arn"], "runtime": resource.NewStringProperty("nodejs24.x"),
 		"handler": resource.NewStringProperty("index.handler"), "publish": resource.NewBoolProperty(true), "code": code,
 		"skipDestroy": resource.NewBoolProperty(true)})
 	if err := h.Delete(fn); err != nil {
@@ -265,5 +267,36 @@ func TestSkipDestroyLeavesTheFunctionInTheCloud(t *testing.T) {
 	live, err := h.Cloud.Resources(store.Filter{Type: simtest.TFn})
 	if err != nil || len(live) != 1 || !live[0].Abandoned {
 		t.Fatalf("after a skipDestroy delete: %+v %v", live, err)
+	}
+}
+
+// TestBlockedLambdaRuntimeAtTheSimulatorsClock: the simulated Lambda
+// refuses a runtime past its block dates at its own clock, as AWS does:
+// nodejs20.x creates until 2026-08-30, an existing function on it updates
+// until 2026-09-29, and neither after (Lambda Developer Guide).
+func TestBlockedLambdaRuntimeAtTheSimulatorsClock(t *testing.T) {
+	clk := &simtest.Clock{T: time.Date(2026, 8, 30, 12, 0, 0, 0, time.UTC)}
+	h := simtest.On(t, provider.Options{Dir: t.TempDir(), Stack: "router", Now: clk.Now}, "us-east-1")
+	role := h.Create(simtest.TRole, "edge-role", simtest.PM("assumeRolePolicy", simtest.AssumeRole))
+	fn := func(body string) resource.PropertyMap {
+		code, err := simtest.NewArchive(map[string]string{"index.js": body})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return resource.PropertyMap{"role": role.Out["arn"], "runtime": resource.NewStringProperty("nodejs20.x"),
+			"handler": resource.NewStringProperty("index.handler"), "publish": resource.NewBoolProperty(true), "code": code}
+	}
+	old := h.Create(simtest.TFn, "old", fn("exports.handler=async()=>({})"))
+	clk.T = time.Date(2026, 9, 15, 12, 0, 0, 0, time.UTC)
+	_, err := h.TryCreate(simtest.TFn, "new", fn("exports.handler=async()=>({})"))
+	wantAWSError(t, err, "CreateFunction", "InvalidParameterValueException", "The runtime parameter of nodejs20.x is no longer supported")
+	updated, err := h.TryUpdate(old, fn("exports.handler=async()=>({status:'200'})"))
+	if err != nil {
+		t.Fatalf("between the block dates an existing function still updates: %v", err)
+	}
+	clk.T = time.Date(2026, 9, 30, 12, 0, 0, 0, time.UTC)
+	_, err = h.TryUpdate(updated, fn("exports.handler=async()=>({status:'204'})"))
+	if err == nil || !strings.Contains(err.Error(), "api error InvalidParameterValueException: The runtime parameter of nodejs20.x") {
+		t.Fatalf("after the block-update date: got %v, want InvalidParameterValueException", err)
 	}
 }

@@ -248,12 +248,13 @@ func TestQuotas(t *testing.T) {
 			t.Errorf("VPC quota %+v", q)
 		}
 	}
-	// VPCs: 5 per region.
-	for i := 0; i < 5; i++ {
+	// VPCs: 5 per region, the region's default VPC among them (a new
+	// account has one in every region, as on AWS): four more fit.
+	for i := 0; i < 4; i++ {
 		h.Create(simtest.TVpc, fmt.Sprintf("vpc-%d", i), simtest.PM("cidrBlock", fmt.Sprintf("10.%d.0.0/16", i)))
 	}
-	_, err = h.TryCreate(simtest.TVpc, "vpc-5", simtest.PM("cidrBlock", "10.5.0.0/16"))
-	simtest.WantErr(t, err, "VpcLimitExceeded")
+	_, err = h.TryCreate(simtest.TVpc, "vpc-4", simtest.PM("cidrBlock", "10.4.0.0/16"))
+	simtest.WantErr(t, err, "VpcLimitExceeded", "5 of 5 used in us-east-1")
 	// NAT gateways per zone, via the subnet's zone.
 	h.Cloud.SetQuota("", "vpc/L-FE5A380F", 1)
 	h.Cloud.SetQuota("us-east-1", "ec2/L-0263D0A3", 100)

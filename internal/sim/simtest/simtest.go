@@ -330,7 +330,7 @@ func EdgeFunction(role, routing string) resource.PropertyMap {
 		"config.json": MustText(`{"version":"` + routing + `"}`),
 	})
 	return resource.PropertyMap{
-		"role": resource.NewStringProperty(role), "runtime": resource.NewStringProperty("nodejs20.x"),
+		"role": resource.NewStringProperty(role), "runtime": resource.NewStringProperty("nodejs24.x"),
 		"handler": resource.NewStringProperty("index.handler"), "publish": resource.NewBoolProperty(true),
 		"code": resource.NewArchiveProperty(code),
 	}

@@ -590,7 +590,8 @@ func (c *Cloud) Usage(region string) ([]Usage, error) {
 	err := c.s.view(func(st *State, ctl *Control) error {
 		v := newView(st, c.s.codec)
 		used := map[[2]string]float64{}
-		for _, r := range st.Resources {
+		// The region's default network counts, as at every create.
+		for _, r := range append(v.Defaults(region), st.Resources...) {
 			for _, u := range v.Consumption(r) {
 				used[[2]string{u.Code, u.Scope}] += u.Amount
 			}

@@ -22,7 +22,7 @@ func TestEdgeOriginVerifyFollowsTheFunctionsCells(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	fnIn := simtest.PM("runtime", "nodejs20.x", "handler", "index.handler", "role", simtest.S(role.Out, "arn"), "publish", true, "timeout", 5)
+	fnIn := simtest.PM("runtime", "nodejs24.x", "handler", "index.handler", "role", simtest.S(role.Out, "arn"), "publish", true, "timeout", 5)
 	fnIn["code"] = code
 	fn := h.Create(simtest.TFn, "edge", fnIn)
 	in := simtest.DistInputs(simtest.S(fn.Out, "qualifiedArn"))

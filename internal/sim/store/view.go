@@ -19,9 +19,14 @@ type View struct {
 	// is public, so ACM validates a certificate by a record whatever
 	// account's zone holds it (nil: this account only).
 	public func(ref string) (string, resource.PropertyMap, bool)
+	// defaults caches Defaults per region for this operation.
+	defaults map[string][]*Record
 }
 
-var _ awsmodel.Cloud = (*View)(nil)
+var (
+	_ awsmodel.Cloud  = (*View)(nil)
+	_ awsmodel.Lister = (*View)(nil)
+)
 
 func newView(st *State, c *codec) *View {
 	return &View{State: st, codec: c}
@@ -115,7 +120,61 @@ func (v *View) Lookup(ref string) (string, resource.PropertyMap, bool) {
 	if v.public != nil && strings.HasPrefix(ref, "route53:") {
 		return v.public(ref)
 	}
+	if r := v.lookupDefault(ref); r != nil {
+		return r.Type, v.Outputs(r), true
+	}
 	return "", nil, false
+}
+
+// Defaults are the account's default network in region — the default
+// VPC, its internet gateway and its default security group
+// (awsmodel.DefaultNetwork) — as records of no stack. AWS creates them in
+// every region of every account, so a simulated account has them in each
+// region it is used in: the describe calls list them and the quota checks
+// count them (VPCs, internet gateways and security groups per Region),
+// as on AWS. They are computed, never stored: no stack owns them, so no
+// up, destroy or reset touches them.
+func (v *View) Defaults(region string) []*Record {
+	if region == "" {
+		return nil
+	}
+	if rs, ok := v.defaults[region]; ok {
+		return rs
+	}
+	var out []*Record
+	for _, d := range awsmodel.DefaultNetwork(awsmodel.Env{Partition: "aws", Account: v.Account(), Region: region}) {
+		r := &Record{Type: d.Type, ID: d.ID, Region: region}
+		r.SetOutputs(d.Outputs.Mappable(), d.Outputs)
+		out = append(out, r)
+	}
+	if v.defaults == nil {
+		v.defaults = map[string][]*Record{}
+	}
+	v.defaults[region] = out
+	return out
+}
+
+// lookupDefault finds a default network resource by id or ARN in any
+// region the account uses or the model knows.
+func (v *View) lookupDefault(ref string) *Record {
+	if !strings.HasPrefix(ref, "vpc-") && !strings.HasPrefix(ref, "igw-") && !strings.HasPrefix(ref, "sg-") && !strings.HasPrefix(ref, "arn:aws:ec2:") {
+		return nil
+	}
+	regions := map[string]bool{}
+	for _, r := range awsmodel.KnownRegions() {
+		regions[r] = true
+	}
+	for _, r := range v.State.Resources {
+		regions[r.Region] = true
+	}
+	for region := range regions {
+		for _, r := range v.Defaults(region) {
+			if Refers(r, ref) {
+				return r
+			}
+		}
+	}
+	return nil
 }
 
 // Next implements awsmodel.Cloud.
@@ -128,11 +187,28 @@ func (v *View) Next(counter string) int {
 	return v.State.Counters[counter]
 }
 
+// List implements awsmodel.Lister: the live resources of typ in this
+// account, every region (ids are unique across regions).
+func (v *View) List(typ string) []awsmodel.Listed {
+	var out []awsmodel.Listed
+	for _, r := range v.State.Resources {
+		if r.Type == typ {
+			out = append(out, awsmodel.Listed{ID: r.ID, Outputs: v.Outputs(r)})
+		}
+	}
+	return out
+}
+
 // LookupTyped finds a live resource of typ named by ref in region (global
 // types ignore the region).
 func (v *View) LookupTyped(typ, ref, region string) *Record {
 	for _, r := range v.State.Resources {
 		if r.Type == typ && Refers(r, ref) && (GlobalType(typ) || r.Region == region) {
+			return r
+		}
+	}
+	for _, r := range v.Defaults(region) {
+		if r.Type == typ && Refers(r, ref) {
 			return r
 		}
 	}
