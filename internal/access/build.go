@@ -2,6 +2,7 @@ package access
 
 import (
 	"fmt"
+	"github.com/cellctl/cellctl/internal/awsfacts"
 	"sort"
 	"strings"
 
@@ -352,6 +353,39 @@ func (m *Model) KeyLifetime() []string {
 		if !k.Protected || !k.Retained {
 			out = append(out, fmt.Sprintf("%s encrypts %s but is not protected and retained (protect: %v, retainOnDelete: %v): a change that drops it would delete the key and lose the data", k.Label, r.Label, k.Protected, k.Retained))
 		}
+	}
+	return out
+}
+
+// UnknownActions are the actions the fleet's policies name that AWS does
+// not define (awsfacts.IAMActionKnown, from AWS's service authorization
+// reference): a misspelt or retired action is silently inert in IAM, so
+// a grant meant to work would not. Each is named with the policy and
+// statement that hold it. Actions of services the table does not carry
+// are not judged.
+func (m *Model) UnknownActions() []string {
+	var out []string
+	seen := map[*Policy]bool{}
+	check := func(p *Policy) {
+		if p == nil || seen[p] {
+			return
+		}
+		seen[p] = true
+		for i, s := range p.Doc.Statement {
+			for _, a := range append(append(policy.Values{}, s.Action...), s.NotAction...) {
+				if known, covered := awsfacts.IAMActionKnown(a); covered && !known {
+					out = append(out, fmt.Sprintf("%s statement %s names %s, which AWS does not define", p.Name, s.Label(i), a))
+				}
+			}
+		}
+	}
+	for _, p := range m.Principals() {
+		for i := range p.Identity {
+			check(&p.Identity[i])
+		}
+	}
+	for _, r := range m.Resources() {
+		check(r.Policy)
 	}
 	return out
 }

@@ -40,10 +40,17 @@ type Report struct {
 	Forbidden ForbiddenReport `json:"forbidden"`
 	// Keys are the data keys that could be deleted (Model.KeyLifetime).
 	Keys []string `json:"keys"`
+	// Actions are the actions policies name that AWS does not define
+	// (Model.UnknownActions).
+	Actions []string `json:"actions"`
 }
 
-// OK reports whether every path is as required and every data key safe.
-func (r Report) OK() bool { return len(r.Findings()) == 0 && len(r.Keys) == 0 }
+// OK reports whether every path is as required, every data key safe and
+// every action one AWS defines.
+func (r Report) OK() bool { return len(r.Findings()) == 0 && len(r.Keys) == 0 && len(r.Actions) == 0 }
+
+// Problems are the findings that are not paths: data keys and actions.
+func (r Report) Problems() []string { return append(append([]string{}, r.Keys...), r.Actions...) }
 
 // Findings are the results that break the fleet's promise: required
 // paths first.
@@ -72,7 +79,8 @@ func (r Report) Counts() (allowed, required, denied, forbidden int) {
 // paths. A required path is met only when Allowed; a forbidden one only
 // when denied — an undecidable answer is a finding either way.
 func (m *Model) Check(required []Path, isCell func(owner string) bool) Report {
-	return Report{Required: m.CheckRequired(required), Forbidden: m.CheckForbidden(isCell), Keys: append([]string{}, m.KeyLifetime()...)}
+	return Report{Required: m.CheckRequired(required), Forbidden: m.CheckForbidden(isCell), Keys: append([]string{}, m.KeyLifetime()...),
+		Actions: append([]string{}, m.UnknownActions()...)}
 }
 
 // CheckRequired evaluates paths that must be Allowed.

@@ -83,7 +83,7 @@ func RefuseBrokenPaths(r *Report, f *fleet.Fleet) error {
 	for _, x := range paths.Findings() {
 		lines = append(lines, fmt.Sprintf("%s: %s is %s: %s", x.Path.Name, x.Describe(), x.Decision.Words(), x.Reason))
 	}
-	lines = append(lines, paths.Keys...)
+	lines = append(lines, paths.Problems()...)
 	return &outcome.FindingsError{Count: len(lines),
 		Err: fmt.Errorf("the fleet's access paths would break, nothing was changed (see `cellctl plan`):\n  %s", strings.Join(lines, "\n  "))}
 }

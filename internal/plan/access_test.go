@@ -177,3 +177,23 @@ func TestApplyGateRefusesADeletableBucketKey(t *testing.T) {
 		t.Fatalf("got %v", err)
 	}
 }
+
+// A misspelt action is inert in IAM: the grant it was meant to be never
+// works. Every action a rendered policy names must be one AWS defines.
+func TestAMisspeltActionIsAFinding(t *testing.T) {
+	f := fleettest.Load(t, fleettest.Demo(t))
+	rep, err := Render(context.Background(), f, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	paths, _, err := rep.Paths(f)
+	if err != nil || len(paths.Actions) > 0 {
+		t.Fatalf("the demo fleet: %v %v", err, paths.Actions)
+	}
+	pol := recordedNamed(t, rep, "cell-b", "cell-b-task-policy")
+	pol.Inputs["policy"] = resource.NewStringProperty(strings.Replace(pol.Inputs["policy"].StringValue(), "s3:PutObject", "s3:PutObjekt", 1))
+	err = RefuseBrokenPaths(rep, f)
+	if exitcode.Of(err) != exitcode.Findings || !strings.Contains(err.Error(), "cell-b/task-policy (inline) statement CellObjects names s3:PutObjekt, which AWS does not define") {
+		t.Fatalf("got %v", err)
+	}
+}

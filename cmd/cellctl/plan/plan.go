@@ -88,6 +88,7 @@ type pathsDoc struct {
 	Forbidden countDoc        `json:"forbidden"`
 	Findings  []access.Result `json:"findings"`
 	Keys      []string        `json:"keys"`
+	Actions   []string        `json:"actions"`
 	Paths     []access.Result `json:"requiredPaths"`
 	// Evaluated counts the forbidden paths some Allow statement could
 	// reach, each evaluated in full; nothing allows the rest.
@@ -104,7 +105,7 @@ func newPathsDoc(r *access.Report) *pathsDoc {
 		return nil
 	}
 	allowed, required, denied, forbidden := r.Counts()
-	return &pathsDoc{OK: r.OK(), Keys: r.Keys, Required: countDoc{required, allowed}, Forbidden: countDoc{forbidden, denied},
+	return &pathsDoc{OK: r.OK(), Keys: r.Keys, Actions: r.Actions, Required: countDoc{required, allowed}, Forbidden: countDoc{forbidden, denied},
 		Findings: append([]access.Result{}, r.Findings()...), Paths: r.Required, Evaluated: r.Forbidden.Evaluated}
 }
 
@@ -242,7 +243,7 @@ func planRun(ctx context.Context, opts *PlanOptions) error {
 		findings = append(findings, shown.Ledger.Error())
 	}
 	if shown.Paths != nil {
-		if n := len(shown.Paths.Findings()) + len(shown.Paths.Keys); n > 0 {
+		if n := len(shown.Paths.Findings()) + len(shown.Paths.Problems()); n > 0 {
 			findings = append(findings, fmt.Errorf("access paths: %d finding(s)", n))
 		}
 	}
@@ -333,9 +334,12 @@ func printPaths(io *iostreams.IOStreams, r *access.Report) {
 		fmt.Fprintf(out, "paths: %s (%s)\n", s.Good("ok"), counts)
 		return
 	}
-	fmt.Fprintf(out, "paths: %s (%s)\n", s.Bad(fmt.Sprintf("%d finding(s)", len(findings)+len(r.Keys))), counts)
+	fmt.Fprintf(out, "paths: %s (%s)\n", s.Bad(fmt.Sprintf("%d finding(s)", len(findings)+len(r.Problems()))), counts)
 	for _, k := range r.Keys {
 		fmt.Fprintf(out, "  - [key] %s\n", k)
+	}
+	for _, a := range r.Actions {
+		fmt.Fprintf(out, "  - [action] %s\n", a)
 	}
 	for _, f := range findings {
 		kind := "forbidden"
@@ -356,7 +360,7 @@ func markdownPlan(io *iostreams.IOStreams, r *Rendered) error {
 		problems = append(problems, fmt.Sprintf("%d isolation violation(s)", len(r.Report.Isolation.Violations)))
 	}
 	if r.Paths != nil && !r.Paths.OK() {
-		problems = append(problems, fmt.Sprintf("%d access path finding(s)", len(r.Paths.Findings())+len(r.Paths.Keys)))
+		problems = append(problems, fmt.Sprintf("%d access path finding(s)", len(r.Paths.Findings())+len(r.Paths.Problems())))
 	}
 	if r.Ledger != nil && !r.Ledger.OK {
 		problems = append(problems, fmt.Sprintf("%d undeclared shared part(s)", len(r.Ledger.Undeclared)))
@@ -394,8 +398,8 @@ func markdownPlan(io *iostreams.IOStreams, r *Rendered) error {
 			}
 			fmt.Fprint(w, "\n"+render.MarkdownTable([]string{"path", "request", "decision", "why"}, frows))
 		}
-		for _, k := range r.Paths.Keys {
-			fmt.Fprintf(w, "- key: %s\n", k)
+		for _, k := range r.Paths.Problems() {
+			fmt.Fprintf(w, "- %s\n", k)
 		}
 	}
 	if r.Ledger != nil {
