@@ -145,4 +145,3 @@ func keyPolicyLetsAccountManage(doc, account string) bool {
 	}
 	return false
 }
-
