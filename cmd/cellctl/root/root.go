@@ -4,12 +4,12 @@ package root
 
 import (
 	"fmt"
-	"github.com/cellctl/cellctl/cmd/cellctl/access"
 	"runtime"
 	"slices"
 
 	"github.com/spf13/cobra"
 
+	"github.com/cellctl/cellctl/cmd/cellctl/access"
 	"github.com/cellctl/cellctl/cmd/cellctl/cell"
 	"github.com/cellctl/cellctl/cmd/cellctl/cmdutil"
 	"github.com/cellctl/cellctl/cmd/cellctl/deploy"
@@ -25,6 +25,7 @@ import (
 	"github.com/cellctl/cellctl/cmd/cellctl/secret"
 	"github.com/cellctl/cellctl/cmd/cellctl/simulator"
 	"github.com/cellctl/cellctl/cmd/cellctl/stack"
+	"github.com/cellctl/cellctl/cmd/cellctl/version"
 	"github.com/cellctl/cellctl/internal/cloud"
 )
 
@@ -49,6 +50,7 @@ Every command that changes the fleet (up, destroy, deploy, drain, undrain,
 migrate, cell add, router canary, secret rotate) holds the fleet lock in
 the backend while it runs; another one is refused with exit 4, naming the
 holder. Read-only commands and every --dry-run never take it.`,
+		Version:       version.Read().String(),
 		SilenceUsage:  true,
 		SilenceErrors: true,
 		PersistentPreRunE: func(cmd *cobra.Command, args []string) error {
@@ -88,6 +90,7 @@ holder. Read-only commands and every --dry-run never take it.`,
 	cmd.AddCommand(
 		plan.NewCmdPlan(f, nil),
 		access.NewCmdAccess(f, nil),
+		version.NewCmdVersion(f),
 		mutates(f, stack.NewCmdUp(f, nil), "", "up", true),
 		stack.NewCmdPreview(f, nil),
 		stack.NewCmdStatus(f, nil),
