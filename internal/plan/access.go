@@ -2,6 +2,7 @@ package plan
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/cellctl/cellctl/internal/outcome"
@@ -43,10 +44,22 @@ func (r *Report) AccessModel(f *fleet.Fleet) (*access.Model, error) {
 
 // RequiredPaths are the paths the fleet's programs declare: each cell's
 // (the cell template's) and the router's (its component's).
+//
+// A cell the routing table does not name yet (`cell add` deploys it before
+// it routes it) serves no tenant, and the router grants a cell in another
+// account its prefix only once it routes it: until then its paths to the
+// fleet bucket are not required — and still must not reach another
+// cell's prefix (the forbidden paths cover every cell).
 func RequiredPaths(f *fleet.Fleet) []access.Path {
 	var out []access.Path
 	for _, c := range f.Cells {
-		out = append(out, cellmodule.RequiredPaths(c.ID, renderAccount(c.Access().Account), c.RunsMigrations())...)
+		paths := cellmodule.RequiredPaths(c.ID, renderAccount(c.Access().Account), c.RunsMigrations())
+		if f.Routing != nil {
+			if _, routed := f.Routing.Cell(c.ID); !routed {
+				paths = slices.DeleteFunc(paths, func(p access.Path) bool { return p.Resource == cellmodule.BucketLabel })
+			}
+		}
+		out = append(out, paths...)
 	}
 	if f.Router != nil {
 		out = append(out, component.RequiredPaths(fleet.RouterStack)...)

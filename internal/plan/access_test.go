@@ -197,3 +197,22 @@ func TestAMisspeltActionIsAFinding(t *testing.T) {
 		t.Fatalf("got %v", err)
 	}
 }
+
+// A cell `cell add` has deployed but not routed yet serves no tenant, and
+// the router grants a cell in another account its prefix only when it
+// routes it: its bucket paths are not required yet, its own are.
+func TestAnUnroutedCellNeedsNoBucketPathYet(t *testing.T) {
+	f := fleettest.Load(t, fleettest.Demo(t))
+	before := len(RequiredPaths(f))
+	f.Routing = nil
+	if all := len(RequiredPaths(f)); all != before {
+		t.Fatalf("without a routing table every cell's paths count: %d, want %d", all, before)
+	}
+	f = fleettest.Load(t, fleettest.Demo(t))
+	for _, p := range RequiredPaths(f) {
+		if p.Resource == "router/bucket" && strings.HasPrefix(p.Name, "cell-a:") {
+			return
+		}
+	}
+	t.Fatal("a routed cell has no bucket path")
+}
