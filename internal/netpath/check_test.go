@@ -295,6 +295,14 @@ func TestAnUnreadableRuleIsAnError(t *testing.T) {
 	if _, err := Check(f.stacks); err == nil || !strings.Contains(err.Error(), "cell-a-service-out-https") {
 		t.Fatalf("got %v", err)
 	}
+	// An inline rule's range that does not parse would otherwise drop the
+	// rule alone.
+	f = twoCells()
+	f.set(t, "cell-a", "cell-a-cache-sg", "ingress", []any{map[string]any{"protocol": "tcp", "fromPort": 6379, "toPort": 6379,
+		"cidrBlocks": []any{"10.1.0.0/16", "10.1.0.0/33"}}})
+	if _, err := Check(f.stacks); err == nil || !strings.Contains(err.Error(), "cell-a-cache-sg") || !strings.Contains(err.Error(), "10.1.0.0/33") {
+		t.Fatalf("got %v", err)
+	}
 	f = twoCells()
 	f.set(t, "cell-a", "cell-a-db-in-service", "ipProtocol", "")
 	if _, err := Check(f.stacks); err == nil || !strings.Contains(err.Error(), "cell-a-db-in-service") {

@@ -118,7 +118,8 @@ func (m *model) ranges(owner string) string {
 	return owner + "'s VPC (" + strings.Join(cidrs, ", ") + ")"
 }
 
-// forbidden returns the result of a path that must stay closed.
+// closed is the result of a forbidden path: open (a finding) when
+// anything opens it, each opening named.
 func closed(path, owner string, ops []opening, denied string) Result {
 	r := Result{Path: path, Owner: owner, Allowed: len(ops) > 0, Finding: len(ops) > 0, Reason: denied}
 	if r.Allowed {
@@ -132,7 +133,8 @@ func closed(path, owner string, ops []opening, denied string) Result {
 	return r
 }
 
-// vpcOwner is the owner of each VPC id, and its ranges.
+// vpcOwners are the owner of each VPC id, and every VPC range with its
+// owner.
 func (m *model) vpcOwners() (map[string]string, []struct {
 	owner string
 	cidr  netip.Prefix

@@ -96,6 +96,20 @@ func TestDeclaredACLsDecideRequiredPaths(t *testing.T) {
 		got := onlyFindings(t, f.check(t), "cell-a: ALB → task:8080")
 		mustContain(t, got["cell-a: ALB → task:8080"], "cell-a-private-a: no outbound rule of cell-a-private-acl allows tcp 1024-65535 to 10.1.96.0/20")
 	})
+	t.Run("the public tier admits only HTTPS", func(t *testing.T) {
+		// The ALB's requests leave, but the task's responses come back to
+		// the ALB's ephemeral ports, and the NAT gateway's from the
+		// internet: both are dropped. CloudFront's requests still pass.
+		f := twoCells()
+		f.add("cell-a", tNACL, "cell-a-public-acl", "acl-p", map[string]any{"vpcId": "vpc-cell-a-main",
+			"subnetIds": []any{"subnet-cell-a-public-a", "subnet-cell-a-public-b"},
+			"ingress":   []any{allow(100, "tcp", "0.0.0.0/0", 443, 443)}, "egress": []any{allow(100, "-1", "0.0.0.0/0", 0, 0)}})
+		got := onlyFindings(t, f.check(t), "cell-a: ALB → task:8080", "cell-a: task → SQS:443", "cell-a: task → ECR:443",
+			"cell-a: task → CloudWatch Logs:443", "cell-a: migrator → ECR:443", "cell-a: migrator → CloudWatch Logs:443")
+		mustContain(t, got["cell-a: ALB → task:8080"], "cell-a-public-a: no inbound rule of cell-a-public-acl allows tcp 1024-65535 from 10.1.0.0/20",
+			"the response needs its own rule")
+		mustContain(t, got["cell-a: task → SQS:443"], "cell-a-public-a: no inbound rule of cell-a-public-acl allows tcp 1024-65535 from 0.0.0.0/0")
+	})
 	t.Run("the database port denied first", func(t *testing.T) {
 		f := twoCells()
 		f.add("cell-a", tNACL, "cell-a-private-acl", "acl-a", aclRules(
