@@ -27,6 +27,11 @@ type Migration struct {
 	TaskDefinition *ecs.TaskDefinition
 }
 
+// MigrationOutput is the stack output a rollout starts the migration task
+// from: its cluster, task definition and awsvpc network configuration
+// ("subnets", "securityGroups").
+const MigrationOutput = "migration"
+
 // MigrationLogStreamPrefix is the awslogs stream prefix of the migration
 // container: its streams are migrate/migrate/<task id>.
 const MigrationLogStreamPrefix = "migrate"
@@ -161,7 +166,7 @@ func (b *builder) migrationOutputs() error {
 	for _, sn := range c.Network.PrivateSubnets {
 		subnets = append(subnets, sn.ID())
 	}
-	c.Outputs["migration"] = pulumi.Map{
+	c.Outputs[MigrationOutput] = pulumi.Map{
 		"cluster":         c.EcsCluster.Arn,
 		"taskDefinition":  c.Migration.TaskDefinition.Arn,
 		"container":       pulumi.String(MigrationContainerName),

@@ -70,6 +70,7 @@ var byPrefix = map[string]Layer{
 	"internal/fleet/fleettest": Domain,
 	"internal/awsmodel":        Domain,
 	"internal/access":          Domain,
+	"internal/netpath":         Domain,
 	"internal/stackrun":        Domain,
 	"internal/runplan":         Domain,
 

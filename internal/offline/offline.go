@@ -40,11 +40,15 @@ type Resource struct {
 	RetainOnDelete bool
 }
 
-// Invoke is one data-source call the program made.
+// Invoke is one data-source call the program made, and the model's
+// answer: a program names what it looked up (a managed prefix list, a
+// policy) by the ids in the result, so an audit of the render needs both.
 type Invoke struct {
 	Token    string
 	Args     resource.PropertyMap
 	Provider string
+	// Result is the answer (nil when the model refused the call).
+	Result resource.PropertyMap
 }
 
 // Model answers for AWS under mocks: the id and output state of a new
@@ -118,10 +122,15 @@ func (r *Recorder) NewResource(args pulumi.MockResourceArgs) (string, resource.P
 
 // Call implements pulumi.MockResourceMonitor.
 func (r *Recorder) Call(args pulumi.MockCallArgs) (resource.PropertyMap, error) {
+	out, err := r.Model.Invoke(args.Token, args.Args, args.Provider)
+	inv := Invoke{Token: args.Token, Args: args.Args, Provider: args.Provider}
+	if err == nil {
+		inv.Result = out
+	}
 	r.mu.Lock()
-	r.invokes = append(r.invokes, Invoke{Token: args.Token, Args: args.Args, Provider: args.Provider})
+	r.invokes = append(r.invokes, inv)
 	r.mu.Unlock()
-	return r.Model.Invoke(args.Token, args.Args, args.Provider)
+	return out, err
 }
 
 // urnLocked builds the URN the engine would give the resource (the mock

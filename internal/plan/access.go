@@ -10,6 +10,7 @@ import (
 	"github.com/cellctl/cellctl/cellmodule"
 	"github.com/cellctl/cellctl/internal/access"
 	"github.com/cellctl/cellctl/internal/fleet"
+	"github.com/cellctl/cellctl/internal/netpath"
 	"github.com/cellctl/cellctl/router/component"
 )
 
@@ -77,10 +78,47 @@ func (r *Report) Paths(f *fleet.Fleet) (access.Report, *access.Model, error) {
 	return m.Check(RequiredPaths(f), isCell), m, nil
 }
 
-// RefuseBrokenPaths is the apply path's gate on the access paths: a whole
-// render whose required paths are not all allowed, whose forbidden paths
-// are not all denied, or whose data keys could be deleted is refused
-// before anything runs (exit 2), each finding named with its reason.
+// NetworkPaths decides the network paths of a whole render: every
+// cell's required paths (CloudFront to its ALB, the ALB to its tasks, the
+// tasks to their data and the AWS APIs, the migrator to the database)
+// and the forbidden ones (between cells, from the internet to a task or
+// the data). A cell's migrator runs with the network configuration of
+// its migration output (the one a rollout hands RunTask).
+func (r *Report) NetworkPaths(f *fleet.Fleet) (netpath.Report, error) {
+	if !r.Whole(f) {
+		return netpath.Report{}, fmt.Errorf("the network paths need the whole fleet rendered (every cell and the router)")
+	}
+	stacks := make([]netpath.Stack, 0, len(r.Stacks))
+	for _, s := range r.Stacks {
+		ns := netpath.Stack{Name: s.Name, Owner: s.Cell, Account: renderAccount(s.Account), Region: s.Region,
+			Resources: s.recorded, Invokes: s.invokes}
+		if s.Kind == KindRouter {
+			ns.Owner = netpath.OwnerRouter
+		}
+		if mig, ok := s.Outputs[cellmodule.MigrationOutput].(map[string]any); ok {
+			ns.Tasks = append(ns.Tasks, netpath.Task{Name: "migrator", Subnets: stringList(mig["subnets"]), SecurityGroups: stringList(mig["securityGroups"])})
+		}
+		stacks = append(stacks, ns)
+	}
+	return netpath.Check(stacks)
+}
+
+func stringList(v any) []string {
+	l, _ := v.([]any)
+	out := make([]string, 0, len(l))
+	for _, e := range l {
+		if s, ok := e.(string); ok {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// RefuseBrokenPaths is the apply path's gate on the access and network
+// paths: a whole render whose required paths are not all allowed, whose
+// forbidden paths are not all denied, or whose data keys could be deleted
+// is refused before anything runs (exit 2), each finding named with its
+// reason.
 func RefuseBrokenPaths(r *Report, f *fleet.Fleet) error {
 	if !r.Whole(f) {
 		return nil
@@ -89,7 +127,11 @@ func RefuseBrokenPaths(r *Report, f *fleet.Fleet) error {
 	if err != nil {
 		return fmt.Errorf("reading the fleet's access paths, nothing was changed: %w", err)
 	}
-	if paths.OK() {
+	network, err := r.NetworkPaths(f)
+	if err != nil {
+		return fmt.Errorf("reading the fleet's network paths, nothing was changed: %w", err)
+	}
+	if paths.OK() && network.OK() {
 		return nil
 	}
 	var lines []string
@@ -97,6 +139,22 @@ func RefuseBrokenPaths(r *Report, f *fleet.Fleet) error {
 		lines = append(lines, fmt.Sprintf("%s: %s is %s: %s", x.Path.Name, x.Describe(), x.Decision.Words(), x.Reason))
 	}
 	lines = append(lines, paths.Problems()...)
+	lines = append(lines, NetworkFindings(network)...)
 	return &outcome.FindingsError{Count: len(lines),
-		Err: fmt.Errorf("the fleet's access paths would break, nothing was changed (see `cellctl plan`):\n  %s", strings.Join(lines, "\n  "))}
+		Err: fmt.Errorf("the fleet's access or network paths would break, nothing was changed (see `cellctl plan`):\n  %s", strings.Join(lines, "\n  "))}
+}
+
+// NetworkFindings are a network report's findings, one line each: a
+// required path that is not allowed, or a forbidden one that is, with
+// what decides it.
+func NetworkFindings(r netpath.Report) []string {
+	var lines []string
+	for _, x := range r.Findings() {
+		state := "not allowed"
+		if x.Allowed {
+			state = "open"
+		}
+		lines = append(lines, fmt.Sprintf("%s is %s: %s", x.Path, state, x.Reason))
+	}
+	return lines
 }

@@ -123,3 +123,33 @@ func BenchmarkPaths(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkNetworkPaths is what the network paths add to `cellctl plan`
+// on a whole generated fleet: reading every stack's network into the
+// model, each cell's required paths, and the forbidden ones (every
+// ordered pair of cells, and each cell's exposures). The render itself is
+// BenchmarkPlan.
+func BenchmarkNetworkPaths(b *testing.B) {
+	for _, n := range []int{64, 256} {
+		f := generatedFleet(b, n)
+		r, err := Render(context.Background(), f, Options{Parallel: 4})
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Run(fmt.Sprintf("cells=%d", n), func(b *testing.B) {
+			b.ReportAllocs()
+			for i := 0; i < b.N; i++ {
+				paths, err := r.NetworkPaths(f)
+				if err != nil {
+					b.Fatal(err)
+				}
+				if fs := paths.Findings(); len(fs) > 0 {
+					b.Fatalf("%d findings, first: %s: %s", len(fs), fs[0].Path, fs[0].Reason)
+				}
+				_, required, _, forbidden := paths.Counts()
+				b.ReportMetric(float64(required), "required")
+				b.ReportMetric(float64(forbidden), "forbidden")
+			}
+		})
+	}
+}

@@ -97,7 +97,10 @@ type Stack struct {
 	Outputs   map[string]any `json:"outputs"`
 
 	recorded []*offline.Resource
-	outputs  resource.PropertyMap
+	// invokes are the data-source calls the program made, with their
+	// answers (the network paths read the managed prefix lists from them).
+	invokes []offline.Invoke
+	outputs resource.PropertyMap
 	// cellTaskRoles (the router's) are the task roles of the cells whose
 	// outputs the router render read, by cell id.
 	cellTaskRoles map[string]string
@@ -348,7 +351,7 @@ func run(opts offline.Options, model offline.Model, program pulumi.RunFunc) (*St
 	if err != nil {
 		return nil, err
 	}
-	s := &Stack{Name: opts.Stack, recorded: rec.Resources(), outputs: resource.PropertyMap{}, Outputs: map[string]any{}}
+	s := &Stack{Name: opts.Stack, recorded: rec.Resources(), invokes: rec.Invokes(), outputs: resource.PropertyMap{}, Outputs: map[string]any{}}
 	names := map[string]string{} // URN -> logical name
 	for _, r := range s.recorded {
 		names[r.URN] = r.Name

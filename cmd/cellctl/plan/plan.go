@@ -18,6 +18,7 @@ import (
 	"github.com/cellctl/cellctl/internal/fleet"
 	"github.com/cellctl/cellctl/internal/iostreams"
 	"github.com/cellctl/cellctl/internal/isolation"
+	"github.com/cellctl/cellctl/internal/netpath"
 	"github.com/cellctl/cellctl/internal/outcome"
 	offline "github.com/cellctl/cellctl/internal/plan"
 	"github.com/cellctl/cellctl/internal/render"
@@ -68,14 +69,42 @@ type Rendered struct {
 	// Paths are the access paths: every required path allowed, every
 	// forbidden one denied (a render of the whole fleet only).
 	Paths *access.Report
+	// NetworkPaths are the network paths: every required path open, every
+	// forbidden one closed (a render of the whole fleet only).
+	NetworkPaths *netpath.Report
 }
 
 // planDoc is `plan -o json`: the report, and the ledger when the whole
 // fleet was rendered.
 type planDoc struct {
 	*offline.Report
-	Ledger *isolation.Ledger `json:"ledger,omitempty"`
-	Paths  *pathsDoc         `json:"paths,omitempty"`
+	Ledger       *isolation.Ledger `json:"ledger,omitempty"`
+	Paths        *pathsDoc         `json:"paths,omitempty"`
+	NetworkPaths *networkPathsDoc  `json:"networkPaths,omitempty"`
+}
+
+// networkPathsDoc is the network paths section of `plan -o json`: the
+// counts, the findings first, then every required and forbidden path
+// with what decides it.
+type networkPathsDoc struct {
+	OK        bool             `json:"ok"`
+	Required  countDoc         `json:"required"`
+	Forbidden countDoc         `json:"forbidden"`
+	Findings  []netpath.Result `json:"findings"`
+	// RequiredPaths and ForbiddenPaths are every path decided; a
+	// forbidden path is met when it is denied (Allowed false).
+	RequiredPaths  []netpath.Result `json:"requiredPaths"`
+	ForbiddenPaths []netpath.Result `json:"forbiddenPaths"`
+}
+
+func newNetworkPathsDoc(r *netpath.Report) *networkPathsDoc {
+	if r == nil {
+		return nil
+	}
+	allowed, required, denied, forbidden := r.Counts()
+	return &networkPathsDoc{OK: r.OK(), Required: countDoc{required, allowed}, Forbidden: countDoc{forbidden, denied},
+		Findings: append([]netpath.Result{}, r.Findings()...), RequiredPaths: append([]netpath.Result{}, r.Required...),
+		ForbiddenPaths: append([]netpath.Result{}, r.Forbidden...)}
 }
 
 // pathsDoc is the paths section of `plan -o json`: the counts, the
@@ -111,7 +140,7 @@ func newPathsDoc(r *access.Report) *pathsDoc {
 
 var (
 	planJSON = render.JSONFormat(func(r *Rendered) any {
-		doc := planDoc{r.Report, r.Ledger, newPathsDoc(r.Paths)}
+		doc := planDoc{r.Report, r.Ledger, newPathsDoc(r.Paths), newNetworkPathsDoc(r.NetworkPaths)}
 		if !r.Strict {
 			return doc
 		}
@@ -160,6 +189,15 @@ users, or to the router's key and bucket administration, must be denied.
 An undecidable path is a finding too. 'cellctl access check' asks about
 one request.
 
+And it decides the network paths from the rendered security groups,
+route tables, NAT and internet gateways, VPC endpoints, network ACLs and
+managed prefix lists: each cell's CloudFront → ALB:443, ALB → task port,
+task → database, cache and (HTTPS) SQS, ECR, CloudWatch Logs and S3 through
+its gateway endpoint, migrator → database must be open; any path between
+two cells' VPCs (peering, transit gateway, routes, rules naming the other
+cell), the internet straight to a task, database or cache, and a database
+or cache in a subnet routed to an internet gateway must be closed.
+
 -o markdown prints the plan as one pull-request comment.
 
 Warns of a Lambda function whose runtime is within 90 days of its
@@ -168,8 +206,8 @@ on it; a runtime Lambda already blocks fails the render, as it fails the
 create.
 
 Exits 2 when the isolation audit (or, with --strict, an AWS rule) finds a
-violation, an access path is not as required, or a shared part is not
-declared.`,
+violation, an access or network path is not as required, or a shared part
+is not declared.`,
 		Example: `  cellctl plan
   cellctl plan cell-a -o json
   cellctl plan --resources cell-b
@@ -228,6 +266,11 @@ func planRun(ctx context.Context, opts *PlanOptions) error {
 			return err
 		}
 		shown.Paths = &paths
+		network, err := report.NetworkPaths(fl)
+		if err != nil {
+			return err
+		}
+		shown.NetworkPaths = &network
 	}
 	if err := opts.View.Render(opts.IO, shown); err != nil {
 		return err
@@ -245,6 +288,11 @@ func planRun(ctx context.Context, opts *PlanOptions) error {
 	if shown.Paths != nil {
 		if n := len(shown.Paths.Findings()) + len(shown.Paths.Problems()); n > 0 {
 			findings = append(findings, fmt.Errorf("access paths: %d finding(s)", n))
+		}
+	}
+	if shown.NetworkPaths != nil {
+		if n := len(shown.NetworkPaths.Findings()); n > 0 {
+			findings = append(findings, fmt.Errorf("network paths: %d finding(s)", n))
 		}
 	}
 	if len(findings) > 0 {
@@ -315,6 +363,11 @@ func printPlan(io *iostreams.IOStreams, r *Rendered) error {
 	} else {
 		fmt.Fprintf(out, "paths: not evaluated (the access paths need the whole fleet: run %s without stack names)\n", "`cellctl plan`")
 	}
+	if r.NetworkPaths != nil {
+		printNetworkPaths(io, r.NetworkPaths)
+	} else {
+		fmt.Fprintf(out, "network paths: not evaluated (the network paths need the whole fleet: run %s without stack names)\n", "`cellctl plan`")
+	}
 	if r.Ledger != nil {
 		printLedger(io, r.Ledger)
 	} else {
@@ -351,6 +404,28 @@ func printPaths(io *iostreams.IOStreams, r *access.Report) {
 	fmt.Fprintf(out, "  ask about one: cellctl access check PRINCIPAL ACTION RESOURCE\n")
 }
 
+// printNetworkPaths prints the network paths: the counts on one line, or
+// the findings under it (a required path not open, a forbidden one open),
+// each with what decides it.
+func printNetworkPaths(io *iostreams.IOStreams, r *netpath.Report) {
+	s, out := render.Out(io), io.Out
+	allowed, required, denied, forbidden := r.Counts()
+	counts := fmt.Sprintf("required: %d/%d allowed; forbidden: %d/%d denied", allowed, required, denied, forbidden)
+	findings := r.Findings()
+	if len(findings) == 0 {
+		fmt.Fprintf(out, "network paths: %s (%s)\n", s.Good("ok"), counts)
+		return
+	}
+	fmt.Fprintf(out, "network paths: %s (%s)\n", s.Bad(fmt.Sprintf("%d finding(s)", len(findings))), counts)
+	for _, f := range findings {
+		kind, state := "required", "not allowed"
+		if f.Allowed {
+			kind, state = "forbidden", "open"
+		}
+		fmt.Fprintf(out, "  - [%s] %s: %s\n      %s\n", kind, f.Path, state, f.Reason)
+	}
+}
+
 // markdownPlan is the plan as one pull-request comment: the stacks, the
 // isolation audit, the access paths (findings first) and the shared parts.
 func markdownPlan(io *iostreams.IOStreams, r *Rendered) error {
@@ -361,6 +436,9 @@ func markdownPlan(io *iostreams.IOStreams, r *Rendered) error {
 	}
 	if r.Paths != nil && !r.Paths.OK() {
 		problems = append(problems, fmt.Sprintf("%d access path finding(s)", len(r.Paths.Findings())+len(r.Paths.Problems())))
+	}
+	if r.NetworkPaths != nil && !r.NetworkPaths.OK() {
+		problems = append(problems, fmt.Sprintf("%d network path finding(s)", len(r.NetworkPaths.Findings())))
 	}
 	if r.Ledger != nil && !r.Ledger.OK {
 		problems = append(problems, fmt.Sprintf("%d undeclared shared part(s)", len(r.Ledger.Undeclared)))
@@ -400,6 +478,21 @@ func markdownPlan(io *iostreams.IOStreams, r *Rendered) error {
 		}
 		for _, k := range r.Paths.Problems() {
 			fmt.Fprintf(w, "- %s\n", k)
+		}
+	}
+	if r.NetworkPaths != nil {
+		allowed, required, denied, forbidden := r.NetworkPaths.Counts()
+		fmt.Fprintf(w, "\n**network paths:** required %d/%d allowed · forbidden %d/%d denied\n", allowed, required, denied, forbidden)
+		if fs := r.NetworkPaths.Findings(); len(fs) > 0 {
+			var frows [][]string
+			for _, f := range fs {
+				state := "not allowed"
+				if f.Allowed {
+					state = "open"
+				}
+				frows = append(frows, []string{f.Path, state, f.Reason})
+			}
+			fmt.Fprint(w, "\n"+render.MarkdownTable([]string{"path", "state", "why"}, frows))
 		}
 	}
 	if r.Ledger != nil {
