@@ -2,6 +2,8 @@ package plan
 
 import (
 	"context"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -202,17 +204,23 @@ func TestAMisspeltActionIsAFinding(t *testing.T) {
 // the router grants a cell in another account its prefix only when it
 // routes it: its bucket paths are not required yet, its own are.
 func TestAnUnroutedCellNeedsNoBucketPathYet(t *testing.T) {
-	f := fleettest.Load(t, fleettest.Demo(t))
-	before := len(RequiredPaths(f))
-	f.Routing = nil
-	if all := len(RequiredPaths(f)); all != before {
-		t.Fatalf("without a routing table every cell's paths count: %d, want %d", all, before)
+	dir := fleettest.Demo(t)
+	if err := os.WriteFile(filepath.Join(dir, "stacks", "Pulumi.cell-e.yaml"), []byte("config:\n  cells:index: 5\n"), 0o644); err != nil {
+		t.Fatal(err)
 	}
-	f = fleettest.Load(t, fleettest.Demo(t))
+	fleettest.Edit(t, dir, "stacks/waves.yaml", func(s string) string { return strings.Replace(s, "cell-d", "cell-d, cell-e", 1) })
+	f := fleettest.Load(t, dir)
+	bucket := map[string]bool{}
+	own := map[string]bool{}
 	for _, p := range RequiredPaths(f) {
-		if p.Resource == "router/bucket" && strings.HasPrefix(p.Name, "cell-a:") {
-			return
+		cell, _, _ := strings.Cut(p.Name, ":")
+		if p.Resource == "router/bucket" {
+			bucket[cell] = true
+		} else {
+			own[cell] = true
 		}
 	}
-	t.Fatal("a routed cell has no bucket path")
+	if !bucket["cell-a"] || bucket["cell-e"] || !own["cell-e"] {
+		t.Fatalf("bucket paths for %v, own paths for %v: want cell-a's bucket paths, none of cell-e's, and cell-e's own", bucket, own)
+	}
 }

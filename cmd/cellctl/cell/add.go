@@ -84,7 +84,6 @@ The deploy first proves the role can be assumed and lands in that account,
 that the zone is there and holds the cell's name, and that the account's
 quotas have room, before anything is created.`,
 		Example: `  cellctl cell add --dry-run
-  cellctl cell add
   cellctl cell add cell-eu1 --index 20 --wave canary --take 64`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
