@@ -50,3 +50,26 @@ func RequiredPaths(id, account string, migrations bool) []access.Path {
 	}
 	return paths
 }
+
+// servingActions are the requests the app's task makes while it serves
+// (ServingPaths): every request reads or writes objects under its prefix
+// and enqueues or takes work from its queue. Deleting and listing its
+// prefix, its database and cache logins, and ECS starting it as its roles
+// are required too, but are not on every request's way.
+var servingActions = map[string]bool{"s3:PutObject": true, "s3:GetObject": true, "sqs:SendMessage": true, "sqs:ReceiveMessage": true}
+
+// ServingPaths are the required paths (RequiredPaths, the same values)
+// a running task's requests take: the task writes and reads its prefix,
+// sends to and receives from its queue. The simulator's health model
+// decides them against the live policies, so a cell whose serving path is
+// denied answers its requests with errors in a rehearsal, as it would on
+// AWS.
+func ServingPaths(id string) []access.Path {
+	var out []access.Path
+	for _, p := range RequiredPaths(id, "", false) {
+		if p.Principal == id+"/task-role" && servingActions[p.Action] {
+			out = append(out, p)
+		}
+	}
+	return out
+}

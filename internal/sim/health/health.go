@@ -153,9 +153,12 @@ type Sample struct {
 }
 
 type cellSeries struct {
-	Image   string    `json:"image,omitempty"`
-	From    time.Time `json:"from"` // where the history starts: the cell's creation or the backfill
-	Samples []Sample  `json:"samples"`
+	Image string    `json:"image,omitempty"`
+	From  time.Time `json:"from"` // where the history starts: the cell's creation or the backfill
+	// Denied is the data-plane decision (access.go) in force at the last
+	// advance: whether a serving path was denied.
+	Denied  bool     `json:"denied,omitempty"`
+	Samples []Sample `json:"samples"`
 }
 
 type healthState struct {
@@ -170,6 +173,11 @@ type healthState struct {
 	Evaluated map[string]time.Time   `json:"evaluated,omitempty"`
 	// Edge holds the edge builds' profiles (edge.go).
 	Edge map[string]EdgeProfile `json:"edge,omitempty"`
+
+	// dataPlane is each cell's access decision (access.go), by stack key,
+	// made afresh by every advance (never saved: the live policies are
+	// the truth, and the history keeps what they did).
+	dataPlane map[string]dataPlane
 }
 
 // healthCache keeps each sim dir's parsed health.json while the file is
@@ -236,6 +244,8 @@ func saveHealth(s *store.Store, h *healthState) error {
 // withHealth runs fn under the exclusive lock with the cloud and its
 // health, after advancing every cell's history to now; it saves both.
 func withHealth(c *store.Cloud, fn func(st *store.State, h *healthState, now time.Time) error) error {
+	// Before this cloud's lock: the routers other accounts hold.
+	foreign := foreignRouters(c)
 	return c.Update(func(st *store.State, _ *store.Control) error {
 		h, err := loadHealth(c.Store())
 		if err != nil {
@@ -243,7 +253,7 @@ func withHealth(c *store.Cloud, fn func(st *store.State, h *healthState, now tim
 		}
 		now := c.Now().UTC()
 		v := c.NewView(st)
-		advanceHealth(v, h, now)
+		advanceHealth(v, h, now, foreign)
 		if err := fn(st, h, now); err != nil {
 			healthCache.Delete(c.Store()) // fn may have changed it in place
 			return err
@@ -369,8 +379,10 @@ func (h *healthState) profileFor(ch *cellHealth, image string) (Profile, string)
 	return p, source
 }
 
-// sample is one minute of traffic under a profile.
-func sample(t time.Time, image string, p Profile, desired int) Sample {
+// sample is one minute of traffic under a profile; denied says a serving
+// path of the cell is denied (access.go): every request that reaches a
+// target is answered 5xx.
+func sample(t time.Time, image string, p Profile, desired int, denied bool) Sample {
 	s := Sample{Time: t, Image: image, Healthy: desired, Desired: desired}
 	if p.HealthyTasks != nil {
 		s.Healthy = *p.HealthyTasks
@@ -387,16 +399,23 @@ func sample(t time.Time, image string, p Profile, desired int) Sample {
 		return s
 	}
 	s.Target5xx = math.Round(rpm * *p.ErrorRate)
+	if denied {
+		s.Target5xx = rpm
+	}
 	s.P99 = time.Duration(*p.P99).Seconds()
 	return s
 }
 
-// advanceHealth extends every cell's history to the minute before now,
-// then evaluates its alarms.
-func advanceHealth(v *store.View, h *healthState, now time.Time) {
+// advanceHealth decides every cell's data plane (foreign: the routers of
+// the other accounts, foreignRouters), extends every cell's history to the
+// minute before now, then evaluates its alarms.
+func advanceHealth(v *store.View, h *healthState, now time.Time, foreign []*stackRecords) {
 	cur := now.Truncate(time.Minute)
 	live := map[string]bool{}
-	for _, ch := range healthCells(v) {
+	cells := healthCells(v)
+	h.dataPlane = decideDataPlane(v, cells, foreign)
+	for _, ch := range cells {
+		dp := h.dataPlane[ch.key]
 		live[ch.key] = true
 		se := h.Series[ch.key]
 		if se == nil && ch.key != ch.stack && h.Series[ch.stack] != nil {
@@ -428,8 +447,12 @@ func advanceHealth(v *store.View, h *healthState, now time.Time) {
 			if se.Image != ch.image && t.Add(time.Minute).Before(ch.imageChanged) {
 				image = se.Image // the minute ended before the deploy
 			}
+			denied := dp.failing()
+			if se.Denied != denied && t.Add(time.Minute).Before(dp.changed) {
+				denied = se.Denied // the minute ended before the policies changed
+			}
 			p, _ := h.profileFor(ch, image)
-			se.Samples = append(se.Samples, sample(t, image, p, ch.desired))
+			se.Samples = append(se.Samples, sample(t, image, p, ch.desired, denied))
 			h.dirty = true
 		}
 		if over := len(se.Samples) - historyMinutes; over > 0 {
@@ -437,6 +460,9 @@ func advanceHealth(v *store.View, h *healthState, now time.Time) {
 		}
 		if se.Image != ch.image {
 			se.Image, h.dirty = ch.image, true
+		}
+		if se.Denied != dp.failing() {
+			se.Denied, h.dirty = dp.failing(), true
 		}
 		evaluateAlarms(v, h, ch, now)
 	}
@@ -455,7 +481,7 @@ func (h *healthState) samples(ch *cellHealth, now time.Time) []Sample {
 		out = append(out, se.Samples...)
 	}
 	p, _ := h.profileFor(ch, ch.image)
-	return append(out, sample(now.Truncate(time.Minute), ch.image, p, ch.desired))
+	return append(out, sample(now.Truncate(time.Minute), ch.image, p, ch.desired, h.dataPlane[ch.key].failing()))
 }
 
 // ---- public API ---------------------------------------------------------
@@ -548,11 +574,16 @@ func Clear(c *store.Cloud, t Target) error {
 
 // Cell is what `sim health show` reports for one cell.
 type Cell struct {
-	Project      string        `json:"project,omitempty"`
-	Stack        string        `json:"stack"`
-	Image        string        `json:"image,omitempty"`
-	Source       string        `json:"source"` // default, image IMG, cell STACK
-	Profile      Profile       `json:"profile"`
+	Project string `json:"project,omitempty"`
+	Stack   string `json:"stack"`
+	Image   string `json:"image,omitempty"`
+	// Source names the profile in force (default, image IMG, cell STACK)
+	// and, when the live policies deny a serving path, the actions denied.
+	Source  string  `json:"source"`
+	Profile Profile `json:"profile"`
+	// Denied are the serving paths the live policies deny, each with its
+	// decision and reason: the cell answers every request 5xx.
+	Denied       []string      `json:"denied,omitempty"`
 	LoadBalancer string        `json:"loadBalancer"`
 	TargetGroup  string        `json:"targetGroup,omitempty"`
 	Now          Sample        `json:"now"`
@@ -578,7 +609,12 @@ func Read(c *store.Cloud, history int) (Report, error) {
 		for _, ch := range healthCells(v) {
 			p, source := h.profileFor(ch, ch.image)
 			s := h.samples(ch, now)
-			cs := Cell{Project: ch.project, Stack: ch.stack, Image: ch.image, Source: source, Profile: p, LoadBalancer: ch.lbSuffix, TargetGroup: ch.tgSuffix, Now: s[len(s)-1]}
+			dp := h.dataPlane[ch.key]
+			if dp.failing() {
+				source += "; access denied: " + dp.actions()
+			}
+			cs := Cell{Project: ch.project, Stack: ch.stack, Image: ch.image, Source: source, Profile: p, Denied: dp.describe(),
+				LoadBalancer: ch.lbSuffix, TargetGroup: ch.tgSuffix, Now: s[len(s)-1]}
 			if history > 0 {
 				cs.History = s[max(0, len(s)-1-history) : len(s)-1]
 			}

@@ -318,12 +318,12 @@ func TestResetClearsHealthProfiles(t *testing.T) {
 // rate reads round(600 × rate) of 600, as `sim health --help` says.
 func TestDefaultHealthServesTheRateItStates(t *testing.T) {
 	d := Default()
-	m := sample(time.Unix(0, 0), "app:1", d, 2)
+	m := sample(time.Unix(0, 0), "app:1", d, 2, false)
 	if m.Requests != 600 || m.Target5xx != 1 || m.Target5xx/m.Requests != *d.ErrorRate {
 		t.Errorf("default minute: %v requests, %v 5xx (%.4g%%); the profile says %.4g%%", m.Requests, m.Target5xx, 100*m.Target5xx/m.Requests, 100**d.ErrorRate)
 	}
 	rate := 0.012
-	set := sample(time.Unix(0, 0), "app:1", Profile{ErrorRate: &rate}.over(d), 2)
+	set := sample(time.Unix(0, 0), "app:1", Profile{ErrorRate: &rate}.over(d), 2, false)
 	if set.Target5xx != 7 {
 		t.Errorf("--error-rate 1.2%%: %v of 600, want 7 (1.167%%)", set.Target5xx)
 	}

@@ -261,7 +261,13 @@ func ContainerDefs(image string) string {
 
 func NewSimCell(t testing.TB, dir string, clk *Clock, id, region, cidr, image string) *SimCell {
 	t.Helper()
-	h := On(t, provider.Options{Dir: dir, Stack: "cell-" + id, Now: clk.Now, DependencyTimeout: 300 * time.Millisecond}, region)
+	return NewSimCellOn(t, On(t, provider.Options{Dir: dir, Stack: "cell-" + id, Now: clk.Now, DependencyTimeout: 300 * time.Millisecond}, region), id, cidr, image)
+}
+
+// NewSimCellOn builds the serving path of cell id through a harness
+// already configured (a region, or a role in another account).
+func NewSimCellOn(t testing.TB, h *Harness, id, cidr, image string) *SimCell {
+	t.Helper()
 	_, subs := h.Network("cell-"+id, cidr, 2)
 	vpc := S(subs[0].Out, "vpcId")
 	tg := h.Create("aws:lb/targetGroup:TargetGroup", "cell-"+id+"-tg", PM("port", 8080, "protocol", "HTTP", "vpcId", vpc, "targetType", "ip"))

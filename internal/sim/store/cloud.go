@@ -73,26 +73,8 @@ func (c *Cloud) NewView(st *State) *View {
 // the home store's lock). Each is read under its own shared lock, never
 // this store's.
 func (c *Cloud) publicRecord(ref string) (string, resource.PropertyMap, bool) {
-	home := c.s
-	if c.s.home != nil {
-		home = c.s.home
-	}
-	stores := []*Store{}
-	if home != c.s {
-		stores = append(stores, home)
-	}
-	entries, _ := os.ReadDir(filepath.Join(home.dir, AccountsDir))
-	for _, e := range entries {
-		if !e.IsDir() || awsmodel.CheckAccountID(e.Name()) != nil || e.Name() == c.s.account {
-			continue
-		}
-		other, err := (&Cloud{s: home, now: c.now}).accountCloud(e.Name())
-		if err != nil {
-			continue
-		}
-		stores = append(stores, other.s)
-	}
-	for _, s := range stores {
+	for _, o := range c.Others() {
+		s := o.s
 		var typ string
 		var outs resource.PropertyMap
 		found := false
@@ -111,6 +93,33 @@ func (c *Cloud) publicRecord(ref string) (string, resource.PropertyMap, bool) {
 		}
 	}
 	return "", nil, false
+}
+
+// Others are the simulator's other accounts: the home one (for a second
+// account's cloud) and every second account but this one, found by their
+// directories — the registry is not read, as the caller may hold the home
+// store's lock. Each is read under its own lock.
+func (c *Cloud) Others() []*Cloud {
+	home := c.s
+	if c.s.home != nil {
+		home = c.s.home
+	}
+	var out []*Cloud
+	if home != c.s {
+		out = append(out, &Cloud{s: home, now: c.now})
+	}
+	entries, _ := os.ReadDir(filepath.Join(home.dir, AccountsDir))
+	for _, e := range entries {
+		if !e.IsDir() || awsmodel.CheckAccountID(e.Name()) != nil || e.Name() == c.s.account {
+			continue
+		}
+		other, err := (&Cloud{s: home, now: c.now}).accountCloud(e.Name())
+		if err != nil {
+			continue
+		}
+		out = append(out, other)
+	}
+	return out
 }
 
 // EncodeMap is a property map as the cloud stores it (codec.go): secrets

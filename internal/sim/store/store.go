@@ -74,6 +74,11 @@ type State struct {
 	// rewritten.
 	dirtyStacks map[string]bool
 
+	// revisions are the shard files the stacks' records were read from,
+	// by stack key (StackKey; a shard written before stacks were
+	// project-qualified under its bare stack): see Revision.
+	revisions map[string]Revision
+
 	// corrupt holds, per stack key, why its shard could not be read. Only
 	// that stack's calls fail (as an AWS outage of one account's data
 	// would not fail another's); its file is never overwritten. A corrupt
@@ -98,6 +103,30 @@ func (e *CorruptError) Error() string {
 }
 
 func (e *CorruptError) Unwrap() error { return e.Err }
+
+// Revision names one version of a stack's records: the shard file they
+// were read from and its FileKey. Any change to the stack's records
+// rewrites the file (a new inode by atomic rename, a new size or mtime),
+// so a model derived from the records (the health model's access
+// decisions) may be kept while the revision is unchanged — the same key
+// the store's own shard cache trusts.
+type Revision struct {
+	Path string
+	File FileKey
+}
+
+// Revision is the revision of a stack key's records as this operation
+// read them. ok is false when no shard is filed under the key (none yet,
+// or the records are still in a shard written before stacks were
+// project-qualified, filed under the bare stack) or when this operation
+// changed the records: then nothing derived from them may be kept.
+func (st *State) Revision(key string) (Revision, bool) {
+	if st.dirtyStacks[key] {
+		return Revision{}, false
+	}
+	r, ok := st.revisions[key]
+	return r, ok
+}
 
 // StackErr is the error of every call that touches the resources of a
 // stack key while its shard is unreadable, or nil.
@@ -385,7 +414,7 @@ func (s *Store) loadState(exclusive bool) (*State, error) {
 		s.meta, s.metaKey = &m, key
 	}
 	st := &State{Account: s.meta.Account, Counters: map[string]int{}, Snapshots: map[string]Snapshot{}, Zones: map[string]string{},
-		Retired: append([]string(nil), s.meta.Retired...), dirtyStacks: map[string]bool{}}
+		Retired: append([]string(nil), s.meta.Retired...), dirtyStacks: map[string]bool{}, revisions: map[string]Revision{}}
 	if st.Account == "" {
 		st.Account = s.account
 	}
@@ -519,6 +548,7 @@ func (s *Store) readShard(st *State, sf shardFileRef) ([]*Record, bool) {
 		return nil, false
 	}
 	if sh, cached := s.shards[sf.rel]; cached && sh.key == key {
+		st.revisions[sf.key] = Revision{Path: path, File: key}
 		return sh.recs, true
 	}
 	var f shardFile
@@ -539,6 +569,7 @@ func (s *Store) readShard(st *State, sf shardFileRef) ([]*Record, bool) {
 		return nil, false
 	}
 	s.shards[sf.rel] = shard{key: key, recs: f.Resources}
+	st.revisions[sf.key] = Revision{Path: path, File: key}
 	return f.Resources, true
 }
 
