@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"debug/buildinfo"
 	"errors"
 	"fmt"
 	"io"
@@ -10,6 +11,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -63,14 +65,43 @@ func FindPulumi(extraDirs ...string) (string, error) {
 	return "", ErrNoPulumi
 }
 
+// versions remembers each CLI's version for the life of the process: a
+// command opens the engine more than once, and every `pulumi version` is a
+// start of the CLI (about a quarter of a CPU-second, most of it the CLI's
+// package initialisation).
+var versions sync.Map // versionKey → semver.Version
+
+type versionKey struct {
+	path  string
+	size  int64
+	mtime time.Time
+}
+
+// pulumiVersion is the version the CLI at path reports. A build that
+// records its linker flags (the pinned build, and release builds) carries
+// the value `pulumi version` prints (the -X of sdk/v3/go/common/version.Version)
+// in its build information, read without starting it; any other build is
+// asked.
 func pulumiVersion(path string) (semver.Version, error) {
-	cmd := exec.Command(path, "version")
-	cmd.Env = append(os.Environ(), "PULUMI_SKIP_UPDATE_CHECK=true")
-	out, err := cmd.Output()
+	st, err := os.Stat(path)
 	if err != nil {
-		return semver.Version{}, fmt.Errorf("`pulumi version` failed: %v", err)
+		return semver.Version{}, err
 	}
-	s := strings.TrimPrefix(strings.TrimSpace(string(out)), "v")
+	key := versionKey{path: path, size: st.Size(), mtime: st.ModTime()}
+	if v, ok := versions.Load(key); ok {
+		return v.(semver.Version), nil
+	}
+	s, ok := linkedVersion(path)
+	if !ok {
+		cmd := exec.Command(path, "version")
+		cmd.Env = append(os.Environ(), "PULUMI_SKIP_UPDATE_CHECK=true")
+		out, err := cmd.Output()
+		if err != nil {
+			return semver.Version{}, fmt.Errorf("`pulumi version` failed: %v", err)
+		}
+		s = strings.TrimSpace(string(out))
+	}
+	s = strings.TrimPrefix(s, "v")
 	if s == "" {
 		return semver.Version{}, errors.New("it reports no version (a source build without -ldflags -X …version.Version; rebuild with `make pulumi`)")
 	}
@@ -78,7 +109,35 @@ func pulumiVersion(path string) (semver.Version, error) {
 	if err != nil {
 		return semver.Version{}, fmt.Errorf("unparsable version %q", s)
 	}
+	versions.Store(key, v)
 	return v, nil
+}
+
+// versionVar is the variable the pulumi CLI prints as its version.
+const versionVar = "github.com/pulumi/pulumi/sdk/v3/go/common/version.Version="
+
+// linkedVersion reads the version linked into a Go build of the CLI from
+// its recorded -ldflags; ok is false when the binary records none.
+func linkedVersion(path string) (string, bool) {
+	info, err := buildinfo.ReadFile(path)
+	if err != nil {
+		return "", false
+	}
+	for _, s := range info.Settings {
+		if s.Key != "-ldflags" {
+			continue
+		}
+		_, rest, found := strings.Cut(s.Value, versionVar)
+		if !found {
+			return "", false
+		}
+		end := strings.IndexAny(rest, " \t'\"")
+		if end >= 0 {
+			rest = rest[:end]
+		}
+		return rest, rest != ""
+	}
+	return "", false
 }
 
 // command runs the pulumi CLI for the Automation API. It mirrors the SDK's

@@ -201,7 +201,11 @@ func (e *Engine) execute(ctx context.Context, req stackrun.Request, w *workspace
 	var runErr error
 	switch req.Op {
 	case stackrun.OpUp:
-		opts := []optup.Option{optup.EventStreams(ch), optup.SuppressProgress()}
+		// ShowSecrets(false): the SDK reads the update's summary from the
+		// stack's history afterwards, and only its resource counts are
+		// used; asked with secrets shown, the CLI would derive the
+		// passphrase's key (PBKDF2) once more to decrypt its config.
+		opts := []optup.Option{optup.EventStreams(ch), optup.SuppressProgress(), optup.ShowSecrets(false)}
 		if req.Refresh {
 			opts = append(opts, optup.Refresh())
 		}
@@ -231,7 +235,7 @@ func (e *Engine) execute(ctx context.Context, req stackrun.Request, w *workspace
 		}
 	case stackrun.OpDestroy:
 		var r auto.DestroyResult
-		r, runErr = w.stack.Destroy(ctx, optdestroy.EventStreams(ch), optdestroy.SuppressProgress())
+		r, runErr = w.stack.Destroy(ctx, optdestroy.EventStreams(ch), optdestroy.SuppressProgress(), optdestroy.ShowSecrets(false))
 		if r.Summary.ResourceChanges != nil {
 			summary = *r.Summary.ResourceChanges
 		}
