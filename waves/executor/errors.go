@@ -27,8 +27,10 @@ type HaltedError struct {
 	// RollbackErr is set when some cell could not be rolled back.
 	RollbackErr error
 	// SchemaBreach is what the gate read after the rollback, when a cell
-	// whose migration ran breached under its old image: the old image
-	// fails on the schema the migration left (expand/contract broken).
+	// whose migration ran breached under its old image — most likely on
+	// the schema the migration left (expand/contract broken); the check
+	// cannot tell that from another change made meanwhile, so the message
+	// says both.
 	SchemaBreach *Breach
 	// Next is the command the operator runs next.
 	Next string
@@ -48,7 +50,7 @@ func (e *HaltedError) Error() string {
 	case e.RolledBack:
 		fmt.Fprintf(&b, "; wave %s rolled back to its previous configuration", e.Wave)
 		if e.SchemaBreach != nil {
-			fmt.Fprintf(&b, "; but after the rollback %s: the old image fails on the schema the migration left (a migration must stay compatible with the image it replaces, or set cells:migrationRollbackCommand)", e.SchemaBreach)
+			fmt.Fprintf(&b, "; but after the rollback %s: the old image fails too — most likely on the schema the migration left (a migration must stay compatible with the image it replaces, or set cells:migrationRollbackCommand), unless something else changed since the wave started (its access, its dependencies: see `cellctl health`)", e.SchemaBreach)
 		}
 	default:
 		fmt.Fprintf(&b, "; wave %s left as it is (not rolled back)", e.Wave)

@@ -315,7 +315,7 @@ func (r *run) schemaCheck(ctx context.Context, w Wave, wr *WaveRecord) (*Breach,
 		return nil, err
 	}
 	if res.Breach != nil {
-		r.emit(Event{Kind: Note, Wave: w.Name, Cell: res.Breach.Cell, Message: fmt.Sprintf("after the rollback %s: the old image fails on the migrated schema", res.Breach)})
+		r.emit(Event{Kind: Note, Wave: w.Name, Cell: res.Breach.Cell, Message: fmt.Sprintf("after the rollback %s: the old image fails too, most likely on the migrated schema (or on another change since the wave started)", res.Breach)})
 	}
 	return res.Breach, nil
 }

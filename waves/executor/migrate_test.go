@@ -227,7 +227,7 @@ func TestOldImageFailingOnTheNewSchemaIsReportedAfterTheRollback(t *testing.T) {
 	if !errors.As(err, &h) || !h.RolledBack || h.SchemaBreach == nil || h.SchemaBreach.Cell != "cell-b" {
 		t.Fatalf("want a rollback whose schema check names cell-b, got %v (%+v)", err, h)
 	}
-	if !strings.Contains(err.Error(), "old image fails on the schema") {
+	if !strings.Contains(err.Error(), "old image fails too — most likely on the schema the migration left") {
 		t.Errorf("halt %q does not say the old image fails on the new schema", err)
 	}
 	rec := f.store.record(t, h.RolloutID)
