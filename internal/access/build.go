@@ -2,7 +2,6 @@ package access
 
 import (
 	"fmt"
-	"github.com/cellctl/cellctl/internal/awsfacts"
 	"sort"
 	"strings"
 
@@ -10,20 +9,6 @@ import (
 	"github.com/cellctl/cellctl/internal/policy"
 	"github.com/cellctl/cellctl/internal/props"
 )
-
-// Stack is one rendered stack, as the access model reads it.
-type Stack struct {
-	Name string
-	// Owner is the cell id, or "router".
-	Owner     string
-	Account   string
-	Region    string
-	Partition string
-	Resources []*offline.Resource
-}
-
-// OwnerRouter owns the router stack's resources.
-const OwnerRouter = "router"
 
 // Label is how paths name a stack's resource: "<stack>/<logical name
 // without the stack's prefix>", e.g. cell-a/task-role, router/bucket.
@@ -36,14 +21,14 @@ func Label(stack, logicalName string) string {
 // the bucket with its policy and default encryption, queues, secrets, the
 // database users, cache users and log groups. A policy that does not parse
 // is an error: an unreadable policy is never read as "allows nothing".
-func Build(stacks []Stack) (*Model, error) {
+func Build(stacks []offline.Stack) (*Model, error) {
 	m := NewModel()
 	var errs []string
-	fail := func(s Stack, r *offline.Resource, what string, err error) {
+	fail := func(s offline.Stack, r *offline.Resource, what string, err error) {
 		errs = append(errs, fmt.Sprintf("%s: %s %s: %s: %v", s.Name, r.Type, r.Name, what, err))
 	}
 	type pending struct {
-		stack Stack
+		stack offline.Stack
 		res   *offline.Resource
 	}
 	var later []pending
@@ -257,7 +242,7 @@ func (m *Model) AddDBUsers(users ...string) {
 }
 
 type dbCluster struct {
-	stack      Stack
+	stack      offline.Stack
 	label      string
 	resourceID string
 }
@@ -291,7 +276,7 @@ func (m *Model) queueByURL(url string) *Resource {
 
 // keyARN resolves a key reference as the service does: an ARN stays; a
 // bare key id or alias resolves in the resource's own account and region.
-func keyARN(ref string, s Stack) string {
+func keyARN(ref string, s offline.Stack) string {
 	if strings.HasPrefix(ref, "arn:") {
 		return ref
 	}
@@ -332,60 +317,4 @@ func firstNonEmpty(vs ...string) string {
 		}
 	}
 	return ""
-}
-
-// KeyLifetime finds the customer managed keys the render declares that
-// encrypt data at rest (a bucket's default encryption, a queue's, a
-// secret's) and could be deleted by a later change: each must be
-// protected and retained, for once a key is gone every object written
-// under it is unreadable ("Deleting AWS KMS keys", KMS Developer Guide).
-// With both, a program that stops declaring the key is refused by the
-// engine (protect) and the key stays in AWS even once unprotected
-// (retainOnDelete). Keys the fleet does not declare (AWS managed, or
-// another team's) are not the fleet's to delete.
-func (m *Model) KeyLifetime() []string {
-	var out []string
-	for _, r := range m.Resources() {
-		k := m.resources[r.Key]
-		if r.Key == "" || k == nil || k.Owner == "" || awsManagedService(r.Key) != "" {
-			continue
-		}
-		if !k.Protected || !k.Retained {
-			out = append(out, fmt.Sprintf("%s encrypts %s but is not protected and retained (protect: %v, retainOnDelete: %v): a change that drops it would delete the key and lose the data", k.Label, r.Label, k.Protected, k.Retained))
-		}
-	}
-	return out
-}
-
-// UnknownActions are the actions the fleet's policies name that AWS does
-// not define (awsfacts.IAMActionKnown, from AWS's service authorization
-// reference): a misspelt or retired action is silently inert in IAM, so
-// a grant meant to work would not. Each is named with the policy and
-// statement that hold it. Actions of services the table does not carry
-// are not judged.
-func (m *Model) UnknownActions() []string {
-	var out []string
-	seen := map[*Policy]bool{}
-	check := func(p *Policy) {
-		if p == nil || seen[p] {
-			return
-		}
-		seen[p] = true
-		for i, s := range p.Doc.Statement {
-			for _, a := range append(append(policy.Values{}, s.Action...), s.NotAction...) {
-				if known, covered := awsfacts.IAMActionKnown(a); covered && !known {
-					out = append(out, fmt.Sprintf("%s statement %s names %s, which AWS does not define", p.Name, s.Label(i), a))
-				}
-			}
-		}
-	}
-	for _, p := range m.Principals() {
-		for i := range p.Identity {
-			check(&p.Identity[i])
-		}
-	}
-	for _, r := range m.Resources() {
-		check(r.Policy)
-	}
-	return out
 }

@@ -5,6 +5,8 @@ import (
 	"net/netip"
 	"sort"
 	"strings"
+
+	"github.com/cellctl/cellctl/internal/offline"
 )
 
 // Result is one network path's verdict.
@@ -99,7 +101,7 @@ func Check(stacks []Stack) (Report, error) {
 	}
 	var rep Report
 	for _, o := range m.owners {
-		if o == OwnerRouter {
+		if o == offline.OwnerRouter {
 			continue
 		}
 		rep.Required = append(rep.Required, m.required(m.cells[o])...)

@@ -186,8 +186,8 @@ func cellStack(c cellSpec) Stack {
 		"subnetGroupName": n("cache-subnets-1"), "securityGroupIds": []any{id("sg", "cache")}})
 
 	cfResult := resource.NewPropertyMapFromMap(map[string]any{"id": cfList(c.region), "name": CloudFrontPrefixLists[0], "entries": cfEntries})
-	return Stack{Name: c.id, Owner: c.id, Account: "123456789012", Region: c.region, Resources: rs,
-		Invokes: []offline.Invoke{{Token: invokePrefixList, Result: cfResult}},
+	return Stack{Stack: offline.Stack{Name: c.id, Owner: c.id, Account: "123456789012", Region: c.region, Resources: rs,
+		Invokes: []offline.Invoke{{Token: invokePrefixList, Result: cfResult}}},
 		Tasks: []Task{{Name: "migrator", Subnets: []string{id("subnet", "private-a"), id("subnet", "private-b")},
 			SecurityGroups: []string{id("sg", "migrate")}}}}
 }

@@ -5,6 +5,8 @@ import (
 	"net/netip"
 	"sort"
 	"strings"
+
+	"github.com/cellctl/cellctl/internal/offline"
 )
 
 // privateRanges are the address ranges the internet does not route: RFC
@@ -82,7 +84,7 @@ func (m *model) forbidden() []Result {
 		}
 	}
 	for _, o := range m.owners {
-		if o == OwnerRouter {
+		if o == offline.OwnerRouter {
 			continue
 		}
 		c := m.cells[o]

@@ -32,25 +32,15 @@ import (
 	"github.com/cellctl/cellctl/internal/props"
 )
 
-// Stack is one rendered stack, as the network model reads it.
+// Stack is one rendered stack, as the network model reads it: the
+// render (offline.Stack), and the one-off tasks its operators start.
 type Stack struct {
-	Name string
-	// Owner is the cell id, or OwnerRouter.
-	Owner     string
-	Account   string
-	Region    string
-	Resources []*offline.Resource
-	// Invokes are the data-source calls the program made: the managed
-	// prefix lists it looked up are named by their id in its rules.
-	Invokes []offline.Invoke
+	offline.Stack
 	// Tasks are the one-off tasks the stack's operators start with RunTask
 	// (a rollout's migrator): their network configuration is not a
 	// resource, it is handed to RunTask from the stack's outputs.
 	Tasks []Task
 }
-
-// OwnerRouter owns the router stack's resources.
-const OwnerRouter = "router"
 
 // Task is the awsvpc network configuration a one-off task is started with.
 type Task struct {

@@ -11,6 +11,8 @@ import (
 	"github.com/cellctl/cellctl/internal/access"
 	"github.com/cellctl/cellctl/internal/fleet"
 	"github.com/cellctl/cellctl/internal/netpath"
+	"github.com/cellctl/cellctl/internal/offline"
+	"github.com/cellctl/cellctl/internal/props"
 	"github.com/cellctl/cellctl/router/component"
 )
 
@@ -21,16 +23,7 @@ func (r *Report) AccessModel(f *fleet.Fleet) (*access.Model, error) {
 	if !r.Whole(f) {
 		return nil, fmt.Errorf("the access paths need the whole fleet rendered (every cell and the router)")
 	}
-	var stacks []access.Stack
-	for _, s := range r.Stacks {
-		owner := s.Cell
-		if s.Kind == KindRouter {
-			owner = access.OwnerRouter
-		}
-		stacks = append(stacks, access.Stack{Name: s.Name, Owner: owner, Account: renderAccount(s.Account), Region: s.Region,
-			Partition: "aws", Resources: s.recorded})
-	}
-	m, err := access.Build(stacks)
+	m, err := access.Build(r.rendered())
 	if err != nil {
 		return nil, err
 	}
@@ -88,28 +81,34 @@ func (r *Report) NetworkPaths(f *fleet.Fleet) (netpath.Report, error) {
 	if !r.Whole(f) {
 		return netpath.Report{}, fmt.Errorf("the network paths need the whole fleet rendered (every cell and the router)")
 	}
-	stacks := make([]netpath.Stack, 0, len(r.Stacks))
-	for _, s := range r.Stacks {
-		ns := netpath.Stack{Name: s.Name, Owner: s.Cell, Account: renderAccount(s.Account), Region: s.Region,
-			Resources: s.recorded, Invokes: s.invokes}
-		if s.Kind == KindRouter {
-			ns.Owner = netpath.OwnerRouter
-		}
+	views := r.rendered()
+	stacks := make([]netpath.Stack, 0, len(views))
+	for i, s := range r.Stacks {
+		ns := netpath.Stack{Stack: views[i]}
 		if mig, ok := s.Outputs[cellmodule.MigrationOutput].(map[string]any); ok {
-			ns.Tasks = append(ns.Tasks, netpath.Task{Name: "migrator", Subnets: stringList(mig["subnets"]), SecurityGroups: stringList(mig["securityGroups"])})
+			subnets, ok1 := props.StringList(mig["subnets"])
+			groups, ok2 := props.StringList(mig["securityGroups"])
+			if !ok1 || !ok2 {
+				return netpath.Report{}, fmt.Errorf("%s: its %s output's subnets and securityGroups must be lists of ids: %v", s.Name, cellmodule.MigrationOutput, mig)
+			}
+			ns.Tasks = append(ns.Tasks, netpath.Task{Name: "migrator", Subnets: subnets, SecurityGroups: groups})
 		}
 		stacks = append(stacks, ns)
 	}
 	return netpath.Check(stacks)
 }
 
-func stringList(v any) []string {
-	l, _ := v.([]any)
-	out := make([]string, 0, len(l))
-	for _, e := range l {
-		if s, ok := e.(string); ok {
-			out = append(out, s)
+// rendered is the render as the evaluators read it (offline.Stack), one
+// view per stack in the report's order.
+func (r *Report) rendered() []offline.Stack {
+	out := make([]offline.Stack, 0, len(r.Stacks))
+	for _, s := range r.Stacks {
+		owner := s.Cell
+		if s.Kind == KindRouter {
+			owner = offline.OwnerRouter
 		}
+		out = append(out, offline.Stack{Name: s.Name, Owner: owner, Account: renderAccount(s.Account), Region: s.Region,
+			Partition: "aws", Resources: s.recorded, Invokes: s.invokes})
 	}
 	return out
 }

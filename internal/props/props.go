@@ -106,3 +106,26 @@ func itoa(i int) string {
 	}
 	return itoa(i/10) + string(rune('0'+i%10))
 }
+
+// StringList reads a plain list of strings (a stack output or a decoded
+// JSON value: []any of strings, or []string); ok is false for anything
+// else but nil, which is the empty list.
+func StringList(v any) (list []string, ok bool) {
+	switch l := v.(type) {
+	case nil:
+		return nil, true
+	case []string:
+		return l, true
+	case []any:
+		out := make([]string, 0, len(l))
+		for _, x := range l {
+			s, ok := x.(string)
+			if !ok {
+				return nil, false
+			}
+			out = append(out, s)
+		}
+		return out, true
+	}
+	return nil, false
+}

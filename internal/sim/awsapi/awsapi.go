@@ -18,6 +18,7 @@ import (
 
 	"github.com/cellctl/cellctl/internal/awsapi/wire"
 	"github.com/cellctl/cellctl/internal/awsmodel"
+	"github.com/cellctl/cellctl/internal/props"
 	"github.com/cellctl/cellctl/internal/sim/health"
 	"github.com/cellctl/cellctl/internal/sim/store"
 )
@@ -270,22 +271,6 @@ func internal(err error) *apiError {
 
 // ---- CloudWatch: DescribeAlarms -------------------------------------------
 
-func strList(v any) ([]string, bool) {
-	l, ok := v.([]any)
-	if !ok {
-		return nil, v == nil
-	}
-	out := make([]string, 0, len(l))
-	for _, x := range l {
-		s, ok := x.(string)
-		if !ok {
-			return nil, false
-		}
-		out = append(out, s)
-	}
-	return out, true
-}
-
 // pageToken encodes an offset; anything else is InvalidNextToken.
 func pageToken(in map[string]any) (int, *apiError) {
 	tok, _ := in["NextToken"].(string)
@@ -312,7 +297,7 @@ func intParam(in map[string]any, name string, lo, hi, def int) (int, *apiError) 
 }
 
 func (h *apiHandler) describeAlarms(in map[string]any, region string) (map[string]any, *apiError) {
-	names, ok := strList(in["AlarmNames"])
+	names, ok := props.StringList(in["AlarmNames"])
 	if !ok {
 		return nil, badParam("AlarmNames must be a list of strings.")
 	}
@@ -327,7 +312,7 @@ func (h *apiHandler) describeAlarms(in map[string]any, region string) (map[strin
 	if stateValue != "" && stateValue != store.AlarmOK && stateValue != store.AlarmAlarm && stateValue != store.AlarmInsufficientData {
 		return nil, badParam("The value %s for parameter StateValue is not valid: use OK, ALARM or INSUFFICIENT_DATA.", stateValue)
 	}
-	types, ok := strList(in["AlarmTypes"])
+	types, ok := props.StringList(in["AlarmTypes"])
 	if !ok {
 		return nil, badParam("AlarmTypes must be a list of strings.")
 	}
@@ -416,7 +401,7 @@ func metricAlarm(r *store.Record, v *store.View, a store.AlarmState) map[string]
 		}
 	}
 	for _, k := range []string{"alarmActions", "okActions", "insufficientDataActions"} {
-		l, _ := strList(get(k))
+		l, _ := props.StringList(get(k))
 		key := strings.ToUpper(k[:1]) + k[1:]
 		if k == "okActions" {
 			key = "OKActions"

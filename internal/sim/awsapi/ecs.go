@@ -7,6 +7,7 @@ import (
 	"slices"
 
 	"github.com/cellctl/cellctl/internal/awsmodel"
+	"github.com/cellctl/cellctl/internal/props"
 	"github.com/cellctl/cellctl/internal/sim/store"
 )
 
@@ -119,7 +120,7 @@ func describeTaskDefinition(t *store.TaskAPI, region string, in map[string]any) 
 }
 
 func strs(v any) []string {
-	l, _ := strList(v)
+	l, _ := props.StringList(v)
 	return l
 }
 

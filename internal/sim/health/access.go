@@ -112,22 +112,22 @@ func (sr *stackRecords) load() {
 
 // accessStacks are a stack's resources as access.Stacks, one per region
 // (keys and AWS managed keys are regional; IAM is global).
-func (sr *stackRecords) accessStacks(owner string) []access.Stack {
+func (sr *stackRecords) accessStacks(owner string) []offline.Stack {
 	sr.load()
-	by := map[string]*access.Stack{}
+	by := map[string]*offline.Stack{}
 	var order []string
 	for i, r := range sr.resources {
 		region := sr.regions[i]
 		s := by[region]
 		if s == nil {
-			s = &access.Stack{Name: sr.stack, Owner: owner, Account: sr.account, Region: region, Partition: "aws"}
+			s = &offline.Stack{Name: sr.stack, Owner: owner, Account: sr.account, Region: region, Partition: "aws"}
 			by[region] = s
 			order = append(order, region)
 		}
 		s.Resources = append(s.Resources, r)
 	}
 	sort.Strings(order)
-	out := make([]access.Stack, 0, len(order))
+	out := make([]offline.Stack, 0, len(order))
 	for _, region := range order {
 		out = append(out, *by[region])
 	}
@@ -226,7 +226,7 @@ func decideDataPlane(v *store.View, cells []*cellHealth, foreign []*stackRecords
 		stacks := cell.accessStacks(ch.stack)
 		changed := cell.changed
 		if router != nil {
-			stacks = append(stacks, router.accessStacks(access.OwnerRouter)...)
+			stacks = append(stacks, router.accessStacks(offline.OwnerRouter)...)
 			if router.changed.After(changed) {
 				changed = router.changed
 			}
@@ -243,7 +243,7 @@ func decideDataPlane(v *store.View, cells []*cellHealth, foreign []*stackRecords
 // deniedServingPaths decides a cell's serving paths over the stacks' live
 // resources and returns those denied. A model that cannot be built (a
 // policy the evaluator cannot read) decides nothing, so denies nothing.
-func deniedServingPaths(cell string, stacks []access.Stack) []access.Result {
+func deniedServingPaths(cell string, stacks []offline.Stack) []access.Result {
 	m, err := access.Build(stacks)
 	if err != nil {
 		return nil
