@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"github.com/cellctl/cellctl/internal/outcome"
 	"io"
+	"sort"
 	"sync"
 	"time"
 
@@ -241,6 +242,9 @@ func Run(ctx context.Context, env *Env, o Options) (*Result, error) {
 			est = waves.DefaultCellUpdate
 		}
 		d, err := executor.Describe(ctx, up, env.Migrator, plan, est)
+		if d != nil {
+			nameSettings(d, env.Fleet)
+		}
 		if err == nil && env.Preview != nil {
 			err = previewCells(ctx, env.Preview, plan, d)
 		}
@@ -331,6 +335,20 @@ const previewParallel = 4
 // resource changes it plans to the description. A preview that fails is
 // the cell's error and the dry run's: a plan that cannot be checked is not
 // one to approve.
+// nameSettings names each setting a dry run changes as the operator
+// sets it ("cells:taskCpu", not the recorded field TaskCPU).
+func nameSettings(d *executor.Description, fl *fleet.Fleet) {
+	for i := range d.Waves {
+		for j := range d.Waves[i].Cells {
+			changes := d.Waves[i].Cells[j].Changes
+			for k := range changes {
+				changes[k].Key = cellspec.SettingName(changes[k].Key, fl.ConfigKey)
+			}
+			sort.SliceStable(changes, func(a, b int) bool { return changes[a].Key < changes[b].Key })
+		}
+	}
+}
+
 func previewCells(ctx context.Context, preview func(context.Context, string, spec.Cell) ([]stackrun.Change, error), plan executor.Plan, d *executor.Description) error {
 	var mu sync.Mutex
 	var errs *multierror.Error

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -309,5 +310,31 @@ func TestDryRunPreviewsEachChangedCell(t *testing.T) {
 	}
 	if res == nil || res.Description == nil {
 		t.Fatal("the description is still returned, with the cell's error")
+	}
+}
+
+// A dry run names a changed setting as the operator sets it: the
+// configuration key in the fleet's namespace, not the recorded field.
+func TestDryRunNamesSettingsByTheirKeys(t *testing.T) {
+	fl := demoFleet(t)
+	c := &cloud{outputs: map[string]map[string]any{}}
+	for _, cell := range fl.Cells {
+		s := cell.Cell
+		s.TaskCPU, s.TaskMemory = 256, 512 // deployed before the repository's sizes
+		c.deploy(t, s)
+	}
+	res, err := Run(context.Background(), env(t, fl, c), Options{DryRun: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var keys []string
+	for _, cd := range res.Description.Waves[0].Cells {
+		for _, ch := range cd.Changes {
+			keys = append(keys, ch.Key)
+		}
+	}
+	want := []string{fl.ConfigKey("taskCpu"), fl.ConfigKey("taskMemory")}
+	if !slices.Equal(keys, want) {
+		t.Fatalf("the canary's changes are named %v, want %v", keys, want)
 	}
 }

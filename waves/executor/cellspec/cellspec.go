@@ -12,6 +12,8 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"reflect"
+	"strings"
 
 	"github.com/cellctl/cellctl/cellmodule/spec"
 	"github.com/cellctl/cellctl/waves/executor"
@@ -58,4 +60,42 @@ func ToSpec(cfg executor.CellConfig) (spec.Cell, error) {
 		return spec.Cell{}, fmt.Errorf("cell %s: a recorded configuration cannot release protection", c.ID)
 	}
 	return c, nil
+}
+
+// fieldKeys maps a spec.Cell field to the configuration key that sets it
+// (spec.Keys): the key's name is the field's in another case, but for the
+// fields listed in renamed.
+var fieldKeys = func() map[string]string {
+	renamed := map[string]string{"CapacityRPS": "capacityRequestsPerSecond"}
+	out := map[string]string{}
+	t := reflect.TypeOf(spec.Cell{})
+	for i := range t.NumField() {
+		f := t.Field(i).Name
+		for _, k := range spec.Keys {
+			if strings.EqualFold(k.Name, f) || renamed[f] == k.Name {
+				out[f] = k.Name
+			}
+		}
+	}
+	return out
+}()
+
+// SettingName is how an operator names a setting of a configuration
+// (executor.Diff's key: a spec.Cell field, dotted when nested): the
+// configuration key that sets it, in the fleet's namespace (configKey:
+// fleet.Fleet.ConfigKey, e.g. "TaskCPU" → "cells:taskCpu"); "aws:region"
+// for the region; the wave gate's thresholds as waves.yaml's promote_if;
+// anything else (the image) as it is.
+func SettingName(setting string, configKey func(string) string) string {
+	field, rest, nested := strings.Cut(setting, ".")
+	switch {
+	case field == "Region" && !nested:
+		return "aws:region"
+	case field == "Gate" && nested:
+		return "promote_if " + rest + " (waves.yaml)"
+	}
+	if k, ok := fieldKeys[field]; ok && !nested {
+		return configKey(k)
+	}
+	return setting
 }

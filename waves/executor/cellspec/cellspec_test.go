@@ -86,3 +86,47 @@ func TestUnknownSettingIsAnError(t *testing.T) {
 		t.Errorf("ToSpec dropped an unknown setting: %v", err)
 	}
 }
+
+// TestEverySettingIsNamedByItsKey: each configuration key, set on a
+// cell, changes exactly one recorded setting, and the dry run names that
+// setting by the key (in the fleet's namespace), never by the Go field.
+func TestEverySettingIsNamedByItsKey(t *testing.T) {
+	ns := func(k string) string { return "cells:" + k }
+	base, err := FromSpec(spec.Cell{ID: "cell-a"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range spec.Keys {
+		if k.Name == "image" {
+			continue // the image is "image": --image sets it as often as the key
+		}
+		c := spec.Cell{ID: "cell-a"}
+		for _, sample := range []string{"x", "true", `["x"]`} {
+			if k.Get(&c) == k.Get(&spec.Cell{}) {
+				k.Set(&c, sample, 7)
+			}
+		}
+		if k.Get(&c) == k.Get(&spec.Cell{}) {
+			t.Errorf("%s: setting it changed nothing", k.Name)
+			continue
+		}
+		cfg, err := FromSpec(c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		changes := executor.Diff(base, cfg)
+		if len(changes) != 1 {
+			t.Errorf("%s: %d recorded settings changed, want 1: %v", k.Name, len(changes), changes)
+			continue
+		}
+		if got := SettingName(changes[0].Key, ns); got != "cells:"+k.Name {
+			t.Errorf("%s: the dry run names its setting %q (recorded as %s)", k.Name, got, changes[0].Key)
+		}
+	}
+	if got := SettingName("Region", ns); got != "aws:region" {
+		t.Errorf("Region is named %q", got)
+	}
+	if got := SettingName("image", ns); got != "image" {
+		t.Errorf("image is named %q", got)
+	}
+}
