@@ -325,9 +325,9 @@ func TestDestroyDryRun(t *testing.T) {
 	}
 	var b strings.Builder
 	rep.Plan.Describe(&b)
-	want := "plan: destroy 2 stacks\n  in order (stop at the first failure):\n" +
+	want := "plan: destroy 1 stack in 2 steps\n  in order (stop at the first failure):\n" +
 		"    up cell-d (releasing the protection of its stateful resources; 86 resources)\n" +
-		"    destroy cell-d (lifting the protection failed)\n"
+		"    destroy cell-d (destroyed only once its protection is lifted)\n"
 	if b.String() != want {
 		t.Fatalf("got:\n%s\nwant:\n%s", b.String(), want)
 	}

@@ -106,8 +106,8 @@ type NotDeployedError struct{ Cell string }
 func (e *NotDeployedError) Error() string { return e.Cell + " is not deployed (nothing to destroy)" }
 
 // ReleaseBlocked is why a destroy does not start when lifting the
-// protection failed.
-const ReleaseBlocked = "lifting the protection failed"
+// protection failed (and, in a plan, when it runs).
+const ReleaseBlocked = "destroyed only once its protection is lifted"
 
 // DestroyPlan is the plan of destroying one cell: lift the protection of
 // its stateful resources first when asked, then destroy it.

@@ -12,13 +12,24 @@ import (
 // Describe writes the plan as indented text, one line per step: what
 // `--dry-run` prints.
 func (p *Plan) Describe(w io.Writer) error {
-	n := len(p.Stacks())
+	// A stack can take more than one step (a destroy that lifts the
+	// protection first is an up, then the destroy): count the stacks.
+	steps := p.Stacks()
+	distinct := map[string]bool{}
+	for _, s := range steps {
+		distinct[s.Stack] = true
+	}
+	n := len(distinct)
 	noun := "stacks"
 	if n == 1 {
 		noun = "stack"
 	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "plan: %s %d %s\n", p.Operation, n, noun)
+	fmt.Fprintf(&b, "plan: %s %d %s", p.Operation, n, noun)
+	if len(steps) > n {
+		fmt.Fprintf(&b, " in %d steps", len(steps))
+	}
+	b.WriteString("\n")
 	describe(&b, p.Root, 1)
 	_, err := io.WriteString(w, b.String())
 	return err

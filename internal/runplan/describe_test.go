@@ -34,7 +34,7 @@ func TestDescribeDestroyWithRelease(t *testing.T) {
 	}}}
 	var b strings.Builder
 	p.Describe(&b)
-	want := "plan: destroy 2 stacks\n  in order (stop at the first failure):\n" +
+	want := "plan: destroy 1 stack in 2 steps\n  in order (stop at the first failure):\n" +
 		"    up cell-d (releasing the protection of its stateful resources)\n    destroy cell-d\n"
 	if b.String() != want {
 		t.Fatalf("got:\n%s", b.String())
