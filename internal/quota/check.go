@@ -546,9 +546,21 @@ func judge(row *Row, problems []string, region string) {
 	default:
 		row.Status = StatusOK
 	}
+	if row.Status == StatusOK && row.Headroom != nil && *row.Headroom == 0 && row.Adding == 0 {
+		// Below the warning line, yet the next cell does not fit: that
+		// is what the audit is for.
+		row.Status = StatusWarn
+		row.Reason = fmt.Sprintf("no room for another cell: %s of %s used, a cell needs %s", fmtNum(used), fmtNum(limit), fmtNum(row.PerCell))
+	}
 	if row.Status == StatusCritical || row.Status == StatusWarn {
-		// Enough that the usage after this run sits below the warning.
+		// Enough that the usage after this run sits below the warning
+		// line — strictly, or the advice would warn again (4 of 5 VPCs
+		// asked for 5) — and, when no cells are being added, with room
+		// for the next one (the warning is about it).
 		need := max(after, used)
+		if row.Adding == 0 {
+			need += row.PerCell
+		}
 		if row.Scope == ScopeGroup {
 			// The limit is per group, so the value to ask for is the worst
 			// group's after the change: the template's fullest group every
@@ -556,7 +568,7 @@ func judge(row *Row, problems []string, region string) {
 			// the account — the one the verdict above judged.
 			need = max(used, row.PerCell, row.Adding)
 		}
-		want := math.Ceil(need / (WarnPercent / 100))
+		want := max(math.Floor(need/(WarnPercent/100))+1, limit+1)
 		row.Next = fmt.Sprintf("request an increase: aws service-quotas request-service-quota-increase --region %s --service-code %s --quota-code %s --desired-value %s",
 			region, serviceOf(row.Code), quotaOf(row.Code), fmtNum(want))
 	}

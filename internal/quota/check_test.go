@@ -454,3 +454,33 @@ func TestSecurityGroupRulesAdviceFromTheWorstGroup(t *testing.T) {
 		}
 	}
 }
+
+// TestAdviceLeavesRoomForAnotherCell: a regional quota is judged by the
+// next cell too — no room for one more cell of the costliest kind is a
+// warning even below 80 % (3 of 5 Elastic IPs with 3 per cell read "ok,
+// headroom 0"), and the increase advised puts the usage, with one more
+// cell, strictly under the warning line (4 of 5 VPCs advised 5: the limit
+// it already had).
+func TestAdviceLeavesRoomForAnotherCell(t *testing.T) {
+	f := func(v float64) *float64 { return &v }
+	for _, c := range []struct {
+		code                 string
+		limit, used, perCell float64
+		adding               float64
+		status               Status
+		headroom             int
+		want                 string
+	}{
+		{code: "ec2/L-0263D0A3", limit: 5, used: 3, perCell: 3, status: StatusWarn, headroom: 0, want: "--desired-value 8"}, // (3+3)/0.8 = 7.5
+		{code: "vpc/L-F678F1CE", limit: 5, used: 4, perCell: 1, status: StatusWarn, headroom: 1, want: "--desired-value 7"}, // (4+1)/0.8 = 6.25
+		{code: "vpc/L-F678F1CE", limit: 5, used: 4, perCell: 1, adding: 2, status: StatusCritical, headroom: 1, want: "--desired-value 8"}, // (4+2)/0.8 = 7.5
+		{code: "vpc/L-F678F1CE", limit: 5, used: 2, perCell: 1, status: StatusOK, headroom: 3},
+	} {
+		r := &Row{Code: c.code, Scope: ScopeRegion, LimitSource: "default", Limit: f(c.limit), Used: f(c.used), PerCell: c.perCell, Adding: c.adding}
+		judge(r, nil, "us-west-2")
+		if r.Status != c.status || r.Headroom == nil || *r.Headroom != c.headroom || !strings.Contains(r.Next, c.want) || c.want == "" && r.Next != "" {
+			t.Errorf("%s %g/%g, %g per cell, adding %g: status %s (%s), headroom %v, next %q; want %s, headroom %d, %q",
+				c.code, c.used, c.limit, c.perCell, c.adding, r.Status, r.Reason, r.Headroom, r.Next, c.status, c.headroom, c.want)
+		}
+	}
+}
