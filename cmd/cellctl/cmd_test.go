@@ -6,6 +6,11 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+
+	"github.com/cellctl/cellctl/cmd/cellctl/cmdutil"
+	"github.com/cellctl/cellctl/cmd/cellctl/root"
 	"github.com/cellctl/cellctl/cmd/cellctl/route"
 	"github.com/cellctl/cellctl/internal/exitcode"
 	"github.com/cellctl/cellctl/internal/iostreams"
@@ -116,4 +121,26 @@ func TestRouteThroughRoot(t *testing.T) {
 	if code != exitcode.Error || !strings.Contains(stderr, "name at least one tenant") {
 		t.Errorf("route without tenants or --diff: exit %d, stderr %q", code, stderr)
 	}
+}
+
+// TestFlagHelpNamesItsValue: pflag shows a back-quoted word of a flag's
+// usage as the flag's value ("--account sim account role" when the usage
+// quoted a command): every flag of every command either quotes one word
+// naming its value, or nothing.
+func TestFlagHelpNamesItsValue(t *testing.T) {
+	f := cmdutil.NewFactory(iostreams.System())
+	defer f.Close()
+	var walk func(c *cobra.Command)
+	walk = func(c *cobra.Command) {
+		check := func(fl *pflag.Flag) {
+			if name, _ := pflag.UnquoteUsage(fl); strings.ContainsAny(name, " \t") {
+				t.Errorf("%s --%s: its value shows as %q", c.CommandPath(), fl.Name, name)
+			}
+		}
+		c.LocalFlags().VisitAll(check)
+		for _, sub := range c.Commands() {
+			walk(sub)
+		}
+	}
+	walk(root.NewCmdRoot(f))
 }

@@ -103,7 +103,7 @@ LambdaExecutionError to the same readers a router canary uses on AWS.`,
 
 func addEdgeTargetFlags(cmd *cobra.Command, t *sim.EdgeTarget) {
 	cmd.Flags().Int64Var(&t.TableVersion, "router-table", 0, "the routing table version the profile applies to")
-	cmd.Flags().StringVar(&t.CodeSha256, "edge-code", "", "the function package (base64 SHA-256, as `aws lambda get-function` reports CodeSha256)")
+	cmd.Flags().StringVar(&t.CodeSha256, "edge-code", "", "the function package's `sha256` (base64 SHA-256: the CodeSha256 that 'aws lambda get-function' reports)")
 }
 
 func simEdgeShow(o *SimEdgeOptions) error {

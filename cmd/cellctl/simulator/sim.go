@@ -110,7 +110,7 @@ func NewCmdSim(f *cmdutil.Factory) *cobra.Command {
 	cmd.AddCommand(newCmdSimKMS(opts))                                // kms.go
 	cmd.AddCommand(newCmdSimTask(opts), newCmdSimSQL(opts))           // tasks.go
 	cmd.AddCommand(NewCmdSimAccount(opts, nil))                       // account.go
-	cmd.PersistentFlags().StringVar(&opts.Account, "account", "", "the simulated AWS account to act in (12-digit id, registered with `sim account role`; default: the home account)")
+	cmd.PersistentFlags().StringVar(&opts.Account, "account", "", "the simulated AWS account to act in: its 12-digit `id`, as registered with 'cellctl sim account role' (default: the home account)")
 	return cmd
 }
 
