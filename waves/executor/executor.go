@@ -179,11 +179,11 @@ func (ex *Executor) run(ctx context.Context, plan Plan, opts Options) (*Outcome,
 
 	if err := r.admit(first); err != nil {
 		r.refused(existed)
-		return r.outcome(ctx), err
+		return r.refusedOutcome(ctx, existed), err
 	}
 	if err := r.settle(ctx); err != nil {
 		r.refused(existed)
-		return r.outcome(ctx), err
+		return r.refusedOutcome(ctx, existed), err
 	}
 	if rec.State == Complete && !opts.Rebake {
 		if opts.Wave != "" || opts.Through != "" {
@@ -352,6 +352,16 @@ func (r *run) refused(existed bool) {
 	default:
 		r.unlock()
 	}
+}
+
+// refusedOutcome is what a refused run reports: the record as it stands
+// when there is one, and nothing when this run would have been the
+// rollout's first (a record never saved would read as a rollout running).
+func (r *run) refusedOutcome(ctx context.Context, existed bool) *Outcome {
+	if !existed {
+		return nil
+	}
+	return r.outcome(ctx)
 }
 
 // admit checks the record allows this run, and prepares a --retry.

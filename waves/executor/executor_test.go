@@ -722,10 +722,15 @@ func TestWaveOptionRefusals(t *testing.T) {
 		{Options{Through: "nope"}, `--through "nope": no such wave`},
 		{Options{Wave: "wave-1", Through: "wave-2"}, "cannot be combined"},
 	} {
-		_, err := f.run(t, tc.o)
+		out, err := f.run(t, tc.o)
 		var re *RefusedError
 		if !errors.As(err, &re) || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%+v: err = %v, want refused with %q", tc.o, err, tc.want)
+		}
+		// A refused first run started nothing: no outcome to show (a
+		// record never saved read "rollout …: running").
+		if out != nil {
+			t.Errorf("%+v: refused, yet reports rollout %s as %s", tc.o, out.Record.ID, out.Record.State)
 		}
 	}
 	if len(f.cells.applies()) != 0 || f.store.holder() != nil {
