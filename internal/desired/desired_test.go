@@ -169,6 +169,20 @@ func TestResolveAfterTheDemo(t *testing.T) {
 		!strings.Contains(n[0], "commit `cells:image: app:1.5.0` to Pulumi.yaml") {
 		t.Errorf("notes %q: want one line naming the four cells, committing to Pulumi.yaml", n)
 	}
+
+	// cell-d never got the release: committing it to Pulumi.yaml would
+	// move cell-d too, ungated, so the note names the three stack files;
+	// the fleet's release is still 1.5.0, which cell-d does not run.
+	recs := demoRecords(time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC))
+	recs[0].Waves[2].Cells[1].State = executor.CellPending
+	st = Resolve(fl, recs)
+	n = st.Notes()
+	if len(n) != 1 || !strings.Contains(n[0], "to stacks/Pulumi.cell-a.yaml, stacks/Pulumi.cell-b.yaml, stacks/Pulumi.cell-c.yaml to make") {
+		t.Errorf("notes %q: want the three pinned cells' stack files", n)
+	}
+	if st.Fleet.Baseline.Image != "app:1.5.0" || st.Fleet.Cell("cell-d").Image != "app:1.4.2" {
+		t.Errorf("baseline %s, cell-d %s: want the release 1.5.0 and cell-d on the repository's 1.4.2", st.Fleet.Baseline.Image, st.Fleet.Cell("cell-d").Image)
+	}
 }
 
 // A schema the records cannot vouch for is a problem: the old image
