@@ -127,7 +127,8 @@ func SchemaBehind(st *desired.State, ids []string) ([]Finding, []string) {
 				id, s.Version, s.LeftBy, orWhat(s.Shipped, "unknown")))
 		}
 		if s.FailedRolledBack {
-			notes = append(notes, fmt.Sprintf("%s: a migration failed in rollout %s, which kept the cell on its image (the old image passed the gate on what the task left): %s", id, s.FailedRollout, s.Failed))
+			notes = append(notes, fmt.Sprintf("%s: a migration failed in rollout %s, which rolled the cell back to its image (the old image passed the gate on what the task left): %s; check its database before shipping a fixed migration",
+				id, s.FailedRollout, s.Failed))
 		}
 	}
 	return out, notes
