@@ -75,7 +75,8 @@ type State struct {
 	// Release is the pin of the fleet's baseline image (Cell ""), nil when
 	// the repository's baseline decides: the image the newest rollout
 	// shipped and kept in a cell that takes its image from the baseline.
-	// A cell added now, and the skew audit's baseline, follow it.
+	// The skew audit compares the cells with it: a cell that release did
+	// not reach runs another image than the fleet.
 	Release *Pin
 	// Schemas is each cell's database schema as the records tell it.
 	Schemas map[string]Schema

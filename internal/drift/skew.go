@@ -172,8 +172,8 @@ func shippedImageNext(st *desired.State, kc KeyClass, c *fleet.Cell, baseline st
 		return fmt.Sprintf("rollout %s shipped %s to %s; the repository's baseline is %s: ship one image to every cell with `cellctl deploy --image …`",
 			pin.Rollout, pin.Image, c.ID, baseline)
 	case st.Release != nil:
-		return fmt.Sprintf("rollout %s shipped %s to the fleet but not to %s (it runs %s from %s): `cellctl deploy --image %s` ships it",
-			st.Release.Rollout, baseline, c.ID, c.Image, c.File, baseline)
+		return fmt.Sprintf("rollout %s shipped %s to the fleet but not to %s (it runs the repository's %s): `cellctl deploy --image %s` ships it",
+			st.Release.Rollout, baseline, c.ID, c.Image, baseline)
 	}
 	return ""
 }
