@@ -29,6 +29,7 @@ import (
 	"fmt"
 	"slices"
 	"sort"
+	"strings"
 
 	"github.com/cellctl/cellctl/internal/fleet"
 	"github.com/cellctl/cellctl/waves/executor"
@@ -64,26 +65,83 @@ func (p Pin) Note() string {
 type State struct {
 	// Fleet is the repository's fleet with every pinned cell's image
 	// replaced: what up, a rotation, a canary, cell add, retire and
-	// deploy ship. The loaded fleet is not changed.
+	// deploy ship. Its Baseline.Image is the fleet's release (Release) when
+	// a rollout shipped one. The loaded fleet is not changed.
 	Fleet *fleet.Fleet
 	// Repository is the fleet as loaded from the repository.
 	Repository *fleet.Fleet
 	// Pins are the cells whose image a rollout decides, by cell id.
 	Pins map[string]Pin
+	// Release is the pin of the fleet's baseline image (Cell ""), nil when
+	// the repository's baseline decides: the image the newest rollout
+	// shipped and kept in a cell that takes its image from the baseline.
+	// The skew audit compares the cells with it: a cell that release did
+	// not reach runs another image than the fleet.
+	Release *Pin
+	// Schemas is each cell's database schema as the records tell it.
+	Schemas map[string]Schema
 }
 
-// Notes are the pins' notes in cell order.
+// Notes are the pins for the operator, one line per rollout and image
+// (cells that share a pin are named together), in cell order.
 func (s *State) Notes() []string {
-	ids := make([]string, 0, len(s.Pins))
-	for id := range s.Pins {
-		ids = append(ids, id)
+	type group struct {
+		pin   Pin
+		cells []string
+		files []string
 	}
-	sort.Strings(ids)
-	out := make([]string, len(ids))
-	for i, id := range ids {
-		out[i] = s.Pins[id].Note()
+	var groups []*group
+	for _, c := range s.Repository.Cells {
+		p, ok := s.Pins[c.ID]
+		if !ok {
+			continue
+		}
+		i := slices.IndexFunc(groups, func(g *group) bool {
+			return g.pin.Image == p.Image && g.pin.Rollout == p.Rollout && g.pin.RepoImage == p.RepoImage
+		})
+		if i < 0 {
+			groups = append(groups, &group{pin: p})
+			i = len(groups) - 1
+		}
+		groups[i].cells = append(groups[i].cells, c.ID)
+		groups[i].files = append(groups[i].files, p.File)
+	}
+	out := make([]string, len(groups))
+	for i, g := range groups {
+		if len(g.cells) == 1 {
+			out[i] = g.pin.Note()
+			continue
+		}
+		where := strings.Join(g.files, ", ")
+		if s.inheritsAll(g.cells) {
+			// Every cell that takes its image from Pulumi.yaml runs it:
+			// one line there says it for all of them.
+			where = fleet.ProjectFile
+		}
+		out[i] = fmt.Sprintf("%s run %s, shipped by rollout %s; the repository says %s — commit `cells:image: %s` to %s to make the repository say so",
+			strings.Join(g.cells, ", "), g.pin.Image, g.pin.Rollout, g.pin.RepoImage, g.pin.Image, where)
 	}
 	return out
+}
+
+// inheritsAll reports whether cells are exactly the cells whose image is
+// the baseline's (their stack files set none), so committing the image to
+// the project file moves no other cell.
+func (s *State) inheritsAll(cells []string) bool {
+	fl := s.Repository
+	key := fl.ConfigKey("image")
+	for _, c := range fl.Cells {
+		if _, set := c.Lines[key]; set {
+			if slices.Contains(cells, c.ID) {
+				return false
+			}
+			continue
+		}
+		if !slices.Contains(cells, c.ID) {
+			return false
+		}
+	}
+	return true
 }
 
 // Load reads the records and resolves the fleet's desired state. A store
@@ -113,11 +171,11 @@ func Resolve(fl *fleet.Fleet, recs []*executor.Record) *State {
 	decided := map[string]bool{}
 	for _, r := range recs {
 		for _, w := range r.Waves {
-			if w.State != executor.WaveDone && w.State != executor.WaveUnchanged {
+			if !kept(w) {
 				continue
 			}
 			for _, cr := range w.Cells {
-				if decided[cr.Cell] || (cr.State != executor.CellStateUpdated && cr.State != executor.CellStateUnchanged) {
+				if decided[cr.Cell] || !keptCell(cr) {
 					continue
 				}
 				decided[cr.Cell] = true
@@ -128,12 +186,25 @@ func Resolve(fl *fleet.Fleet, recs []*executor.Record) *State {
 					continue
 				}
 				st.Pins[c.ID] = Pin{Cell: c.ID, Image: cr.After.Image, RepoImage: c.Image, Rollout: r.ID, File: c.File}
+				if st.Release == nil && inherits(fl, c) {
+					// recs are newest first: the first such pin is the
+					// fleet's last shipped release.
+					st.Release = &Pin{Image: cr.After.Image, RepoImage: c.Image, Rollout: r.ID, File: fleet.ProjectFile}
+				}
 			}
 		}
 	}
-	if len(st.Pins) == 0 {
-		return st
+	if len(st.Pins) > 0 {
+		st.Fleet = pinned(fl, st)
 	}
+	// Judged on the desired images: a cell's schema is compared with what
+	// cells that should run its image report.
+	st.Schemas = schemas(st.Fleet, recs)
+	return st
+}
+
+// pinned is fl with the pinned images and release in a copy.
+func pinned(fl *fleet.Fleet, st *State) *fleet.Fleet {
 	copied := *fl
 	copied.Cells = make([]*fleet.Cell, len(fl.Cells))
 	for i, c := range fl.Cells {
@@ -144,6 +215,25 @@ func Resolve(fl *fleet.Fleet, recs []*executor.Record) *State {
 			copied.Cells[i] = &cc
 		}
 	}
-	st.Fleet = &copied
-	return st
+	if st.Release != nil {
+		copied.Baseline.Image = st.Release.Image
+	}
+	return &copied
+}
+
+// kept reports whether a wave's cells keep what it shipped (it passed).
+func kept(w executor.WaveRecord) bool {
+	return w.State == executor.WaveDone || w.State == executor.WaveUnchanged
+}
+
+// keptCell reports whether a cell of a kept wave runs what it shipped.
+func keptCell(cr executor.CellRecord) bool {
+	return cr.State == executor.CellStateUpdated || cr.State == executor.CellStateUnchanged
+}
+
+// inherits reports whether a cell takes its image from the baseline (its
+// stack file sets none).
+func inherits(fl *fleet.Fleet, c *fleet.Cell) bool {
+	_, set := c.Lines[fl.ConfigKey("image")]
+	return !set && c.Image == fl.Baseline.Image
 }

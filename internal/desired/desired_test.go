@@ -3,12 +3,14 @@ package desired
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/cellctl/cellctl/cellmodule/spec"
 	"github.com/cellctl/cellctl/internal/fleet"
+	"github.com/cellctl/cellctl/waves"
 	"github.com/cellctl/cellctl/waves/executor"
 )
 
@@ -88,5 +90,136 @@ func (failingRecords) List(context.Context) ([]*executor.Record, error) {
 func TestLoadFailsClosed(t *testing.T) {
 	if _, err := Load(context.Background(), testFleet(), failingRecords{}); err == nil || !strings.Contains(err.Error(), "access denied") {
 		t.Fatalf("Load over an unreadable store = %v", err)
+	}
+}
+
+// demoFleet is the demo's four cells, each taking its image from the
+// baseline (Pulumi.yaml).
+func demoFleet() *fleet.Fleet {
+	fl := &fleet.Fleet{Project: "cells", Baseline: spec.Cell{Image: "app:1.4.2"}}
+	for _, id := range []string{"cell-a", "cell-b", "cell-c", "cell-d"} {
+		fl.Cells = append(fl.Cells, &fleet.Cell{Cell: spec.Cell{ID: id, Image: "app:1.4.2"}, File: "stacks/Pulumi." + id + ".yaml", Lines: map[string]int{}})
+	}
+	return fl
+}
+
+func migration(image, version string, exit int, at time.Time) *executor.Migration {
+	return &executor.Migration{Image: image, Task: "arn:aws:ecs:us-east-1:1:task/c/" + version, ExitCode: &exit, SchemaVersion: version, Started: at, Stopped: at}
+}
+
+// demoRecords are `make demo`'s three rollouts: 1.5.0 shipped everywhere
+// (schema 1.5.0); 1.5.1-bad migrated the canary (schema 1.5.1-bad), breached
+// and rolled back, the old image passing the gate on that schema; 1.6.0's
+// migration failed in the canary, which kept its image, the old image
+// passing the gate on what the task left.
+func demoRecords(t0 time.Time) []*executor.Record {
+	shipped := &executor.Record{ID: "r-good", State: executor.Complete, Started: t0}
+	for i, waveCells := range [][]string{{"cell-a"}, {"cell-b"}, {"cell-c", "cell-d"}} {
+		w := executor.WaveRecord{Name: fmt.Sprint("w", i), State: executor.WaveDone}
+		for _, c := range waveCells {
+			cr := cellRec(c, executor.CellStateUpdated, "app:1.5.0", "app:1.4.2")
+			cr.Migration = migration("app:1.5.0", "1.5.0", 0, t0.Add(time.Duration(i)*time.Minute))
+			w.Cells = append(w.Cells, cr)
+		}
+		shipped.Waves = append(shipped.Waves, w)
+	}
+	rolledBack := func(id, image, version string, exit int, at time.Time) *executor.Record {
+		cr := cellRec("cell-a", executor.CellStateRolled, image, "app:1.4.2")
+		cr.Migration = migration(image, version, exit, at)
+		return &executor.Record{ID: id, State: executor.HaltedState, Started: at, Waves: []executor.WaveRecord{
+			{Name: "w0", State: executor.WaveRolledBack, Cells: []executor.CellRecord{cr},
+				SchemaCheck: &executor.StepRecord{Name: "w0/schema", Cells: []string{"cell-a"}, State: executor.WaveDone, Decision: waves.Pass}},
+			{Name: "w1", State: executor.WavePending, Cells: []executor.CellRecord{cellRec("cell-b", executor.CellPending, image, "app:1.4.2")}},
+		}}
+	}
+	return []*executor.Record{shipped,
+		rolledBack("r-bad", "app:1.5.1-bad", "1.5.1-bad", 0, t0.Add(time.Hour)),
+		rolledBack("r-badmig", "app:1.6.0", "", 1, t0.Add(2*time.Hour))}
+}
+
+// After the demo the fleet's release is what it last shipped and kept
+// (1.5.0), for every cell and for the baseline; the rolled-back releases'
+// schema and failed migration are what cell-a's database is, not a
+// target, and not a problem: the old image passed the gate on them.
+func TestResolveAfterTheDemo(t *testing.T) {
+	fl := demoFleet()
+	st := Resolve(fl, demoRecords(time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC)))
+	for _, c := range st.Fleet.Cells {
+		if c.Image != "app:1.5.0" {
+			t.Errorf("%s: desired image %s, want app:1.5.0", c.ID, c.Image)
+		}
+	}
+	if st.Release == nil || st.Release.Image != "app:1.5.0" || st.Release.Rollout != "r-good" || st.Fleet.Baseline.Image != "app:1.5.0" {
+		t.Errorf("release %+v, baseline %s: want app:1.5.0 by r-good", st.Release, st.Fleet.Baseline.Image)
+	}
+	if fl.Baseline.Image != "app:1.4.2" {
+		t.Errorf("the repository's baseline was changed: %s", fl.Baseline.Image)
+	}
+	a := st.Schemas["cell-a"]
+	if a.Version != "1.5.1-bad" || a.LeftBy != "r-bad" || !a.FailedRolledBack || a.Shipped != "1.5.0" || a.Problem != "" {
+		t.Errorf("cell-a's schema %+v: want 1.5.1-bad left by r-bad, the failed migration rolled back, no problem", a)
+	}
+	for _, id := range []string{"cell-b", "cell-c", "cell-d"} {
+		if s := st.Schemas[id]; s.Version != "1.5.0" || s.Shipped != "1.5.0" || s.Problem != "" || s.LeftBy != "" {
+			t.Errorf("%s's schema %+v: want 1.5.0, shipped, no problem", id, s)
+		}
+	}
+	n := st.Notes()
+	if len(n) != 1 || !strings.HasPrefix(n[0], "cell-a, cell-b, cell-c, cell-d run app:1.5.0, shipped by rollout r-good") ||
+		!strings.Contains(n[0], "commit `cells:image: app:1.5.0` to Pulumi.yaml") {
+		t.Errorf("notes %q: want one line naming the four cells, committing to Pulumi.yaml", n)
+	}
+
+	// cell-d never got the release: committing it to Pulumi.yaml would
+	// move cell-d too, ungated, so the note names the three stack files;
+	// the fleet's release is still 1.5.0, which cell-d does not run.
+	recs := demoRecords(time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC))
+	recs[0].Waves[2].Cells[1].State = executor.CellPending
+	st = Resolve(fl, recs)
+	n = st.Notes()
+	if len(n) != 1 || !strings.Contains(n[0], "to stacks/Pulumi.cell-a.yaml, stacks/Pulumi.cell-b.yaml, stacks/Pulumi.cell-c.yaml to make") {
+		t.Errorf("notes %q: want the three pinned cells' stack files", n)
+	}
+	if st.Fleet.Baseline.Image != "app:1.5.0" || st.Fleet.Cell("cell-d").Image != "app:1.4.2" {
+		t.Errorf("baseline %s, cell-d %s: want the release 1.5.0 and cell-d on the repository's 1.4.2", st.Fleet.Baseline.Image, st.Fleet.Cell("cell-d").Image)
+	}
+}
+
+// A schema the records cannot vouch for is a problem: the old image
+// failed the gate on what a rolled-back migration left, or no check read
+// it, or a failed migration's cell was not rolled back, or a cell never
+// ran the migration its image's release ran elsewhere.
+func TestSchemaProblems(t *testing.T) {
+	t0 := time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC)
+	for name, tc := range map[string]struct {
+		change func(recs []*executor.Record, fl *fleet.Fleet) *fleet.Fleet
+		cell   string
+		want   string
+	}{
+		"breached after the rollback": {func(recs []*executor.Record, fl *fleet.Fleet) *fleet.Fleet {
+			sc := recs[1].Waves[0].SchemaCheck
+			sc.State, sc.Decision, sc.Breach = executor.WaveHalted, waves.Breached, &executor.Breach{Cell: "cell-a", Signal: "error_rate_5xx"}
+			return fl
+		}, "cell-a", "the old image failed the gate on it"},
+		"no schema check": {func(recs []*executor.Record, fl *fleet.Fleet) *fleet.Fleet {
+			recs[1].Waves[0].SchemaCheck = nil
+			return fl
+		}, "cell-a", "no schema check read the old image on it"},
+		"failed and not rolled back": {func(recs []*executor.Record, fl *fleet.Fleet) *fleet.Fleet {
+			recs[2].Waves[0].Cells[0].State = executor.CellStateFailed
+			return fl
+		}, "cell-a", "its last migration failed in rollout r-badmig"},
+		"never migrated": {func(recs []*executor.Record, fl *fleet.Fleet) *fleet.Fleet {
+			fl.Cells = append(fl.Cells, &fleet.Cell{Cell: spec.Cell{ID: "cell-e", Image: "app:1.5.0"}, File: "stacks/Pulumi.cell-e.yaml", Lines: map[string]int{"cells:image": 3}})
+			return fl
+		}, "cell-e", "no migration is recorded for it"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			recs := demoRecords(t0)
+			st := Resolve(tc.change(recs, demoFleet()), recs)
+			if s := st.Schemas[tc.cell]; !strings.Contains(s.Problem, tc.want) || s.Next == "" {
+				t.Errorf("%s's schema %+v: want a problem %q with what to do", tc.cell, s, tc.want)
+			}
+		})
 	}
 }

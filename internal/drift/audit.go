@@ -7,12 +7,18 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/cellctl/cellctl/internal/desired"
 	"github.com/cellctl/cellctl/internal/fleet"
-	"github.com/cellctl/cellctl/waves/executor"
 )
 
 // Options are the inputs of one audit.
 type Options struct {
+	// Desired is the fleet's desired state (internal/desired: the
+	// repository plus what rollouts shipped and kept): what skew and
+	// behind compare against, schema versions included. Nil: Fleet as
+	// given, and schemas are not compared.
+	Desired *desired.State
+	// Fleet is the fleet audited when Desired is nil.
 	Fleet  *fleet.Fleet
 	Policy *Policy
 	// Cells to audit (nil: every cell of the fleet).
@@ -27,14 +33,14 @@ type Options struct {
 	Secrets  SecretReader
 	Deployed DeployedReader
 	Cloud    CloudReader
-	// Records reads the rollout records (nil: schema versions are not
-	// compared): --behind names cells whose schema is behind the others.
-	Records func() ([]*executor.Record, error)
 }
 
 // Run audits the fleet: the checks asked for, joined into one report.
 func Run(ctx context.Context, o Options) (*Report, error) {
 	f := o.Fleet
+	if o.Desired != nil {
+		f = o.Desired.Fleet
+	}
 	if f == nil {
 		return nil, errors.New("drift: no fleet")
 	}
@@ -57,15 +63,17 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 	}
 	var parts []Part
 	if slices.Contains(checks, KindSkew) {
-		parts = append(parts, Skew(ctx, f, o.Policy, SkewOptions{Cells: o.Cells, Secrets: o.Secrets}))
+		parts = append(parts, Skew(ctx, f, o.Policy, SkewOptions{Cells: o.Cells, Secrets: o.Secrets, Desired: o.Desired}))
 	}
 	if slices.Contains(checks, KindBehind) {
 		if o.Deployed == nil {
 			return nil, errors.New("drift: --behind needs a reader of the deployed stacks")
 		}
 		part := Behind(ctx, f, o.Cells, o.Deployed, o.Parallel)
-		if o.Records != nil {
-			part.Findings = append(part.Findings, SchemaBehind(f, ids, o.Records)...)
+		if o.Desired != nil {
+			fs, notes := SchemaBehind(o.Desired, ids)
+			part.Findings = append(part.Findings, fs...)
+			part.Notes = append(part.Notes, notes...)
 		}
 		parts = append(parts, part)
 	}

@@ -4,14 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"slices"
 
 	"golang.org/x/sync/errgroup"
 
 	"github.com/cellctl/cellctl/cellmodule/spec"
+	"github.com/cellctl/cellctl/internal/desired"
 	"github.com/cellctl/cellctl/internal/fleet"
 	"github.com/cellctl/cellctl/internal/stackrun"
-	"github.com/cellctl/cellctl/waves/executor"
 )
 
 // DeployedReader reads a deployed cell stack's outputs
@@ -98,46 +97,39 @@ func compareSpecs(f *fleet.Fleet, c *fleet.Cell, dep spec.Cell) []Finding {
 // version, as its migrations reported it (waves/executor.SchemaVersions).
 const SchemaKey = "schema"
 
-// SchemaBehind names the cells (of ids) whose database schema is behind
-// the fleet's newest — the version the latest passed migration of any cell
-// reported — or whose last migration failed: after a halted rollout, the
-// cells a later wave never reached, and a canary left half-migrated.
-// Records that cannot be read are a finding for every cell: a schema
-// nobody can read is not called current.
-func SchemaBehind(f *fleet.Fleet, ids []string, records func() ([]*executor.Record, error)) []Finding {
-	recs, err := records()
-	if err != nil {
-		var out []Finding
-		for _, id := range ids {
-			out = append(out, Finding{Kind: KindBehind, Cell: id, Status: StatusUnreadable, Key: SchemaKey,
-				Detail: "cannot read the rollout records that hold its schema version: " + err.Error(),
-				Next:   "check the backend is reachable and run `cellctl drift --behind` again"})
-		}
-		return out
-	}
-	states := executor.SchemaVersions(recs)
-	behind, newest := executor.SchemaBehind(states, f.CellIDs())
+// SchemaBehind names the cells (of ids) whose database schema needs an
+// operator, as the desired state judges it (desired.Schema): a migration
+// that failed and was not rolled back cleanly, a schema a rolled-back
+// release left that the old image was not proven to run on, a cell whose
+// database never ran its release's migration. It never compares a cell
+// with "the newest version any cell reported": that may be a rolled-back
+// release's, and advising to ship it would re-ship what the gate rolled
+// back. A rolled-back release's schema left in place (expand-only, by
+// design) is a note saying what the schema is.
+func SchemaBehind(st *desired.State, ids []string) ([]Finding, []string) {
 	var out []Finding
-	for _, id := range behind {
-		if !slices.Contains(ids, id) {
+	var notes []string
+	for _, id := range ids {
+		s, ok := st.Schemas[id]
+		if !ok {
 			continue
 		}
-		s := states[id]
 		old := s.Version
 		if old == "" {
 			old = "unknown"
 		}
-		fd := Finding{Kind: KindBehind, Cell: id, Status: StatusChanged, Key: SchemaKey, Old: old, New: newest,
-			Detail: fmt.Sprintf("its schema is %s; the fleet's newest is %s", old, newest),
-			Next:   "ship the rollout that migrates it: rerun the halted deploy with --retry, or a new `cellctl deploy`"}
-		if s.Failed != "" {
-			fd.Detail = fmt.Sprintf("its last migration failed in rollout %s (%s): the schema is %s or part of the way past it", s.FailedRollout, s.Failed, old)
-			fd.Next = fmt.Sprintf("check the database of %s, then ship a fixed migration (`cellctl rollout status %s` shows the task)", id, s.FailedRollout)
-			if newest == "" {
-				fd.New = ""
-			}
+		if s.Problem != "" {
+			out = append(out, Finding{Kind: KindBehind, Cell: id, Status: StatusChanged, Key: SchemaKey, Old: old, New: s.Shipped, Detail: s.Problem, Next: s.Next})
+			continue
 		}
-		out = append(out, fd)
+		if s.LeftBy != "" {
+			notes = append(notes, fmt.Sprintf("%s's schema is %s, left in place by rollout %s, which rolled the cell back (migrations are expand-only; the old image passed the gate on it): its release's is %s, not a target",
+				id, s.Version, s.LeftBy, orWhat(s.Shipped, "unknown")))
+		}
+		if s.FailedRolledBack {
+			notes = append(notes, fmt.Sprintf("%s: a migration failed in rollout %s, which rolled the cell back to its image (the old image passed the gate on what the task left): %s; check its database before shipping a fixed migration",
+				id, s.FailedRollout, s.Failed))
+		}
 	}
-	return out
+	return out, notes
 }

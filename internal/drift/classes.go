@@ -67,7 +67,7 @@ var Classes = []KeyClass{
 	{Key: "index", Class: MustUnique, Why: "the N of the cell's VPC 10.N.0.0/16; two cells with one index would share address space"},
 	{Key: CIDRKey, Class: MustUnique, Derived: true, Why: "the cell's VPC range (from index); cells never share address space"},
 	{Key: RegionKey, Class: MayVary, Why: "cells are spread over regions on purpose"},
-	{Key: "image", Class: MustEqual, Why: "every cell runs the same release; a canary runs ahead only through an exception or a rollout (see --behind)"},
+	{Key: "image", Class: MustEqual, Why: "every cell runs the same release (the desired state's: what rollouts shipped and kept); a canary runs ahead only through an exception or a rollout in flight"},
 	{Key: "fleetBucket", Class: MustEqual, Why: "the one fleet bucket the router owns; each cell owns a prefix in it"},
 	{Key: "fleetDomain", Class: MustEqual, Why: "every cell is <cell id>.<fleetDomain>; the router expects one domain"},
 	{Key: "hostedZoneId", Class: MustEqual, Why: "the zone of fleetDomain; one domain has one zone"},

@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/cellctl/cellctl/waves/executor"
 	"os"
 	"slices"
 	"strings"
@@ -16,8 +15,10 @@ import (
 	"time"
 
 	"github.com/cellctl/cellctl/cellmodule/spec"
+	"github.com/cellctl/cellctl/internal/desired"
 	"github.com/cellctl/cellctl/internal/fleet"
 	"github.com/cellctl/cellctl/internal/stackrun"
+	"github.com/cellctl/cellctl/waves/executor"
 )
 
 const project = `name: cells
@@ -448,39 +449,78 @@ func TestRoutedCellWithoutStateIsAFinding(t *testing.T) {
 	}
 }
 
-// After a halted rollout, --behind names the cells whose schema is behind
-// the others' and a cell left half-migrated; records that cannot be read
-// are a finding, never "current".
-func TestSchemaBehindAfterAHaltedRollout(t *testing.T) {
-	f := testFleet(t, nil)
-	at := time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)
+// shippedRecords: rollout r-0123456789ab shipped app:2.1.0 to every cell
+// (schema 0001) and kept it; rollout r-0123456789cd migrated the canary
+// cell-a to 0002, breached and rolled it back (the old image passed the
+// gate on 0002), and cell-b's migration then failed and its rollback
+// failed too.
+func shippedRecords(at time.Time) []*executor.Record {
 	zero, one := 0, 1
 	mig := func(code *int, v string, t time.Time) *executor.Migration {
 		return &executor.Migration{Image: "app:2", Task: "arn:aws:ecs:us-east-1:1:task/c/t" + v, ExitCode: code, SchemaVersion: v, Stopped: t, LastLines: []string{"ERROR: boom"}}
 	}
-	recs := []*executor.Record{{ID: "r-0123456789ab", Kind: executor.KindRollout, Waves: []executor.WaveRecord{
-		{Name: "one", Cells: []executor.CellRecord{{Cell: "cell-a", Migration: mig(&zero, "0001", at)}, {Cell: "cell-b", Migration: mig(&zero, "0001", at)},
-			{Cell: "cell-c", Migration: mig(&zero, "0001", at)}, {Cell: "cell-d", Migration: mig(&zero, "0001", at)}}},
-	}}, {ID: "r-0123456789cd", Kind: executor.KindRollout, Waves: []executor.WaveRecord{
-		{Name: "canary", Cells: []executor.CellRecord{{Cell: "cell-a", Migration: mig(&zero, "0002", at.Add(time.Hour))}}},
-		{Name: "rest", Cells: []executor.CellRecord{{Cell: "cell-b", Migration: mig(&one, "", at.Add(2*time.Hour))}}},
-	}}}
-	got := SchemaBehind(f, f.CellIDs(), func() ([]*executor.Record, error) { return recs, nil })
-	by := map[string]Finding{}
-	for _, fd := range got {
-		by[fd.Cell] = fd
+	cell := func(id string, st executor.CellState, m *executor.Migration) executor.CellRecord {
+		return executor.CellRecord{Cell: id, State: st, After: executor.CellConfig{Image: "registry.example.com/app:2.1.0"}, RepoImage: "registry.example.com/app:2.0.0", Migration: m}
 	}
-	if len(got) != 3 || by["cell-a"].Cell != "" {
-		t.Fatalf("findings %+v: want cell-b, cell-c, cell-d (cell-a is on the newest)", got)
+	shipped := &executor.Record{ID: "r-0123456789ab", Kind: executor.KindRollout, State: executor.Complete, Started: at, Waves: []executor.WaveRecord{
+		{Name: "one", State: executor.WaveDone, Cells: []executor.CellRecord{cell("cell-a", executor.CellStateUpdated, mig(&zero, "0001", at)),
+			cell("cell-b", executor.CellStateUpdated, mig(&zero, "0001", at)), cell("cell-c", executor.CellStateUpdated, mig(&zero, "0001", at)),
+			cell("cell-d", executor.CellStateUpdated, mig(&zero, "0001", at))}},
+	}}
+	halted := &executor.Record{ID: "r-0123456789cd", Kind: executor.KindRollout, State: executor.HaltedState, Started: at.Add(time.Hour), Waves: []executor.WaveRecord{
+		{Name: "canary", State: executor.WaveRolledBack, Cells: []executor.CellRecord{cell("cell-a", executor.CellStateRolled, mig(&zero, "0002", at.Add(time.Hour)))},
+			SchemaCheck: &executor.StepRecord{Cells: []string{"cell-a"}, State: executor.WaveDone, Decision: "pass"}},
+		{Name: "rest", State: executor.WaveHalted, Cells: []executor.CellRecord{cell("cell-b", executor.CellRollbackFailed, mig(&one, "", at.Add(2*time.Hour)))}},
+	}}
+	return []*executor.Record{shipped, halted}
+}
+
+// After a halted rollout, --behind judges each cell's schema against what
+// the fleet shipped and kept, never against the newest version any cell
+// reported: the canary's 0002 was left by a rolled-back release (a note,
+// not a target), the cells it never reached are current, and the cell
+// whose migration failed without a clean rollback is a finding.
+func TestSchemaBehindAfterAHaltedRollout(t *testing.T) {
+	f := testFleet(t, nil)
+	st := desired.Resolve(f, shippedRecords(time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)))
+	got, notes := SchemaBehind(st, f.CellIDs())
+	if len(got) != 1 || got[0].Cell != "cell-b" {
+		t.Fatalf("findings %+v: want cell-b only (cell-a keeps a rolled-back release's schema by design; cell-c and cell-d are on what was shipped)", got)
 	}
-	if c := by["cell-c"]; c.Key != SchemaKey || c.Old != "0001" || c.New != "0002" || c.Status != StatusChanged {
-		t.Errorf("cell-c: %+v", c)
-	}
-	if b := by["cell-b"]; !strings.Contains(b.Detail, "last migration failed in rollout r-0123456789cd") || !strings.Contains(b.Detail, "ERROR: boom") {
+	if b := got[0]; b.Key != SchemaKey || !strings.Contains(b.Detail, "last migration failed in rollout r-0123456789cd") || !strings.Contains(b.Detail, "ERROR: boom") || b.New != "0001" {
 		t.Errorf("cell-b (half-migrated): %+v", b)
 	}
-	bad := SchemaBehind(f, []string{"cell-a"}, func() ([]*executor.Record, error) { return nil, errors.New("backend unreachable") })
-	if len(bad) != 1 || bad[0].Status != StatusUnreadable || !strings.Contains(bad[0].Detail, "backend unreachable") {
-		t.Errorf("unreadable records: %+v", bad)
+	if len(notes) != 1 || !strings.Contains(notes[0], "cell-a's schema is 0002, left in place by rollout r-0123456789cd") || !strings.Contains(notes[0], "its release's is 0001, not a target") {
+		t.Errorf("notes %q: want cell-a's schema shown as what it is", notes)
+	}
+}
+
+// After a rollout shipped and kept an image the repository does not name,
+// skew compares the cells with what the fleet shipped: no outlier. A cell
+// the release did not reach is one, and the advice ships the release
+// rather than editing a file that holds no image.
+func TestSkewOfAShippedRelease(t *testing.T) {
+	f := testFleet(t, nil)
+	recs := shippedRecords(time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC))
+	st := desired.Resolve(f, recs)
+	part := Skew(context.Background(), st.Fleet, nil, SkewOptions{Desired: st})
+	for _, fd := range part.Findings {
+		if fd.Key == "image" {
+			t.Errorf("image finding after a shipped release: %+v", fd)
+		}
+	}
+	// cell-d never got the release.
+	recs[0].Waves[0].Cells[3].State = executor.CellPending
+	st = desired.Resolve(f, recs)
+	part = Skew(context.Background(), st.Fleet, nil, SkewOptions{Desired: st})
+	var images []Finding
+	for _, fd := range part.Findings {
+		if fd.Key == "image" {
+			images = append(images, fd)
+		}
+	}
+	if len(images) != 1 || images[0].Cell != "cell-d" || images[0].Old != "registry.example.com/app:2.1.0" ||
+		!strings.Contains(images[0].Next, "`cellctl deploy --image registry.example.com/app:2.1.0` ships it") || strings.Contains(images[0].Next, "remove") {
+		t.Errorf("image findings %+v: want cell-d, told to ship the release", images)
 	}
 }

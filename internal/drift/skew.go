@@ -7,6 +7,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/cellctl/cellctl/internal/desired"
 	"github.com/cellctl/cellctl/internal/fleet"
 )
 
@@ -39,6 +40,10 @@ type SkewOptions struct {
 	// Secrets reads secret digests; nil reports secret keys as not
 	// compared (a note).
 	Secrets SecretReader
+	// Desired is the desired state the fleet is (nil: the fleet is the
+	// repository's): a cell's image, and the baseline's, may come from a
+	// rollout rather than a file, and the advice for it is then another.
+	Desired *desired.State
 }
 
 const (
@@ -124,6 +129,9 @@ func Skew(ctx context.Context, f *fleet.Fleet, pol *Policy, opts SkewOptions) Pa
 				if kc.Key == RegionKey {
 					fd.Next = fmt.Sprintf("set aws:region in %s back to the baseline (%s)", c.File, row.Baseline)
 				}
+				if next := shippedImageNext(opts.Desired, kc, c, row.Baseline); next != "" {
+					fd.Next = next
+				}
 				part.Findings = append(part.Findings, fd)
 			}
 		}
@@ -145,6 +153,29 @@ func Skew(ctx context.Context, f *fleet.Fleet, pol *Policy, opts SkewOptions) Pa
 		}
 	}
 	return part
+}
+
+// shippedImageNext is the advice for an image outlier whose image, or
+// the baseline's, a rollout shipped ("" when both come from files: the
+// file's advice stands). No stack file holds such an image, so removing
+// it from one cannot be the way back: shipping one image to every cell is.
+func shippedImageNext(st *desired.State, kc KeyClass, c *fleet.Cell, baseline string) string {
+	if st == nil || kc.Key != "image" {
+		return ""
+	}
+	pin, pinned := st.Pins[c.ID]
+	switch {
+	case pinned && st.Release != nil:
+		return fmt.Sprintf("rollout %s shipped %s to %s; the fleet's last shipped release is %s (rollout %s): ship one image to every cell with `cellctl deploy --image …`",
+			pin.Rollout, pin.Image, c.ID, baseline, st.Release.Rollout)
+	case pinned:
+		return fmt.Sprintf("rollout %s shipped %s to %s; the repository's baseline is %s: ship one image to every cell with `cellctl deploy --image …`",
+			pin.Rollout, pin.Image, c.ID, baseline)
+	case st.Release != nil:
+		return fmt.Sprintf("rollout %s shipped %s to the fleet but not to %s (it runs the repository's %s): `cellctl deploy --image %s` ships it",
+			st.Release.Rollout, baseline, c.ID, c.Image, baseline)
+	}
+	return ""
 }
 
 func policyFile(f *fleet.Fleet, pol *Policy) string {

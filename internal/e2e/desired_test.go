@@ -4,9 +4,11 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
+	"github.com/cellctl/cellctl/internal/quota"
 	"github.com/cellctl/cellctl/internal/sim"
 )
 
@@ -90,5 +92,68 @@ func TestGatedVerbsRefuseARenumberedCell(t *testing.T) {
 	}
 	if !reflect.DeepEqual(before, after) {
 		t.Fatalf("the cloud changed: %d resources before, %d after", len(before), len(after))
+	}
+}
+
+// TestAuditsAreGreenAfterTheDemo: `make demo`'s deploys — a good image
+// shipped everywhere, a bad image halted and rolled back at the canary, a
+// failing migration halted at the canary — leave a fleet that runs what
+// it last shipped, so every audit is green: drift's skew and behind read
+// that release (the image and each cell's schema) as the desired state,
+// the canary's schema left by the rolled-back release is shown as what it
+// is, never as a target. Before, drift exited 2 with 8 findings: every
+// cell an image outlier against Pulumi.yaml's image, and cells b–d
+// "behind" the rolled-back release's schema with advice to re-ship it.
+func TestAuditsAreGreenAfterTheDemo(t *testing.T) {
+	t.Parallel()
+	dir := deployedFleet(t)
+	const good, bad, badMigration = "registry.example.com/shop/api:1.5.0", "registry.example.com/shop/api:1.5.1-bad", "registry.example.com/shop/api:1.6.0"
+	mustRun(t, dir, "deploy", "--image", good, "--bake-scale", "0.002")
+	mustRun(t, dir, "sim", "health", "set", "--image", bad, "--error-rate", "3%", "--p99", "900ms")
+	if r := cellctl(t, dir, "deploy", "--image", bad, "--bake-scale", "0.002"); r.code != 3 {
+		t.Fatalf("the bad image: want exit 3 (halted at the canary), got %s", r)
+	}
+	mustRun(t, dir, "sim", "task", "set", "--image", badMigration, "--exit", "1", "--log", `ERROR: relation "orders" already exists`)
+	if r := cellctl(t, dir, "deploy", "--image", badMigration, "--bake-scale", "0.002"); r.code != 3 {
+		t.Fatalf("the failing migration: want exit 3 (halted at the canary), got %s", r)
+	}
+	wantImages(t, dir, images(4, good, good))
+
+	for _, args := range [][]string{{"drift"}, {"drift", "--behind"}} {
+		r := cellctl(t, dir, append(args, "-o", "json")...)
+		var rep driftReport
+		decode(t, r, &rep)
+		if r.code != 0 || len(rep.Findings) != 0 {
+			t.Errorf("%v after the demo: want exit 0 and no findings, got %s", args, r)
+		}
+		if n := strings.Count(r.stderr, "shipped by rollout"); n != 1 {
+			t.Errorf("%v: the shipped release is noted %d times, want once:\n%s", args, n, r.stderr)
+		}
+		if !slices.ContainsFunc(rep.Notes, func(n string) bool {
+			return strings.HasPrefix(n, "cell-a's schema is 1.5.1-bad, left in place by rollout") && strings.Contains(n, "not a target")
+		}) {
+			t.Errorf("%v: cell-a's schema must be shown as what the rolled-back release left: %q", args, rep.Notes)
+		}
+	}
+
+	if r := cellctl(t, dir, "health"); r.code != 0 || !strings.Contains(r.stdout, "all 4 cells healthy") {
+		t.Errorf("health after the demo: want exit 0, all healthy, got %s", r)
+	}
+
+	r := cellctl(t, dir, "quota", "-o", "json")
+	var q quota.Report
+	decode(t, r, &q)
+	if r.code != 0 || q.Critical != 0 {
+		t.Errorf("quota after the demo: want exit 0 and nothing critical, got %s", r)
+	}
+	for _, row := range q.Rows {
+		if row.Finding() {
+			t.Errorf("quota finding after the demo: %+v", row)
+		}
+	}
+
+	r = cellctl(t, dir, "status")
+	if r.code != 0 || !strings.Contains(r.stdout, "1.5.1-bad (left by rolled-back r-") || strings.Contains(r.stdout, "\x1b[") {
+		t.Errorf("status after the demo: want exit 0 and cell-a's schema as what the rolled-back release left, got %s", r)
 	}
 }

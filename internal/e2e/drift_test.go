@@ -24,6 +24,7 @@ type driftReport struct {
 	} `json:"cells"`
 	Findings []driftFinding `json:"findings"`
 	Excepted []driftFinding `json:"excepted"`
+	Notes    []string       `json:"notes"`
 }
 
 type driftFinding struct {

@@ -321,9 +321,10 @@ func TestSchemaVersionsAreFleetStateAfterAHaltedRollout(t *testing.T) {
 			t.Errorf("%s schema %+v, want version 2", c, states[c])
 		}
 	}
-	behind, newest := SchemaBehind(states, []string{"cell-a", "cell-b", "cell-c", "cell-d", "cell-e"})
-	if newest != "2" || !slices.Equal(behind, []string{"cell-d", "cell-e"}) {
-		t.Errorf("behind %v newest %q: want cell-d and cell-e behind 2", behind, newest)
+	for _, c := range []string{"cell-d", "cell-e"} {
+		if s, ok := states[c]; ok {
+			t.Errorf("%s never migrated, but has a schema state %+v", c, s)
+		}
 	}
 
 	// A failed migration is named whatever the version.
@@ -334,9 +335,6 @@ func TestSchemaVersionsAreFleetStateAfterAHaltedRollout(t *testing.T) {
 	st := SchemaVersions(recs)["cell-a"]
 	if st.Version != "" || !strings.Contains(st.Failed, `column "total" does not exist`) {
 		t.Errorf("cell-a after a failed migration: %+v", st)
-	}
-	if behind, _ := SchemaBehind(SchemaVersions(recs), []string{"cell-a", "cell-b"}); !slices.Equal(behind, []string{"cell-a"}) {
-		t.Errorf("behind %v: the half-migrated canary is named", behind)
 	}
 	_ = m
 }

@@ -82,25 +82,3 @@ func SchemaVersions(recs []*Record) map[string]SchemaState {
 	}
 	return out
 }
-
-// SchemaBehind names the cells whose schema is not the fleet's newest:
-// the version the latest passed migration of any cell reported. A cell
-// of cells with no state at all is behind too once another cell has one
-// (it never ran the migrations the others did); a cell whose last
-// migration failed is listed whatever its version. newest is "" when no
-// cell reported a version.
-func SchemaBehind(states map[string]SchemaState, cells []string) (behind []string, newest string) {
-	var at time.Time
-	for _, c := range cells {
-		if s, ok := states[c]; ok && s.Version != "" && !s.At.Before(at) {
-			newest, at = s.Version, s.At
-		}
-	}
-	for _, c := range cells {
-		s := states[c]
-		if (newest != "" && s.Version != newest) || s.Failed != "" {
-			behind = append(behind, c)
-		}
-	}
-	return behind, newest
-}

@@ -103,7 +103,8 @@ func (f *Factory) Fleet() (*fleet.Fleet, error) {
 // backend (internal/desired). Every command that changes a cell takes its
 // fleet from here, never from the repository alone: a rotation, a canary
 // or an up after `deploy --image` must not ship the repository's older
-// image. Each pinned cell is noted on stderr once, with how to commit it.
+// image. The pins are noted on stderr once per process, one line per rollout
+// and image (desired.State.Notes), with how to commit them.
 func (f *Factory) Desired() (*desired.State, error) {
 	fl, err := f.Fleet()
 	if err != nil {

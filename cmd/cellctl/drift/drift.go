@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/cellctl/cellctl/cmd/cellctl/cmdutil"
+	"github.com/cellctl/cellctl/internal/desired"
 	audit "github.com/cellctl/cellctl/internal/drift"
 	"github.com/cellctl/cellctl/internal/engine"
 	"github.com/cellctl/cellctl/internal/fleet"
@@ -16,7 +17,6 @@ import (
 	"github.com/cellctl/cellctl/internal/outcome"
 	"github.com/cellctl/cellctl/internal/render"
 	"github.com/cellctl/cellctl/internal/render/driftview"
-	"github.com/cellctl/cellctl/waves/executor"
 )
 
 // Readers is what the audit reads through the engine: secret digests,
@@ -29,11 +29,12 @@ type Readers interface {
 
 // DriftOptions are the inputs of `cellctl drift`.
 type DriftOptions struct {
-	IO      *iostreams.IOStreams
-	Fleet   func() (*fleet.Fleet, error)
+	IO *iostreams.IOStreams
+	// Desired is the fleet's desired state (the repository plus what
+	// rollouts shipped and kept, schema versions included): what skew and
+	// behind compare the cells with.
+	Desired func() (*desired.State, error)
 	Readers func(fl *fleet.Fleet) (Readers, error)
-	// Records reads the rollout records (schema versions); nil: none.
-	Records func() ([]*executor.Record, error)
 	View    render.View[*audit.Report]
 
 	Cells    []string
@@ -52,7 +53,7 @@ var (
 
 // NewCmdDrift builds `cellctl drift`.
 func NewCmdDrift(f *cmdutil.Factory, runF func(*DriftOptions) error) *cobra.Command {
-	opts := &DriftOptions{IO: f.IO, Fleet: f.DesiredFleet, Readers: func(fl *fleet.Fleet) (Readers, error) { return f.Engine(fl, nil) }, Records: f.Records}
+	opts := &DriftOptions{IO: f.IO, Desired: f.Desired, Readers: func(fl *fleet.Fleet) (Readers, error) { return f.Engine(fl, nil) }}
 	var skew, behind bool
 	cloud := &cloudFlag{cloud: &f.Global.Cloud}
 	var failOn string
@@ -61,13 +62,19 @@ func NewCmdDrift(f *cmdutil.Factory, runF func(*DriftOptions) error) *cobra.Comm
 		Short: "Audit drift: skew between cells, cells behind the repo, and cloud changes behind Pulumi's back",
 		Long: `Audit the fleet's cells three ways (all three unless one is picked):
 
-  --skew    offline: every cells: key against the fleet baseline (Pulumi.yaml),
+  --skew    every cells: key against the fleet baseline (Pulumi.yaml),
             by its class (must_equal, must_unique, may_vary; docs/DRIFT.md);
             deliberate differences are exceptions, with a reason, in
             stacks/drift.yaml. Secrets are compared by digest, never shown.
+            The image is the desired state's: what a rollout shipped and
+            kept, for the cells and for the baseline, read from the rollout
+            records.
   --behind  what each cell last deployed (its deployedSpec stack output)
-            against the repository: which cells run which version, key by
-            key, old → new.
+            against the desired state (the repository plus what rollouts
+            shipped and kept): which cells run which version, key by key,
+            old → new; and each cell's database schema against what its
+            release migrated it to (a rolled-back release's schema, left in
+            place by design, is a note, not a target).
   --cloud   a refresh preview of each cell (never writes state): every
             resource whose live properties differ from Pulumi's state, old →
             new; resources that could not be read are not_checked. Properties
@@ -115,7 +122,7 @@ issue or pull request comment, worst cells first.`,
 		},
 	}
 	cmd.Flags().BoolVar(&skew, "skew", false, "compare the cells' configuration with the fleet baseline (offline)")
-	cmd.Flags().BoolVar(&behind, "behind", false, "compare what each cell last deployed with the repository")
+	cmd.Flags().BoolVar(&behind, "behind", false, "compare what each cell last deployed with the desired state (the repository plus what rollouts shipped)")
 	// --cloud is also the global flag that picks the cloud (aws, sim): on
 	// this command one flag does both (cloudFlag).
 	fl := cmd.Flags().VarPF(cloud, "cloud", "", "alone: refresh-preview each cell and report changes made behind Pulumi's back; --cloud aws|sim: the cloud to act on, as on every command")
@@ -125,10 +132,11 @@ issue or pull request comment, worst cells first.`,
 }
 
 func driftRun(ctx context.Context, opts *DriftOptions) error {
-	fl, err := opts.Fleet()
+	st, err := opts.Desired()
 	if err != nil {
 		return err
 	}
+	fl := st.Fleet
 	pol, err := audit.LoadPolicy(fl)
 	if err != nil {
 		return fmt.Errorf("invalid drift policy:\n%w", err)
@@ -138,8 +146,8 @@ func driftRun(ctx context.Context, opts *DriftOptions) error {
 		return err
 	}
 	rep, err := audit.Run(ctx, audit.Options{
-		Fleet: fl, Policy: pol, Cells: opts.Cells, Checks: opts.Checks, FailOn: opts.FailOn, Parallel: opts.Parallel,
-		Secrets: readers, Deployed: readers, Cloud: cloudReader{readers}, Records: opts.Records,
+		Desired: st, Policy: pol, Cells: opts.Cells, Checks: opts.Checks, FailOn: opts.FailOn, Parallel: opts.Parallel,
+		Secrets: readers, Deployed: readers, Cloud: cloudReader{readers},
 	})
 	if err != nil {
 		return err

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/cellctl/cellctl/cmd/cellctl/cmdutil"
+	"github.com/cellctl/cellctl/internal/desired"
 	audit "github.com/cellctl/cellctl/internal/drift"
 	"github.com/cellctl/cellctl/internal/engine"
 	"github.com/cellctl/cellctl/internal/fleet"
@@ -99,7 +100,7 @@ func TestDriftRunFindings(t *testing.T) {
 		io, _, out, _ := iostreams.Test()
 		view, _ := render.Pick(render.FormatMarkdown, driftTable, driftJSON, driftMarkdown)
 		err := driftRun(context.Background(), &DriftOptions{IO: io, View: view, Checks: []audit.Kind{audit.KindCloud}, FailOn: failOn,
-			Fleet:   func() (*fleet.Fleet, error) { return fl, nil },
+			Desired: func() (*desired.State, error) { return desired.Resolve(fl, nil), nil },
 			Readers: func(*fleet.Fleet) (Readers, error) { return fakeReaders{}, nil }})
 		return out.String(), err
 	}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/cellctl/cellctl/cmd/cellctl/cmdutil"
 	"github.com/cellctl/cellctl/internal/apply"
+	"github.com/cellctl/cellctl/internal/desired"
 	"github.com/cellctl/cellctl/internal/engine"
 	"github.com/cellctl/cellctl/internal/fleet"
 	"github.com/cellctl/cellctl/internal/iostreams"
@@ -74,9 +75,12 @@ type CellStatus struct {
 	// stacks/routing.json's (Current).
 	Served []ServedTable `json:"served,omitempty"`
 	// Schema is, for a cell, its database schema as the rollout records
-	// say: the version its last passed migration reported, and a later
-	// migration's failure (absent: no migration ever ran in it).
-	Schema *executor.SchemaState `json:"schema,omitempty"`
+	// say (internal/desired): the version its last passed migration
+	// reported, a later migration's failure, what its kept release
+	// migrated it to, a rolled-back release that left its version in place,
+	// and whether it needs an operator (absent: no migration ever ran in
+	// it).
+	Schema *desired.Schema `json:"schema,omitempty"`
 }
 
 // ServedTable is the table one distribution of the router serves.
@@ -147,7 +151,9 @@ func statusRun(ctx context.Context, opts *StatusOptions) error {
 	}
 	rows := make([]CellStatus, 0, len(sts))
 	var unreadable []string
-	schemas := executor.SchemaVersions(recs)
+	// What the records say each schema is, judged against what the fleet
+	// shipped and kept — the desired state every verb uses.
+	schemas := desired.Resolve(fl, recs).Schemas
 	for _, st := range sts {
 		row := cellStatus(fl, st)
 		if sc, ok := schemas[st.Name]; ok && row.Kind != "router" {
@@ -300,9 +306,11 @@ func cellStatus(fl *fleet.Fleet, st *engine.StackStatus) CellStatus {
 	return r
 }
 
-// schemaCell is a cell's schema version for the table: the version, and
-// a failed later migration in red.
-func schemaCell(s *render.Styles, sc *executor.SchemaState) string {
+// schemaCell is a cell's schema version for the table: the version, what
+// left it when a rolled-back release did (expand-only migrations stay by
+// design: not a target, not a fault), and a schema that needs an operator
+// in red (`cellctl drift --behind` says why).
+func schemaCell(s *render.Styles, sc *desired.Schema) string {
 	if sc == nil {
 		return "-"
 	}
@@ -310,8 +318,21 @@ func schemaCell(s *render.Styles, sc *executor.SchemaState) string {
 	if v == "" {
 		v = "unknown"
 	}
-	if sc.Failed != "" {
-		return v + " " + s.Bad("(migration failed in "+sc.FailedRollout+")")
+	if sc.Problem != "" {
+		if sc.Failed != "" {
+			return v + " " + s.Bad("(migration failed in "+sc.FailedRollout+")")
+		}
+		return v + " " + s.Bad("(needs checking: cellctl drift --behind)")
+	}
+	var notes []string
+	if sc.LeftBy != "" {
+		notes = append(notes, "left by rolled-back "+sc.LeftBy)
+	}
+	if sc.FailedRolledBack {
+		notes = append(notes, "migration failed in "+sc.FailedRollout+", rolled back")
+	}
+	if len(notes) > 0 {
+		v += " (" + strings.Join(notes, "; ") + ")"
 	}
 	return v
 }

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/cellctl/cellctl/cmd/cellctl/cmdutil"
+	"github.com/cellctl/cellctl/internal/desired"
 	"github.com/cellctl/cellctl/internal/engine"
 	"github.com/cellctl/cellctl/internal/fleet"
 	"github.com/cellctl/cellctl/internal/iostreams"
@@ -221,6 +222,36 @@ func TestStatusShowsWhichTableEachDistributionServes(t *testing.T) {
 	}
 }
 
+// A rolled-back release's schema is shown as what it is — left in place
+// by design, not a target, not in red — and so is a failed migration the
+// rollout rolled back cleanly (the old image passed the gate on it).
+func TestStatusShowsARolledBackReleasesSchemaAsWhatItIs(t *testing.T) {
+	at := time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)
+	zero, one := 0, 1
+	mig := func(v string, code *int, at time.Time) *executor.Migration {
+		return &executor.Migration{Image: "app:" + v, Task: "arn:aws:ecs:us-east-1:1:task/c/" + v, ExitCode: code, SchemaVersion: v, Stopped: at}
+	}
+	var shipped []executor.CellRecord
+	for _, c := range []string{"cell-a", "cell-b", "cell-c", "cell-d"} {
+		shipped = append(shipped, executor.CellRecord{Cell: c, State: executor.CellStateUpdated, After: executor.CellConfig{Image: "app:1.5.0"}, Migration: mig("1.5.0", &zero, at)})
+	}
+	check := &executor.StepRecord{Cells: []string{"cell-a"}, State: executor.WaveDone, Decision: "pass"}
+	recs := []*executor.Record{
+		{ID: "r-000000000001", Kind: executor.KindRollout, State: executor.Complete, Started: at, Waves: []executor.WaveRecord{{Name: "all", State: executor.WaveDone, Cells: shipped}}},
+		{ID: "r-000000000002", Kind: executor.KindRollout, State: executor.HaltedState, Started: at.Add(time.Hour), Waves: []executor.WaveRecord{{Name: "canary", State: executor.WaveRolledBack, SchemaCheck: check,
+			Cells: []executor.CellRecord{{Cell: "cell-a", State: executor.CellStateRolled, Migration: mig("1.5.1-bad", &zero, at.Add(time.Hour))}}}}},
+		{ID: "r-000000000003", Kind: executor.KindRollout, State: executor.HaltedState, Started: at.Add(2 * time.Hour), Waves: []executor.WaveRecord{{Name: "canary", State: executor.WaveRolledBack, SchemaCheck: check,
+			Cells: []executor.CellRecord{{Cell: "cell-a", State: executor.CellStateRolled, Migration: mig("", &one, at.Add(2*time.Hour))}}}}},
+	}
+	out := statusWithRecords(t, cmdutil.FormatTable, allDeployed{}, recs)
+	if !strings.Contains(out, "1.5.1-bad (left by rolled-back r-000000000002; migration failed in r-000000000003, rolled back)") || strings.Contains(out, "\x1b[") {
+		t.Errorf("cell-a's schema must read as what it is, not as a fault:\n%s", out)
+	}
+	if strings.Count(out, " 1.5.0\n") != 3 {
+		t.Errorf("cells b, c, d are on 1.5.0:\n%s", out)
+	}
+}
+
 // status shows each cell's schema version from the rollout records, and a
 // migration that failed after it.
 func TestStatusShowsEachCellsSchemaVersion(t *testing.T) {
@@ -244,7 +275,7 @@ func TestStatusShowsEachCellsSchemaVersion(t *testing.T) {
 		if err := json.Unmarshal([]byte(out), &doc); err != nil {
 			t.Fatal(err)
 		}
-		got := map[string]*executor.SchemaState{}
+		got := map[string]*desired.Schema{}
 		for _, r := range doc.Stacks {
 			got[r.Name] = r.Schema
 		}

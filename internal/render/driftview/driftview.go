@@ -81,7 +81,9 @@ func Table(w io.Writer, s *render.Styles, r *drift.Report) error {
 	fmt.Fprintln(w)
 	head := []string{"CELL", "SKEW", "BEHIND", "CLOUD", "NOT CHECKED", "EXCEPTED", "IGNORED"}
 	if r.Has(drift.KindBehind) {
-		head = append(head, "DEPLOYED IMAGE", "REPO IMAGE")
+		// The desired image: the repository's, or the one a rollout
+		// shipped and the cell kept (internal/desired).
+		head = append(head, "DEPLOYED IMAGE", "DESIRED IMAGE")
 	}
 	var rows [][]string
 	for _, c := range r.Cells {
