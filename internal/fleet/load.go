@@ -334,6 +334,8 @@ func (l *loader) loadProjectFile(f *Fleet, data []byte) map[string]int {
 			f.StackDir = filepath.ToSlash(filepath.Clean(dir))
 		case "config":
 			configNode = p.Value
+		case SettingsKey:
+			f.Settings = readSettings(p.Value, &l.errs)
 		case "runtime", "main", "description", "backend", "options", "template", "plugins", "author", "license", "website", "packages":
 			// Pulumi's own keys; the pulumi CLI validates them.
 		default:
