@@ -265,7 +265,21 @@ func healthRun(ctx context.Context, o *Options) error {
 	if o.Watch {
 		// The first Ctrl-C ends the watch (there is nothing in flight
 		// worth finishing); the last complete update decides the exit.
-		rep = health.Watch(cmdutil.Graceful(ctx), o.Interval, read, healthview.Watch(o.IO.Out, o.IO.IsStdoutTTY(), render.Out(o.IO), o.Interval), nil)
+		// A reading without credentials ends the watch before it is
+		// drawn; the one error is returned below.
+		wctx, stop := context.WithCancel(cmdutil.Graceful(ctx))
+		defer stop()
+		watched := func(ctx context.Context) health.Report {
+			r := read(ctx)
+			if noCredentials.Load() != nil {
+				stop()
+			}
+			return r
+		}
+		rep = health.Watch(wctx, o.Interval, watched, healthview.Watch(o.IO.Out, o.IO.IsStdoutTTY(), render.Out(o.IO), o.Interval), nil)
+		if ce := noCredentials.Load(); ce != nil {
+			return ce
+		}
 	} else {
 		rep = read(ctx)
 		if ce := noCredentials.Load(); ce != nil {
