@@ -3,6 +3,8 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -143,4 +145,35 @@ func TestFlagHelpNamesItsValue(t *testing.T) {
 		}
 	}
 	walk(root.NewCmdRoot(f))
+}
+
+// TestCloudSources: --cloud, then $CELLCTL_CLOUD, then Pulumi.yaml's
+// cellctl.cloud pick the cloud; a bad value from each is refused with
+// where it came from and what is allowed, exit 1.
+func TestCloudSources(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "Pulumi.yaml"), []byte("name: cells\nruntime: go\ncellctl:\n  cloud: gcp\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		env  string
+		args []string
+		want string
+	}{
+		{"", []string{"plan", "--dir", dir}, "error: invalid fleet configuration in " + dir + ":\nPulumi.yaml:4: cellctl.cloud: must be one of \"aws\" or \"sim\""},
+		{"azure", []string{"plan", "--dir", "../.."}, `error: CELLCTL_CLOUD="azure" is not supported (allowed: aws, sim`},
+		{"azure", []string{"plan", "--dir", "../..", "--cloud", "gcp"}, `error: --cloud "gcp" is not supported (allowed: aws, sim)`},
+	} {
+		t.Setenv("CELLCTL_CLOUD", tc.env)
+		_, stderr, code := cellctl(t, tc.args...)
+		if code != exitcode.Error || !strings.HasPrefix(stderr, tc.want) {
+			t.Errorf("CELLCTL_CLOUD=%s %v: exit %d, stderr %q, want %q", tc.env, tc.args, code, stderr, tc.want)
+		}
+	}
+	// The flag wins: the environment is not judged (the fleet load still
+	// refuses the bad setting with the rest of the file's problems).
+	t.Setenv("CELLCTL_CLOUD", "azure")
+	if _, stderr, _ := cellctl(t, "plan", "--dir", dir, "--cloud", "sim"); strings.Contains(stderr, `CELLCTL_CLOUD="azure"`) {
+		t.Errorf("--cloud sim still judged the other sources: %s", stderr)
+	}
 }

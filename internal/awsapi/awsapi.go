@@ -14,6 +14,7 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"strings"
 	"sync"
 	"time"
 
@@ -23,6 +24,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/credentials/stscreds"
 	"github.com/aws/aws-sdk-go-v2/service/sts"
+	"github.com/aws/smithy-go/logging"
 )
 
 // DefaultMaxAttempts is how many times a call is tried before a throttling
@@ -117,7 +119,10 @@ func (t Target) Config(ctx context.Context) (aws.Config, error) {
 		}
 		return t.assume(cfg), nil
 	}
-	opts := []func(*config.LoadOptions) error{config.WithRegion(t.Region), config.WithRetryer(retryer)}
+	// No SDK log lines on stderr: a missing credential made the metadata
+	// client print "falling back to IMDSv1" once per reader before the
+	// one error that says what to set; cellctl's errors carry the cause.
+	opts := []func(*config.LoadOptions) error{config.WithRegion(t.Region), config.WithRetryer(retryer), config.WithLogger(logging.Nop{})}
 	if t.Profile != "" {
 		opts = append(opts, config.WithSharedConfigProfile(t.Profile))
 	}
@@ -126,7 +131,17 @@ func (t Target) Config(ctx context.Context) (aws.Config, error) {
 	}
 	cfg, err := config.LoadDefaultConfig(ctx, opts...)
 	if err != nil {
+		if t.Profile != "" || strings.Contains(err.Error(), "shared config profile") {
+			// A profile that does not exist: the same fix as no
+			// credentials at all, said once (CredentialsError).
+			return aws.Config{}, &CredentialsError{Profile: t.Profile, Err: err}
+		}
 		return aws.Config{}, fmt.Errorf("loading AWS configuration for %s: %w", t.Region, err)
+	}
+	// The base credentials, before any role is assumed on top of them:
+	// without them every reader of the command fails the same way.
+	if err := checkCredentials(ctx, t.Profile, cfg); err != nil {
+		return aws.Config{}, err
 	}
 	return t.assume(cfg), nil
 }

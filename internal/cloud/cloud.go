@@ -24,6 +24,7 @@ import (
 	"sync"
 
 	"github.com/cellctl/cellctl/internal/awsapi"
+	"github.com/cellctl/cellctl/internal/fleet"
 	"github.com/cellctl/cellctl/internal/sim"
 )
 
@@ -33,8 +34,10 @@ const (
 	Sim = "sim"
 )
 
-// Kinds lists the accepted --cloud values.
-var Kinds = []string{AWS, Sim}
+// Kinds lists the accepted --cloud values: the ones Pulumi.yaml's
+// cellctl.cloud accepts (the fleet loader validates that setting, and
+// this package depends on it).
+var Kinds = fleet.Clouds
 
 // StateDir is where cellctl keeps local state inside the fleet repository.
 const StateDir = ".cellctl"

@@ -353,19 +353,19 @@ func (l *loader) resolveAccess(file string, base, own accountSettings) (Access, 
 		if declared != "" && declared != r.Account {
 			f, line := at(declaredKey)
 			rf, rl := at("aws:assumeRole")
-			l.errs.Add(f, line, declaredKey, "is %s but the role this stack assumes (%s:%d, aws:assumeRole) is in account %s: fix one of them", declared, rf, rl, r.Account)
+			l.once(f, line, declaredKey, "is %s but the role this stack assumes (%s:%d, aws:assumeRole) is in account %s: fix one of them", declared, rf, rl, r.Account)
 			ok = false
 		}
 		account = r.Account
 	}
 	if account != "" && eff.allowed != nil && !slices.Contains(eff.allowed, account) {
 		f, line := at("aws:allowedAccountIds")
-		l.errs.Add(f, line, "aws:allowedAccountIds", "does not include %s, the account this stack lives in: the provider would refuse it (allowed: %s)", account, strings.Join(eff.allowed, ", "))
+		l.once(f, line, "aws:allowedAccountIds", "does not include %s, the account this stack lives in: the provider would refuse it (allowed: %s)", account, strings.Join(eff.allowed, ", "))
 		ok = false
 	}
 	if account != "" && slices.Contains(eff.forbidden, account) {
 		f, line := at("aws:forbiddenAccountIds")
-		l.errs.Add(f, line, "aws:forbiddenAccountIds", "names %s, the account this stack lives in: the provider would refuse it", account)
+		l.once(f, line, "aws:forbiddenAccountIds", "names %s, the account this stack lives in: the provider would refuse it", account)
 		ok = false
 	}
 	a := eff.access

@@ -53,6 +53,9 @@ type Fleet struct {
 	Router *Router
 	// Waves is the rollout plan.
 	Waves *waves.Plan
+	// Settings are cellctl's own settings (Pulumi.yaml's cellctl:
+	// section): the default cloud.
+	Settings Settings
 	// Routing is the tenant routing table (stacks/routing.json); nil when
 	// the fleet has no router yet.
 	Routing *router.Table

@@ -63,7 +63,7 @@ func Load(dir string) (*Fleet, error) {
 // LoadFS loads a fleet from fsys; dir is only recorded as Fleet.Dir and
 // used in messages.
 func LoadFS(fsys fs.FS, dir string) (*Fleet, error) {
-	l := &loader{fsys: fsys, dir: dir, reported: map[string]bool{}}
+	l := &loader{fsys: fsys, dir: dir, reported: map[string]bool{}, baselineSet: map[string]bool{}}
 	f := l.load()
 	if err := l.errs.Err(); err != nil {
 		return nil, err
@@ -77,8 +77,57 @@ type loader struct {
 	errs diag.List
 	// projectLine is the line of Pulumi.yaml's name.
 	projectLine int
-	// reported marks baseline keys whose fault was reported once already.
+	// reported marks baseline faults reported once already (once).
 	reported map[string]bool
+	// baselineSet marks every key Pulumi.yaml's config sets, valid or not:
+	// a refused baseline value was reported at its line, so no stack that
+	// inherits it reports it again as missing.
+	baselineSet map[string]bool
+}
+
+// once reports a problem of Pulumi.yaml once: every stack inherits the
+// baseline, so a fault found while checking each stack is still one fault
+// at one line. Problems of other files are reported as they come.
+func (l *loader) once(file string, line int, field, format string, args ...any) {
+	if file == ProjectFile {
+		key := fmt.Sprintf("%d\x00%s\x00", line, field) + fmt.Sprintf(format, args...)
+		if l.reported[key] {
+			return
+		}
+		l.reported[key] = true
+	}
+	l.errs.Add(file, line, field, format, args...)
+}
+
+// origin says where a cell's value of key came from when it is not the
+// cell's own file: " (from Pulumi.yaml:LINE)" or " (the default)"; "" when
+// the cell's file sets it.
+func origin(f *Fleet, c *Cell, key string) string {
+	if _, own := c.Lines[key]; own {
+		return ""
+	}
+	if line, set := f.BaselineLines[key]; set {
+		return fmt.Sprintf(" (from %s:%d)", ProjectFile, line)
+	}
+	return " (the default)"
+}
+
+// blame picks where a problem of a cell's settings is reported: the line
+// of the first of keys the cell's own file sets, else the line of the
+// first the baseline sets (Pulumi.yaml, reported once through once), else
+// the cell's file without a line.
+func blame(f *Fleet, c *Cell, keys ...string) (file string, line int, key string) {
+	for _, k := range keys {
+		if line, set := c.Lines[k]; set {
+			return c.File, line, k
+		}
+	}
+	for _, k := range keys {
+		if line, set := f.BaselineLines[k]; set {
+			return ProjectFile, line, k
+		}
+	}
+	return c.File, 0, keys[0]
 }
 
 // rel names a file the way the user sees it: relative to the fleet dir.
@@ -285,6 +334,8 @@ func (l *loader) loadProjectFile(f *Fleet, data []byte) map[string]int {
 			f.StackDir = filepath.ToSlash(filepath.Clean(dir))
 		case "config":
 			configNode = p.Value
+		case SettingsKey:
+			f.Settings = readSettings(p.Value, &l.errs)
 		case "runtime", "main", "description", "backend", "options", "template", "plugins", "author", "license", "website", "packages":
 			// Pulumi's own keys; the pulumi CLI validates them.
 		default:
@@ -304,6 +355,7 @@ func (l *loader) loadProjectFile(f *Fleet, data []byte) map[string]int {
 	for _, p := range diag.Pairs(ProjectFile, "config", configNode, &l.errs) {
 		ns, key := l.splitKey(f.Project, p.Key.Value)
 		full := ns + ":" + key
+		l.baselineSet[full] = true
 		value := p.Value
 		if value.Kind == yaml.MappingNode {
 			value = l.projectConfigValue(full, p.Value)
@@ -477,7 +529,7 @@ func (l *loader) loadCell(f *Fleet, id, file string, data []byte) *Cell {
 		{f.ConfigKey("fleetBucket"), c.FleetBucket}, {f.ConfigKey("fleetDomain"), c.FleetDomain},
 		{f.ConfigKey("hostedZoneId"), c.HostedZoneID},
 	} {
-		if req.value == "" {
+		if req.value == "" && !l.baselineSet[req.key] {
 			missing(req.key, fmt.Sprintf("set it in this stack file or as the fleet baseline in %s", ProjectFile))
 		}
 	}
@@ -487,13 +539,22 @@ func (l *loader) loadCell(f *Fleet, id, file string, data []byte) *Cell {
 	l.checkMigrations(file, f, c)
 	if c.CertificateArn != "" && c.Region != "" {
 		if parts := strings.Split(c.CertificateArn, ":"); len(parts) > 3 && parts[3] != c.Region {
-			key, from := f.ConfigKey("certificateArn"), ""
-			line, set := c.Lines[key]
-			if !set {
-				key, line, from = "aws:region", c.Lines["aws:region"], " (from "+ProjectFile+")"
+			// The certificate's line when this file sets it, else the
+			// region's that moved the cell away from an inherited
+			// certificate, else the baseline's pair, once.
+			certKey := f.ConfigKey("certificateArn")
+			where, line, key := blame(f, c, certKey, "aws:region")
+			switch {
+			case where == ProjectFile:
+				l.once(ProjectFile, line, key, "the certificate is in %s but aws:region is %s (line %d): an ALB needs a certificate from its own region; set %s to one in %s",
+					parts[3], c.Region, f.BaselineLines["aws:region"], certKey, c.Region)
+			case key == certKey:
+				l.errs.Add(file, line, key, "the certificate is in %s but the cell is in %s%s: an ALB needs a certificate from its own region; set %s to one in %s",
+					parts[3], c.Region, origin(f, c, "aws:region"), certKey, c.Region)
+			default:
+				l.errs.Add(file, line, key, "the certificate%s is in %s but the cell is in %s: an ALB needs a certificate from its own region; set %s in this file",
+					origin(f, c, certKey), parts[3], c.Region, certKey)
 			}
-			l.errs.Add(file, line, key, "the certificate%s is in %s but the cell is in %s: an ALB needs a certificate from its own region; set %s in this file",
-				from, parts[3], c.Region, f.ConfigKey("certificateArn"))
 		}
 	}
 	sort.Strings(c.Overrides)
@@ -587,10 +648,10 @@ func (l *loader) loadRouter(f *Fleet, file string, data []byte) *Router {
 		return nil
 	}
 	r.access, _ = l.resolveAccess(file, f.baseAccount, own)
-	if r.Region == "" {
+	if r.Region == "" && !l.baselineSet["aws:region"] {
 		l.errs.Add(file, 0, "aws:region", "missing: set it in this stack file or as the fleet baseline in %s", ProjectFile)
 	}
-	if r.FleetBucket == "" {
+	if r.FleetBucket == "" && !l.baselineSet[f.ConfigKey("fleetBucket")] {
 		l.errs.Add(file, 0, f.ConfigKey("fleetBucket"), "missing: the router stack owns the fleet bucket; set it in %s", ProjectFile)
 	}
 	if len(r.ViewerDomains) > 0 && r.ViewerHostedZoneID == "" {
@@ -725,27 +786,55 @@ func (l *loader) setKey(c *spec.Cell, k spec.Key, file, field string, v *yaml.No
 }
 
 // Fargate accepts only certain CPU/memory pairs; catching a bad pair here
-// saves a failed deploy.
+// saves a failed deploy. The problem is reported at the line of the key the
+// cell's own file sets (memory first), naming where the other value came
+// from; a pair wholly inherited from Pulumi.yaml is reported there, once.
 func (l *loader) checkFargateSize(file string, f *Fleet, c *Cell) {
-	type span struct{ min, max, step int }
-	sizes := map[int]span{
-		256: {512, 2048, 512}, 512: {1024, 4096, 1024}, 1024: {2048, 8192, 1024},
-		2048: {4096, 16384, 1024}, 4096: {8192, 30720, 1024}, 8192: {16384, 61440, 4096}, 16384: {32768, 122880, 8192},
-	}
-	sp, ok := sizes[c.TaskCPU]
-	if !ok {
-		return // the key check already reported it
-	}
-	key := f.ConfigKey("taskMemory")
-	if c.TaskCPU == 256 {
-		if c.TaskMemory != 512 && c.TaskMemory != 1024 && c.TaskMemory != 2048 {
-			l.errs.Add(file, c.Lines[key], key, "%d MiB does not fit taskCpu 256: Fargate allows 512, 1024 or 2048 MiB", c.TaskMemory)
-		}
+	allowed, ok := fargateMemory(c.TaskCPU, c.TaskMemory)
+	if ok {
 		return
 	}
-	if c.TaskMemory < sp.min || c.TaskMemory > sp.max || (c.TaskMemory-sp.min)%sp.step != 0 {
-		l.errs.Add(file, c.Lines[key], key, "%d MiB does not fit taskCpu %d: Fargate allows %d–%d MiB in steps of %d", c.TaskMemory, c.TaskCPU, sp.min, sp.max, sp.step)
+	if allowed == "" {
+		return // an unknown CPU size: the key check already reported it
 	}
+	cpuKey, memKey := f.ConfigKey("taskCpu"), f.ConfigKey("taskMemory")
+	where, line, key := blame(f, c, memKey, cpuKey)
+	if where == ProjectFile {
+		file = ProjectFile
+	}
+	other, otherKey := "", cpuKey
+	if key == cpuKey {
+		otherKey = memKey
+	}
+	if line, set := f.BaselineLines[otherKey]; where == ProjectFile && set {
+		other = fmt.Sprintf(" (line %d)", line) // both in Pulumi.yaml
+	} else {
+		other = origin(f, c, otherKey)
+	}
+	if key == memKey {
+		l.once(file, line, key, "%d MiB does not fit taskCpu %d%s: Fargate allows %s", c.TaskMemory, c.TaskCPU, other, allowed)
+		return
+	}
+	l.once(file, line, key, "%d does not fit taskMemory %d MiB%s: with taskCpu %d Fargate allows %s; set %s to one of them", c.TaskCPU, c.TaskMemory, other, c.TaskCPU, allowed, memKey)
+}
+
+// fargateMemory says whether mem MiB is a Fargate size for cpu units and,
+// when it is not, which sizes are ("" for a cpu Fargate does not offer).
+func fargateMemory(cpu, mem int) (allowed string, ok bool) {
+	type span struct{ min, max, step int }
+	sizes := map[int]span{
+		512: {1024, 4096, 1024}, 1024: {2048, 8192, 1024},
+		2048: {4096, 16384, 1024}, 4096: {8192, 30720, 1024}, 8192: {16384, 61440, 4096}, 16384: {32768, 122880, 8192},
+	}
+	if cpu == 256 {
+		return "512, 1024 or 2048 MiB", mem == 512 || mem == 1024 || mem == 2048
+	}
+	sp, known := sizes[cpu]
+	if !known {
+		return "", true
+	}
+	return fmt.Sprintf("%d–%d MiB in steps of %d", sp.min, sp.max, sp.step),
+		mem >= sp.min && mem <= sp.max && (mem-sp.min)%sp.step == 0
 }
 
 // checkCacheIAM refuses a cache engine version without IAM authentication:

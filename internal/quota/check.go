@@ -608,6 +608,18 @@ func Preflight(ctx context.Context, o Options) (notes []string, err error) {
 	if o.NewRouter {
 		creating = append(creating, fleet.RouterStack)
 	}
+	// On aws with no credentials every read below fails the same way:
+	// one error that says what to set, before any, not a refusal per
+	// zone, quota and cell.
+	probe := fleet.Access{Region: AccountRegion}
+	if len(o.NewCells) > 0 {
+		if c := o.Fleet.Cell(o.NewCells[0]); c != nil {
+			probe = c.Access()
+		}
+	}
+	if _, err := awsapi.NewRoute53(ctx, o.Target(probe)); awsapi.AsCredentialsError(err) != nil {
+		return nil, err
+	}
 	refusals := hostedZones(ctx, o)
 	if len(o.NewCells) == 0 {
 		if len(refusals) > 0 {

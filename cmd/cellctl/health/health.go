@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -244,8 +245,19 @@ func healthRun(ctx context.Context, o *Options) error {
 	if fl.Router != nil {
 		edge = unfinishedCanary(o.Records, deployed[fleet.RouterStack])
 	}
+	// On aws with no credentials every cell's reader fails the same way:
+	// the first such failure is the command's one error (below), not a
+	// finding per cell.
+	var noCredentials atomic.Pointer[awsapi.CredentialsError]
+	reader := func(ctx context.Context, a fleet.Access) (health.Reader, error) {
+		r, err := o.Reader(ctx, a)
+		if ce := awsapi.AsCredentialsError(err); ce != nil {
+			noCredentials.CompareAndSwap(nil, ce)
+		}
+		return r, err
+	}
 	read := func(ctx context.Context) health.Report {
-		rep := health.Read(ctx, cells, health.Options{Now: o.Now(), Since: o.Since, Parallel: o.Parallel, Reader: o.Reader})
+		rep := health.Read(ctx, cells, health.Options{Now: o.Now(), Since: o.Since, Parallel: o.Parallel, Reader: reader})
 		rep.Canary = edge
 		return rep
 	}
@@ -253,9 +265,26 @@ func healthRun(ctx context.Context, o *Options) error {
 	if o.Watch {
 		// The first Ctrl-C ends the watch (there is nothing in flight
 		// worth finishing); the last complete update decides the exit.
-		rep = health.Watch(cmdutil.Graceful(ctx), o.Interval, read, healthview.Watch(o.IO.Out, o.IO.IsStdoutTTY(), render.Out(o.IO), o.Interval), nil)
+		// A reading without credentials ends the watch before it is
+		// drawn; the one error is returned below.
+		wctx, stop := context.WithCancel(cmdutil.Graceful(ctx))
+		defer stop()
+		watched := func(ctx context.Context) health.Report {
+			r := read(ctx)
+			if noCredentials.Load() != nil {
+				stop()
+			}
+			return r
+		}
+		rep = health.Watch(wctx, o.Interval, watched, healthview.Watch(o.IO.Out, o.IO.IsStdoutTTY(), render.Out(o.IO), o.Interval), nil)
+		if ce := noCredentials.Load(); ce != nil {
+			return ce
+		}
 	} else {
 		rep = read(ctx)
+		if ce := noCredentials.Load(); ce != nil {
+			return ce
+		}
 		if err := o.View.Render(o.IO, rep); err != nil {
 			return err
 		}

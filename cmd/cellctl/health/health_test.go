@@ -161,3 +161,42 @@ func TestAnUnfinishedRouterCanaryIsAFinding(t *testing.T) {
 		t.Errorf("unrecorded canary: %v", err)
 	}
 }
+
+// TestNoCredentialsIsTheOneError: when a cell's reader cannot be built for
+// want of AWS credentials, every cell's would fail the same way: health
+// returns that one error (exit 1) and prints no table of per-cell
+// findings.
+func TestNoCredentialsIsTheOneError(t *testing.T) {
+	f := factory(cmdutil.FormatTable)
+	io, _, stdout, _ := iostreams.Test()
+	view, _ := render.Pick(cmdutil.FormatTable, formats...)
+	noCreds := &awsapi.CredentialsError{Err: errors.New("no EC2 IMDS role found")}
+	o := &Options{IO: io, Fleet: f.Fleet, View: view, Since: 15 * time.Minute, Now: time.Now,
+		Outputs: func(_ context.Context, stacks []string) (map[string]Deployed, error) {
+			out := map[string]Deployed{}
+			for _, s := range stacks {
+				out[s] = Deployed{Outputs: map[string]any{"albArnSuffix": "app/" + s + "/1", "targetGroupArnSuffix": "targetgroup/" + s + "/2"}}
+			}
+			return out, nil
+		},
+		Reader: func(context.Context, fleet.Access) (health.Reader, error) { return nil, noCreds }}
+	err := healthRun(context.Background(), o)
+	if !errors.Is(err, noCreds) || exitcode.Of(err) != exitcode.Error {
+		t.Fatalf("err = %v (exit %d), want the credentials error, exit 1", err, exitcode.Of(err))
+	}
+	if stdout.Len() != 0 {
+		t.Errorf("printed a table beside the error:\n%s", stdout.String())
+	}
+	// --watch: the first reading ends the watch, undrawn, with the error.
+	o.Watch, o.Interval = true, time.Hour
+	done := make(chan error, 1)
+	go func() { done <- healthRun(context.Background(), o) }()
+	select {
+	case err := <-done:
+		if !errors.Is(err, noCreds) || stdout.Len() != 0 {
+			t.Fatalf("--watch: err = %v, stdout %q", err, stdout.String())
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("--watch kept watching without credentials")
+	}
+}

@@ -4,8 +4,8 @@ package root
 
 import (
 	"fmt"
+	"os"
 	"runtime"
-	"slices"
 
 	"github.com/spf13/cobra"
 
@@ -26,7 +26,7 @@ import (
 	"github.com/cellctl/cellctl/cmd/cellctl/simulator"
 	"github.com/cellctl/cellctl/cmd/cellctl/stack"
 	"github.com/cellctl/cellctl/cmd/cellctl/version"
-	"github.com/cellctl/cellctl/internal/cloud"
+	"github.com/cellctl/cellctl/internal/fleet"
 )
 
 // NewCmdRoot builds the command tree.
@@ -57,9 +57,20 @@ holder. Read-only commands and every --dry-run never take it.`,
 			if g.NoColor {
 				f.IO.DisableColor()
 			}
-			if !slices.Contains(cloud.Kinds, g.Cloud) {
-				return fmt.Errorf("--cloud %q is not supported (allowed: aws, sim)", g.Cloud)
+			// The cloud: --cloud, else $CELLCTL_CLOUD, else the fleet's
+			// cellctl.cloud (Pulumi.yaml), else aws — settled here, once,
+			// so every command reads one value from g.Cloud.
+			c, err := cmdutil.ResolveCloud(g.Cloud, os.Getenv(cmdutil.CloudEnv), func() (fleet.Settings, error) {
+				s, err := fleet.ReadSettings(g.Dir)
+				if err != nil {
+					return s, fmt.Errorf("invalid fleet configuration in %s:\n%w", g.Dir, err)
+				}
+				return s, nil
+			})
+			if err != nil {
+				return err
 			}
+			g.Cloud = c
 			if g.Parallel < 1 {
 				return fmt.Errorf("--parallel must be at least 1, got %d", g.Parallel)
 			}
@@ -75,7 +86,7 @@ holder. Read-only commands and every --dry-run never take it.`,
 	pf.StringVar(&g.Dir, "dir", ".", "fleet repository (the directory holding Pulumi.yaml)")
 	pf.StringVar(&g.Backend, "backend", "", "Pulumi backend URL (default $PULUMI_BACKEND_URL, else file://<dir>/.cellctl/state)")
 	pf.StringVar(&g.SecretsProvider, "secrets-provider", "", "secrets provider of a stack whose file names none: passphrase, or a KMS key such as awskms://alias/cells?region=us-east-1 (default: the one the fleet's stack files name, else passphrase)")
-	pf.StringVar(&g.Cloud, "cloud", cmdutil.CloudAWS, "cloud to act on: aws, or sim (cellctl's simulated AWS, for rehearsals and tests)")
+	pf.StringVar(&g.Cloud, "cloud", "", cmdutil.CloudHelp)
 	pf.StringVarP(&g.Output, "output", "o", cmdutil.FormatTable, "output format: table, json (markdown where supported)")
 	pf.IntVar(&g.Parallel, "parallel", defaultParallel(), "stacks to work on at once")
 	pf.BoolVar(&g.NoColor, "no-color", false, "disable colour (also NO_COLOR=1)")
