@@ -1,0 +1,93 @@
+// Package motojudge is a second judge of the create calls cellctl's
+// programs make: it starts moto (an AWS emulator nobody here wrote,
+// `moto_server`) and sends it the AWS API calls pulumi-aws would send for a
+// rendered resource, so a test can compare moto's answer with
+// internal/awsmodel's. moto is lax — it accepts much AWS refuses — so
+// only its refusals are evidence. Test support only (internal/layers
+// keeps it out of the product).
+package motojudge
+
+import (
+	"bytes"
+	"fmt"
+	"net"
+	"net/http"
+	"os/exec"
+	"strconv"
+	"testing"
+	"time"
+)
+
+// Server is one moto_server on a loopback port, for one test run.
+type Server struct {
+	URL string
+	cmd *exec.Cmd
+	log *bytes.Buffer
+}
+
+// Start runs moto_server on a free loopback port and stops it when the
+// test ends. Without moto_server on PATH the test is skipped, saying so.
+func Start(tb testing.TB) *Server {
+	tb.Helper()
+	bin, err := exec.LookPath("moto_server")
+	if err != nil {
+		tb.Skip("moto_server is not on PATH (pip install 'moto[server]'): the AWS API judge cannot run")
+	}
+	port, err := freePort()
+	if err != nil {
+		tb.Fatal(err)
+	}
+	log := &bytes.Buffer{}
+	cmd := exec.Command(bin, "-H", "127.0.0.1", "-p", strconv.Itoa(port))
+	cmd.Stdout, cmd.Stderr = log, log
+	if err := cmd.Start(); err != nil {
+		tb.Fatalf("starting moto_server: %v", err)
+	}
+	s := &Server{URL: fmt.Sprintf("http://127.0.0.1:%d", port), cmd: cmd, log: log}
+	tb.Cleanup(func() {
+		_ = cmd.Process.Kill()
+		_ = cmd.Wait()
+	})
+	// moto imports every service's backend on start: seconds on a busy
+	// machine.
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		resp, err := http.Get(s.URL + "/moto-api/data.json")
+		if err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				return s
+			}
+		}
+		if time.Now().After(deadline) || cmd.ProcessState != nil {
+			tb.Fatalf("moto_server did not answer on %s within 60s: %v\n%s", s.URL, err, log.String())
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+}
+
+// Reset empties every moto backend (moto's own reset API), so a second
+// fleet does not meet the first one's names.
+func (s *Server) Reset(tb testing.TB) {
+	tb.Helper()
+	resp, err := http.Post(s.URL+"/moto-api/reset", "application/json", nil)
+	if err != nil {
+		tb.Fatalf("resetting moto: %v", err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		tb.Fatalf("resetting moto: %s", resp.Status)
+	}
+}
+
+// freePort asks the kernel for a free loopback port. The listener is
+// closed before moto binds it; another process could take it in between,
+// which Start then reports as moto not answering.
+func freePort() (int, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return 0, err
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port, nil
+}
