@@ -417,8 +417,15 @@ func createLB(c *calls, p props) (string, string, error) {
 
 func createTG(c *calls, p props) (string, string, error) {
 	c.op = "CreateTargetGroup"
-	in := &elbv2.CreateTargetGroupInput{Name: p.sp("name"), Port: p.np("port"), Protocol: elbt.ProtocolEnum(p.s("protocol")),
-		ProtocolVersion: p.sp("protocolVersion"), VpcId: p.sp("vpcId"), TargetType: elbt.TargetTypeEnum(p.s("targetType")), Tags: elbTags(p)}
+	in := &elbv2.CreateTargetGroupInput{Name: p.sp("name"), TargetType: elbt.TargetTypeEnum(p.s("targetType")), Tags: elbTags(p)}
+	// pulumi-aws sends port, protocol and VPC for every target type but
+	// lambda (its aws_lb_target_group Create).
+	if p.s("targetType") != "lambda" {
+		in.Port, in.Protocol, in.VpcId = p.np("port"), elbt.ProtocolEnum(p.s("protocol")), p.sp("vpcId")
+		if in.Protocol == elbt.ProtocolEnumHttp || in.Protocol == elbt.ProtocolEnumHttps {
+			in.ProtocolVersion = p.sp("protocolVersion")
+		}
+	}
 	if hc, ok := p.inOnly().obj("healthCheck"); ok {
 		in.HealthCheckEnabled = hc.bp("enabled")
 		in.HealthCheckPath = hc.sp("path")

@@ -9,6 +9,8 @@ import (
 	"testing/fstest"
 	"time"
 
+	"github.com/pulumi/pulumi/sdk/v3/go/common/resource"
+
 	"github.com/cellctl/cellctl/internal/awsmodel"
 	"github.com/cellctl/cellctl/internal/fleet"
 	"github.com/cellctl/cellctl/internal/fleet/fleettest"
@@ -64,8 +66,7 @@ config:
 	return f
 }
 
-// fleetFinding is one disagreement (or one note) about a rendered
-// resource.
+// tally counts one fleet's judgements; failures are the disagreements.
 type tally struct {
 	sent, accepted, agreedRefusal, motoLax, knownWrong int
 	notJudged                                          map[string]int
@@ -82,10 +83,14 @@ var knownWrongFleet = map[[2]string]string{}
 // its VPC), comparing each answer with awsmodel's verdict: the render
 // succeeding means the mocks' API rules accepted every resource; the
 // audit (Report.Rules) adds what it refuses on review.
-func judgeFleet(t *testing.T, srv *motojudge.Server, f *fleet.Fleet) tally {
+//
+// plant, when set, rewrites a resource's inputs before moto sees them
+// (awsmodel's verdict stays the render's): the planted-disagreement test
+// uses it to show a refusal awsmodel did not make is reported.
+func judgeFleet(t *testing.T, srv *motojudge.Server, f *fleet.Fleet, stacks []string, plant func(typ, name string, in resource.PropertyMap) resource.PropertyMap) tally {
 	t.Helper()
 	ctx := context.Background()
-	rep, err := plan.Render(ctx, f, plan.Options{Now: testNow})
+	rep, err := plan.Render(ctx, f, plan.Options{Now: testNow, Stacks: stacks})
 	if err != nil {
 		t.Fatalf("render: %v", err)
 	}
@@ -107,6 +112,7 @@ func judgeFleet(t *testing.T, srv *motojudge.Server, f *fleet.Fleet) tally {
 	srv.Reset(t)
 	j := srv.NewJudge()
 	tl := tally{notJudged: map[string]int{}, notJudgedWhy: map[string]string{}}
+	refusedURNs := map[string]bool{}
 	for _, s := range rep.Stacks {
 		regions := map[string]string{}
 		for _, r := range s.Recorded() {
@@ -128,7 +134,20 @@ func judgeFleet(t *testing.T, srv *motojudge.Server, f *fleet.Fleet) tally {
 			if v, ok := r.Outputs["arn"]; ok && v.IsString() {
 				arn = v.StringValue()
 			}
-			got := j.CreateIn(ctx, s.Account, region, r.Type, r.Inputs, r.Outputs, r.ID, arn)
+			// A resource standing on one moto refused would be refused
+			// for that alone (its subnet "does not exist"): one finding
+			// is enough.
+			if blocked := dependsOnRefused(r.DependsOn, refusedURNs); blocked {
+				refusedURNs[r.URN] = true
+				tl.notJudged[r.Type]++
+				tl.notJudgedWhy[r.Type] = "depends on a resource moto refused"
+				continue
+			}
+			inputs := r.Inputs
+			if plant != nil {
+				inputs = plant(r.Type, r.Name, inputs.Copy())
+			}
+			got := j.CreateIn(ctx, s.Account, region, r.Type, inputs, r.Outputs, r.ID, arn)
 			what := fmt.Sprintf("%s: %s %q", s.Name, r.Type, r.Name)
 			if !got.Judged {
 				tl.notJudged[r.Type]++
@@ -136,6 +155,9 @@ func judgeFleet(t *testing.T, srv *motojudge.Server, f *fleet.Fleet) tally {
 				continue
 			}
 			tl.sent++
+			if got.Refused() {
+				refusedURNs[r.URN] = true
+			}
 			v, modelRefuses := refused[s.Name+"/"+r.Type+"/"+r.Name]
 			switch {
 			case !got.Refused() && !modelRefuses:
@@ -156,6 +178,15 @@ func judgeFleet(t *testing.T, srv *motojudge.Server, f *fleet.Fleet) tally {
 		}
 	}
 	return tl
+}
+
+func dependsOnRefused(deps []string, refused map[string]bool) bool {
+	for _, d := range deps {
+		if refused[d] {
+			return true
+		}
+	}
+	return false
 }
 
 func (tl tally) report(t *testing.T, name string) {
@@ -197,7 +228,51 @@ func TestRenderedFleetsAgreeWithMoto(t *testing.T) {
 	}
 	for _, fl := range fleets {
 		t.Run(fl.name, func(t *testing.T) {
-			judgeFleet(t, srv, fl.f()).report(t, fl.name)
+			judgeFleet(t, srv, fl.f(), nil, nil).report(t, fl.name)
 		})
+	}
+}
+
+// TestPlantedDisagreementIsCaught: the differential can fail. A subnet
+// moved outside its VPC after awsmodel judged the render (cell-a's first
+// public subnet), and corpus verdicts deliberately mis-coded, must each be
+// reported as a disagreement; moto accepting what awsmodel refuses must
+// not.
+func TestPlantedDisagreementIsCaught(t *testing.T) {
+	srv := motojudge.Start(t)
+	planted := "cell-a-public-1a"
+	tl := judgeFleet(t, srv, fleettest.Load(t, fleettest.Demo(t)), []string{"cell-a"},
+		func(typ, name string, in resource.PropertyMap) resource.PropertyMap {
+			if name == planted {
+				in["cidrBlock"] = resource.NewStringProperty("192.168.0.0/24")
+			}
+			return in
+		})
+	if len(tl.failures) != 1 || !strings.Contains(tl.failures[0], planted) || !strings.Contains(tl.failures[0], "InvalidSubnet.Range") {
+		t.Fatalf("the planted subnet outside its VPC: failures %q, want one naming %s and InvalidSubnet.Range", tl.failures, planted)
+	}
+
+	// The corpus's rule, over a real moto answer.
+	j, _, ids := setup(t, srv)
+	in := resource.NewPropertyMapFromMap(subnet("10.99.0.0/24", "us-east-1a")(ids))
+	moto := j.Create(context.Background(), "us-east-1", tSubnet, in, nil, "", "")
+	if moto.Code != "InvalidSubnet.Range" {
+		t.Fatalf("moto on a subnet outside its VPC: %s", moto)
+	}
+	for _, tc := range []struct {
+		model verdict
+		want  string
+	}{
+		{verdict{}, disagree}, // awsmodel "accepts"
+		{verdict{refused: true, code: "InvalidSubnet.Conflict"}, disagree},
+		{verdict{refused: true, code: "InvalidSubnet.Range"}, agreed},
+		{verdict{refused: true}, agreed}, // refused before AWS
+	} {
+		if got, why := compare("planted", tc.model, moto); got != tc.want {
+			t.Errorf("awsmodel %+v vs moto %s: %s (%s), want %s", tc.model, moto, got, why, tc.want)
+		}
+	}
+	if got, _ := compare("planted", verdict{refused: true, code: "X"}, motojudge.Outcome{Judged: true}); got != motoLax {
+		t.Errorf("moto accepting what awsmodel refuses: %s, want %s (moto's acceptance is no evidence)", got, motoLax)
 	}
 }
