@@ -1,15 +1,92 @@
 package awsmodel
 
 import (
+	"bytes"
+	"encoding/json"
 	"fmt"
+	"sort"
 	"strings"
 )
 
 // Rules about combinations of inputs, found by the second judge
-// (internal/motojudge: moto refused each where awsmodel accepted); each
-// cites AWS's document, moto being no authority.
+// (internal/motojudge: moto refused each where awsmodel accepted, or its
+// corpus of inputs AWS documents as refused showed awsmodel accepting one
+// moto is silent on); each cites AWS's document, moto being no authority.
 func init() {
 	rules = append(rules,
+		Rule{
+			ID: "iam.role-policy-size",
+			Doc: "IAM User Guide, IAM and AWS STS quotas: the aggregate size of a role's inline policies cannot exceed 10,240 characters " +
+				"(IAM does not count white space; not adjustable); PutRolePolicy refuses with LimitExceeded",
+			Code:    "LimitExceeded",
+			applies: types(tRolePolicy),
+			check: func(r ruleInput) string {
+				if !known(r.in, "policy") || !known(r.in, "role") {
+					return ""
+				}
+				role := str(r.in, "role")
+				total := policySize(str(r.in, "policy"))
+				if lister, ok := r.cloud.(Lister); ok {
+					for _, o := range lister.List(tRolePolicy) {
+						if o.ID == r.id || str(o.Outputs, "role") != role || (r.name != "" && str(o.Outputs, "name") == str(r.in, "name")) {
+							continue
+						}
+						total += policySize(str(o.Outputs, "policy"))
+					}
+				}
+				if total > 10240 {
+					return fmt.Sprintf("Maximum policy size of 10240 bytes exceeded for role %s (its inline policies add up to %d)", role, total)
+				}
+				return ""
+			},
+		},
+		Rule{
+			ID: "placement.two-zones",
+			Doc: "Elastic Load Balancing API Reference, CreateLoadBalancer: Subnets (an Application Load Balancer needs subnets from at least two Availability Zones; ValidationError); " +
+				"Amazon RDS API Reference, CreateDBSubnetGroup: Errors (DBSubnetGroupDoesNotCoverEnoughAZs: at least two Availability Zones)",
+			Code:    "ValidationError",
+			applies: types(tLB, tDBSubnetGroup),
+			codeOf: func(r ruleInput) string {
+				if r.typ == tDBSubnetGroup {
+					return "DBSubnetGroupDoesNotCoverEnoughAZs"
+				}
+				return ""
+			},
+			check: func(r ruleInput) string {
+				prop := "subnetIds"
+				if r.typ == tLB {
+					if t := str(r.in, "loadBalancerType"); t != "" && t != "application" {
+						return ""
+					}
+					prop = "subnets"
+				}
+				if v, ok := get(r.in, prop); !ok || v.ContainsUnknowns() {
+					return ""
+				}
+				// Judged only when every subnet is known to the cloud:
+				// its zone is what counts.
+				zones := map[string]bool{}
+				for _, id := range strings_(r.in, prop) {
+					typ, sn, ok := r.lookup(id)
+					if !ok || typ != tSubnet || !known(sn, "availabilityZone") {
+						return ""
+					}
+					zones[str(sn, "availabilityZone")] = true
+				}
+				if len(zones) == 0 || len(zones) >= 2 {
+					return ""
+				}
+				names := make([]string, 0, len(zones))
+				for z := range zones {
+					names = append(names, z)
+				}
+				sort.Strings(names)
+				if r.typ == tDBSubnetGroup {
+					return fmt.Sprintf("The DB subnet group doesn't meet Availability Zone (AZ) coverage requirement. Current AZ coverage: %s. Add subnets to cover at least 2 AZs.", strings.Join(names, ", "))
+				}
+				return "At least two subnets in two different Availability Zones must be specified"
+			},
+		},
 		Rule{
 			ID: "elbv2.health-check-timeout",
 			Doc: "Elastic Load Balancing API Reference, CreateTargetGroup: HealthCheckTimeoutSeconds and HealthCheckIntervalSeconds " +
@@ -71,4 +148,14 @@ func init() {
 			},
 		},
 	)
+}
+
+// policySize is a policy's size as IAM counts it: without white space
+// outside its strings.
+func policySize(doc string) int {
+	var b bytes.Buffer
+	if json.Compact(&b, []byte(doc)) != nil {
+		return len(doc)
+	}
+	return b.Len()
 }
