@@ -530,7 +530,7 @@ func TestBadInputsAgreeWithMoto(t *testing.T) {
 	if len(corpus) < 60 {
 		t.Fatalf("the corpus has %d cases; the differential promises at least 60", len(corpus))
 	}
-	srv := motojudge.Start(t)
+	srv := motoServer(t)
 	j, m, ids := setup(t, srv)
 	ctx := context.Background()
 	counts := map[string]int{}

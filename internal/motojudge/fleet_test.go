@@ -2,7 +2,9 @@ package motojudge_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"os"
 	"sort"
 	"strings"
 	"testing"
@@ -18,6 +20,35 @@ import (
 	"github.com/cellctl/cellctl/internal/plan"
 	"github.com/cellctl/cellctl/router"
 )
+
+// shared is the package's one moto (TestMain), nil where moto_server is
+// absent; every test resets it before use.
+var (
+	shared    *motojudge.Server
+	sharedErr error
+)
+
+func TestMain(m *testing.M) {
+	shared, sharedErr = motojudge.Launch()
+	code := m.Run()
+	if shared != nil {
+		shared.Stop()
+	}
+	os.Exit(code)
+}
+
+// motoServer returns the shared moto, skipping the test (saying why) where
+// moto_server is absent.
+func motoServer(t *testing.T) *motojudge.Server {
+	t.Helper()
+	if errors.Is(sharedErr, motojudge.ErrNoMoto) {
+		t.Skip(sharedErr.Error())
+	}
+	if sharedErr != nil {
+		t.Fatal(sharedErr)
+	}
+	return shared
+}
 
 // testNow is the date awsmodel's dated rules judge at: a verdict must not
 // depend on the day the test runs.
@@ -215,7 +246,7 @@ func (tl tally) report(t *testing.T, name string) {
 // rendered fleets to moto. moto refusing what awsmodel accepted is a
 // rule awsmodel lacks (or a moto bug, to be listed with its reason).
 func TestRenderedFleetsAgreeWithMoto(t *testing.T) {
-	srv := motojudge.Start(t)
+	srv := motoServer(t)
 	fleets := []struct {
 		name string
 		f    func() *fleet.Fleet
@@ -239,7 +270,7 @@ func TestRenderedFleetsAgreeWithMoto(t *testing.T) {
 // reported as a disagreement; moto accepting what awsmodel refuses must
 // not.
 func TestPlantedDisagreementIsCaught(t *testing.T) {
-	srv := motojudge.Start(t)
+	srv := motoServer(t)
 	planted := "cell-a-public-1a"
 	tl := judgeFleet(t, srv, fleettest.Load(t, fleettest.Demo(t)), []string{"cell-a"},
 		func(typ, name string, in resource.PropertyMap) resource.PropertyMap {

@@ -125,9 +125,6 @@ func (j *Judge) Remember(rendered, moto string) {
 	j.ids[rendered] = moto
 }
 
-// Translated reports whether the judge sends typ's create call to moto.
-func Translated(typ string) bool { _, ok := creators[typ]; return ok }
-
 // NotTranslated says why a type is not sent, for the test's listing.
 func NotTranslated(typ string) string {
 	if why, ok := untranslated[typ]; ok {

@@ -9,6 +9,7 @@ package motojudge
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"net"
 	"net/http"
@@ -20,34 +21,52 @@ import (
 
 // Server is one moto_server on a loopback port, for one test run.
 type Server struct {
-	URL string
-	cmd *exec.Cmd
-	log *bytes.Buffer
+	URL    string
+	cmd    *exec.Cmd
+	log    *bytes.Buffer
+	exited chan struct{}
 }
 
 // Start runs moto_server on a free loopback port and stops it when the
 // test ends. Without moto_server on PATH the test is skipped, saying so.
 func Start(tb testing.TB) *Server {
 	tb.Helper()
+	s, err := Launch()
+	if errors.Is(err, ErrNoMoto) {
+		tb.Skip(err.Error())
+	}
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(s.Stop)
+	return s
+}
+
+// ErrNoMoto is Launch's answer where moto_server is not on PATH.
+var ErrNoMoto = errors.New("moto_server is not on PATH (pip install 'moto[server]'): the AWS API judge cannot run")
+
+// Launch runs moto_server on a free loopback port until Stop (for a
+// TestMain sharing one moto across a package's tests; Start is the
+// one-test form).
+func Launch() (*Server, error) {
 	bin, err := exec.LookPath("moto_server")
 	if err != nil {
-		tb.Skip("moto_server is not on PATH (pip install 'moto[server]'): the AWS API judge cannot run")
+		return nil, ErrNoMoto
 	}
 	port, err := freePort()
 	if err != nil {
-		tb.Fatal(err)
+		return nil, err
 	}
 	log := &bytes.Buffer{}
 	cmd := exec.Command(bin, "-H", "127.0.0.1", "-p", strconv.Itoa(port))
 	cmd.Stdout, cmd.Stderr = log, log
 	if err := cmd.Start(); err != nil {
-		tb.Fatalf("starting moto_server: %v", err)
+		return nil, fmt.Errorf("starting moto_server: %w", err)
 	}
 	s := &Server{URL: fmt.Sprintf("http://127.0.0.1:%d", port), cmd: cmd, log: log}
-	tb.Cleanup(func() {
-		_ = cmd.Process.Kill()
-		_ = cmd.Wait()
-	})
+	exited := make(chan struct{})
+	go func() { _ = cmd.Wait(); close(exited) }()
+	s.exited = exited
 	// moto imports every service's backend on start: seconds on a busy
 	// machine.
 	deadline := time.Now().Add(60 * time.Second)
@@ -56,14 +75,27 @@ func Start(tb testing.TB) *Server {
 		if err == nil {
 			resp.Body.Close()
 			if resp.StatusCode == http.StatusOK {
-				return s
+				return s, nil
 			}
 		}
-		if time.Now().After(deadline) || cmd.ProcessState != nil {
-			tb.Fatalf("moto_server did not answer on %s within 60s: %v\n%s", s.URL, err, log.String())
+		select {
+		case <-exited:
+			return nil, fmt.Errorf("moto_server exited before answering on %s:\n%s", s.URL, log.String())
+		default:
+		}
+		if time.Now().After(deadline) {
+			s.Stop()
+			return nil, fmt.Errorf("moto_server did not answer on %s within 60s: %v\n%s", s.URL, err, log.String())
 		}
 		time.Sleep(200 * time.Millisecond)
 	}
+}
+
+// Stop kills this moto_server (the process Launch started, by its id)
+// and waits for it.
+func (s *Server) Stop() {
+	_ = s.cmd.Process.Kill()
+	<-s.exited
 }
 
 // Reset empties every moto backend (moto's own reset API), so a second
