@@ -80,8 +80,8 @@ check: lint build pulumi iamsim
 # coverage of the product and must keep it at COVER_MIN % overall and
 # COVER_PKG_MIN % for every product package (scripts/coverage-check); the
 # end-to-end package (the real engine on the simulated cloud) runs beside
-# them. Test-helper packages are not product (those named *test, and the
-# IAM judge internal/iamsim). Both run under `go test
+# them. Test-helper packages are not product (those named *test, the
+# IAM judge internal/iamsim and the AWS API judge internal/motojudge). Both run under `go test
 # -json`, read by bin/testtimes: the log reads as plain `go test`, every
 # test's wall time lands in $(TIMES)/*.tsv, and the 15 slowest tests and
 # packages are printed at the end (docs/TESTING.md has the budgets).
@@ -95,7 +95,7 @@ E2E_PARALLEL  ?= 3
 TEST_LDFLAGS  ?= -w
 test-go: $(BIN)/testtimes iamsim
 	@mkdir -p $(TIMES); units="$$($(GO) list ./... | grep -v '/internal/e2e$$')"; \
-	product="$$(echo "$$units" | grep -v -e 'test$$' -e '/internal/iamsim$$' | paste -sd, -)"; \
+	product="$$(echo "$$units" | grep -v -e 'test$$' -e '/internal/iamsim$$' -e '/internal/motojudge$$' | paste -sd, -)"; \
 	( set -o pipefail; $(GO) test -json -count=1 -ldflags=$(TEST_LDFLAGS) -timeout 60m -parallel $(E2E_PARALLEL) ./internal/e2e/ | $(BIN)/testtimes -o $(TIMES)/e2e.tsv ) & e2e=$$!; \
 	( set -o pipefail; $(GO) test -json -count=1 -ldflags=$(TEST_LDFLAGS) -timeout 40m -coverpkg="$$product" -coverprofile=$(COVER_OUT) $$units \
 	  | $(BIN)/testtimes -o $(TIMES)/unit.tsv | sed -E 's/ of statements in .*/ of the product'"'"'s statements/' ); unit=$$?; \

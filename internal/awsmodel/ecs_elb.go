@@ -56,6 +56,8 @@ func lbPath(arn string) string {
 	return "app/unknown/" + newRand([]byte(arn)).Hex("lb", 16)
 }
 
+var reFixedStatus = regexp_(`^(2|4|5)\d\d$`)
+
 func validateActions(v *validator, prop string) {
 	for i, a := range objects(v.in, prop) {
 		p := fmt.Sprintf("%s[%d]", prop, i)
@@ -72,6 +74,12 @@ func validateActions(v *validator, prop string) {
 				v.fail(p+".fixedResponse", "a fixed-response action requires fixedResponse")
 			} else {
 				v.enumValue(p+".fixedResponse.contentType", str(fr, "contentType"), "text/plain", "text/css", "text/html", "application/javascript", "application/json")
+				// Elastic Load Balancing API Reference,
+				// FixedResponseActionConfig: StatusCode, pattern
+				// ^(2|4|5)\d\d$ (pulumi-aws validates it the same way).
+				if code := str(fr, "statusCode"); known(fr, "statusCode") && !reFixedStatus.MatchString(code) {
+					v.fail(p+".fixedResponse.statusCode", "invalid value for statusCode (must match ^(2|4|5)\\d\\d$), got %q", code)
+				}
 			}
 		case "redirect":
 			if object(a, "redirect") == nil {

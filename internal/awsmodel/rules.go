@@ -808,9 +808,17 @@ var rules = []Rule{
 	},
 	{
 		ID:      "acm.domain-names",
-		Doc:     "AWS Certificate Manager User Guide, Requesting a public certificate and ACM quotas: the first domain name at most 64 characters, a wildcard only as the leftmost label, at most 10 domain names per certificate",
+		Doc:     "AWS Certificate Manager User Guide, Requesting a public certificate and ACM quotas: the first domain name at most 64 characters, a wildcard only as the leftmost label, at most 10 domain names per certificate (a quota: RequestCertificate refuses more with LimitExceededException, ACM API Reference, RequestCertificate, Errors)",
 		Code:    "ValidationException",
 		applies: types(tCertificate),
+		// More names than the quota is a quota refusal, not a malformed
+		// request (moto 5.2.1 answers the same).
+		codeOf: func(r ruleInput) string {
+			if len(str(r.in, "domainName")) <= 64 && len(certificateDomains(r.in)) > 10 {
+				return "LimitExceededException"
+			}
+			return ""
+		},
 		check: func(r ruleInput) string {
 			if !known(r.in, "domainName") {
 				return ""
@@ -820,7 +828,7 @@ var rules = []Rule{
 			}
 			names := certificateDomains(r.in)
 			if len(names) > 10 {
-				return fmt.Sprintf("The certificate has %d domain names; the default quota is 10 (LimitExceededException)", len(names))
+				return fmt.Sprintf("An ACM limit has been exceeded: the certificate has %d domain names; the default quota is 10", len(names))
 			}
 			for _, n := range names {
 				if strings.Contains(strings.TrimPrefix(n, "*."), "*") {

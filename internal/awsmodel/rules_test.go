@@ -290,7 +290,7 @@ func TestEveryRuleRefusesAViolation(t *testing.T) {
 	cases = append(append(cases, elbConditionCases()...), dashboardCases()...)
 	cases = append(append(cases, zoneCases()...), cacheIAMCases()...)
 	cases = append(append(cases, kmsKeyCases()...), runtimeCases()...)
-	cases = append(cases, subnetCases(t)...)
+	cases = append(append(cases, subnetCases(t)...), combinationCases()...)
 	for i, tc := range cases {
 		t.Run(fmt.Sprintf("%s/%d", tc.rule, i), func(t *testing.T) {
 			rule, ok := RuleByID(tc.rule)

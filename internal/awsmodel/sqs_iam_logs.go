@@ -183,6 +183,11 @@ func init() {
 				v.fail("path", "path must begin and end with '/'")
 			}
 			v.intRange("maxSessionDuration", 3600, 43200)
+			// IAM API Reference, CreateRole: Description, at most 1,000
+			// characters (pulumi-aws validates its length).
+			if d := v.s("description"); len(d) > 1000 {
+				v.fail("description", "expected length of description to be in the range (0 - 1000), got %d", len(d))
+			}
 		},
 	})
 

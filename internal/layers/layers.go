@@ -101,6 +101,7 @@ var byPrefix = map[string]Layer{
 	"internal/layers":        Base,
 	"internal/pgtest":        Base,
 	"internal/iamsim":        Base,
+	"internal/motojudge":     Base,
 	"internal/e2e":           Commands,
 	"cmd/...":                Commands,
 }
@@ -156,10 +157,11 @@ const Simulator = "internal/sim"
 const SimulatorTestSupport = Simulator + "/simtest"
 
 // TestSupport are the packages only tests may import: the simulator's
-// test driver, the real-PostgreSQL test lock, and the IAM judge (it runs
+// test driver, the real-PostgreSQL test lock, the IAM judge (it runs
 // @cloud-copilot/iam-simulate, AGPL-3.0, which the product must never
-// depend on).
-var TestSupport = map[string]bool{SimulatorTestSupport: true, "internal/pgtest": true, "internal/iamsim": true}
+// depend on) and the AWS API judge (it starts moto, an emulator, which
+// the product must never talk to as if it were AWS).
+var TestSupport = map[string]bool{SimulatorTestSupport: true, "internal/pgtest": true, "internal/iamsim": true, "internal/motojudge": true}
 
 // IsSimulator reports whether a package is the simulator or one of its
 // subpackages.

@@ -126,7 +126,8 @@ func TestCommandsDoNotImportEachOther(t *testing.T) {
 // TestOnlyTheCloudBundleKnowsTheSimulator: the simulator stands in for
 // AWS at the API boundary only. Its subpackages import each other; no
 // production package imports test support (TestSupport: the simulator's
-// driver, the PostgreSQL lock, the AGPL IAM judge internal/iamsim) —
+// driver, the PostgreSQL lock, the AGPL IAM judge internal/iamsim, the
+// moto judge internal/motojudge) —
 // `go list`'s Imports are the non-test files' only.
 func TestOnlyTheCloudBundleKnowsTheSimulator(t *testing.T) {
 	for p, deps := range modulePackages(t) {
