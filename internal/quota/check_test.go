@@ -471,8 +471,8 @@ func TestAdviceLeavesRoomForAnotherCell(t *testing.T) {
 		headroom             int
 		want                 string
 	}{
-		{code: "ec2/L-0263D0A3", limit: 5, used: 3, perCell: 3, status: StatusWarn, headroom: 0, want: "--desired-value 8"}, // (3+3)/0.8 = 7.5
-		{code: "vpc/L-F678F1CE", limit: 5, used: 4, perCell: 1, status: StatusWarn, headroom: 1, want: "--desired-value 7"}, // (4+1)/0.8 = 6.25
+		{code: "ec2/L-0263D0A3", limit: 5, used: 3, perCell: 3, status: StatusWarn, headroom: 0, want: "--desired-value 8"},                // (3+3)/0.8 = 7.5
+		{code: "vpc/L-F678F1CE", limit: 5, used: 4, perCell: 1, status: StatusWarn, headroom: 1, want: "--desired-value 7"},                // (4+1)/0.8 = 6.25
 		{code: "vpc/L-F678F1CE", limit: 5, used: 4, perCell: 1, adding: 2, status: StatusCritical, headroom: 1, want: "--desired-value 8"}, // (4+2)/0.8 = 7.5
 		{code: "vpc/L-F678F1CE", limit: 5, used: 2, perCell: 1, status: StatusOK, headroom: 3},
 	} {
