@@ -65,10 +65,12 @@ func runMain(m *testing.M) int {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
-	// `cellctl` for shell lines (shellCommand): the binary with the global
-	// flags of every run; the fleet is the working directory's.
+	// `cellctl` for shell lines (shellCommand): the binary itself, with
+	// nothing added — a documented example runs exactly as written, in
+	// the fleet's directory, on the cloud the fleet's Pulumi.yaml chooses
+	// (the demo fleet's: sim).
 	shimDir = filepath.Join(tmp, "shim")
-	shim := "#!/bin/sh\nexec " + filepath.Join(binDir, "cellctl") + " " + strings.Join(globalArgs(`"$CELLCTL_E2E_DIR"`), " ") + ` "$@"` + "\n"
+	shim := "#!/bin/sh\nexec " + filepath.Join(binDir, "cellctl") + ` "$@"` + "\n"
 	if err := os.MkdirAll(shimDir, 0o755); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
@@ -157,7 +159,9 @@ func command(dir string, args ...string) *exec.Cmd {
 func runEnv(dir string) []string {
 	env := []string{}
 	for _, kv := range os.Environ() {
-		if strings.HasPrefix(kv, "PULUMI_BACKEND_URL=") || strings.HasPrefix(kv, "PULUMI_CONFIG_PASSPHRASE") {
+		// No backend, passphrase or cloud of the caller's: the fleet's
+		// own settings decide (its Pulumi.yaml chooses sim).
+		if strings.HasPrefix(kv, "PULUMI_BACKEND_URL=") || strings.HasPrefix(kv, "PULUMI_CONFIG_PASSPHRASE") || strings.HasPrefix(kv, "CELLCTL_CLOUD=") {
 			continue
 		}
 		// The simulated clusters run real SQL only in the tests that ask
