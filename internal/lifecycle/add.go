@@ -16,6 +16,7 @@ import (
 	"github.com/cellctl/cellctl/internal/cellid"
 	"github.com/cellctl/cellctl/internal/fleet"
 	"github.com/cellctl/cellctl/internal/safefile"
+	"github.com/cellctl/cellctl/internal/stackrun"
 	"github.com/cellctl/cellctl/router"
 )
 
@@ -185,21 +186,17 @@ func AddCell(ctx context.Context, env *Env, o AddOptions) (*AddReport, error) {
 	if err != nil {
 		return nil, err
 	}
-	if !o.DryRun {
-		eng, err := env.Engine(fl)
-		if err != nil {
-			return nil, err
-		}
-		if err := base(ctx, env, eng, t, &rep.Report); err != nil {
-			return nil, err
-		}
-	}
 
-	// The plan: the add's steps in order. A dry run prints each step's
-	// would; a run does each one.
-	var steps []addStep
+	// The fleet with the new cell, as data: its stack file and the waves
+	// edit are loaded over the repository without being written, so the
+	// validation and every gate below judge exactly what the run will
+	// write, and a refusal leaves the repository byte-identical.
+	var files map[string][]byte
+	var filesText string
+	wavesPath := filepath.Join(fl.Dir, fl.StackDir, fleet.WavesFile)
+	wavesRel := filepath.Join(fl.StackDir, fleet.WavesFile)
+	next := fl
 	if existing == nil {
-		wavesPath := filepath.Join(fl.Dir, fl.StackDir, fleet.WavesFile)
 		wavesData, err := os.ReadFile(wavesPath)
 		if err != nil {
 			return nil, fmt.Errorf("cannot add %q: %w", id, err)
@@ -209,6 +206,19 @@ func AddCell(ctx context.Context, env *Env, o AddOptions) (*AddReport, error) {
 			return nil, fmt.Errorf("cannot add %q to a wave of stacks/%s: %w", id, fleet.WavesFile, err)
 		}
 		rep.Wave = wave
+		files = map[string][]byte{
+			filepath.ToSlash(stackRel): stackFile(fl, id, rep.Index, where),
+			filepath.ToSlash(wavesRel): newWaves,
+		}
+		if env.LoadWith == nil {
+			return nil, fmt.Errorf("cannot add %q: this command cannot load the fleet with the new cell before writing it", id)
+		}
+		if next, err = env.LoadWith(files); err != nil {
+			return nil, fmt.Errorf("the fleet is not valid with %s, nothing was written:\n%w", id, err)
+		}
+		if next.Cell(id) == nil {
+			return nil, fmt.Errorf("cannot add %q: the fleet loaded with %s has no cell %s, nothing was written", id, stackRel, id)
+		}
 		in := ""
 		if where.Account != "" {
 			in = ", in account " + where.Account
@@ -216,45 +226,71 @@ func AddCell(ctx context.Context, env *Env, o AddOptions) (*AddReport, error) {
 				in += " through " + where.RoleARN
 			}
 		}
-		files := fmt.Sprintf("%s (cells:index %d: VPC 10.%d.0.0/16%s) and add %s to wave %q of stacks/%s", stackRel, rep.Index, rep.Index, in, id, wave, fleet.WavesFile)
-		steps = append(steps, addStep{would: "write " + files + ", and validate the fleet with it", do: func(context.Context) error {
-			if err := writeNew(stackPath, stackFile(fl, id, rep.Index, where)); err != nil {
-				return fmt.Errorf("cannot add %q: %w", id, err)
+		filesText = fmt.Sprintf("%s (cells:index %d: VPC 10.%d.0.0/16%s) and add %s to wave %q of stacks/%s", stackRel, rep.Index, rep.Index, in, id, wave, fleet.WavesFile)
+		step("validated the fleet with %s (%s and the %s edit, not written yet)", id, stackRel, wavesRel)
+	}
+
+	// Every preflight, in a dry run too, before the first file is
+	// written: the table the deployed router serves, then apply's gates
+	// for the cell's up over the fleet with it (offline render, isolation
+	// and path audits, access to its account, immutable index and region,
+	// quotas and hosted zones). A dry run reads, as the run does; it
+	// writes nothing.
+	eng, err := env.Engine(next)
+	if err != nil {
+		return nil, err
+	}
+	if err := base(ctx, env, eng, t, &rep.Report); err != nil {
+		return nil, err
+	}
+	aenv := &apply.Env{
+		Fleet: next, Engine: func() (apply.Engine, error) { return eng, nil },
+		Parallel: env.Parallel, Log: env.Log, Events: env.Events, Stop: env.Stop,
+		Bootstrap: env.Bootstrap,
+	}
+	if env.QuotaCheck != nil {
+		// A new cell is where quota runs out: the same preflight as up.
+		aenv.QuotaCheck = func(ctx context.Context, cells []string) error { return env.QuotaCheck(ctx, next, cells) }
+	}
+	if _, err := apply.Check(ctx, aenv, eng, []stackrun.Request{{Stack: id, Op: stackrun.OpUp}}, false); err != nil {
+		nothing := "nothing was written"
+		if existing != nil {
+			nothing = "nothing was changed"
+		}
+		return nil, fmt.Errorf("cannot add %s, %s: %w", id, nothing, err)
+	}
+	quota := ""
+	if env.QuotaCheck != nil {
+		quota = ", its account's quotas and hosted zones"
+	}
+	step("preflight passed for %s: the offline render and audits of the fleet with it, access to its account%s", id, quota)
+
+	// The plan: the add's steps in order. A dry run prints each step's
+	// would; a run does each one.
+	var steps []addStep
+	if existing == nil {
+		steps = append(steps, addStep{would: "write " + filesText, do: func(context.Context) error {
+			if err := writeNew(stackPath, files[filepath.ToSlash(stackRel)]); err != nil {
+				return fmt.Errorf("cannot add %q, nothing was written: %w", id, err)
 			}
-			if err := safefile.Write(wavesPath, newWaves, 0o644); err != nil {
+			if err := safefile.Write(wavesPath, files[filepath.ToSlash(wavesRel)], 0o644); err != nil {
 				os.Remove(stackPath)
-				return fmt.Errorf("cannot add %q: %w", id, err)
+				return fmt.Errorf("cannot add %q, nothing was kept (%s removed): %w", id, stackRel, err)
 			}
-			step("wrote %s", strings.Replace(files, "and add", "and added", 1))
-			if _, err := env.Load(); err != nil {
-				// Put the repository back as it was.
-				os.Remove(stackPath)
-				_ = safefile.Write(wavesPath, wavesData, 0o644)
-				return fmt.Errorf("the fleet is not valid with %s, nothing was kept:\n%w", id, err)
-			}
-			step("validated the fleet with %s", id)
+			step("wrote %s", strings.Replace(filesText, "and add", "and added", 1))
 			return nil
 		}})
 	}
-	steps = append(steps, addStep{would: fmt.Sprintf("deploy %s (cellctl up %s, with up's quota preflight)", id, id), do: func(ctx context.Context) error {
-		var err error
-		if fl, err = env.Load(); err != nil {
-			return err
-		}
-		eng, err := env.Engine(fl)
-		if err != nil {
-			return err
-		}
+	left := fmt.Sprintf("what the engine created of stack %s", id)
+	if existing == nil {
+		left = fmt.Sprintf("%s and %s in wave %q of %s (written by this add), and %s", stackRel, id, rep.Wave, wavesRel, left)
+	}
+	steps = append(steps, addStep{would: fmt.Sprintf("deploy %s (cellctl up %s)", id, id), do: func(ctx context.Context) error {
 		step("deploying %s (cellctl up %s)", id, id)
-		aenv := &apply.Env{
-			Fleet: fl, Engine: func() (apply.Engine, error) { return eng, nil },
-			Parallel: env.Parallel, Log: env.Log, Events: env.Events, Stop: env.Stop,
-			Bootstrap: env.Bootstrap,
-		}
-		if env.QuotaCheck != nil {
-			// A new cell is where quota runs out: the same preflight as up.
-			aenv.QuotaCheck = func(ctx context.Context, cells []string) error { return env.QuotaCheck(ctx, fl, cells) }
-		}
+		// The gates ran above over this very fleet, quota included: the
+		// up checks again (the files are on disk now) but does not read
+		// the quotas twice.
+		aenv.QuotaCheck = nil
 		ar, err := apply.Up(ctx, aenv, apply.Options{Cells: []string{id}})
 		if ar != nil && ar.Result != nil {
 			rep.Stacks = append(rep.Stacks, ar.Result.Stacks...)
@@ -263,12 +299,16 @@ func AddCell(ctx context.Context, env *Env, o AddOptions) (*AddReport, error) {
 			}
 		}
 		if err != nil {
-			return fmt.Errorf("deploying %s failed: %w\n%s", id, err, undo)
+			return fmt.Errorf("deploying %s failed: %w\nleft as they are: %s.\n%s", id, err, left, undo)
 		}
 		step("%s is up: its service reached steady state behind its ALB and its database users exist", id)
 		return nil
 	}})
 	steps = append(steps, addStep{would: fmt.Sprintf("give %s %d buckets (%.1f%% of tenants) and publish the router (table version %d)", id, planned.MovedBuckets, planned.MovedShare*100, planned.ToVersion), do: func(ctx context.Context) error {
+		fl, err := env.Load()
+		if err != nil {
+			return fmt.Errorf("%w\n%s", err, undo)
+		}
 		tr, err := router.AddCell(fl.Routing, router.NewCell{ID: id}, router.AddOptions{Take: o.Take})
 		if err != nil {
 			return fmt.Errorf("%w\n%s", err, undo)

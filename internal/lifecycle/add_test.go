@@ -2,10 +2,15 @@ package lifecycle
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
+	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
@@ -185,7 +190,7 @@ func TestAddCellRefusals(t *testing.T) {
 
 func TestAddCellDryRun(t *testing.T) {
 	h := newHarness(t, 1)
-	h.env.Engine = func(*fleet.Fleet) (Engine, error) { return nil, errors.New("a dry run must not connect") }
+	before := treeSum(t, h.dir)
 	rep, err := AddCell(context.Background(), h.env, AddOptions{Index: -1, Take: 100, DryRun: true})
 	if err != nil {
 		t.Fatal(err)
@@ -193,9 +198,107 @@ func TestAddCellDryRun(t *testing.T) {
 	if rep.Transitions[0].MovedBuckets != 100 || rep.Cell != "cell-e" || rep.Wave != "wave-2" {
 		t.Fatalf("%+v", rep)
 	}
-	if _, err := os.Stat(filepath.Join(h.dir, "stacks", "Pulumi.cell-e.yaml")); err == nil {
-		t.Fatal("a dry run wrote the stack file")
+	// The dry run reads what the run's preflights read (the router's
+	// table version) and changes nothing.
+	if runs := h.eng.runs(); len(runs) != 0 || slices.ContainsFunc(h.eng.calls, func(c string) bool { return strings.HasPrefix(c, "secret ") }) {
+		t.Fatalf("a dry run ran the engine: %v", h.eng.calls)
 	}
+	if after := treeSum(t, h.dir); after != before {
+		t.Fatal("a dry run changed the repository")
+	}
+}
+
+// TestAddCellRefusedByAPreflightWritesNothing: a preflight refusal (here
+// the quota check, as on a region with no VPC left) comes before the
+// first file is written — the repository is byte-identical, the engine
+// ran nothing — and the dry run refuses the same way, with the same
+// error, checking the same fleet.
+func TestAddCellRefusedByAPreflightWritesNothing(t *testing.T) {
+	refusal := errors.New("refusing to create cell-e: vpc/L-F678F1CE in us-east-1: 5 used + 1 for the new cells = 6 > limit 5")
+	var msgs []string
+	for _, dry := range []bool{false, true} {
+		h := newHarness(t, 1)
+		h.eng.gone = map[string]bool{"cell-e": true} // a new cell: never deployed
+		var checked []string
+		h.env.QuotaCheck = func(_ context.Context, fl *fleet.Fleet, cells []string) error {
+			if c := fl.Cell("cell-e"); c == nil || c.Index != 5 {
+				t.Errorf("the quota check saw a fleet without the new cell-e: %v", fl.CellIDs())
+			}
+			checked = append(checked, cells...)
+			return refusal
+		}
+		before := treeSum(t, h.dir)
+		_, err := AddCell(context.Background(), h.env, AddOptions{Index: -1, Take: router.TakeAuto, DryRun: dry})
+		if !errors.Is(err, refusal) || !strings.HasPrefix(err.Error(), "cannot add cell-e, nothing was written: ") {
+			t.Fatalf("dry run %v: err = %v", dry, err)
+		}
+		msgs = append(msgs, err.Error())
+		if !slices.Equal(checked, []string{"cell-e"}) {
+			t.Errorf("dry run %v: quota checked for %v, want cell-e", dry, checked)
+		}
+		if after := treeSum(t, h.dir); after != before {
+			t.Errorf("dry run %v: a refused add changed the repository", dry)
+		}
+		if _, serr := os.Stat(filepath.Join(h.dir, "stacks", "Pulumi.cell-e.yaml")); serr == nil {
+			t.Errorf("dry run %v: a refused add wrote the stack file", dry)
+		}
+		if runs := h.eng.runs(); len(runs) != 0 || slices.ContainsFunc(h.eng.calls, func(c string) bool { return strings.HasPrefix(c, "secret ") }) {
+			t.Errorf("dry run %v: a refused add ran the engine: %v", dry, h.eng.calls)
+		}
+	}
+	if msgs[0] != msgs[1] {
+		t.Errorf("the dry run's refusal differs from the run's:\n%s\n%s", msgs[1], msgs[0])
+	}
+}
+
+// TestAddCellInvalidFleetWritesNothing: a new cell that makes the fleet
+// invalid is refused from the fleet loaded with it as data, naming the
+// file and line, before anything is written.
+func TestAddCellInvalidFleetWritesNothing(t *testing.T) {
+	h := newHarness(t, 1)
+	h.env.LoadWith = func(files map[string][]byte) (*fleet.Fleet, error) {
+		if _, ok := files["stacks/Pulumi.cell-e.yaml"]; !ok {
+			t.Errorf("the fleet was loaded without the new stack file: %v", files)
+		}
+		return nil, errors.New("stacks/Pulumi.cell-e.yaml:3: cells:index: refused by the test")
+	}
+	before := treeSum(t, h.dir)
+	_, err := AddCell(context.Background(), h.env, AddOptions{Index: -1, Take: router.TakeAuto})
+	if err == nil || !strings.Contains(err.Error(), "the fleet is not valid with cell-e, nothing was written:\nstacks/Pulumi.cell-e.yaml:3") {
+		t.Fatalf("err = %v", err)
+	}
+	if treeSum(t, h.dir) != before || len(h.eng.calls) != 0 {
+		t.Fatalf("an invalid add changed the repository or used the engine: %v", h.eng.calls)
+	}
+}
+
+// treeSum hashes every file of dir (path, mode and contents).
+func treeSum(t *testing.T, dir string) string {
+	t.Helper()
+	sum := sha256.New()
+	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		info, err := d.Info()
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(dir, p)
+		fmt.Fprintf(sum, "%s %v\n", rel, info.Mode())
+		if d.Type().IsRegular() {
+			data, err := os.ReadFile(p)
+			if err != nil {
+				return err
+			}
+			fmt.Fprintf(sum, "%d %x\n", len(data), sha256.Sum256(data))
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return hex.EncodeToString(sum.Sum(nil))
 }
 
 // TestAddCellDryRunIsThePlanTheRunExecutes: the dry run's steps are the
@@ -212,8 +315,10 @@ func TestAddCellDryRunIsThePlanTheRunExecutes(t *testing.T) {
 		t.Fatalf("%v\n%s", err, h.log)
 	}
 	want := []string{
-		"would write stacks/Pulumi.cell-e.yaml (cells:index 5: VPC 10.5.0.0/16) and add cell-e to wave \"wave-2\" of stacks/waves.yaml, and validate the fleet with it",
-		"would deploy cell-e (cellctl up cell-e, with up's quota preflight)",
+		"validated the fleet with cell-e (stacks/Pulumi.cell-e.yaml and the stacks/waves.yaml edit, not written yet)",
+		"preflight passed for cell-e: the offline render and audits of the fleet with it, access to its account",
+		"would write stacks/Pulumi.cell-e.yaml (cells:index 5: VPC 10.5.0.0/16) and add cell-e to wave \"wave-2\" of stacks/waves.yaml",
+		"would deploy cell-e (cellctl up cell-e)",
 		"would give cell-e 100 buckets (9.8% of tenants) and publish the router (table version 2)",
 	}
 	if !reflect.DeepEqual(dry.Steps, want) {

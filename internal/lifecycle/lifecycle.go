@@ -46,6 +46,11 @@ type Env struct {
 	// change to the repository, so each publish runs the program over the
 	// files as they are now.
 	Load func() (*fleet.Fleet, error)
+	// LoadWith reads the fleet as Load does, as it would be if each of
+	// files (relative to the fleet directory) held the given contents,
+	// writing nothing (fleet.LoadWith): cell add validates and gates the
+	// fleet with the new cell before it writes a file.
+	LoadWith func(files map[string][]byte) (*fleet.Fleet, error)
 	// Engine connects to the engine for a fleet as loaded.
 	Engine func(fl *fleet.Fleet) (Engine, error)
 	// Parallel bounds the stacks rendered and run at once.

@@ -28,8 +28,11 @@ func NewCmdCell(f *cmdutil.Factory) *cobra.Command {
 
 // AddOptions are the inputs of `cellctl cell add`.
 type AddOptions struct {
-	IO       *iostreams.IOStreams
-	Load     func() (*fleet.Fleet, error)
+	IO   *iostreams.IOStreams
+	Load func() (*fleet.Fleet, error)
+	// LoadWith loads the fleet with files not yet written (the new
+	// cell's), for the preflights that run before anything is written.
+	LoadWith func(files map[string][]byte) (*fleet.Fleet, error)
 	Engine   func(fl *fleet.Fleet, events func(stackrun.Event)) (lc.Engine, error)
 	Parallel int
 	View     render.View[*lc.AddReport]
@@ -54,7 +57,7 @@ type AddOptions struct {
 
 // NewCmdAdd builds `cellctl cell add`.
 func NewCmdAdd(f *cmdutil.Factory, runF func(*AddOptions) error) *cobra.Command {
-	opts := &AddOptions{IO: f.IO, Load: f.TableLoader(), Engine: f.RoutingEngine, QuotaCheck: f.QuotaCheck, Bootstrap: f.Bootstrap}
+	opts := &AddOptions{IO: f.IO, Load: f.TableLoader(), LoadWith: f.TableLoaderWith(), Engine: f.RoutingEngine, QuotaCheck: f.QuotaCheck, Bootstrap: f.Bootstrap}
 	cmd := &cobra.Command{
 		Use:   "add [ID]",
 		Short: "Create a cell, deploy it, then give it tenants and publish the router",
@@ -144,6 +147,7 @@ func addRun(ctx context.Context, opts *AddOptions) error {
 	display := progress.New(opts.IO.ErrOut, opts.IO.IsStderrTTY() && opts.IO.ColorErr(), render.Err(opts.IO))
 	env := &lc.Env{
 		Load:     opts.Load,
+		LoadWith: opts.LoadWith,
 		Engine:   func(fl *fleet.Fleet) (lc.Engine, error) { return opts.Engine(fl, display.Handle) },
 		Parallel: opts.Parallel,
 		Log:      opts.IO.ErrOut,
