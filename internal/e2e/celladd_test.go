@@ -54,6 +54,56 @@ func TestCellAddQuotaRefusalWritesNothing(t *testing.T) {
 	}
 }
 
+// TestCellAddJoinsTheShippedRelease: after `deploy --image 1.5.0` (the
+// repository still names 1.4.2, as when CI ships from a clean checkout),
+// `cell add` gives the new cell 1.5.0 and says so, migrates its database
+// from that image before the router gives it tenants, and records the
+// migration: status shows the cell on 1.5.0 with schema 1.5.0, and a
+// later up keeps it there. Before, the cell came up on 1.4.2 with schema
+// "-" and took 19.9 % of the tenants.
+func TestCellAddJoinsTheShippedRelease(t *testing.T) {
+	t.Parallel()
+	dir := deployedFleet(t)
+	const shipped = "registry.example.com/shop/api:1.5.0"
+	mustRun(t, dir, "deploy", "--image", shipped, "--bake-scale", "0.002")
+
+	dry := mustRun(t, dir, "cell", "add", "--dry-run")
+	for _, want := range []string{"cell-e gets " + shipped + ", what the fleet last shipped", "would migrate cell-e's database before it gets tenants: /app/migrate up (image " + shipped + ")"} {
+		if !strings.Contains(dry.stderr, want) {
+			t.Errorf("the dry run must say %q:\n%s", want, dry.stderr)
+		}
+	}
+	r := mustRun(t, dir, "cell", "add")
+	migrated, published := strings.Index(r.stderr, "cell-e's migration task"), strings.Index(r.stderr, "publishing the router")
+	if migrated < 0 || published < 0 || migrated > published {
+		t.Fatalf("cell-e's migration must pass before the router gives it tenants:\n%s", r.stderr)
+	}
+	if !strings.Contains(r.stderr, "schema version 1.5.0") {
+		t.Errorf("the add must say the schema version its migration reported:\n%s", r.stderr)
+	}
+	if img := cellImages(t, dir)["cell-e"]; img != shipped {
+		t.Errorf("cell-e runs %q, want %s (what the fleet shipped)", img, shipped)
+	}
+	var status struct {
+		Stacks []struct {
+			Name   string `json:"name"`
+			Schema *struct {
+				Version string `json:"version"`
+			} `json:"schema"`
+		} `json:"stacks"`
+	}
+	decode(t, mustRun(t, dir, "status", "-o", "json"), &status)
+	for _, s := range status.Stacks {
+		if strings.HasPrefix(s.Name, "cell-") && (s.Schema == nil || s.Schema.Version != "1.5.0") {
+			t.Errorf("status: %s's schema %+v, want 1.5.0", s.Name, s.Schema)
+		}
+	}
+	mustRun(t, dir, "up", "cell-e")
+	if img := cellImages(t, dir)["cell-e"]; img != shipped {
+		t.Errorf("after up cell-e runs %q, want %s", img, shipped)
+	}
+}
+
 // withoutSimClock drops from a tree diff what the simulated cloud's own
 // clock writes when a command reads its alarms (the quota preflight, as
 // on AWS, counts them): the health history and alarm states advanced to

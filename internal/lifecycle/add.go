@@ -10,6 +10,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/cellctl/cellctl/internal/apply"
 	"github.com/cellctl/cellctl/internal/awsmodel"
@@ -18,6 +19,8 @@ import (
 	"github.com/cellctl/cellctl/internal/safefile"
 	"github.com/cellctl/cellctl/internal/stackrun"
 	"github.com/cellctl/cellctl/router"
+	"github.com/cellctl/cellctl/waves/executor"
+	"github.com/cellctl/cellctl/waves/executor/cellspec"
 )
 
 // MaxIndex is the highest cells:index (VPC 10.N.0.0/16).
@@ -265,6 +268,50 @@ func AddCell(ctx context.Context, env *Env, o AddOptions) (*AddReport, error) {
 	}
 	step("preflight passed for %s: the offline render and audits of the fleet with it, access to its account%s", id, quota)
 
+	// What the cell runs is the desired state's (env.Load and LoadWith
+	// resolve it, internal/desired): what the fleet last shipped, which
+	// may be newer than the repository's image. Said either way, since
+	// the cell gets tenants.
+	cell := next.Cell(id)
+	repoImage := next.Baseline.Image
+	if repo, err := fleet.LoadWith(next.Dir, files); err == nil && repo.Cell(id) != nil {
+		repoImage = repo.Cell(id).Image
+	}
+	if cell.Image != repoImage {
+		step("%s gets %s, what the fleet last shipped; the repository says %s — commit `%s: %s` to %s to make it say so",
+			id, cell.Image, repoImage, next.ConfigKey("image"), cell.Image, stackRel)
+	} else {
+		step("%s gets %s", id, cell.Image)
+	}
+	// The new database gets the schema of that image before any tenant
+	// reaches it — the migration a deploy's wave runs before a cell's
+	// service moves, from the same image and command — once the fleet's
+	// cells have a schema at all (a migration ran in one, per the
+	// records). A fleet whose first up created its cells has run none: a
+	// new cell migrated alone would be the only one with a schema, and
+	// every other cell would look behind it.
+	cfg, err := cellspec.FromSpec(cell.Cell)
+	if err != nil {
+		return nil, fmt.Errorf("cannot add %q: %w", id, err)
+	}
+	var migrator executor.Migrator
+	var mplan executor.MigrationPlan
+	mreq := executor.MigrationRequest{Cell: id, To: cfg}
+	if env.Migrator != nil {
+		migrated, err := fleetMigrated(ctx, env, next, id)
+		if err != nil {
+			return nil, fmt.Errorf("cannot add %q, nothing was written: %w", id, err)
+		}
+		if migrator = env.Migrator(next, eng); migrator != nil && migrated != "" {
+			if mplan = migrator.Plan(mreq); !mplan.None() {
+				step("%s's database gets the fleet's schema before any tenant: %s", id, migrated)
+			}
+		}
+	}
+	if !mplan.None() && env.Record == nil {
+		return nil, fmt.Errorf("cannot add %q: its database must be migrated (%s) before it gets tenants, and this command cannot record the migration where status and deploy read a cell's schema", id, mplan)
+	}
+
 	// The plan: the add's steps in order. A dry run prints each step's
 	// would; a run does each one.
 	var steps []addStep
@@ -304,6 +351,15 @@ func AddCell(ctx context.Context, env *Env, o AddOptions) (*AddReport, error) {
 		step("%s is up: its service reached steady state behind its ALB and its database users exist", id)
 		return nil
 	}})
+	if !mplan.None() {
+		recImage := ""
+		if cfg.Image != repoImage {
+			recImage = repoImage
+		}
+		steps = append(steps, addStep{would: fmt.Sprintf("migrate %s's database before it gets tenants: %s", id, mplan), do: func(ctx context.Context) error {
+			return migrateNew(ctx, env, migrator, mreq, mplan, recImage, step, undo)
+		}})
+	}
 	steps = append(steps, addStep{would: fmt.Sprintf("give %s %d buckets (%.1f%% of tenants) and publish the router (table version %d)", id, planned.MovedBuckets, planned.MovedShare*100, planned.ToVersion), do: func(ctx context.Context) error {
 		fl, err := env.Load()
 		if err != nil {
@@ -337,6 +393,90 @@ func AddCell(ctx context.Context, env *Env, o AddOptions) (*AddReport, error) {
 		}
 	}
 	return rep, nil
+}
+
+// fleetMigrated says which of the fleet's other cells ran a migration, per
+// the records ("" when none did, or the fleet keeps no records).
+func fleetMigrated(ctx context.Context, env *Env, fl *fleet.Fleet, id string) (string, error) {
+	if env.Records == nil {
+		return "", nil
+	}
+	recs, err := env.Records(ctx)
+	if err != nil {
+		return "", fmt.Errorf("reading the fleet's schema versions (the rollout records in the backend): %w", err)
+	}
+	states := executor.SchemaVersions(recs)
+	var cells []string
+	for _, c := range fl.CellIDs() {
+		if _, ok := states[c]; ok && c != id {
+			cells = append(cells, c)
+		}
+	}
+	if len(cells) == 0 {
+		return "", nil
+	}
+	_, newest := executor.SchemaBehind(states, cells)
+	if newest == "" {
+		newest = "unknown"
+	}
+	return fmt.Sprintf("%s ran migrations (newest schema version %s)", strings.Join(cells, ", "), newest), nil
+}
+
+// migrateNew runs a new cell's schema migration and records it as a cell
+// add's record (executor.KindCellAdd): one wave of the one cell, passed
+// when the task exited 0, so status shows the cell's schema, drift reads
+// it and the desired state holds the image the cell was given. A failed
+// migration is recorded too (status shows it), and the cell gets no
+// tenants.
+func migrateNew(ctx context.Context, env *Env, m executor.Migrator, req executor.MigrationRequest, p executor.MigrationPlan,
+	repoImage string, step func(string, ...any), undo string) error {
+	id := req.Cell
+	step("migrating %s's database: %s", id, p)
+	now := time.Now().UTC()
+	started := time.Time{}
+	mig, err := m.Migrate(ctx, req, func(task string) {
+		started = time.Now().UTC()
+		step("%s's migration task %s started", id, task[strings.LastIndex(task, "/")+1:])
+	})
+	if mig.Image == "" {
+		mig.Image, mig.Command = p.Image, p.Command
+	}
+	if mig.Started.IsZero() {
+		mig.Started = started
+	}
+	if mig.Stopped.IsZero() {
+		mig.Stopped = time.Now().UTC()
+	}
+	if err != nil && mig.Error == "" {
+		mig.Error = err.Error()
+	}
+	cr := executor.CellRecord{Cell: id, State: executor.CellStateUpdated, After: req.To, RepoImage: repoImage, Migration: &mig, Updated: mig.Stopped}
+	wr := executor.WaveRecord{Name: "cell add", State: executor.WaveDone, Started: now, Finished: mig.Stopped}
+	rec := &executor.Record{ID: executor.NewID(executor.KindCellAdd), Kind: executor.KindCellAdd, State: executor.Complete,
+		Started: now, Updated: mig.Stopped, Finished: mig.Stopped}
+	if !mig.OK() {
+		cr.State, cr.Error = executor.CellStateFailed, "migration failed: "+mig.Failure()
+		wr.State, wr.Reason = executor.WaveHalted, cr.Error
+		rec.State, rec.Error, rec.Finished = executor.HaltedState, cr.Error, time.Time{}
+	}
+	wr.Cells = []executor.CellRecord{cr}
+	rec.Waves = []executor.WaveRecord{wr}
+	if rerr := env.Record(ctx, rec); rerr != nil {
+		what := "passed"
+		if !mig.OK() {
+			what = "failed: " + mig.Failure()
+		}
+		return fmt.Errorf("%s's migration %s, but keeping its record %s failed (status and deploy would not know the cell's schema): %w\n%s", id, what, rec.ID, rerr, undo)
+	}
+	if !mig.OK() {
+		return fmt.Errorf("the migration of %s's database failed (record %s): %s\n%s", id, rec.ID, mig.Failure(), undo)
+	}
+	version := ""
+	if mig.SchemaVersion != "" {
+		version = ", schema version " + mig.SchemaVersion
+	}
+	step("%s's migration task %s exited 0%s (record %s)", id, mig.TaskID(), version, rec.ID)
+	return nil
 }
 
 // addStep is one step of a cell add: what a dry run says it would do, and

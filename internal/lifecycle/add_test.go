@@ -16,6 +16,7 @@ import (
 
 	"github.com/cellctl/cellctl/internal/fleet"
 	"github.com/cellctl/cellctl/router"
+	"github.com/cellctl/cellctl/waves/executor"
 )
 
 func TestAddToWaveKeepsTheRestOfTheFile(t *testing.T) {
@@ -317,6 +318,7 @@ func TestAddCellDryRunIsThePlanTheRunExecutes(t *testing.T) {
 	want := []string{
 		"validated the fleet with cell-e (stacks/Pulumi.cell-e.yaml and the stacks/waves.yaml edit, not written yet)",
 		"preflight passed for cell-e: the offline render and audits of the fleet with it, access to its account",
+		"cell-e gets registry.example.com/shop/api:1.4.2",
 		"would write stacks/Pulumi.cell-e.yaml (cells:index 5: VPC 10.5.0.0/16) and add cell-e to wave \"wave-2\" of stacks/waves.yaml",
 		"would deploy cell-e (cellctl up cell-e)",
 		"would give cell-e 100 buckets (9.8% of tenants) and publish the router (table version 2)",
@@ -336,5 +338,138 @@ func TestAddCellDryRunIsThePlanTheRunExecutes(t *testing.T) {
 	}
 	if dry.Index != run.Index || dry.Wave != run.Wave || dry.Transitions[0].MovedBuckets != run.Transitions[len(run.Transitions)-1].MovedBuckets {
 		t.Errorf("dry run %+v, run %+v", dry, run)
+	}
+}
+
+// fakeMigrator plans a migration from the image a cell migrates to and
+// runs it through the engine's call log, exiting with exit.
+type fakeMigrator struct {
+	eng  *fakeEngine
+	exit int
+}
+
+func (m *fakeMigrator) Plan(req executor.MigrationRequest) executor.MigrationPlan {
+	return executor.MigrationPlan{Image: req.To.Image, Command: []string{"/app/migrate", "up"}}
+}
+
+func (m *fakeMigrator) Migrate(_ context.Context, req executor.MigrationRequest, started func(string)) (executor.Migration, error) {
+	m.eng.mu.Lock()
+	m.eng.calls = append(m.eng.calls, "run migrate "+req.Cell+" "+req.To.Image)
+	m.eng.mu.Unlock()
+	started("arn:aws:ecs:us-east-1:123456789012:task/cells-cell-e/0123abcd")
+	exit := m.exit
+	return executor.Migration{Image: req.To.Image, Command: []string{"/app/migrate", "up"}, Task: "arn:aws:ecs:us-east-1:123456789012:task/cells-cell-e/0123abcd",
+		ExitCode: &exit, SchemaVersion: "1.5.0", LastLines: []string{"schema_version=1.5.0"}}, nil
+}
+
+// migratingHarness is a harness whose fleet shipped 1.5.0 (the desired
+// state gives the new cell that image, as internal/desired does for a
+// cell no rollout decided) and whose cells run migrations.
+func migratingHarness(t *testing.T, exit int) (*harness, *[]*executor.Record) {
+	h := newHarness(t, 1)
+	h.eng.gone = map[string]bool{"cell-e": true}
+	const shipped = "registry.example.com/shop/api:1.5.0"
+	desired := func(fl *fleet.Fleet, err error) (*fleet.Fleet, error) {
+		if err != nil {
+			return nil, err
+		}
+		for _, c := range fl.Cells {
+			c.Image = shipped
+		}
+		return fl, nil
+	}
+	h.env.Load = func() (*fleet.Fleet, error) { return desired(fleet.Load(h.dir)) }
+	h.env.LoadWith = func(files map[string][]byte) (*fleet.Fleet, error) { return desired(fleet.LoadWith(h.dir, files)) }
+	h.env.Migrator = func(*fleet.Fleet, Engine) executor.Migrator { return &fakeMigrator{eng: h.eng, exit: exit} }
+	// The fleet's rollout migrated cell-a (and the others) to 1.5.0.
+	exit0 := 0
+	shippedRec := &executor.Record{ID: "r-0123456789ab", State: executor.Complete, Waves: []executor.WaveRecord{{Name: "canary", State: executor.WaveDone,
+		Cells: []executor.CellRecord{{Cell: "cell-a", State: executor.CellStateUpdated, After: executor.CellConfig{Image: shipped},
+			Migration: &executor.Migration{Task: "arn:aws:ecs:us-east-1:123456789012:task/cells-cell-a/1", ExitCode: &exit0, SchemaVersion: "1.5.0"}}}}}}
+	h.env.Records = func(context.Context) ([]*executor.Record, error) { return []*executor.Record{shippedRec}, nil }
+	var recs []*executor.Record
+	h.env.Record = func(_ context.Context, rec *executor.Record) error {
+		h.eng.mu.Lock()
+		h.eng.calls = append(h.eng.calls, "run record "+string(rec.State))
+		h.eng.mu.Unlock()
+		recs = append(recs, rec)
+		return nil
+	}
+	return h, &recs
+}
+
+// TestAddCellGetsTheShippedReleaseAndItsSchema: the new cell runs what
+// the fleet shipped (the desired state's image, said in a step), and its
+// database is migrated from that image — and the migration recorded, so
+// status and the desired state see the cell's schema and image — after
+// its up and before it gets a bucket.
+func TestAddCellGetsTheShippedReleaseAndItsSchema(t *testing.T) {
+	h, recs := migratingHarness(t, 0)
+	dry, err := AddCell(context.Background(), h.env, AddOptions{Index: -1, Take: router.TakeAuto, DryRun: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	const gets = "cell-e gets registry.example.com/shop/api:1.5.0, what the fleet last shipped; the repository says registry.example.com/shop/api:1.4.2 — commit `cells:image: registry.example.com/shop/api:1.5.0` to stacks/Pulumi.cell-e.yaml to make it say so"
+	if !slices.Contains(dry.Steps, gets) || !slices.Contains(dry.Steps, "would migrate cell-e's database before it gets tenants: /app/migrate up (image registry.example.com/shop/api:1.5.0)") ||
+		!slices.Contains(dry.Steps, "cell-e's database gets the fleet's schema before any tenant: cell-a ran migrations (newest schema version 1.5.0)") {
+		t.Fatalf("dry run steps:\n%s", strings.Join(dry.Steps, "\n"))
+	}
+	if len(h.eng.runs()) != 0 || len(*recs) != 0 {
+		t.Fatalf("the dry run ran %v", h.eng.runs())
+	}
+	rep, err := AddCell(context.Background(), h.env, AddOptions{Index: -1, Take: router.TakeAuto})
+	if err != nil {
+		t.Fatalf("%v\n%s", err, h.log)
+	}
+	if got := strings.Join(h.eng.runs(), ";"); got != "up cell-e;migrate cell-e registry.example.com/shop/api:1.5.0;record complete;up router" {
+		t.Fatalf("runs %q: want the up, the migration and its record, then the router", got)
+	}
+	rec := (*recs)[0]
+	cr := rec.Waves[0].Cells[0]
+	if rec.Kind != executor.KindCellAdd || !strings.HasPrefix(rec.ID, "a-") || cr.After.Image != "registry.example.com/shop/api:1.5.0" ||
+		cr.RepoImage != "registry.example.com/shop/api:1.4.2" || !cr.Migration.OK() {
+		t.Fatalf("record %+v, cell %+v", rec, cr)
+	}
+	if s := executor.SchemaVersions(*recs)["cell-e"]; s.Version != "1.5.0" || s.Rollout != rec.ID {
+		t.Errorf("cell-e's schema from the records: %+v", s)
+	}
+	if !slices.Contains(rep.Steps, gets) || owned(h.table(t), "cell-e") == 0 {
+		t.Errorf("steps:\n%s", strings.Join(rep.Steps, "\n"))
+	}
+}
+
+// TestAddCellFailedMigrationRoutesNothing: a migration that exits non-zero
+// is recorded (status shows the failure) and the cell gets no tenants; the
+// error names the task's failure and how to continue or undo.
+func TestAddCellFailedMigrationRoutesNothing(t *testing.T) {
+	h, recs := migratingHarness(t, 1)
+	before := h.tableBytes(t)
+	_, err := AddCell(context.Background(), h.env, AddOptions{Index: -1, Take: router.TakeAuto})
+	if err == nil || !strings.Contains(err.Error(), "the migration of cell-e's database failed") || !strings.Contains(err.Error(), "exited 1") ||
+		!strings.Contains(err.Error(), "cell-e has no traffic") {
+		t.Fatalf("err = %v", err)
+	}
+	if got := strings.Join(h.eng.runs(), ";"); got != "up cell-e;migrate cell-e registry.example.com/shop/api:1.5.0;record halted" {
+		t.Fatalf("runs %q", got)
+	}
+	if s := executor.SchemaVersions(*recs)["cell-e"]; s.Failed == "" {
+		t.Errorf("the failed migration is not in the records: %+v", s)
+	}
+	if h.tableBytes(t) != before {
+		t.Fatal("a failed migration changed the routing table")
+	}
+}
+
+// TestAddCellInAFleetNeverMigratedRunsNoMigration: a fleet whose cells
+// never ran a migration (only `up` created them) gets a new cell without
+// one too, so no cell looks behind the new one.
+func TestAddCellInAFleetNeverMigratedRunsNoMigration(t *testing.T) {
+	h, recs := migratingHarness(t, 0)
+	h.env.Records = func(context.Context) ([]*executor.Record, error) { return nil, nil }
+	if _, err := AddCell(context.Background(), h.env, AddOptions{Index: -1, Take: router.TakeAuto}); err != nil {
+		t.Fatalf("%v\n%s", err, h.log)
+	}
+	if got := strings.Join(h.eng.runs(), ";"); got != "up cell-e;up router" || len(*recs) != 0 {
+		t.Fatalf("runs %q, records %d: want no migration", got, len(*recs))
 	}
 }
