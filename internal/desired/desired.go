@@ -28,7 +28,6 @@ import (
 	"context"
 	"fmt"
 	"slices"
-	"sort"
 	"strings"
 
 	"github.com/cellctl/cellctl/internal/fleet"
@@ -52,11 +51,18 @@ type Pin struct {
 	Rollout   string `json:"rollout"`
 	// File is the cell's stack file, where the image is committed.
 	File string `json:"file"`
+	// Release: no rollout shipped to this cell (a new cell); it takes
+	// what the fleet's newest complete rollout, Rollout, shipped (release).
+	Release bool `json:"release,omitempty"`
 }
 
 // Note is the pin for the operator: what runs, why, and how to make the
 // repository say so.
 func (p Pin) Note() string {
+	if p.Release {
+		return fmt.Sprintf("%s gets %s, what rollout %s shipped to the fleet; the repository says %s — commit `cells:image: %s` to %s to make the repository say so",
+			p.Cell, p.Image, p.Rollout, p.RepoImage, p.Image, p.File)
+	}
 	return fmt.Sprintf("%s runs %s, shipped by rollout %s; the repository says %s — commit `cells:image: %s` to %s to make the repository say so",
 		p.Cell, p.Image, p.Rollout, p.RepoImage, p.Image, p.File)
 }
@@ -163,11 +169,11 @@ func Load(ctx context.Context, fl *fleet.Fleet, rs Records) (*State, error) {
 // that rollout shipped another image than the repository named and the
 // repository still names that image. A cell rolled back, or in a wave
 // that has not passed (pending, baking, halted), keeps looking at older
-// records: it runs what it ran before that rollout.
+// records: it runs what it ran before that rollout. A cell no record
+// decides (a new cell) takes what the fleet last shipped (release).
 func Resolve(fl *fleet.Fleet, recs []*executor.Record) *State {
 	st := &State{Fleet: fl, Repository: fl, Pins: map[string]Pin{}}
-	recs = slices.Clone(recs)
-	sort.SliceStable(recs, func(i, j int) bool { return recs[i].Started.After(recs[j].Started) })
+	recs = newestFirst(recs)
 	decided := map[string]bool{}
 	for _, r := range recs {
 		for _, w := range r.Waves {
@@ -194,7 +200,9 @@ func Resolve(fl *fleet.Fleet, recs []*executor.Record) *State {
 			}
 		}
 	}
-	if len(st.Pins) > 0 {
+	// A cell no record decides joins on the release its siblings run.
+	release(st, fl, recs, decided)
+	if len(st.Pins) > 0 || st.Release != nil {
 		st.Fleet = pinned(fl, st)
 	}
 	// Judged on the desired images: a cell's schema is compared with what

@@ -223,3 +223,47 @@ func TestSchemaProblems(t *testing.T) {
 		})
 	}
 }
+
+// TestResolveGivesANewCellTheFleetsRelease: a cell no rollout shipped to
+// (cell add's new cell) takes the image the newest complete rollout kept
+// over the same repository image — not a halted or rolled-back rollout's,
+// and not when its stack file names another image.
+func TestResolveGivesANewCellTheFleetsRelease(t *testing.T) {
+	fl := testFleet()
+	fl.Cell("cell-d").Image = "app:1.3.0" // its own override
+	t0 := time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC)
+	shipped := &executor.Record{ID: "r-good", State: executor.Complete, Started: t0, Waves: []executor.WaveRecord{
+		{Name: "canary", State: executor.WaveDone, Cells: []executor.CellRecord{cellRec("cell-a", executor.CellStateUpdated, "app:1.5.0", "app:1.4.2")}},
+		{Name: "wave-1", State: executor.WaveDone, Cells: []executor.CellRecord{cellRec("cell-b", executor.CellStateUpdated, "app:1.5.0", "app:1.4.2")}},
+	}}
+	// Newer, but halted after its canary rolled back: not what the fleet runs.
+	bad := &executor.Record{ID: "r-bad", State: executor.HaltedState, Started: t0.Add(time.Hour), Waves: []executor.WaveRecord{
+		{Name: "canary", State: executor.WaveRolledBack, Cells: []executor.CellRecord{cellRec("cell-a", executor.CellStateRolled, "app:1.5.1-bad", "app:1.4.2")}},
+		{Name: "wave-1", State: executor.WavePending, Cells: []executor.CellRecord{cellRec("cell-b", executor.CellPending, "app:1.5.1-bad", "app:1.4.2")}},
+	}}
+	st := Resolve(fl, []*executor.Record{bad, shipped})
+	want := map[string]string{"cell-a": "app:1.5.0", "cell-b": "app:1.5.0", "cell-c": "app:1.5.0", "cell-d": "app:1.3.0", "cell-e": "app:1.5.0"}
+	for id, img := range want {
+		if got := st.Fleet.Cell(id).Image; got != img {
+			t.Errorf("%s: desired image %s, want %s", id, got, img)
+		}
+	}
+	p := st.Pins["cell-e"]
+	if !p.Release || p.Rollout != "r-good" || p.RepoImage != "app:1.4.2" || st.Pins["cell-a"].Release {
+		t.Errorf("cell-e's pin %+v, cell-a's %+v", p, st.Pins["cell-a"])
+	}
+	if !strings.Contains(p.Note(), "cell-e gets app:1.5.0, what rollout r-good shipped to the fleet") {
+		t.Errorf("note: %s", p.Note())
+	}
+	// With no complete rollout, a new cell follows its stack file.
+	if st := Resolve(testFleet(), []*executor.Record{bad}); len(st.Pins) != 0 {
+		t.Errorf("pins without a complete rollout: %+v", st.Pins)
+	}
+	// A complete rollout of the repository's own image pins nothing.
+	own := &executor.Record{ID: "r-own", State: executor.Complete, Started: t0.Add(2 * time.Hour), Waves: []executor.WaveRecord{
+		{Name: "canary", State: executor.WaveDone, Cells: []executor.CellRecord{cellRec("cell-a", executor.CellStateUpdated, "app:1.4.2", "")}},
+	}}
+	if st := Resolve(testFleet(), []*executor.Record{shipped, own}); st.Fleet.Cell("cell-e").Image != "app:1.4.2" {
+		t.Errorf("after a rollout of the repository's image, a new cell gets %s", st.Fleet.Cell("cell-e").Image)
+	}
+}

@@ -10,13 +10,17 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/cellctl/cellctl/internal/apply"
 	"github.com/cellctl/cellctl/internal/awsmodel"
 	"github.com/cellctl/cellctl/internal/cellid"
 	"github.com/cellctl/cellctl/internal/fleet"
 	"github.com/cellctl/cellctl/internal/safefile"
+	"github.com/cellctl/cellctl/internal/stackrun"
 	"github.com/cellctl/cellctl/router"
+	"github.com/cellctl/cellctl/waves/executor"
+	"github.com/cellctl/cellctl/waves/executor/cellspec"
 )
 
 // MaxIndex is the highest cells:index (VPC 10.N.0.0/16).
@@ -185,21 +189,17 @@ func AddCell(ctx context.Context, env *Env, o AddOptions) (*AddReport, error) {
 	if err != nil {
 		return nil, err
 	}
-	if !o.DryRun {
-		eng, err := env.Engine(fl)
-		if err != nil {
-			return nil, err
-		}
-		if err := base(ctx, env, eng, t, &rep.Report); err != nil {
-			return nil, err
-		}
-	}
 
-	// The plan: the add's steps in order. A dry run prints each step's
-	// would; a run does each one.
-	var steps []addStep
+	// The fleet with the new cell, as data: its stack file and the waves
+	// edit are loaded over the repository without being written, so the
+	// validation and every gate below judge exactly what the run will
+	// write, and a refusal leaves the repository byte-identical.
+	var files map[string][]byte
+	var filesText string
+	wavesPath := filepath.Join(fl.Dir, fl.StackDir, fleet.WavesFile)
+	wavesRel := filepath.Join(fl.StackDir, fleet.WavesFile)
+	next := fl
 	if existing == nil {
-		wavesPath := filepath.Join(fl.Dir, fl.StackDir, fleet.WavesFile)
 		wavesData, err := os.ReadFile(wavesPath)
 		if err != nil {
 			return nil, fmt.Errorf("cannot add %q: %w", id, err)
@@ -209,6 +209,19 @@ func AddCell(ctx context.Context, env *Env, o AddOptions) (*AddReport, error) {
 			return nil, fmt.Errorf("cannot add %q to a wave of stacks/%s: %w", id, fleet.WavesFile, err)
 		}
 		rep.Wave = wave
+		files = map[string][]byte{
+			filepath.ToSlash(stackRel): stackFile(fl, id, rep.Index, where),
+			filepath.ToSlash(wavesRel): newWaves,
+		}
+		if env.LoadWith == nil {
+			return nil, fmt.Errorf("cannot add %q: this command cannot load the fleet with the new cell before writing it", id)
+		}
+		if next, err = env.LoadWith(files); err != nil {
+			return nil, fmt.Errorf("the fleet is not valid with %s, nothing was written:\n%w", id, err)
+		}
+		if next.Cell(id) == nil {
+			return nil, fmt.Errorf("cannot add %q: the fleet loaded with %s has no cell %s, nothing was written", id, stackRel, id)
+		}
 		in := ""
 		if where.Account != "" {
 			in = ", in account " + where.Account
@@ -216,45 +229,115 @@ func AddCell(ctx context.Context, env *Env, o AddOptions) (*AddReport, error) {
 				in += " through " + where.RoleARN
 			}
 		}
-		files := fmt.Sprintf("%s (cells:index %d: VPC 10.%d.0.0/16%s) and add %s to wave %q of stacks/%s", stackRel, rep.Index, rep.Index, in, id, wave, fleet.WavesFile)
-		steps = append(steps, addStep{would: "write " + files + ", and validate the fleet with it", do: func(context.Context) error {
-			if err := writeNew(stackPath, stackFile(fl, id, rep.Index, where)); err != nil {
-				return fmt.Errorf("cannot add %q: %w", id, err)
+		filesText = fmt.Sprintf("%s (cells:index %d: VPC 10.%d.0.0/16%s) and add %s to wave %q of stacks/%s", stackRel, rep.Index, rep.Index, in, id, wave, fleet.WavesFile)
+		step("validated the fleet with %s (%s and the %s edit, not written yet)", id, stackRel, wavesRel)
+	}
+
+	// Every preflight, in a dry run too, before the first file is
+	// written: the table the deployed router serves, then apply's gates
+	// for the cell's up over the fleet with it (offline render, isolation
+	// and path audits, access to its account, immutable index and region,
+	// quotas and hosted zones). A dry run reads, as the run does; it
+	// writes nothing.
+	eng, err := env.Engine(next)
+	if err != nil {
+		return nil, err
+	}
+	if err := base(ctx, env, eng, t, &rep.Report); err != nil {
+		return nil, err
+	}
+	aenv := &apply.Env{
+		Fleet: next, Engine: func() (apply.Engine, error) { return eng, nil },
+		Parallel: env.Parallel, Log: env.Log, Events: env.Events, Stop: env.Stop,
+		Bootstrap: env.Bootstrap,
+	}
+	if env.QuotaCheck != nil {
+		// A new cell is where quota runs out: the same preflight as up.
+		aenv.QuotaCheck = func(ctx context.Context, cells []string) error { return env.QuotaCheck(ctx, next, cells) }
+	}
+	if _, err := apply.Check(ctx, aenv, eng, []stackrun.Request{{Stack: id, Op: stackrun.OpUp}}, false); err != nil {
+		nothing := "nothing was written"
+		if existing != nil {
+			nothing = "nothing was changed"
+		}
+		return nil, fmt.Errorf("cannot add %s, %s: %w", id, nothing, err)
+	}
+	quota := ""
+	if env.QuotaCheck != nil {
+		quota = ", its account's quotas and hosted zones"
+	}
+	step("preflight passed for %s: the offline render and audits of the fleet with it, access to its account%s", id, quota)
+
+	// What the cell runs is the desired state's (env.Load and LoadWith
+	// resolve it, internal/desired): what the fleet last shipped, which
+	// may be newer than the repository's image. Said either way, since
+	// the cell gets tenants.
+	cell := next.Cell(id)
+	repoImage := next.Baseline.Image
+	if repo, err := fleet.LoadWith(next.Dir, files); err == nil && repo.Cell(id) != nil {
+		repoImage = repo.Cell(id).Image
+	}
+	if cell.Image != repoImage {
+		step("%s gets %s, what the fleet last shipped; the repository says %s — commit `%s: %s` to %s to make it say so",
+			id, cell.Image, repoImage, next.ConfigKey("image"), cell.Image, stackRel)
+	} else {
+		step("%s gets %s", id, cell.Image)
+	}
+	// The new database gets the schema of that image before any tenant
+	// reaches it — the migration a deploy's wave runs before a cell's
+	// service moves, from the same image and command — once the fleet's
+	// cells have a schema at all (a migration ran in one, per the
+	// records). A fleet whose first up created its cells has run none: a
+	// new cell migrated alone would be the only one with a schema, and
+	// every other cell would look behind it.
+	cfg, err := cellspec.FromSpec(cell.Cell)
+	if err != nil {
+		return nil, fmt.Errorf("cannot add %q: %w", id, err)
+	}
+	var migrator executor.Migrator
+	var mplan executor.MigrationPlan
+	mreq := executor.MigrationRequest{Cell: id, To: cfg}
+	if env.Migrator != nil {
+		migrated, err := fleetMigrated(ctx, env, next, id)
+		if err != nil {
+			return nil, fmt.Errorf("cannot add %q, nothing was written: %w", id, err)
+		}
+		if migrator = env.Migrator(next, eng); migrator != nil && migrated != "" {
+			if mplan = migrator.Plan(mreq); !mplan.None() {
+				step("%s's database gets the fleet's schema before any tenant: %s", id, migrated)
 			}
-			if err := safefile.Write(wavesPath, newWaves, 0o644); err != nil {
+		}
+	}
+	if !mplan.None() && env.Record == nil {
+		return nil, fmt.Errorf("cannot add %q: its database must be migrated (%s) before it gets tenants, and this command cannot record the migration where status and deploy read a cell's schema", id, mplan)
+	}
+
+	// The plan: the add's steps in order. A dry run prints each step's
+	// would; a run does each one.
+	var steps []addStep
+	if existing == nil {
+		steps = append(steps, addStep{would: "write " + filesText, do: func(context.Context) error {
+			if err := writeNew(stackPath, files[filepath.ToSlash(stackRel)]); err != nil {
+				return fmt.Errorf("cannot add %q, nothing was written: %w", id, err)
+			}
+			if err := safefile.Write(wavesPath, files[filepath.ToSlash(wavesRel)], 0o644); err != nil {
 				os.Remove(stackPath)
-				return fmt.Errorf("cannot add %q: %w", id, err)
+				return fmt.Errorf("cannot add %q, nothing was kept (%s removed): %w", id, stackRel, err)
 			}
-			step("wrote %s", strings.Replace(files, "and add", "and added", 1))
-			if _, err := env.Load(); err != nil {
-				// Put the repository back as it was.
-				os.Remove(stackPath)
-				_ = safefile.Write(wavesPath, wavesData, 0o644)
-				return fmt.Errorf("the fleet is not valid with %s, nothing was kept:\n%w", id, err)
-			}
-			step("validated the fleet with %s", id)
+			step("wrote %s", strings.Replace(filesText, "and add", "and added", 1))
 			return nil
 		}})
 	}
-	steps = append(steps, addStep{would: fmt.Sprintf("deploy %s (cellctl up %s, with up's quota preflight)", id, id), do: func(ctx context.Context) error {
-		var err error
-		if fl, err = env.Load(); err != nil {
-			return err
-		}
-		eng, err := env.Engine(fl)
-		if err != nil {
-			return err
-		}
+	left := fmt.Sprintf("what the engine created of stack %s", id)
+	if existing == nil {
+		left = fmt.Sprintf("%s and %s in wave %q of %s (written by this add), and %s", stackRel, id, rep.Wave, wavesRel, left)
+	}
+	steps = append(steps, addStep{would: fmt.Sprintf("deploy %s (cellctl up %s)", id, id), do: func(ctx context.Context) error {
 		step("deploying %s (cellctl up %s)", id, id)
-		aenv := &apply.Env{
-			Fleet: fl, Engine: func() (apply.Engine, error) { return eng, nil },
-			Parallel: env.Parallel, Log: env.Log, Events: env.Events, Stop: env.Stop,
-			Bootstrap: env.Bootstrap,
-		}
-		if env.QuotaCheck != nil {
-			// A new cell is where quota runs out: the same preflight as up.
-			aenv.QuotaCheck = func(ctx context.Context, cells []string) error { return env.QuotaCheck(ctx, fl, cells) }
-		}
+		// The gates ran above over this very fleet, quota included: the
+		// up checks again (the files are on disk now) but does not read
+		// the quotas twice.
+		aenv.QuotaCheck = nil
 		ar, err := apply.Up(ctx, aenv, apply.Options{Cells: []string{id}})
 		if ar != nil && ar.Result != nil {
 			rep.Stacks = append(rep.Stacks, ar.Result.Stacks...)
@@ -263,12 +346,25 @@ func AddCell(ctx context.Context, env *Env, o AddOptions) (*AddReport, error) {
 			}
 		}
 		if err != nil {
-			return fmt.Errorf("deploying %s failed: %w\n%s", id, err, undo)
+			return fmt.Errorf("deploying %s failed: %w\nleft as they are: %s.\n%s", id, err, left, undo)
 		}
 		step("%s is up: its service reached steady state behind its ALB and its database users exist", id)
 		return nil
 	}})
+	if !mplan.None() {
+		recImage := ""
+		if cfg.Image != repoImage {
+			recImage = repoImage
+		}
+		steps = append(steps, addStep{would: fmt.Sprintf("migrate %s's database before it gets tenants: %s", id, mplan), do: func(ctx context.Context) error {
+			return migrateNew(ctx, env, migrator, mreq, mplan, recImage, step, undo)
+		}})
+	}
 	steps = append(steps, addStep{would: fmt.Sprintf("give %s %d buckets (%.1f%% of tenants) and publish the router (table version %d)", id, planned.MovedBuckets, planned.MovedShare*100, planned.ToVersion), do: func(ctx context.Context) error {
+		fl, err := env.Load()
+		if err != nil {
+			return fmt.Errorf("%w\n%s", err, undo)
+		}
 		tr, err := router.AddCell(fl.Routing, router.NewCell{ID: id}, router.AddOptions{Take: o.Take})
 		if err != nil {
 			return fmt.Errorf("%w\n%s", err, undo)
@@ -297,6 +393,98 @@ func AddCell(ctx context.Context, env *Env, o AddOptions) (*AddReport, error) {
 		}
 	}
 	return rep, nil
+}
+
+// fleetMigrated says which of the fleet's other cells ran a migration, per
+// the records ("" when none did, or the fleet keeps no records).
+func fleetMigrated(ctx context.Context, env *Env, fl *fleet.Fleet, id string) (string, error) {
+	if env.Records == nil {
+		return "", nil
+	}
+	recs, err := env.Records(ctx)
+	if err != nil {
+		return "", fmt.Errorf("reading the fleet's schema versions (the rollout records in the backend): %w", err)
+	}
+	states := executor.SchemaVersions(recs)
+	var cells []string
+	for _, c := range fl.CellIDs() {
+		if _, ok := states[c]; ok && c != id {
+			cells = append(cells, c)
+		}
+	}
+	if len(cells) == 0 {
+		return "", nil
+	}
+	// The versions they report, as they are (the target is the new
+	// cell's image's own migration, not the newest version any cell
+	// reports: a rolled-back release's may be among them).
+	var versions []string
+	for _, c := range cells {
+		if v := states[c].Version; v != "" && !slices.Contains(versions, v) {
+			versions = append(versions, v)
+		}
+	}
+	if len(versions) == 0 {
+		versions = []string{"unknown"}
+	}
+	return fmt.Sprintf("%s ran migrations (schema %s)", strings.Join(cells, ", "), strings.Join(versions, ", ")), nil
+}
+
+// migrateNew runs a new cell's schema migration and records it as a cell
+// add's record (executor.KindCellAdd): one wave of the one cell, passed
+// when the task exited 0, so status shows the cell's schema, drift reads
+// it and the desired state holds the image the cell was given. A failed
+// migration is recorded too (status shows it), and the cell gets no
+// tenants.
+func migrateNew(ctx context.Context, env *Env, m executor.Migrator, req executor.MigrationRequest, p executor.MigrationPlan,
+	repoImage string, step func(string, ...any), undo string) error {
+	id := req.Cell
+	step("migrating %s's database: %s", id, p)
+	now := time.Now().UTC()
+	started := time.Time{}
+	mig, err := m.Migrate(ctx, req, func(task string) {
+		started = time.Now().UTC()
+		step("%s's migration task %s started", id, task[strings.LastIndex(task, "/")+1:])
+	})
+	if mig.Image == "" {
+		mig.Image, mig.Command = p.Image, p.Command
+	}
+	if mig.Started.IsZero() {
+		mig.Started = started
+	}
+	if mig.Stopped.IsZero() {
+		mig.Stopped = time.Now().UTC()
+	}
+	if err != nil && mig.Error == "" {
+		mig.Error = err.Error()
+	}
+	cr := executor.CellRecord{Cell: id, State: executor.CellStateUpdated, After: req.To, RepoImage: repoImage, Migration: &mig, Updated: mig.Stopped}
+	wr := executor.WaveRecord{Name: "cell add", State: executor.WaveDone, Started: now, Finished: mig.Stopped}
+	rec := &executor.Record{ID: executor.NewID(executor.KindCellAdd), Kind: executor.KindCellAdd, State: executor.Complete,
+		Started: now, Updated: mig.Stopped, Finished: mig.Stopped}
+	if !mig.OK() {
+		cr.State, cr.Error = executor.CellStateFailed, "migration failed: "+mig.Failure()
+		wr.State, wr.Reason = executor.WaveHalted, cr.Error
+		rec.State, rec.Error, rec.Finished = executor.HaltedState, cr.Error, time.Time{}
+	}
+	wr.Cells = []executor.CellRecord{cr}
+	rec.Waves = []executor.WaveRecord{wr}
+	if rerr := env.Record(ctx, rec); rerr != nil {
+		what := "passed"
+		if !mig.OK() {
+			what = "failed: " + mig.Failure()
+		}
+		return fmt.Errorf("%s's migration %s, but keeping its record %s failed (status and deploy would not know the cell's schema): %w\n%s", id, what, rec.ID, rerr, undo)
+	}
+	if !mig.OK() {
+		return fmt.Errorf("the migration of %s's database failed (record %s): %s\n%s", id, rec.ID, mig.Failure(), undo)
+	}
+	version := ""
+	if mig.SchemaVersion != "" {
+		version = ", schema version " + mig.SchemaVersion
+	}
+	step("%s's migration task %s exited 0%s (record %s)", id, mig.TaskID(), version, rec.ID)
+	return nil
 }
 
 // addStep is one step of a cell add: what a dry run says it would do, and

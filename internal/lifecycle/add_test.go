@@ -2,15 +2,21 @@ package lifecycle
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
+	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/cellctl/cellctl/internal/fleet"
 	"github.com/cellctl/cellctl/router"
+	"github.com/cellctl/cellctl/waves/executor"
 )
 
 func TestAddToWaveKeepsTheRestOfTheFile(t *testing.T) {
@@ -185,7 +191,7 @@ func TestAddCellRefusals(t *testing.T) {
 
 func TestAddCellDryRun(t *testing.T) {
 	h := newHarness(t, 1)
-	h.env.Engine = func(*fleet.Fleet) (Engine, error) { return nil, errors.New("a dry run must not connect") }
+	before := treeSum(t, h.dir)
 	rep, err := AddCell(context.Background(), h.env, AddOptions{Index: -1, Take: 100, DryRun: true})
 	if err != nil {
 		t.Fatal(err)
@@ -193,9 +199,107 @@ func TestAddCellDryRun(t *testing.T) {
 	if rep.Transitions[0].MovedBuckets != 100 || rep.Cell != "cell-e" || rep.Wave != "wave-2" {
 		t.Fatalf("%+v", rep)
 	}
-	if _, err := os.Stat(filepath.Join(h.dir, "stacks", "Pulumi.cell-e.yaml")); err == nil {
-		t.Fatal("a dry run wrote the stack file")
+	// The dry run reads what the run's preflights read (the router's
+	// table version) and changes nothing.
+	if runs := h.eng.runs(); len(runs) != 0 || slices.ContainsFunc(h.eng.calls, func(c string) bool { return strings.HasPrefix(c, "secret ") }) {
+		t.Fatalf("a dry run ran the engine: %v", h.eng.calls)
 	}
+	if after := treeSum(t, h.dir); after != before {
+		t.Fatal("a dry run changed the repository")
+	}
+}
+
+// TestAddCellRefusedByAPreflightWritesNothing: a preflight refusal (here
+// the quota check, as on a region with no VPC left) comes before the
+// first file is written — the repository is byte-identical, the engine
+// ran nothing — and the dry run refuses the same way, with the same
+// error, checking the same fleet.
+func TestAddCellRefusedByAPreflightWritesNothing(t *testing.T) {
+	refusal := errors.New("refusing to create cell-e: vpc/L-F678F1CE in us-east-1: 5 used + 1 for the new cells = 6 > limit 5")
+	var msgs []string
+	for _, dry := range []bool{false, true} {
+		h := newHarness(t, 1)
+		h.eng.gone = map[string]bool{"cell-e": true} // a new cell: never deployed
+		var checked []string
+		h.env.QuotaCheck = func(_ context.Context, fl *fleet.Fleet, cells []string) error {
+			if c := fl.Cell("cell-e"); c == nil || c.Index != 5 {
+				t.Errorf("the quota check saw a fleet without the new cell-e: %v", fl.CellIDs())
+			}
+			checked = append(checked, cells...)
+			return refusal
+		}
+		before := treeSum(t, h.dir)
+		_, err := AddCell(context.Background(), h.env, AddOptions{Index: -1, Take: router.TakeAuto, DryRun: dry})
+		if !errors.Is(err, refusal) || !strings.HasPrefix(err.Error(), "cannot add cell-e, nothing was written: ") {
+			t.Fatalf("dry run %v: err = %v", dry, err)
+		}
+		msgs = append(msgs, err.Error())
+		if !slices.Equal(checked, []string{"cell-e"}) {
+			t.Errorf("dry run %v: quota checked for %v, want cell-e", dry, checked)
+		}
+		if after := treeSum(t, h.dir); after != before {
+			t.Errorf("dry run %v: a refused add changed the repository", dry)
+		}
+		if _, serr := os.Stat(filepath.Join(h.dir, "stacks", "Pulumi.cell-e.yaml")); serr == nil {
+			t.Errorf("dry run %v: a refused add wrote the stack file", dry)
+		}
+		if runs := h.eng.runs(); len(runs) != 0 || slices.ContainsFunc(h.eng.calls, func(c string) bool { return strings.HasPrefix(c, "secret ") }) {
+			t.Errorf("dry run %v: a refused add ran the engine: %v", dry, h.eng.calls)
+		}
+	}
+	if msgs[0] != msgs[1] {
+		t.Errorf("the dry run's refusal differs from the run's:\n%s\n%s", msgs[1], msgs[0])
+	}
+}
+
+// TestAddCellInvalidFleetWritesNothing: a new cell that makes the fleet
+// invalid is refused from the fleet loaded with it as data, naming the
+// file and line, before anything is written.
+func TestAddCellInvalidFleetWritesNothing(t *testing.T) {
+	h := newHarness(t, 1)
+	h.env.LoadWith = func(files map[string][]byte) (*fleet.Fleet, error) {
+		if _, ok := files["stacks/Pulumi.cell-e.yaml"]; !ok {
+			t.Errorf("the fleet was loaded without the new stack file: %v", files)
+		}
+		return nil, errors.New("stacks/Pulumi.cell-e.yaml:3: cells:index: refused by the test")
+	}
+	before := treeSum(t, h.dir)
+	_, err := AddCell(context.Background(), h.env, AddOptions{Index: -1, Take: router.TakeAuto})
+	if err == nil || !strings.Contains(err.Error(), "the fleet is not valid with cell-e, nothing was written:\nstacks/Pulumi.cell-e.yaml:3") {
+		t.Fatalf("err = %v", err)
+	}
+	if treeSum(t, h.dir) != before || len(h.eng.calls) != 0 {
+		t.Fatalf("an invalid add changed the repository or used the engine: %v", h.eng.calls)
+	}
+}
+
+// treeSum hashes every file of dir (path, mode and contents).
+func treeSum(t *testing.T, dir string) string {
+	t.Helper()
+	sum := sha256.New()
+	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		info, err := d.Info()
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(dir, p)
+		fmt.Fprintf(sum, "%s %v\n", rel, info.Mode())
+		if d.Type().IsRegular() {
+			data, err := os.ReadFile(p)
+			if err != nil {
+				return err
+			}
+			fmt.Fprintf(sum, "%d %x\n", len(data), sha256.Sum256(data))
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return hex.EncodeToString(sum.Sum(nil))
 }
 
 // TestAddCellDryRunIsThePlanTheRunExecutes: the dry run's steps are the
@@ -212,8 +316,11 @@ func TestAddCellDryRunIsThePlanTheRunExecutes(t *testing.T) {
 		t.Fatalf("%v\n%s", err, h.log)
 	}
 	want := []string{
-		"would write stacks/Pulumi.cell-e.yaml (cells:index 5: VPC 10.5.0.0/16) and add cell-e to wave \"wave-2\" of stacks/waves.yaml, and validate the fleet with it",
-		"would deploy cell-e (cellctl up cell-e, with up's quota preflight)",
+		"validated the fleet with cell-e (stacks/Pulumi.cell-e.yaml and the stacks/waves.yaml edit, not written yet)",
+		"preflight passed for cell-e: the offline render and audits of the fleet with it, access to its account",
+		"cell-e gets registry.example.com/shop/api:1.4.2",
+		"would write stacks/Pulumi.cell-e.yaml (cells:index 5: VPC 10.5.0.0/16) and add cell-e to wave \"wave-2\" of stacks/waves.yaml",
+		"would deploy cell-e (cellctl up cell-e)",
 		"would give cell-e 100 buckets (9.8% of tenants) and publish the router (table version 2)",
 	}
 	if !reflect.DeepEqual(dry.Steps, want) {
@@ -231,5 +338,138 @@ func TestAddCellDryRunIsThePlanTheRunExecutes(t *testing.T) {
 	}
 	if dry.Index != run.Index || dry.Wave != run.Wave || dry.Transitions[0].MovedBuckets != run.Transitions[len(run.Transitions)-1].MovedBuckets {
 		t.Errorf("dry run %+v, run %+v", dry, run)
+	}
+}
+
+// fakeMigrator plans a migration from the image a cell migrates to and
+// runs it through the engine's call log, exiting with exit.
+type fakeMigrator struct {
+	eng  *fakeEngine
+	exit int
+}
+
+func (m *fakeMigrator) Plan(req executor.MigrationRequest) executor.MigrationPlan {
+	return executor.MigrationPlan{Image: req.To.Image, Command: []string{"/app/migrate", "up"}}
+}
+
+func (m *fakeMigrator) Migrate(_ context.Context, req executor.MigrationRequest, started func(string)) (executor.Migration, error) {
+	m.eng.mu.Lock()
+	m.eng.calls = append(m.eng.calls, "run migrate "+req.Cell+" "+req.To.Image)
+	m.eng.mu.Unlock()
+	started("arn:aws:ecs:us-east-1:123456789012:task/cells-cell-e/0123abcd")
+	exit := m.exit
+	return executor.Migration{Image: req.To.Image, Command: []string{"/app/migrate", "up"}, Task: "arn:aws:ecs:us-east-1:123456789012:task/cells-cell-e/0123abcd",
+		ExitCode: &exit, SchemaVersion: "1.5.0", LastLines: []string{"schema_version=1.5.0"}}, nil
+}
+
+// migratingHarness is a harness whose fleet shipped 1.5.0 (the desired
+// state gives the new cell that image, as internal/desired does for a
+// cell no rollout decided) and whose cells run migrations.
+func migratingHarness(t *testing.T, exit int) (*harness, *[]*executor.Record) {
+	h := newHarness(t, 1)
+	h.eng.gone = map[string]bool{"cell-e": true}
+	const shipped = "registry.example.com/shop/api:1.5.0"
+	desired := func(fl *fleet.Fleet, err error) (*fleet.Fleet, error) {
+		if err != nil {
+			return nil, err
+		}
+		for _, c := range fl.Cells {
+			c.Image = shipped
+		}
+		return fl, nil
+	}
+	h.env.Load = func() (*fleet.Fleet, error) { return desired(fleet.Load(h.dir)) }
+	h.env.LoadWith = func(files map[string][]byte) (*fleet.Fleet, error) { return desired(fleet.LoadWith(h.dir, files)) }
+	h.env.Migrator = func(*fleet.Fleet, Engine) executor.Migrator { return &fakeMigrator{eng: h.eng, exit: exit} }
+	// The fleet's rollout migrated cell-a (and the others) to 1.5.0.
+	exit0 := 0
+	shippedRec := &executor.Record{ID: "r-0123456789ab", State: executor.Complete, Waves: []executor.WaveRecord{{Name: "canary", State: executor.WaveDone,
+		Cells: []executor.CellRecord{{Cell: "cell-a", State: executor.CellStateUpdated, After: executor.CellConfig{Image: shipped},
+			Migration: &executor.Migration{Task: "arn:aws:ecs:us-east-1:123456789012:task/cells-cell-a/1", ExitCode: &exit0, SchemaVersion: "1.5.0"}}}}}}
+	h.env.Records = func(context.Context) ([]*executor.Record, error) { return []*executor.Record{shippedRec}, nil }
+	var recs []*executor.Record
+	h.env.Record = func(_ context.Context, rec *executor.Record) error {
+		h.eng.mu.Lock()
+		h.eng.calls = append(h.eng.calls, "run record "+string(rec.State))
+		h.eng.mu.Unlock()
+		recs = append(recs, rec)
+		return nil
+	}
+	return h, &recs
+}
+
+// TestAddCellGetsTheShippedReleaseAndItsSchema: the new cell runs what
+// the fleet shipped (the desired state's image, said in a step), and its
+// database is migrated from that image — and the migration recorded, so
+// status and the desired state see the cell's schema and image — after
+// its up and before it gets a bucket.
+func TestAddCellGetsTheShippedReleaseAndItsSchema(t *testing.T) {
+	h, recs := migratingHarness(t, 0)
+	dry, err := AddCell(context.Background(), h.env, AddOptions{Index: -1, Take: router.TakeAuto, DryRun: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	const gets = "cell-e gets registry.example.com/shop/api:1.5.0, what the fleet last shipped; the repository says registry.example.com/shop/api:1.4.2 — commit `cells:image: registry.example.com/shop/api:1.5.0` to stacks/Pulumi.cell-e.yaml to make it say so"
+	if !slices.Contains(dry.Steps, gets) || !slices.Contains(dry.Steps, "would migrate cell-e's database before it gets tenants: /app/migrate up (image registry.example.com/shop/api:1.5.0)") ||
+		!slices.Contains(dry.Steps, "cell-e's database gets the fleet's schema before any tenant: cell-a ran migrations (schema 1.5.0)") {
+		t.Fatalf("dry run steps:\n%s", strings.Join(dry.Steps, "\n"))
+	}
+	if len(h.eng.runs()) != 0 || len(*recs) != 0 {
+		t.Fatalf("the dry run ran %v", h.eng.runs())
+	}
+	rep, err := AddCell(context.Background(), h.env, AddOptions{Index: -1, Take: router.TakeAuto})
+	if err != nil {
+		t.Fatalf("%v\n%s", err, h.log)
+	}
+	if got := strings.Join(h.eng.runs(), ";"); got != "up cell-e;migrate cell-e registry.example.com/shop/api:1.5.0;record complete;up router" {
+		t.Fatalf("runs %q: want the up, the migration and its record, then the router", got)
+	}
+	rec := (*recs)[0]
+	cr := rec.Waves[0].Cells[0]
+	if rec.Kind != executor.KindCellAdd || !strings.HasPrefix(rec.ID, "a-") || cr.After.Image != "registry.example.com/shop/api:1.5.0" ||
+		cr.RepoImage != "registry.example.com/shop/api:1.4.2" || !cr.Migration.OK() {
+		t.Fatalf("record %+v, cell %+v", rec, cr)
+	}
+	if s := executor.SchemaVersions(*recs)["cell-e"]; s.Version != "1.5.0" || s.Rollout != rec.ID {
+		t.Errorf("cell-e's schema from the records: %+v", s)
+	}
+	if !slices.Contains(rep.Steps, gets) || owned(h.table(t), "cell-e") == 0 {
+		t.Errorf("steps:\n%s", strings.Join(rep.Steps, "\n"))
+	}
+}
+
+// TestAddCellFailedMigrationRoutesNothing: a migration that exits non-zero
+// is recorded (status shows the failure) and the cell gets no tenants; the
+// error names the task's failure and how to continue or undo.
+func TestAddCellFailedMigrationRoutesNothing(t *testing.T) {
+	h, recs := migratingHarness(t, 1)
+	before := h.tableBytes(t)
+	_, err := AddCell(context.Background(), h.env, AddOptions{Index: -1, Take: router.TakeAuto})
+	if err == nil || !strings.Contains(err.Error(), "the migration of cell-e's database failed") || !strings.Contains(err.Error(), "exited 1") ||
+		!strings.Contains(err.Error(), "cell-e has no traffic") {
+		t.Fatalf("err = %v", err)
+	}
+	if got := strings.Join(h.eng.runs(), ";"); got != "up cell-e;migrate cell-e registry.example.com/shop/api:1.5.0;record halted" {
+		t.Fatalf("runs %q", got)
+	}
+	if s := executor.SchemaVersions(*recs)["cell-e"]; s.Failed == "" {
+		t.Errorf("the failed migration is not in the records: %+v", s)
+	}
+	if h.tableBytes(t) != before {
+		t.Fatal("a failed migration changed the routing table")
+	}
+}
+
+// TestAddCellInAFleetNeverMigratedRunsNoMigration: a fleet whose cells
+// never ran a migration (only `up` created them) gets a new cell without
+// one too, so no cell looks behind the new one.
+func TestAddCellInAFleetNeverMigratedRunsNoMigration(t *testing.T) {
+	h, recs := migratingHarness(t, 0)
+	h.env.Records = func(context.Context) ([]*executor.Record, error) { return nil, nil }
+	if _, err := AddCell(context.Background(), h.env, AddOptions{Index: -1, Take: router.TakeAuto}); err != nil {
+		t.Fatalf("%v\n%s", err, h.log)
+	}
+	if got := strings.Join(h.eng.runs(), ";"); got != "up cell-e;up router" || len(*recs) != 0 {
+		t.Fatalf("runs %q, records %d: want no migration", got, len(*recs))
 	}
 }

@@ -27,6 +27,7 @@ import (
 	"github.com/cellctl/cellctl/internal/fleet"
 	"github.com/cellctl/cellctl/internal/stackrun"
 	"github.com/cellctl/cellctl/router"
+	"github.com/cellctl/cellctl/waves/executor"
 )
 
 // Engine is what the lifecycle needs of the engine: what apply needs to
@@ -46,6 +47,11 @@ type Env struct {
 	// change to the repository, so each publish runs the program over the
 	// files as they are now.
 	Load func() (*fleet.Fleet, error)
+	// LoadWith reads the fleet as Load does, as it would be if each of
+	// files (relative to the fleet directory) held the given contents,
+	// writing nothing (fleet.LoadWith): cell add validates and gates the
+	// fleet with the new cell before it writes a file.
+	LoadWith func(files map[string][]byte) (*fleet.Fleet, error)
 	// Engine connects to the engine for a fleet as loaded.
 	Engine func(fl *fleet.Fleet) (Engine, error)
 	// Parallel bounds the stacks rendered and run at once.
@@ -60,6 +66,18 @@ type Env struct {
 	// Bootstrap runs the new cell database's users and grants after its
 	// up (cell add; nil: none).
 	Bootstrap func(ctx context.Context, cell *fleet.Cell, outputs map[string]any) error
+	// Migrator runs a new cell's schema migration (cell add) after its up
+	// and before it gets tenants: the one-off task a deploy's wave runs
+	// (executor.Migrator; nil: the fleet runs no migrations).
+	Migrator func(fl *fleet.Fleet, eng Engine) executor.Migrator
+	// Record keeps a record in the backend's rollout records (cell add's
+	// new cell: its image and its migration), where the desired state,
+	// status and drift read every cell's; nil: a migration is refused,
+	// since its schema would be known nowhere.
+	Record func(ctx context.Context, rec *executor.Record) error
+	// Records reads the backend's records (nil: none): cell add migrates
+	// a new cell once the fleet's cells have a schema.
+	Records func(ctx context.Context) ([]*executor.Record, error)
 	// Stop, once closed, starts no new stack (the first Ctrl-C).
 	Stop <-chan struct{}
 	// Sleep waits d or until ctx is done; nil: a real timer.

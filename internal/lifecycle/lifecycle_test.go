@@ -136,6 +136,7 @@ func newHarness(t *testing.T, deployed int64) *harness {
 	h.eng = &fakeEngine{dir: h.dir, deployed: deployed, fail: map[string]error{}}
 	h.env = &Env{
 		Load:     func() (*fleet.Fleet, error) { return fleet.Load(h.dir) },
+		LoadWith: func(files map[string][]byte) (*fleet.Fleet, error) { return fleet.LoadWith(h.dir, files) },
 		Engine:   func(*fleet.Fleet) (Engine, error) { return h.eng, nil },
 		Parallel: 2,
 		Log:      h.log,

@@ -80,7 +80,8 @@ func (j *Journal) saveLocked(ctx context.Context) error {
 }
 
 // NewID is a fresh record id of a kind that, unlike a rollout, has no
-// plan to digest: c- (a router canary) or s- (a rotation), 12 hex digits.
+// plan to digest: c- (a router canary), s- (a rotation) or a- (a cell
+// add), 12 hex digits.
 func NewID(k Kind) string {
 	var b [6]byte
 	_, _ = rand.Read(b[:])
@@ -90,6 +91,8 @@ func NewID(k Kind) string {
 		prefix = "c-"
 	case KindRotation:
 		prefix = "s-"
+	case KindCellAdd:
+		prefix = "a-"
 	case KindRollout, "":
 		prefix = "r-"
 	}

@@ -21,6 +21,11 @@ const (
 	KindCanary Kind = "router-canary"
 	// KindRotation: `cellctl secret rotate` (Record.Steps).
 	KindRotation Kind = "secret-rotation"
+	// KindCellAdd: `cellctl cell add`'s new cell — one passed wave of that
+	// one cell, with the image it was given and its schema migration — so
+	// the desired state, status and drift read a new cell's image and
+	// schema where they read every other cell's.
+	KindCellAdd Kind = "cell-add"
 )
 
 // RolloutState is where a rollout stands.

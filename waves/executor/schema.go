@@ -51,7 +51,8 @@ func SchemaVersions(recs []*Record) map[string]SchemaState {
 		}
 	}
 	for _, r := range recs {
-		if r == nil || !r.IsRollout() {
+		// A cell add's record holds its new cell's first migration.
+		if r == nil || (!r.IsRollout() && r.Kind != KindCellAdd) {
 			continue
 		}
 		for _, w := range r.Waves {

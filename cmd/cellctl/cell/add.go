@@ -17,6 +17,7 @@ import (
 	"github.com/cellctl/cellctl/internal/render/routing"
 	"github.com/cellctl/cellctl/internal/stackrun"
 	"github.com/cellctl/cellctl/router"
+	"github.com/cellctl/cellctl/waves/executor"
 )
 
 // NewCmdCell builds `cellctl cell`.
@@ -28,8 +29,11 @@ func NewCmdCell(f *cmdutil.Factory) *cobra.Command {
 
 // AddOptions are the inputs of `cellctl cell add`.
 type AddOptions struct {
-	IO       *iostreams.IOStreams
-	Load     func() (*fleet.Fleet, error)
+	IO   *iostreams.IOStreams
+	Load func() (*fleet.Fleet, error)
+	// LoadWith loads the fleet with files not yet written (the new
+	// cell's), for the preflights that run before anything is written.
+	LoadWith func(files map[string][]byte) (*fleet.Fleet, error)
 	Engine   func(fl *fleet.Fleet, events func(stackrun.Event)) (lc.Engine, error)
 	Parallel int
 	View     render.View[*lc.AddReport]
@@ -41,6 +45,12 @@ type AddOptions struct {
 	// Bootstrap runs the new cell database's users and grants after its
 	// up (cmdutil.Factory.Bootstrap).
 	Bootstrap func(ctx context.Context, cell *fleet.Cell, outputs map[string]any) error
+	// Migrator runs the new cell's schema migration before it gets
+	// tenants, and Record keeps it where status and deploy read a cell's
+	// schema (cmdutil.Factory.CellMigrator, KeepRecord).
+	Migrator func(fl *fleet.Fleet, eng lc.Engine) executor.Migrator
+	Record   func(ctx context.Context, rec *executor.Record) error
+	Records  func(ctx context.Context) ([]*executor.Record, error)
 
 	ID     string
 	Index  int
@@ -54,7 +64,8 @@ type AddOptions struct {
 
 // NewCmdAdd builds `cellctl cell add`.
 func NewCmdAdd(f *cmdutil.Factory, runF func(*AddOptions) error) *cobra.Command {
-	opts := &AddOptions{IO: f.IO, Load: f.TableLoader(), Engine: f.RoutingEngine, QuotaCheck: f.QuotaCheck, Bootstrap: f.Bootstrap}
+	opts := &AddOptions{IO: f.IO, Load: f.TableLoader(), LoadWith: f.TableLoaderWith(), Engine: f.RoutingEngine, QuotaCheck: f.QuotaCheck, Bootstrap: f.Bootstrap,
+		Migrator: f.CellMigrator, Record: f.KeepRecord, Records: func(context.Context) ([]*executor.Record, error) { return f.Records() }}
 	cmd := &cobra.Command{
 		Use:   "add [ID]",
 		Short: "Create a cell, deploy it, then give it tenants and publish the router",
@@ -62,27 +73,31 @@ func NewCmdAdd(f *cmdutil.Factory, runF func(*AddOptions) error) *cobra.Command 
 
 1. pick the id (default: the next free cell-<letters>) and cells:index
    (--index; default: one above the highest, so VPC 10.N.0.0/16 is new);
-2. write stacks/Pulumi.<id>.yaml and add the cell to a wave of
-   stacks/waves.yaml (--wave; default: the last), keeping the rest of that
-   file as it is;
-3. validate the fleet (nothing is kept when it is invalid);
-4. deploy the cell alone (its stack gets the fleet's origin-verify secret);
+2. validate the fleet with the cell's stacks/Pulumi.<id>.yaml and its line
+   in a wave of stacks/waves.yaml (--wave; default: the last), and run
+   every preflight on that fleet — the offline audits, access to its
+   account, its quotas and hosted zone — before either file is written:
+   a refusal writes nothing, and --dry-run runs the same preflights;
+3. write the two files (the rest of waves.yaml stays as it is);
+4. deploy the cell alone, on the image the fleet last shipped (what
+   deploy would give it; said when it is not the repository's); once the
+   fleet's cells have a schema, migrate its database from that image;
 5. only once it is up, give it buckets (--take auto: its share, moved from
    the most loaded cells with the fewest moves; or a number), save
    stacks/routing.json and publish the router.
 
 Until step 5 the cell has no traffic: a failure leaves the fleet serving as
-before and says how to continue (the same command again continues with the
-files already written) or undo.
+before and says what was left and how to continue (the same command again
+continues with the files already written) or undo.
 
 --account ID puts the cell in its own AWS account (cells:account), and
 --role the IAM role there that its provider and every cellctl reader assume
 (aws:assumeRole; a name is taken in --account). Its provider writes the
 cell's DNS records, so --hosted-zone-id and --fleet-domain name a zone in
 that account (a subdomain delegated to it) when the fleet's zone is not.
-The deploy first proves the role can be assumed and lands in that account,
-that the zone is there and holds the cell's name, and that the account's
-quotas have room, before anything is created.`,
+Step 2 proves the role can be assumed and lands in that account, that the
+zone is there and holds the cell's name, and that the account's quotas
+have room, before anything is written or created.`,
 		Example: `  cellctl cell add --dry-run
   cellctl cell add cell-eu1 --index 20 --wave canary --take 64`,
 		Args: cobra.MaximumNArgs(1),
@@ -144,6 +159,7 @@ func addRun(ctx context.Context, opts *AddOptions) error {
 	display := progress.New(opts.IO.ErrOut, opts.IO.IsStderrTTY() && opts.IO.ColorErr(), render.Err(opts.IO))
 	env := &lc.Env{
 		Load:     opts.Load,
+		LoadWith: opts.LoadWith,
 		Engine:   func(fl *fleet.Fleet) (lc.Engine, error) { return opts.Engine(fl, display.Handle) },
 		Parallel: opts.Parallel,
 		Log:      opts.IO.ErrOut,
@@ -151,6 +167,7 @@ func addRun(ctx context.Context, opts *AddOptions) error {
 		Stop:     cmdutil.Graceful(ctx).Done(),
 	}
 	env.Bootstrap = opts.Bootstrap
+	env.Migrator, env.Record, env.Records = opts.Migrator, opts.Record, opts.Records
 	if !opts.SkipQuotaCheck {
 		env.QuotaCheck = opts.QuotaCheck
 	}

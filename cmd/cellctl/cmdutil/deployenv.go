@@ -5,15 +5,18 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"strings"
 	"sync"
 	"time"
 
 	"github.com/cellctl/cellctl/cellmodule/spec"
 	"github.com/cellctl/cellctl/internal/apply"
 	"github.com/cellctl/cellctl/internal/awsapi"
+	"github.com/cellctl/cellctl/internal/cloud"
 	"github.com/cellctl/cellctl/internal/deploy"
 	"github.com/cellctl/cellctl/internal/engine"
 	"github.com/cellctl/cellctl/internal/fleet"
+	"github.com/cellctl/cellctl/internal/lifecycle"
 	"github.com/cellctl/cellctl/internal/rollout"
 	"github.com/cellctl/cellctl/internal/stackrun"
 	"github.com/cellctl/cellctl/waves/executor"
@@ -108,9 +111,17 @@ func (f *Factory) DeployEnv(ctx context.Context, fl *fleet.Fleet, events func(st
 		},
 		Log: f.IO.ErrOut,
 	}
+	env.Migrator = migrator(fl, bundle, env.Outputs)
+	return env, func() { _ = rs.Close() }, nil
+}
+
+// migrator is the schema migration of fl's cells on ECS: a one-off task in
+// each cell's cluster, from its account (its role) in the region the
+// migration's configuration names. deploy's waves and cell add run it.
+func migrator(fl *fleet.Fleet, bundle *cloud.Bundle, outs func(ctx context.Context, stack string) (map[string]any, error)) *ecsmigrator.Migrator {
 	var runners sync.Map // fleet.Access → *awsapi.ECS
-	env.Migrator = &ecsmigrator.Migrator{
-		Outputs: env.Outputs,
+	return &ecsmigrator.Migrator{
+		Outputs: outs,
 		Runner: func(ctx context.Context, cell, region string) (ecsmigrator.TaskRunner, error) {
 			a := fleet.Access{Region: region}
 			if c := fl.Cell(cell); c != nil {
@@ -131,7 +142,53 @@ func (f *Factory) DeployEnv(ctx context.Context, fl *fleet.Fleet, events func(st
 			return r.(*awsapi.ECS), nil
 		},
 	}
-	return env, func() { _ = rs.Close() }, nil
+}
+
+// CellMigrator is the schema migration of a lifecycle verb's cells (cell
+// add's new cell) over eng's outputs: the one deploy's waves run.
+func (f *Factory) CellMigrator(fl *fleet.Fleet, eng lifecycle.Engine) executor.Migrator {
+	bundle, err := f.Cloud()
+	if err != nil {
+		return failingMigrator{err}
+	}
+	return migrator(fl, bundle, func(ctx context.Context, stack string) (map[string]any, error) {
+		outs, err := eng.DeployedOutputs(ctx, stack)
+		if errors.Is(err, stackrun.ErrNotDeployed) {
+			return nil, nil
+		}
+		return outs, err
+	})
+}
+
+// failingMigrator plans as a migrator does but cannot run: the cloud it
+// would run on did not open (the same error a run would meet first).
+type failingMigrator struct{ err error }
+
+func (m failingMigrator) Plan(req executor.MigrationRequest) executor.MigrationPlan {
+	return (&ecsmigrator.Migrator{}).Plan(req)
+}
+
+func (m failingMigrator) Migrate(context.Context, executor.MigrationRequest, func(string)) (executor.Migration, error) {
+	return executor.Migration{}, m.err
+}
+
+// KeepRecord saves a record (cell add's) among the rollout records of the
+// fleet's backend, where the desired state, status and drift read them.
+func (f *Factory) KeepRecord(ctx context.Context, rec *executor.Record) error {
+	fl, err := f.Fleet()
+	if err != nil {
+		return err
+	}
+	url := engine.BackendURL(f.Global.Backend, fl.Dir)
+	if !strings.HasPrefix(url, "file://") && !strings.HasPrefix(url, "s3://") {
+		return fmt.Errorf("the backend %s keeps no cellctl records (only a file:// or s3:// backend does)", url)
+	}
+	rs, err := rollout.Open(ctx, url)
+	if err != nil {
+		return err
+	}
+	defer rs.Close()
+	return backend.New(rs).Save(ctx, rec)
 }
 
 // lastRun judges a stack's status: its last operation completed and left

@@ -39,12 +39,21 @@ func (f *Factory) RoutingEngine(fl *fleet.Fleet, events func(stackrun.Event)) (l
 // table transition is judged on the table as it is while the verb holds
 // the fleet (a no-op under --dry-run or once held).
 func (f *Factory) TableLoader() func() (*fleet.Fleet, error) {
-	return func() (*fleet.Fleet, error) {
+	load := f.TableLoaderWith()
+	return func() (*fleet.Fleet, error) { return load(nil) }
+}
+
+// TableLoaderWith is TableLoader over the repository as it would be with
+// files (relative to the fleet directory) holding the given contents,
+// written nowhere (fleet.LoadWith): cell add judges the fleet with its new
+// cell before it writes the cell's files.
+func (f *Factory) TableLoaderWith() func(files map[string][]byte) (*fleet.Fleet, error) {
+	return func(files map[string][]byte) (*fleet.Fleet, error) {
 		dir, err := filepath.Abs(f.Global.Dir)
 		if err != nil {
 			return nil, err
 		}
-		fl, err := fleet.Load(dir)
+		fl, err := fleet.LoadWith(dir, files)
 		if err != nil {
 			return nil, fmt.Errorf("invalid fleet configuration in %s:\n%w", f.Global.Dir, err)
 		}

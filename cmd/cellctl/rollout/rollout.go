@@ -227,7 +227,7 @@ func writeStatus(w io.Writer, s *render.Styles, r *executor.Record) {
 	for _, n := range r.Notes {
 		fmt.Fprintf(w, "note: %s\n", n)
 	}
-	if !r.IsRollout() {
+	if !r.IsRollout() && r.Kind != executor.KindCellAdd {
 		return
 	}
 	for _, wr := range r.Waves {
@@ -327,6 +327,8 @@ func kind(r *executor.Record) string {
 		return "router canary"
 	case executor.KindRotation:
 		return "rotation"
+	case executor.KindCellAdd:
+		return "cell add"
 	}
 	return "rollout"
 }

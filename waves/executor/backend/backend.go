@@ -38,11 +38,11 @@ func New(s *rollout.Store) *Store { return &Store{s: s, held: map[string]*rollou
 // idPattern is the shape of a record id cellctl makes: executor.Plan.ID
 // (r-, a rollout) or executor.NewID (c-, a router canary; s-, a secret
 // rotation); ids become object keys, so nothing else is accepted.
-var idPattern = regexp.MustCompile(`^[rcs]-[0-9a-f]{12}$`)
+var idPattern = regexp.MustCompile(`^[rcsa]-[0-9a-f]{12}$`)
 
 func key(id string) (string, error) {
 	if !idPattern.MatchString(id) {
-		return "", fmt.Errorf("record id %q is not one cellctl made (r-, c- or s- and 12 hex digits)", id)
+		return "", fmt.Errorf("record id %q is not one cellctl made (r-, c-, s- or a- and 12 hex digits)", id)
 	}
 	return rollout.RecordPrefix + id + ".json", nil
 }

@@ -152,3 +152,19 @@ func (passGate) Check(_ context.Context, q executor.GateQuery) ([]executor.Verdi
 	}
 	return out, nil
 }
+
+// A cell add's record (a- id) is saved and listed beside the rollouts:
+// the desired state, status and drift read a new cell's image and schema
+// from it.
+func TestCellAddRecordIsListed(t *testing.T) {
+	b, _ := open(t)
+	ctx := context.Background()
+	id := executor.NewID(executor.KindCellAdd)
+	if err := b.Save(ctx, &executor.Record{ID: id, Kind: executor.KindCellAdd, State: executor.Complete}); err != nil {
+		t.Fatal(err)
+	}
+	recs, err := b.List(ctx)
+	if err != nil || len(recs) != 1 || recs[0].ID != id || recs[0].Kind != executor.KindCellAdd {
+		t.Fatalf("list: %v %+v", err, recs)
+	}
+}
