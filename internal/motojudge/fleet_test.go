@@ -8,7 +8,6 @@ import (
 	"sort"
 	"strings"
 	"testing"
-	"testing/fstest"
 	"time"
 
 	"github.com/pulumi/pulumi/sdk/v3/go/common/resource"
@@ -18,7 +17,6 @@ import (
 	"github.com/cellctl/cellctl/internal/fleet/fleettest"
 	"github.com/cellctl/cellctl/internal/motojudge"
 	"github.com/cellctl/cellctl/internal/plan"
-	"github.com/cellctl/cellctl/router"
 )
 
 // shared is the package's one moto (TestMain), nil where moto_server is
@@ -53,49 +51,6 @@ func motoServer(t *testing.T) *motojudge.Server {
 // testNow is the date awsmodel's dated rules judge at: a verdict must not
 // depend on the day the test runs.
 func testNow() time.Time { return time.Date(2026, 12, 7, 12, 0, 0, 0, time.UTC) }
-
-// regionalFleet is n cells spread over regions (internal/plan's quota
-// tests lay out the same fleet).
-func regionalFleet(t *testing.T, n int, regions ...string) *fleet.Fleet {
-	t.Helper()
-	fsys := fstest.MapFS{}
-	fsys["Pulumi.yaml"] = &fstest.MapFile{Data: []byte(`name: cells
-runtime: go
-stackConfigDir: stacks
-config:
-  cells:image: registry.example.com/app:1.0.0
-  cells:fleetBucket: moto-judge-fleet
-  cells:fleetDomain: cells.example.com
-  cells:hostedZoneId: Z0123456789ABCDEFGHIJ
-  cells:natMode: single
-  aws:region: us-east-1
-`)}
-	var ids []string
-	var weights []router.CellWeight
-	for i := 0; i < n; i++ {
-		id := fmt.Sprintf("cell-%03d", i)
-		ids = append(ids, id)
-		weights = append(weights, router.CellWeight{Cell: id, Weight: 1})
-		fsys["stacks/Pulumi."+id+".yaml"] = &fstest.MapFile{Data: []byte(fmt.Sprintf("config:\n  cells:index: %d\n  aws:region: %s\n", i, regions[i%len(regions)]))}
-	}
-	fsys["stacks/Pulumi.router.yaml"] = &fstest.MapFile{Data: []byte("config:\n  aws:region: us-east-1\n")}
-	fsys["stacks/waves.yaml"] = &fstest.MapFile{Data: []byte("waves:\n  - name: all\n    cells: [" + strings.Join(ids, ", ") + "]\n")}
-	assign := router.Place(weights, 4096)
-	spec := router.Spec{Version: 1, Buckets: 4096}
-	for _, w := range weights {
-		spec.Cells = append(spec.Cells, router.CellSpec{ID: w.Cell, State: router.CellActive, Weight: 1, Buckets: assign.Ranges(w.Cell)})
-	}
-	table, err := router.New(spec)
-	if err != nil {
-		t.Fatal(err)
-	}
-	fsys["stacks/routing.json"] = &fstest.MapFile{Data: table.Marshal()}
-	f, err := fleet.LoadFS(fsys, "generated")
-	if err != nil {
-		t.Fatal(err)
-	}
-	return f
-}
 
 // tally counts one fleet's judgements; failures are the disagreements.
 type tally struct {
@@ -306,4 +261,10 @@ func TestPlantedDisagreementIsCaught(t *testing.T) {
 	if got, _ := compare("planted", verdict{refused: true, code: "X"}, motojudge.Outcome{Judged: true}); got != motoLax {
 		t.Errorf("moto accepting what awsmodel refuses: %s, want %s (moto's acceptance is no evidence)", got, motoLax)
 	}
+}
+
+// regionalFleet is a valid fleet of n single-NAT cells spread over
+// regions, in one wave.
+func regionalFleet(t *testing.T, n int, regions ...string) *fleet.Fleet {
+	return fleettest.Generate(t, fleettest.Generated{Cells: n, Regions: regions, Bucket: "moto-judge-fleet", OneWave: true})
 }

@@ -3,40 +3,11 @@ package plan
 import (
 	"context"
 	"fmt"
-	"strings"
 	"testing"
-	"testing/fstest"
 
 	"github.com/cellctl/cellctl/internal/fleet"
-	"github.com/cellctl/cellctl/router"
+	"github.com/cellctl/cellctl/internal/fleet/fleettest"
 )
-
-// generatedFleet builds a valid fleet of n cells (indexes 0…n-1) spread
-// over two regions, with a router and a routing table over all of them.
-func generatedFleet(tb testing.TB, n int) *fleet.Fleet {
-	tb.Helper()
-	fsys := fstest.MapFS{}
-	fsys["Pulumi.yaml"] = &fstest.MapFile{Data: []byte(`name: cells
-runtime: go
-stackConfigDir: stacks
-config:
-  cells:image: registry.example.com/app:1.0.0
-  cells:fleetBucket: bench-fleet
-  cells:fleetDomain: bench.example.com
-  cells:hostedZoneId: Z0123456789ABCDEFGHIJ
-  cells:natMode: single
-  aws:region: us-east-1
-`)}
-	var ids []string
-	var weights []router.CellWeight
-	for i := 0; i < n; i++ {
-		id := fmt.Sprintf("cell-%03d", i)
-		ids = append(ids, id)
-		weights = append(weights, router.CellWeight{Cell: id, Weight: 1})
-		fsys["stacks/Pulumi."+id+".yaml"] = &fstest.MapFile{Data: []byte(fmt.Sprintf("config:\n  cells:index: %d\n", i))}
-	}
-	return loadGenerated(tb, fsys, weights, "waves:\n  - name: canary\n    cells: ["+ids[0]+"]\n  - name: rest\n    cells: ["+strings.Join(ids[1:], ", ")+"]\n")
-}
 
 // BenchmarkPlan renders a whole generated fleet offline (every cell, the
 // router and the isolation audit) — the cost of `cellctl plan`.
@@ -68,30 +39,6 @@ func BenchmarkLoadFleet(b *testing.B) {
 			}
 		})
 	}
-}
-
-// loadGenerated completes a generated fleet — the router's stack file,
-// waves.yaml and a routing table placing the cells' weights over 4096
-// buckets — and loads it.
-func loadGenerated(tb testing.TB, fsys fstest.MapFS, weights []router.CellWeight, waves string) *fleet.Fleet {
-	tb.Helper()
-	fsys["stacks/Pulumi.router.yaml"] = &fstest.MapFile{Data: []byte("config:\n  aws:region: us-east-1\n")}
-	fsys["stacks/waves.yaml"] = &fstest.MapFile{Data: []byte(waves)}
-	assign := router.Place(weights, 4096)
-	spec := router.Spec{Version: 1, Buckets: 4096}
-	for _, w := range weights {
-		spec.Cells = append(spec.Cells, router.CellSpec{ID: w.Cell, State: router.CellActive, Weight: 1, Buckets: assign.Ranges(w.Cell)})
-	}
-	table, err := router.New(spec)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	fsys["stacks/routing.json"] = &fstest.MapFile{Data: table.Marshal()}
-	f, err := fleet.LoadFS(fsys, "generated")
-	if err != nil {
-		tb.Fatal(err)
-	}
-	return f
 }
 
 // BenchmarkPaths is what the access paths add to `cellctl plan` on a
@@ -152,4 +99,10 @@ func BenchmarkNetworkPaths(b *testing.B) {
 			}
 		})
 	}
+}
+
+// generatedFleet is a valid fleet of n cells in us-east-1, a canary and
+// the rest.
+func generatedFleet(tb testing.TB, n int) *fleet.Fleet {
+	return fleettest.Generate(tb, fleettest.Generated{Cells: n})
 }

@@ -5,42 +5,14 @@ import (
 	"fmt"
 	"strings"
 	"testing"
-	"testing/fstest"
 
 	"github.com/pulumi/pulumi/sdk/v3/go/common/resource"
 
 	"github.com/cellctl/cellctl/internal/awsfacts"
 	"github.com/cellctl/cellctl/internal/fleet"
+	"github.com/cellctl/cellctl/internal/fleet/fleettest"
 	"github.com/cellctl/cellctl/internal/offline"
-	"github.com/cellctl/cellctl/router"
 )
-
-// regionalFleet builds a valid fleet of n single-NAT cells, cell i in
-// regions[i % len(regions)].
-func regionalFleet(tb testing.TB, n int, regions ...string) *fleet.Fleet {
-	tb.Helper()
-	fsys := fstest.MapFS{}
-	fsys["Pulumi.yaml"] = &fstest.MapFile{Data: []byte(`name: cells
-runtime: go
-stackConfigDir: stacks
-config:
-  cells:image: registry.example.com/app:1.0.0
-  cells:fleetBucket: quota-fleet
-  cells:fleetDomain: cells.example.com
-  cells:hostedZoneId: Z0123456789ABCDEFGHIJ
-  cells:natMode: single
-  aws:region: us-east-1
-`)}
-	var ids []string
-	var weights []router.CellWeight
-	for i := 0; i < n; i++ {
-		id := fmt.Sprintf("cell-%03d", i)
-		ids = append(ids, id)
-		weights = append(weights, router.CellWeight{Cell: id, Weight: 1})
-		fsys["stacks/Pulumi."+id+".yaml"] = &fstest.MapFile{Data: []byte(fmt.Sprintf("config:\n  cells:index: %d\n  aws:region: %s\n", i, regions[i%len(regions)]))}
-	}
-	return loadGenerated(tb, fsys, weights, "waves:\n  - name: all\n    cells: ["+strings.Join(ids, ", ")+"]\n")
-}
 
 func renderCells(t *testing.T, f *fleet.Fleet) *Report {
 	t.Helper()
@@ -142,4 +114,10 @@ func TestA256CellFleetOverThreeRegionsPassesWithTheIncreasesItNeeds(t *testing.T
 		}
 	}
 	t.Logf("%d increases, e.g. %s", len(j.Increases), j.Increases[0])
+}
+
+// regionalFleet is a valid fleet of n single-NAT cells spread over
+// regions, in one wave.
+func regionalFleet(tb testing.TB, n int, regions ...string) *fleet.Fleet {
+	return fleettest.Generate(tb, fleettest.Generated{Cells: n, Regions: regions, OneWave: true})
 }

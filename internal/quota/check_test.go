@@ -11,13 +11,11 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
-	"testing/fstest"
 
 	"github.com/cellctl/cellctl/internal/awsapi"
 	"github.com/cellctl/cellctl/internal/fleet"
 	"github.com/cellctl/cellctl/internal/outcome"
 	"github.com/cellctl/cellctl/internal/sim"
-	"github.com/cellctl/cellctl/router"
 )
 
 // counting counts the HTTP requests the readers make.
@@ -160,52 +158,6 @@ func TestPreflightRefusesNamingQuotaRegionAndNumbers(t *testing.T) {
 			t.Errorf("refusal %q must say %q", err, want)
 		}
 	}
-}
-
-// generatedFleet is a valid fleet of n single-NAT cells over two regions.
-func generatedFleet(tb testing.TB, n int) *fleet.Fleet {
-	tb.Helper()
-	fsys := fstest.MapFS{"Pulumi.yaml": &fstest.MapFile{Data: []byte(`name: cells
-runtime: go
-stackConfigDir: stacks
-config:
-  cells:image: registry.example.com/app:1.0.0
-  cells:fleetBucket: bench-fleet
-  cells:certificateArn: arn:aws:acm:us-east-1:123456789012:certificate/bench
-  cells:natMode: single
-  cells:fleetDomain: cells.example.com
-  cells:hostedZoneId: Z0123456789ABCDEFGHIJ
-  aws:region: us-east-1
-`)}}
-	var ids []string
-	var weights []router.CellWeight
-	for i := 0; i < n; i++ {
-		id := fmt.Sprintf("cell-%03d", i)
-		ids = append(ids, id)
-		weights = append(weights, router.CellWeight{Cell: id, Weight: 1})
-		region := "us-east-1"
-		if i%2 == 1 {
-			region = "us-west-2"
-		}
-		fsys["stacks/Pulumi."+id+".yaml"] = &fstest.MapFile{Data: []byte(fmt.Sprintf("config:\n  cells:index: %d\n  aws:region: %s\n  cells:certificateArn: arn:aws:acm:%s:123456789012:certificate/bench\n", i, region, region))}
-	}
-	fsys["stacks/Pulumi.router.yaml"] = &fstest.MapFile{Data: []byte("config:\n  aws:region: us-east-1\n")}
-	fsys["stacks/waves.yaml"] = &fstest.MapFile{Data: []byte("waves:\n  - name: canary\n    cells: [" + ids[0] + "]\n  - name: rest\n    cells: [" + strings.Join(ids[1:], ", ") + "]\n")}
-	assign := router.Place(weights, 4096)
-	spec := router.Spec{Version: 1, Buckets: 4096}
-	for _, w := range weights {
-		spec.Cells = append(spec.Cells, router.CellSpec{ID: w.Cell, State: router.CellActive, Weight: 1, Buckets: assign.Ranges(w.Cell)})
-	}
-	table, err := router.New(spec)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	fsys["stacks/routing.json"] = &fstest.MapFile{Data: table.Marshal()}
-	f, err := fleet.LoadFS(fsys, "generated")
-	if err != nil {
-		tb.Fatal(err)
-	}
-	return f
 }
 
 // BenchmarkQuotaAPICalls counts the AWS requests of one audit: they
@@ -483,4 +435,14 @@ func TestAdviceLeavesRoomForAnotherCell(t *testing.T) {
 				c.code, c.used, c.limit, c.perCell, c.adding, r.Status, r.Reason, r.Headroom, r.Next, c.status, c.headroom, c.want)
 		}
 	}
+}
+
+// generatedFleet is a valid fleet of n single-NAT cells over two regions,
+// each with its region's certificate.
+func generatedFleet(tb testing.TB, n int) *fleet.Fleet {
+	return fleettest.Generate(tb, fleettest.Generated{Cells: n, Regions: []string{"us-east-1", "us-west-2"},
+		Baseline: "  cells:certificateArn: arn:aws:acm:us-east-1:123456789012:certificate/bench\n",
+		CellConfig: func(_ int, region string) string {
+			return "  cells:certificateArn: arn:aws:acm:" + region + ":123456789012:certificate/bench\n"
+		}})
 }
