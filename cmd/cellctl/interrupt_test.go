@@ -41,14 +41,15 @@ func waitDone(t *testing.T, what string, done <-chan struct{}) {
 
 // The first interrupt asks the operation to finish the stacks in flight
 // (the graceful context ends, the run's context does not); the second
-// cancels the run outright. Each says so on stderr.
+// cancels the run outright. Each says so on stderr, in the words of the
+// command that watches the first.
 func TestFirstInterruptIsGracefulSecondCancels(t *testing.T) {
 	io, _, _, _ := iostreams.Test()
 	stderr := &lockedBuffer{}
 	io.ErrOut = stderr
 	ctx, stop := interruptContext(io)
 	defer stop()
-	graceful := cmdutil.Graceful(ctx)
+	graceful := cmdutil.Graceful(ctx, cmdutil.StacksInFlight)
 	if graceful == ctx {
 		t.Fatal("the run's context carries no graceful context")
 	}
@@ -78,11 +79,43 @@ func TestFirstInterruptIsGracefulSecondCancels(t *testing.T) {
 func TestInterruptContextStopCancelsBoth(t *testing.T) {
 	io, _, _, _ := iostreams.Test()
 	ctx, stop := interruptContext(io)
-	graceful := cmdutil.Graceful(ctx)
+	graceful := cmdutil.Graceful(ctx, cmdutil.StacksInFlight)
 	if ctx.Err() != nil || graceful.Err() != nil {
 		t.Fatal("cancelled before any interrupt")
 	}
 	stop()
 	waitDone(t, "the run's context", ctx.Done())
 	waitDone(t, "the graceful context", graceful.Done())
+}
+
+// A command that watches no graceful context (status, a one-shot health)
+// is cancelled by the first interrupt — it used to be told "finishing the
+// stacks in flight" and wait for a second; one that does (health --watch)
+// says what it does, not what a stack run would.
+func TestFirstInterruptSaysWhatTheCommandDoes(t *testing.T) {
+	io, _, _, _ := iostreams.Test()
+	stderr := &lockedBuffer{}
+	io.ErrOut = stderr
+	ctx, stop := interruptContext(io)
+	if err := syscall.Kill(syscall.Getpid(), syscall.SIGINT); err != nil {
+		t.Fatal(err)
+	}
+	waitDone(t, "the run's context", ctx.Done())
+	if got := stderr.String(); got != "interrupt: cancelling\n" {
+		t.Fatalf("a command watching nothing, after one interrupt: %q", got)
+	}
+	stop()
+
+	stderr = &lockedBuffer{}
+	io.ErrOut = stderr
+	ctx, stop = interruptContext(io)
+	defer stop()
+	watch := cmdutil.Graceful(ctx, "stopping the watch")
+	if err := syscall.Kill(syscall.Getpid(), syscall.SIGINT); err != nil {
+		t.Fatal(err)
+	}
+	waitDone(t, "the watch's context", watch.Done())
+	if got := stderr.String(); got != "interrupt: stopping the watch (interrupt again to cancel now)\n" || ctx.Err() != nil {
+		t.Fatalf("health --watch after one interrupt: %q (run cancelled: %v)", got, ctx.Err())
+	}
 }

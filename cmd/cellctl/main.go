@@ -45,9 +45,11 @@ func execute(ctx context.Context, io *iostreams.IOStreams, args []string) int {
 	return exitcode.Of(err)
 }
 
-// interruptContext cancels on the second interrupt only: the first asks
-// the running operation to finish its current step (commands that support
-// it watch Graceful), the second cancels outright, as terraform does.
+// interruptContext cancels on the second interrupt when the command
+// watches the first: that one asks it to finish its current step
+// (cmdutil.Graceful, which says what it does then), the second cancels
+// outright, as terraform does. A command that watches none is cancelled
+// on the first.
 func interruptContext(io *iostreams.IOStreams) (context.Context, func()) {
 	ctx, cancel := context.WithCancel(context.Background())
 	graceful, gracefulCancel := context.WithCancel(context.Background())
@@ -59,9 +61,13 @@ func interruptContext(io *iostreams.IOStreams) (context.Context, func()) {
 		for range sigs {
 			n++
 			if n == 1 {
-				fmt.Fprintln(io.ErrOut, "interrupt: finishing the stacks in flight; no new stack starts (interrupt again to cancel now)")
-				gracefulCancel()
-				continue
+				// The command watching the first interrupt says what it
+				// does; a command that watches none is cancelled at once.
+				if what, ok := cmdutil.GracefulNotice(ctx); ok {
+					fmt.Fprintf(io.ErrOut, "interrupt: %s (interrupt again to cancel now)\n", what)
+					gracefulCancel()
+					continue
+				}
 			}
 			fmt.Fprintln(io.ErrOut, "interrupt: cancelling")
 			cancel()

@@ -164,7 +164,7 @@ func addRun(ctx context.Context, opts *AddOptions) error {
 		Parallel: opts.Parallel,
 		Log:      opts.IO.ErrOut,
 		Events:   display.Handle,
-		Stop:     cmdutil.Graceful(ctx).Done(),
+		Stop:     cmdutil.Graceful(ctx, cmdutil.StacksInFlight).Done(),
 	}
 	env.Bootstrap = opts.Bootstrap
 	env.Migrator, env.Record, env.Records = opts.Migrator, opts.Record, opts.Records

@@ -264,17 +264,47 @@ func SimDir(fl *fleet.Fleet) string { return cloud.SimDir(fl.Dir) }
 
 type gracefulKey struct{}
 
+// graceful is the first interrupt's meaning: the context it cancels, and
+// what the command that watches it does then (empty: no command watches
+// it, so the first interrupt cancels outright).
+type graceful struct {
+	ctx context.Context
+	mu  sync.Mutex
+	say string
+}
+
 // WithGraceful returns ctx carrying g, the context the first interrupt
 // cancels.
 func WithGraceful(ctx context.Context, g context.Context) context.Context {
-	return context.WithValue(ctx, gracefulKey{}, g)
+	return context.WithValue(ctx, gracefulKey{}, &graceful{ctx: g})
 }
 
 // Graceful returns a context that is cancelled on the first interrupt:
-// stop starting new work, let work in flight finish.
-func Graceful(ctx context.Context) context.Context {
-	if g, ok := ctx.Value(gracefulKey{}).(context.Context); ok {
-		return g
+// stop starting new work, let work in flight finish. what is how the
+// command tells the operator what it does then ("finishing the stacks in
+// flight; no new stack starts").
+func Graceful(ctx context.Context, what string) context.Context {
+	if g, ok := ctx.Value(gracefulKey{}).(*graceful); ok {
+		g.mu.Lock()
+		g.say = what
+		g.mu.Unlock()
+		return g.ctx
 	}
 	return ctx
 }
+
+// GracefulNotice is what the command watching the first interrupt does
+// then; ok is false when no command watches it.
+func GracefulNotice(ctx context.Context) (what string, ok bool) {
+	g, found := ctx.Value(gracefulKey{}).(*graceful)
+	if !found {
+		return "", false
+	}
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.say, g.say != ""
+}
+
+// StacksInFlight is what the first interrupt does to a command that runs
+// stacks.
+const StacksInFlight = "finishing the stacks in flight; no new stack starts"

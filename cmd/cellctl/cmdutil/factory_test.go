@@ -223,19 +223,25 @@ func TestDeployEnv(t *testing.T) {
 // one; a context without one is its own.
 func TestGraceful(t *testing.T) {
 	ctx := context.Background()
-	if Graceful(ctx) != ctx {
+	if Graceful(ctx, StacksInFlight) != ctx {
 		t.Error("a context without a graceful one is its own")
 	}
 	g, cancel := context.WithCancel(context.Background())
 	with := WithGraceful(ctx, g)
+	if _, ok := GracefulNotice(with); ok {
+		t.Error("a notice before any command watches the first interrupt")
+	}
 	cancel()
 	select {
-	case <-Graceful(with).Done():
+	case <-Graceful(with, "stopping the watch").Done():
 	default:
 		t.Error("the graceful context is not the one given")
 	}
 	if with.Err() != nil {
 		t.Error("cancelling the graceful context cancelled the run")
+	}
+	if what, ok := GracefulNotice(with); !ok || what != "stopping the watch" {
+		t.Errorf("notice %q, %v", what, ok)
 	}
 }
 

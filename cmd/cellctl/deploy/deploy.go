@@ -176,7 +176,7 @@ func deployRun(ctx context.Context, o *Options) error {
 	res, err := deploy.Run(ctx, env, deploy.Options{
 		Image: o.Image, DryRun: o.DryRun, Through: o.Through, Wave: o.Wave, Rebake: o.Rebake, Retry: o.Retry,
 		Abandon: o.Abandon, BakeScale: o.BakeScale, Host: host, PID: os.Getpid(),
-		Alive: func(h executor.Holder) bool { return rollout.ProcessAlive(h.PID) }, Stop: cmdutil.Graceful(ctx).Done(),
+		Alive: func(h executor.Holder) bool { return rollout.ProcessAlive(h.PID) }, Stop: cmdutil.Graceful(ctx, cmdutil.StacksInFlight).Done(),
 	})
 	if res != nil {
 		if verr := o.View.Render(o.IO, Report{Abandon: o.Abandon != "", Result: res}); verr != nil && err == nil {

@@ -267,7 +267,7 @@ func healthRun(ctx context.Context, o *Options) error {
 		// worth finishing); the last complete update decides the exit.
 		// A reading without credentials ends the watch before it is
 		// drawn; the one error is returned below.
-		wctx, stop := context.WithCancel(cmdutil.Graceful(ctx))
+		wctx, stop := context.WithCancel(cmdutil.Graceful(ctx, "stopping the watch"))
 		defer stop()
 		watched := func(ctx context.Context) health.Report {
 			r := read(ctx)

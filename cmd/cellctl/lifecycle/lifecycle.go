@@ -48,7 +48,7 @@ func (d Deps) env(ctx context.Context) (*lifecycle.Env, func()) {
 		Parallel: d.Parallel,
 		Log:      d.IO.ErrOut,
 		Events:   display.Handle,
-		Stop:     cmdutil.Graceful(ctx).Done(),
+		Stop:     cmdutil.Graceful(ctx, cmdutil.StacksInFlight).Done(),
 	}, display.Close
 }
 

@@ -178,7 +178,7 @@ func rotateRun(ctx context.Context, o *RotateOptions) error {
 		}
 		return o.View.Render(o.IO, RotateReport{Plan: p})
 	}
-	rec, err := rot.Run(ctx, originsecret.Options{Steps: o.Steps, Stop: cmdutil.Graceful(ctx).Done()})
+	rec, err := rot.Run(ctx, originsecret.Options{Steps: o.Steps, Stop: cmdutil.Graceful(ctx, "finishing the step in flight; no new step starts").Done()})
 	if errors.Is(err, originsecret.ErrPaused) {
 		err = nil
 	}

@@ -33,6 +33,6 @@ func applyEnv(ctx context.Context, io *iostreams.IOStreams, fl *fleet.Fleet, eng
 		Parallel: parallel,
 		Log:      io.ErrOut,
 		Events:   display.Handle,
-		Stop:     cmdutil.Graceful(ctx).Done(),
+		Stop:     cmdutil.Graceful(ctx, cmdutil.StacksInFlight).Done(),
 	}, display.Close
 }
