@@ -40,8 +40,11 @@ func NewCmdMigrate(f *cmdutil.Factory, runF func(*MigrateOptions) error) *cobra.
 
 Each step saves stacks/routing.json and publishes the router, refused when
 the deployed router serves a newer table.`,
-		Example: `  cellctl migrate acme --to cell-c
+		Example: `  # start: acme's writes answer 503 while its data is copied to cell-c
+  cellctl migrate acme --to cell-c
+  # once copied: serve acme from cell-c
   cellctl migrate acme --finish
+  # or, instead of --finish, serve it from its source again
   cellctl migrate acme --abort`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
