@@ -9,6 +9,7 @@ import (
 	"github.com/cellctl/cellctl/internal/apply"
 	"github.com/cellctl/cellctl/internal/fleet"
 	"github.com/cellctl/cellctl/internal/iostreams"
+	"github.com/cellctl/cellctl/internal/outcome"
 	"github.com/cellctl/cellctl/internal/render"
 )
 
@@ -22,6 +23,9 @@ type PreviewOptions struct {
 
 	Cells  []string
 	Router bool
+	// DetailedExitCode: exit 2 when changes are pending, 0 when none, 1
+	// on an error (terraform plan's -detailed-exitcode), for CI.
+	DetailedExitCode bool
 }
 
 // NewCmdPreview builds `cellctl preview`.
@@ -35,7 +39,9 @@ changing anything. -o markdown prints one summary ready to paste as a pull
 request comment.`,
 		Example: `  cellctl preview
   cellctl preview cell-a -o json
-  cellctl preview -o markdown > preview.md`,
+  cellctl preview -o markdown > preview.md
+  # in CI: exit 2 when an up would change something, 0 when not, 1 on an error
+  cellctl preview --detailed-exitcode`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Cells = args
 			opts.Parallel = f.Global.Parallel
@@ -50,6 +56,7 @@ request comment.`,
 		},
 	}
 	cmd.Flags().BoolVar(&opts.Router, "router", false, "preview the router stack (alone, unless cells are named too)")
+	cmd.Flags().BoolVar(&opts.DetailedExitCode, "detailed-exitcode", false, "exit 2 when changes are pending, 0 when there are none, 1 on an error")
 	return cmd
 }
 
@@ -61,5 +68,26 @@ func previewRun(ctx context.Context, opts *PreviewOptions) error {
 	env, done := applyEnv(ctx, opts.IO, fl, opts.Engine, opts.Parallel)
 	rep, err := apply.Preview(ctx, env, apply.Options{Cells: opts.Cells, Router: opts.Router})
 	done()
-	return show(opts.IO, opts.View, rep, err)
+	err = show(opts.IO, opts.View, rep, err)
+	if opts.DetailedExitCode {
+		return pending(rep, err)
+	}
+	return err
+}
+
+// pending is --detailed-exitcode's verdict: an error stays an error (exit
+// 1); changes pending in any stack exit 2 — silently, the preview said
+// what they are; none exit 0.
+func pending(rep *apply.Report, err error) error {
+	if err != nil || rep == nil || rep.Result == nil {
+		return err
+	}
+	n := 0
+	for _, r := range rep.Result.Stacks {
+		n += r.Changes.Total()
+	}
+	if n == 0 {
+		return nil
+	}
+	return &outcome.FindingsError{Count: n, Err: outcome.ErrSilent}
 }

@@ -14,6 +14,7 @@ import (
 
 	"github.com/cellctl/cellctl/cmd/cellctl/cmdutil"
 	"github.com/cellctl/cellctl/internal/apply"
+	"github.com/cellctl/cellctl/internal/exitcode"
 	"github.com/cellctl/cellctl/internal/fleet"
 	"github.com/cellctl/cellctl/internal/iostreams"
 	"github.com/cellctl/cellctl/internal/outcome"
@@ -347,5 +348,36 @@ func TestDestroyConfirm(t *testing.T) {
 	opts = &DestroyOptions{IO: io, Yes: true}
 	if err := opts.confirm(c); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// --detailed-exitcode: pending changes exit 2 with nothing more printed,
+// none exit 0, an error stays exit 1.
+func TestPreviewDetailedExitCode(t *testing.T) {
+	none := &apply.Report{Result: &runplan.Result{Operation: stackrun.OpPreview, Stacks: []*stackrun.Result{
+		{Name: "cell-a", Result: stackrun.Succeeded, Changes: stackrun.Changes{Same: 71}},
+		{Name: "router", Result: stackrun.Succeeded, Changes: stackrun.Changes{Same: 23},
+			Planned: []stackrun.Change{{Op: "read", Type: "pulumi:pulumi:StackReference", Name: "cell-a-outputs"}}},
+	}}}
+	if err := pending(none, nil); exitcode.Of(err) != exitcode.OK {
+		t.Errorf("no change: %v (exit %d), want 0", err, exitcode.Of(err))
+	}
+	changed := &apply.Report{Result: &runplan.Result{Operation: stackrun.OpPreview, Stacks: []*stackrun.Result{
+		{Name: "cell-a", Result: stackrun.Succeeded, Changes: stackrun.Changes{Same: 71}},
+		{Name: "cell-b", Result: stackrun.Succeeded, Changes: stackrun.Changes{Update: 1, Replace: 1, Same: 69}},
+	}}}
+	err := pending(changed, nil)
+	if exitcode.Of(err) != exitcode.Findings || !outcome.Silent(err) {
+		t.Errorf("changes pending: %v (exit %d), want a silent exit 2", err, exitcode.Of(err))
+	}
+	failed := errors.New("cell-c: boom")
+	if err := pending(changed, failed); exitcode.Of(err) != exitcode.Error {
+		t.Errorf("a failed preview: exit %d, want 1", exitcode.Of(err))
+	}
+	var got *PreviewOptions
+	cmd := NewCmdPreview(testFactory("table"), func(o *PreviewOptions) error { got = o; return nil })
+	cmd.SetArgs([]string{"--detailed-exitcode"})
+	if err := cmd.Execute(); err != nil || !got.DetailedExitCode {
+		t.Fatalf("flag: %v %+v", err, got)
 	}
 }
