@@ -87,6 +87,8 @@ passed). Every run ends with the table cell → wave → image → state.`,
 	fl.BoolVar(&opts.DryRun, "dry-run", false, "print per wave what changes, the gate, exposure and expected time; change nothing")
 	fl.StringVar(&opts.Through, "through", "", "stop after this wave (exit 0); a later run continues")
 	fl.StringVar(&opts.Wave, "wave", "", "run only this wave (every earlier wave of the rollout must have passed)")
+	_ = cmd.RegisterFlagCompletionFunc("through", f.CompleteWaves)
+	_ = cmd.RegisterFlagCompletionFunc("wave", f.CompleteWaves)
 	fl.BoolVar(&opts.Rebake, "rebake", false, "bake again waves that already passed")
 	fl.BoolVar(&opts.Retry, "retry", false, "try again the wave a halted rollout stopped at")
 	fl.StringVar(&opts.Abandon, "abandon", "", "break the lock of this rollout id (its holder is dead) and exit")

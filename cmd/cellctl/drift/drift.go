@@ -58,8 +58,9 @@ func NewCmdDrift(f *cmdutil.Factory, runF func(*DriftOptions) error) *cobra.Comm
 	cloud := &cloudFlag{cloud: &f.Global.Cloud}
 	var failOn string
 	cmd := &cobra.Command{
-		Use:   "drift [cell...]",
-		Short: "Audit drift: skew between cells, cells behind the repo, and cloud changes behind Pulumi's back",
+		Use:               "drift [cell...]",
+		ValidArgsFunction: f.CompleteCells,
+		Short:             "Audit drift: skew between cells, cells behind the repo, and cloud changes behind Pulumi's back",
 		Long: `Audit the fleet's cells three ways (all three unless one is picked):
 
   --skew    every cells: key against the fleet baseline (Pulumi.yaml),

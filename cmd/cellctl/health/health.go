@@ -61,8 +61,9 @@ var formats = []render.Format[health.Report]{
 func NewCmdHealth(f *cmdutil.Factory, runF func(*Options) error) *cobra.Command {
 	opts := &Options{IO: f.IO, Fleet: f.Fleet, Now: time.Now, Records: f.Records}
 	cmd := &cobra.Command{
-		Use:   "health [cells…]",
-		Short: "Show each cell's health, worst first, beside the fleet average",
+		Use:               "health [cells…]",
+		ValidArgsFunction: f.CompleteCells,
+		Short:             "Show each cell's health, worst first, beside the fleet average",
 		Long: `Show, per cell, now (the latest minute CloudWatch has) and over the window
 (--since): requests per second, 5xx rate, p99 latency, healthy/desired
 tasks, the state of its alarms and its load against its published capacity

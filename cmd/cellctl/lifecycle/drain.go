@@ -27,8 +27,9 @@ type DrainOptions struct {
 func NewCmdDrain(f *cmdutil.Factory, runF func(*DrainOptions) error) *cobra.Command {
 	opts := &DrainOptions{Deps: depsOf(f)}
 	cmd := &cobra.Command{
-		Use:   "drain CELL",
-		Short: "Move every tenant off a cell and publish the router",
+		Use:               "drain CELL",
+		ValidArgsFunction: f.CompleteOneCell,
+		Short:             "Move every tenant off a cell and publish the router",
 		Long: `Drain a cell in two published steps:
 
 1. mark it draining in stacks/routing.json and move all of its buckets —

@@ -63,6 +63,7 @@ the deployed router serves a newer table.`,
 	cmd.Flags().StringVar(&opts.To, "to", "", "start: the active cell to move the tenant to")
 	cmd.Flags().BoolVar(&opts.Finish, "finish", false, "finish the tenant's migration: serve it from the target")
 	cmd.Flags().BoolVar(&opts.Abort, "abort", false, "abort the tenant's migration: serve it from the source")
+	_ = cmd.RegisterFlagCompletionFunc("to", f.CompleteCells)
 	cmd.MarkFlagsMutuallyExclusive("to", "finish", "abort")
 	cmd.MarkFlagsOneRequired("to", "finish", "abort")
 	cmd.Flags().BoolVar(&opts.DryRun, "dry-run", false, "print the transition and write or publish nothing")

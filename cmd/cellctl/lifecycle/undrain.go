@@ -23,8 +23,9 @@ type UndrainOptions struct {
 func NewCmdUndrain(f *cmdutil.Factory, runF func(*UndrainOptions) error) *cobra.Command {
 	opts := &UndrainOptions{Deps: depsOf(f)}
 	cmd := &cobra.Command{
-		Use:   "undrain CELL",
-		Short: "Make a draining or drained cell active again and publish the router",
+		Use:               "undrain CELL",
+		ValidArgsFunction: f.CompleteOneCell,
+		Short:             "Make a draining or drained cell active again and publish the router",
 		Long: `Make a draining or drained cell active again: it takes back only as many
 buckets as balance needs (the fewest possible, from the most loaded cells),
 stacks/routing.json is saved and the router published. Same safety checks

@@ -94,9 +94,10 @@ func NewCmdRollout(f *cmdutil.Factory) *cobra.Command {
 func NewCmdStatus(f *cmdutil.Factory, runF func(*StatusOptions) error) *cobra.Command {
 	o := &StatusOptions{IO: f.IO, Store: storeOf(f)}
 	return &cobra.Command{
-		Use:   "status [ID]",
-		Short: "Show one record (default: the latest): a rollout's waves and cells, a canary's phases, a rotation's steps, states, gate readings",
-		Args:  cobra.MaximumNArgs(1),
+		Use:               "status [ID]",
+		ValidArgsFunction: f.CompleteRecords,
+		Short:             "Show one record (default: the latest): a rollout's waves and cells, a canary's phases, a rotation's steps, states, gate readings",
+		Args:              cobra.MaximumNArgs(1),
 		RunE: func(c *cobra.Command, args []string) error {
 			var err error
 			if o.View, err = render.Pick(f.Global.Output, statusFormats...); err != nil {

@@ -42,8 +42,9 @@ type DestroyOptions struct {
 func NewCmdDestroy(f *cmdutil.Factory, runF func(*DestroyOptions) error) *cobra.Command {
 	opts := &DestroyOptions{IO: f.IO, Fleet: f.DesiredFleet, Engine: f.ApplyEngine, Hold: f.HoldFleet}
 	cmd := &cobra.Command{
-		Use:   "destroy CELL",
-		Short: "Tear down one cell (refused until it is drained)",
+		Use:               "destroy CELL",
+		ValidArgsFunction: f.CompleteOneCell,
+		Short:             "Tear down one cell (refused until it is drained)",
 		Long: `Destroy every resource of one cell. cellctl refuses unless stacks/routing.json
 has the cell drained — no bucket and no tenant override pointing at it:
 run cellctl drain CELL first (a cell not in the table at all, e.g. a cell

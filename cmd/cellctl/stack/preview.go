@@ -32,8 +32,9 @@ type PreviewOptions struct {
 func NewCmdPreview(f *cmdutil.Factory, runF func(*PreviewOptions) error) *cobra.Command {
 	opts := &PreviewOptions{IO: f.IO, Fleet: f.DesiredFleet, Engine: f.ApplyEngine}
 	cmd := &cobra.Command{
-		Use:   "preview [cell...]",
-		Short: "Show what up would change, per stack",
+		Use:               "preview [cell...]",
+		ValidArgsFunction: f.CompleteCells,
+		Short:             "Show what up would change, per stack",
 		Long: `Ask the Pulumi engine what an up would change in each stack, without
 changing anything. -o markdown prints one summary ready to paste as a pull
 request comment.`,

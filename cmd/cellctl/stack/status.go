@@ -98,8 +98,9 @@ var (
 func NewCmdStatus(f *cmdutil.Factory, runF func(*StatusOptions) error) *cobra.Command {
 	opts := &StatusOptions{IO: f.IO, Fleet: f.Fleet, Engine: func(fl *fleet.Fleet) (StatusReader, error) { return f.Engine(fl, nil) }, Records: f.Records}
 	cmd := &cobra.Command{
-		Use:   "status [cell...]",
-		Short: "Show each stack's deployment (last update, image, resources) and each cell's routing (state, buckets, pinned tenants, load)",
+		Use:               "status [cell...]",
+		ValidArgsFunction: f.CompleteCells,
+		Short:             "Show each stack's deployment (last update, image, resources) and each cell's routing (state, buckets, pinned tenants, load)",
 		Example: `  cellctl status
   cellctl status -o json`,
 		RunE: func(cmd *cobra.Command, args []string) error {

@@ -42,8 +42,9 @@ type UpOptions struct {
 func NewCmdUp(f *cmdutil.Factory, runF func(*UpOptions) error) *cobra.Command {
 	opts := &UpOptions{IO: f.IO, Fleet: f.DesiredFleet, Engine: f.ApplyEngine, QuotaCheck: f.QuotaCheck, Bootstrap: f.Bootstrap}
 	cmd := &cobra.Command{
-		Use:   "up [cell...]",
-		Short: "Create or update cells, then the router",
+		Use:               "up [cell...]",
+		ValidArgsFunction: f.CompleteCells,
+		Short:             "Create or update cells, then the router",
 		Long: `Deploy the fleet through the Pulumi engine: every cell (in parallel, up to
 --parallel at once), then the router, which is updated only when all its
 cells succeeded. Name cells to deploy only those; --router deploys the
