@@ -113,8 +113,8 @@ func TestDeployConfigChangeRolledBackExactly(t *testing.T) {
 		t.Fatal(err)
 	}
 	r := mustRun(t, dir, "deploy", "--dry-run")
-	if !strings.Contains(r.stdout, "TaskMemory: 1024 → 2048") || !strings.Contains(r.stdout, "DesiredCount: 2 → 3") || strings.Contains(r.stdout, "image:") {
-		t.Errorf("the dry run must list the two settings, old → new, and no image change:\n%s", r.stdout)
+	if !strings.Contains(r.stdout, "cells:taskMemory: 1024 → 2048") || !strings.Contains(r.stdout, "cells:desiredCount: 2 → 3") || strings.Contains(r.stdout, "image:") {
+		t.Errorf("the dry run must list the two settings by their keys, old → new, and no image change:\n%s", r.stdout)
 	}
 	// The preview of cell-a's update with the shipped configuration: the
 	// task definition is replaced (memory forces it), the service updated.
