@@ -177,3 +177,22 @@ func TestCloudSources(t *testing.T) {
 		t.Errorf("--cloud sim still judged the other sources: %s", stderr)
 	}
 }
+
+// TestCloudlessCommandsIgnoreABadCloudSetting: version and the completion
+// scripts act on no cloud: a bad cellctl.cloud does not stop them (it
+// stopped `cellctl version`), while a command that acts on one is refused.
+func TestCloudlessCommandsIgnoreABadCloudSetting(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "Pulumi.yaml"), []byte("name: cells\nruntime: go\ncellctl:\n  cloud: gcp\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("CELLCTL_CLOUD", "")
+	for _, args := range [][]string{{"version", "--dir", dir}, {"completion", "bash", "--dir", dir}} {
+		if out, stderr, code := cellctl(t, args...); code != exitcode.OK || out == "" {
+			t.Errorf("%v: exit %d, stderr %q", args, code, stderr)
+		}
+	}
+	if _, stderr, code := cellctl(t, "status", "--dir", dir); code != exitcode.Error || !strings.Contains(stderr, "cellctl.cloud") {
+		t.Errorf("status with a bad cloud setting: exit %d, stderr %q", code, stderr)
+	}
+}

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"slices"
 
+	"github.com/spf13/cobra"
+
 	"github.com/cellctl/cellctl/internal/cloud"
 	"github.com/cellctl/cellctl/internal/fleet"
 )
@@ -11,6 +13,23 @@ import (
 // CloudEnv is the environment variable that picks the cloud when --cloud
 // is not given.
 const CloudEnv = "CELLCTL_CLOUD"
+
+// Cloudless is the annotation of a command that acts on no cloud and
+// reads no fleet (version): it runs whatever the cloud settings say, even
+// a bad one.
+const Cloudless = "cellctl/cloudless"
+
+// IsCloudless reports whether cmd acts on no cloud: it, or a command it
+// belongs to, is annotated Cloudless, or it is cobra's generated
+// completion (a script, written without a fleet).
+func IsCloudless(cmd *cobra.Command) bool {
+	for c := cmd; c != nil; c = c.Parent() {
+		if c.Annotations[Cloudless] != "" || c.Name() == "completion" && c.Parent() != nil && !c.Parent().HasParent() {
+			return true
+		}
+	}
+	return false
+}
 
 // CloudHelp is --cloud's help: the values and where the default comes from.
 const CloudHelp = "cloud to act on: aws, or sim (cellctl's simulated AWS, for rehearsals and tests); default $" + CloudEnv +

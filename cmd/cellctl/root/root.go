@@ -57,6 +57,9 @@ holder. Read-only commands and every --dry-run never take it.`,
 			if g.NoColor {
 				f.IO.DisableColor()
 			}
+			if cmdutil.IsCloudless(cmd) {
+				return nil
+			}
 			// The cloud: --cloud, else $CELLCTL_CLOUD, else the fleet's
 			// cellctl.cloud (Pulumi.yaml), else aws — settled here, once,
 			// so every command reads one value from g.Cloud.

@@ -88,10 +88,11 @@ var formats = []render.Format[Info]{
 // NewCmdVersion builds `cellctl version`.
 func NewCmdVersion(f *cmdutil.Factory) *cobra.Command {
 	return &cobra.Command{
-		Use:     "version",
-		Short:   "Print cellctl's version, its Go toolchain and the Pulumi SDKs it is built with",
-		Example: "  cellctl version\n  cellctl version -o json\n  cellctl --version",
-		Args:    cobra.NoArgs,
+		Use:         "version",
+		Short:       "Print cellctl's version, its Go toolchain and the Pulumi SDKs it is built with",
+		Annotations: map[string]string{cmdutil.Cloudless: "true"},
+		Example:     "  cellctl version\n  cellctl version -o json\n  cellctl --version",
+		Args:        cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			view, err := render.Pick(f.Global.Output, formats...)
 			if err != nil {
