@@ -213,6 +213,9 @@ type workspace struct {
 	// scratchBackend is the throwaway file backend a preview of a stack
 	// the backend does not hold yet runs against (removed on close).
 	scratchBackend string
+	// after answers the SDK's questions after an up or a destroy from the
+	// operation's own events (afterrun.go).
+	after *afterRun
 }
 
 // access says whether a workspace's changes to the stack file are kept.
@@ -343,11 +346,12 @@ func (e *Engine) open(ctx context.Context, name string, create bool, mode access
 			env[k] = v
 		}
 	}
+	w.after = newAfterRun(e.opts.Pulumi)
 	ws, err := auto.NewLocalWorkspace(ctx,
 		auto.WorkDir(dir),
 		auto.Program(program),
 		auto.EnvVars(env),
-		auto.Pulumi(e.opts.Pulumi),
+		auto.Pulumi(w.after),
 		auto.SecretsProvider(provider),
 	)
 	if err != nil {

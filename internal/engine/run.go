@@ -205,7 +205,7 @@ func (e *Engine) execute(ctx context.Context, req stackrun.Request, w *workspace
 		// stack's history afterwards, and only its resource counts are
 		// used; asked with secrets shown, the CLI would derive the
 		// passphrase's key (PBKDF2) once more to decrypt its config.
-		opts := []optup.Option{optup.EventStreams(ch), optup.SuppressProgress(), optup.ShowSecrets(false)}
+		opts := []optup.Option{optup.EventStreams(w.tap(ch)), optup.SuppressProgress(), optup.ShowSecrets(false)}
 		if req.Refresh {
 			opts = append(opts, optup.Refresh())
 		}
@@ -235,7 +235,7 @@ func (e *Engine) execute(ctx context.Context, req stackrun.Request, w *workspace
 		}
 	case stackrun.OpDestroy:
 		var r auto.DestroyResult
-		r, runErr = w.stack.Destroy(ctx, optdestroy.EventStreams(ch), optdestroy.SuppressProgress(), optdestroy.ShowSecrets(false))
+		r, runErr = w.stack.Destroy(ctx, optdestroy.EventStreams(w.tap(ch)), optdestroy.SuppressProgress(), optdestroy.ShowSecrets(false))
 		if r.Summary.ResourceChanges != nil {
 			summary = *r.Summary.ResourceChanges
 		}
