@@ -18,26 +18,24 @@ import (
 // newer one. A cell whose stack file names another image than that
 // rollout recorded (a commit since, or its own override) follows its file.
 func release(st *State, fl *fleet.Fleet, recs []*executor.Record, decided map[string]bool) {
-	var newest *executor.Record
-	for _, r := range recs {
-		if r != nil && r.IsRollout() && r.State == executor.Complete && (newest == nil || r.Started.After(newest.Started)) {
-			newest = r
-		}
-	}
-	if newest == nil {
+	// recs are newest first (Resolve sorted them).
+	i := slices.IndexFunc(recs, func(r *executor.Record) bool {
+		return r != nil && r.IsRollout() && r.State == executor.Complete
+	})
+	if i < 0 {
 		return
 	}
+	newest := recs[i]
 	// The images the rollout kept, by the repository image they replaced.
-	kept := map[string]string{}
+	shipped := map[string]string{}
 	for _, w := range newest.Waves {
-		if w.State != executor.WaveDone && w.State != executor.WaveUnchanged {
+		if !kept(w) {
 			continue
 		}
 		for _, cr := range w.Cells {
-			if (cr.State == executor.CellStateUpdated || cr.State == executor.CellStateUnchanged) &&
-				cr.RepoImage != "" && cr.After.Image != cr.RepoImage {
-				if _, ok := kept[cr.RepoImage]; !ok {
-					kept[cr.RepoImage] = cr.After.Image
+			if keptCell(cr) && cr.RepoImage != "" && cr.After.Image != cr.RepoImage {
+				if _, ok := shipped[cr.RepoImage]; !ok {
+					shipped[cr.RepoImage] = cr.After.Image
 				}
 			}
 		}
@@ -54,7 +52,7 @@ func release(st *State, fl *fleet.Fleet, recs []*executor.Record, decided map[st
 		if decided[c.ID] || reached[c.ID] {
 			continue
 		}
-		if img, ok := kept[c.Image]; ok {
+		if img, ok := shipped[c.Image]; ok {
 			st.Pins[c.ID] = Pin{Cell: c.ID, Image: img, RepoImage: c.Image, Rollout: newest.ID, File: c.File, Release: true}
 		}
 	}
