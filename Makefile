@@ -22,15 +22,25 @@ LONG_FUZZTIME_LOAD ?= 9000x
 NODE          ?= node
 NPM           ?= npm
 
-.PHONY: all build pulumi iamsim iam-actions test check test-go test-race cover-report test-node fuzz fuzz-long lint lint-workflows bench demo clean
+.PHONY: all deps build pulumi iamsim iam-actions test check test-go test-race cover-report test-node fuzz fuzz-long lint lint-workflows bench demo clean
 
 all: build
 
 build: $(BIN)/cellctl
 
-$(BIN)/cellctl: FORCE
+$(BIN)/cellctl: deps FORCE
 	$(GO) build -o $(BIN)/cellctl ./cmd/cellctl
 	$(GO) build -o /dev/null ./cmd/cells
+
+# The first build on a fresh machine fetches the Go modules quietly (`go mod
+# download` prints none of the hundreds of "go: downloading" lines a build
+# would) and says what it is doing and how long it takes; later it is a
+# no-op of a fraction of a second.
+deps:
+	@if [ ! -x $(BIN)/cellctl ]; then \
+	  echo "first build: fetching the Go modules, then compiling cellctl with the pulumi-aws SDK (about 4 minutes on 2 cores) and the pulumi CLI (about 7); later builds take seconds"; \
+	fi
+	@$(GO) mod download
 
 # The pulumi CLI cellctl drives. Use one on PATH when it is new enough,
 # otherwise build the pinned one from the tools module (~7 min cold). The
@@ -43,7 +53,7 @@ pulumi:
 	  echo "using $(BIN)/pulumi ($(PULUMI_VERSION))"; \
 	else \
 	  echo "building pulumi $(PULUMI_VERSION) into bin/ from the Go module proxy (about 7 minutes the first time)"; \
-	  cd tools && $(GO) build -o $(BIN)/pulumi \
+	  cd tools && $(GO) mod download && $(GO) build -o $(BIN)/pulumi \
 	    -ldflags "-X github.com/pulumi/pulumi/sdk/v3/go/common/version.Version=$(PULUMI_VERSION)" \
 	    github.com/pulumi/pulumi/pkg/v3/cmd/pulumi; \
 	fi
