@@ -148,6 +148,10 @@ type SecurityGroups struct {
 	MostRules int
 	// Fullest names the group (and direction) with MostRules.
 	Fullest string
+	// RulesErr says why the rules could not be weighed (a referenced
+	// prefix list the account does not describe); MostRules and Fullest
+	// are then unknown, while Count, which no rule changes, still stands.
+	RulesErr error
 }
 
 // SecurityGroups counts the region's security groups and their rules;
@@ -176,7 +180,7 @@ func (i *Inventory) SecurityGroups(ctx context.Context) (SecurityGroups, error) 
 		for pp.HasMorePages() {
 			page, err := pp.NextPage(ctx)
 			if err != nil {
-				return SecurityGroups{}, fmt.Errorf("EC2 DescribeManagedPrefixLists: %w", err)
+				return SecurityGroups{Count: len(groups), RulesErr: fmt.Errorf("EC2 DescribeManagedPrefixLists: %w", err)}, nil
 			}
 			for _, l := range page.PrefixLists {
 				weights[aws.ToString(l.PrefixListId)] = int(aws.ToInt32(l.MaxEntries))
@@ -188,7 +192,7 @@ func (i *Inventory) SecurityGroups(ctx context.Context) (SecurityGroups, error) 
 		for dir, perms := range map[string][]ec2types.IpPermission{"inbound": g.IpPermissions, "outbound": g.IpPermissionsEgress} {
 			n, err := ruleCount(perms, weights)
 			if err != nil {
-				return SecurityGroups{}, fmt.Errorf("security group %s: %w", aws.ToString(g.GroupId), err)
+				return SecurityGroups{Count: len(groups), RulesErr: fmt.Errorf("security group %s: %w", aws.ToString(g.GroupId), err)}, nil
 			}
 			if n > out.MostRules || n == out.MostRules && out.Fullest != "" && aws.ToString(g.GroupId)+" "+dir < out.Fullest {
 				out.MostRules, out.Fullest = n, aws.ToString(g.GroupId)+" "+dir

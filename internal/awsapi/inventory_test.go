@@ -146,6 +146,29 @@ func TestNATGatewayInAnUnknownSubnetStillCounts(t *testing.T) {
 	}
 }
 
+// TestSecurityGroupCountStandsWhenARuleCannotBeWeighed: a rule naming a
+// prefix list DescribeManagedPrefixLists does not return leaves the rules
+// per group unknown, never the number of groups, which no rule changes.
+func TestSecurityGroupCountStandsWhenARuleCannotBeWeighed(t *testing.T) {
+	inv, _ := startQuery(t,
+		queryReply{service: "ec2", action: "DescribeSecurityGroups", body: `<DescribeSecurityGroupsResponse xmlns="http://ec2.amazonaws.com/doc/2016-11-15/"><requestId>r</requestId><securityGroupInfo>` +
+			`<item><groupId>sg-1</groupId><vpcId>vpc-1</vpcId><ipPermissions><item><ipProtocol>tcp</ipProtocol><fromPort>443</fromPort><toPort>443</toPort><prefixListIds><item><prefixListId>pl-3b927c52</prefixListId></item></prefixListIds></item></ipPermissions><ipPermissionsEgress/></item>` +
+			`<item><groupId>sg-2</groupId><vpcId>vpc-1</vpcId><ipPermissions/><ipPermissionsEgress/></item>` +
+			`</securityGroupInfo></DescribeSecurityGroupsResponse>`},
+		queryReply{service: "ec2", action: "DescribeManagedPrefixLists", body: `<DescribeManagedPrefixListsResponse xmlns="http://ec2.amazonaws.com/doc/2016-11-15/"><requestId>r</requestId><prefixListSet/></DescribeManagedPrefixListsResponse>`},
+	)
+	sg, err := inv.SecurityGroups(ctx)
+	if err != nil {
+		t.Fatalf("SecurityGroups: %v", err)
+	}
+	if sg.Count != 2 {
+		t.Errorf("Count = %d, want 2: the groups were read", sg.Count)
+	}
+	if sg.RulesErr == nil || !strings.Contains(sg.RulesErr.Error(), "pl-3b927c52") {
+		t.Errorf("RulesErr = %v, want the prefix list that could not be weighed", sg.RulesErr)
+	}
+}
+
 func TestDBClustersFollowMarkerAfterThrottling(t *testing.T) {
 	page := doc(t, "rds/describe-db-clusters.xml")
 	inv, _ := startQuery(t,

@@ -151,6 +151,9 @@ func readSGCount(ctx context.Context, r *readers) (usage, error) {
 
 func readSGRules(ctx context.Context, r *readers) (usage, error) {
 	sg, err := r.securityGroups(ctx)
+	if err == nil && sg.RulesErr != nil {
+		return usage{}, sg.RulesErr
+	}
 	where := sg.Fullest
 	if where == "" {
 		where = "no security group"
