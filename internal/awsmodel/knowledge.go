@@ -168,6 +168,16 @@ type QuotaDef struct {
 	// use returns the scope key and amount one resource consumes (amount 0
 	// when it does not count).
 	use func(env Env, out resource.PropertyMap, cloud Cloud) (string, float64)
+	// implied are the resources of another type that consume the quota
+	// through one AWS creates with them (a VPC's default security group).
+	implied []impliedUse
+}
+
+// impliedUse is a resource type that consumes a quota through a resource
+// AWS creates with it, which no program declares.
+type impliedUse struct {
+	Type string
+	use  func(env Env, out resource.PropertyMap, cloud Cloud) (string, float64)
 }
 
 // Consumption is what one live resource uses of one quota.
@@ -175,6 +185,11 @@ type Consumption struct {
 	Code   string  `json:"code"`
 	Scope  string  `json:"scope"`
 	Amount float64 `json:"amount"`
+	// Implied: consumed through a resource AWS creates with this one (a
+	// VPC's default security group). It counts toward usage; whether AWS
+	// refuses the create itself when that quota is full is not documented,
+	// so the simulator does not.
+	Implied bool `json:"implied,omitempty"`
 }
 
 // QuotaUsage lists the quotas a live resource of typ consumes.
@@ -188,6 +203,16 @@ func QuotaUsage(typ string, env Env, outputs resource.PropertyMap, cloud Cloud) 
 		scope, n := q.use(env, outputs, cloud)
 		if n > 0 {
 			out = append(out, Consumption{Code: q.Code, Scope: scope, Amount: n})
+		}
+	}
+	for _, q := range quotaDefs {
+		for _, im := range q.implied {
+			if im.Type != typ {
+				continue
+			}
+			if scope, n := im.use(env, outputs, cloud); n > 0 {
+				out = append(out, Consumption{Code: q.Code, Scope: scope, Amount: n, Implied: true})
+			}
 		}
 	}
 	return out
@@ -251,7 +276,19 @@ var quotaDefs = []QuotaDef{
 	{Quota: awsfacts.RouteTablesPerVPC, Scope: "vpc", Type: "aws:ec2/routeTable:RouteTable",
 		ErrorCode: "RouteTableLimitExceeded", ErrorMessage: "The maximum number of route tables has been reached.", use: countBy("vpcId")},
 	{Quota: awsfacts.SecurityGroupsPerRegion, Scope: "region", Type: "aws:ec2/securityGroup:SecurityGroup",
-		ErrorCode: "SecurityGroupLimitExceeded", ErrorMessage: "The maximum number of security groups has been reached.", use: countRegion},
+		ErrorCode: "SecurityGroupLimitExceeded", ErrorMessage: "The maximum number of security groups has been reached.", use: countRegion,
+		// Every VPC comes with a default security group (Amazon VPC User
+		// Guide, "Default security groups for your VPCs"), which
+		// DescribeSecurityGroups lists and the quota counts: a cell's VPC
+		// costs one more group than its program declares.
+		// The default VPC's own group is one of the region's default
+		// resources (DefaultNetwork), counted there.
+		implied: []impliedUse{{Type: tVpc, use: func(env Env, out resource.PropertyMap, _ Cloud) (string, float64) {
+			if v, ok := out["isDefault"]; ok && v.IsBool() && v.BoolValue() {
+				return "", 0
+			}
+			return env.Region, 1
+		}}}},
 	{Quota: awsfacts.RulesPerSecurityGroup, Scope: "security-group", Type: "aws:vpc/securityGroupIngressRule:SecurityGroupIngressRule",
 		ErrorCode: "RulesPerSecurityGroupLimitExceeded", ErrorMessage: "The maximum number of rules per security group has been reached.",
 		use: func(env Env, out resource.PropertyMap, _ Cloud) (string, float64) {

@@ -67,6 +67,12 @@ func TestCostFollowsTheRenderedPlan(t *testing.T) {
 	if got := cost(awsfacts.RulesPerSecurityGroup, "cell-a"); got < 55 || got > 60 {
 		t.Errorf("rules per security group: cell-a's fullest group has %v, want 55..60", got)
 	}
+	// The five groups the cell template declares, and the default group
+	// AWS creates with its VPC (DescribeSecurityGroups lists it; moto's
+	// answer showed the simulator once left it out).
+	if got := cost(awsfacts.SecurityGroupsPerRegion, "cell-a"); got != 6 {
+		t.Errorf("security groups per Region: cell-a costs %v, want 6 (5 declared + its VPC's default group)", got)
+	}
 	for _, q := range []awsfacts.Quota{awsfacts.DBInstances, awsfacts.CacheNodesPerRegion, awsfacts.SecurityGroupsPerRegion, awsfacts.RolesPerAccount, awsfacts.FargateOnDemandVCPU, CloudWatchAlarms} {
 		if got := cost(q, "cell-a"); got <= 0 {
 			t.Errorf("%s: cell-a costs %v, want > 0", q.Name, got)

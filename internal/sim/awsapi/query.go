@@ -342,6 +342,22 @@ func (q *queryView) ec2(action string, in queryIn) ([]el, *apiError) {
 				leaf("groupDescription", q.s(r, "description")), leaf("vpcId", q.s(r, "vpcId")),
 				node("ipPermissions", pair[0]...), node("ipPermissionsEgress", pair[1]...)))
 		}
+		// Every VPC comes with its default security group (Amazon VPC User
+		// Guide, "Default security groups for your VPCs"): inbound from
+		// its own members, outbound anywhere. The default VPC's is one of
+		// the region's default resources, listed above.
+		for _, r := range q.live("aws:ec2/vpc:Vpc") {
+			id := q.s(r, "defaultSecurityGroupId")
+			if id == "" || q.get(r, "isDefault") == true {
+				continue
+			}
+			items = append(items, node("item", leaf("ownerId", q.Account()), leaf("groupId", id), leaf("groupName", "default"),
+				leaf("groupDescription", "default VPC security group"), leaf("vpcId", r.ID),
+				node("ipPermissions", node("item", leaf("ipProtocol", "-1"),
+					node("groups", node("item", leaf("userId", q.Account()), leaf("groupId", id))))),
+				node("ipPermissionsEgress", node("item", leaf("ipProtocol", "-1"),
+					node("ipRanges", node("item", leaf("cidrIp", "0.0.0.0/0")))))))
+		}
 	case "DescribeManagedPrefixLists":
 		set = "prefixListSet"
 		region := q.region

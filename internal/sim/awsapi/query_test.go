@@ -58,8 +58,10 @@ func TestInventoryReadersCountTheSimulatedCloud(t *testing.T) {
 	byAZ, err := inv.NATGatewaysByAZ(ctx)
 	count("NAT gateways in us-east-1a", byAZ["us-east-1a"], err, 1)
 	sgs, err := inv.SecurityGroups(ctx)
-	if err != nil || sgs.Count != 2 || sgs.MostRules != 55 || sgs.Fullest != sg.ID+" inbound" {
-		t.Errorf("security groups = %+v, %v; want the ALB group, whose prefix-list rule weighs 55, and the default VPC's default group", sgs, err)
+	// The ALB group, the default VPC's default group, and the default
+	// group AWS creates with each created VPC (the cell's and the extra).
+	if err != nil || sgs.Count != 4 || sgs.MostRules != 55 || sgs.Fullest != sg.ID+" inbound" {
+		t.Errorf("security groups = %+v, %v; want 4: the ALB group, whose prefix-list rule weighs 55, the default VPC's default group and each created VPC's", sgs, err)
 	}
 
 	// Fargate: 2 tasks × 256 CPU units = 0.5 vCPU, published in AWS/Usage

@@ -456,8 +456,8 @@ func checkQuotas(v *store.View, ctl *store.Control, t target, op int, outs resou
 	}
 	for _, u := range mine {
 		q, ok := awsmodel.QuotaDefByCode(u.Code)
-		if !ok {
-			continue
+		if !ok || u.Implied {
+			continue // an implied use counts below, never refuses its creator
 		}
 		prior := 0.0
 		for _, b := range before {
