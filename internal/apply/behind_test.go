@@ -72,6 +72,16 @@ func TestUpOfTheRouterComparesTheDeployedTable(t *testing.T) {
 type digestEngine struct {
 	deployedEngine
 	digests map[string]map[string]string
+	// onEnsure runs when the origin secret is ensured (the engine writes
+	// a stack file's value).
+	onEnsure func()
+}
+
+func (d *digestEngine) EnsureOriginVerifySecret(ctx context.Context, stacks []string) ([]string, error) {
+	if d.onEnsure != nil {
+		d.onEnsure()
+	}
+	return d.fakeEngine.EnsureOriginVerifySecret(ctx, stacks)
 }
 
 func (d *digestEngine) SecretDigest(_ context.Context, stack, key string) (string, bool, error) {
@@ -191,6 +201,21 @@ func TestUpOfAStackFileOlderThanTheRotationIsRefusedAsBehind(t *testing.T) {
 	d.digests["cell-b"][key] = "d-old"
 	if res := r.RunStack(context.Background(), stackrun.Request{Stack: "cell-b", Op: stackrun.OpUp}); !errors.As(res.Err, &b) || res.Result != stackrun.Skipped {
 		t.Fatalf("Runner.RunStack of an older stack file: %+v", res)
+	}
+	// The value the engine gives a stack file that lacks it is compared
+	// too: refused before the stack runs.
+	r = &Runner{Env: env, Engine: d}
+	delete(d.digests["cell-b"], key)
+	d.fakeEngine.secretWrote = []string{"stacks/Pulumi.cell-b.yaml"}
+	d.onEnsure = func() { d.digests["cell-b"][key] = "d-old" }
+	d.calls = nil
+	if res := r.RunStack(context.Background(), stackrun.Request{Stack: "cell-b", Op: stackrun.OpUp}); !errors.As(res.Err, &b) || res.Result != stackrun.Skipped {
+		t.Fatalf("Runner.RunStack refused after the secret was ensured: %+v", res)
+	}
+	for _, c := range d.calls {
+		if strings.HasPrefix(c, "run ") {
+			t.Fatalf("a stack ran despite the refusal: %v", d.calls)
+		}
 	}
 
 	// Unreadable records fail closed.

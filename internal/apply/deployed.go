@@ -59,7 +59,10 @@ func immutable(ctx context.Context, env *Env, r DeployedReader, names []string) 
 				return nil
 			}
 			errs[i] = compareDeployed(c, outs)
-			if rr, ok := r.(RoleReader); ok && errs[i] == nil {
+			// A declared account compared above settles the role; only
+			// otherwise is the deployed role read.
+			settled := deployedAccount(outs) != "" && c.Access().Account != ""
+			if rr, ok := r.(RoleReader); ok && errs[i] == nil && !settled {
 				role, known, err := rr.DeployedRole(gctx, c.ID)
 				switch {
 				case err != nil:

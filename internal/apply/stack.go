@@ -212,6 +212,10 @@ func (r *Runner) RunStack(ctx context.Context, req stackrun.Request) *stackrun.R
 	}
 	if req.Op == stackrun.OpUp {
 		if err := r.ensureSecret(ctx, req.Stack); err != nil {
+			var re *RefusedError
+			if errors.As(err, &re) {
+				return refused(err)
+			}
 			return &stackrun.Result{Name: req.Stack, Result: stackrun.Failed, Err: err}
 		}
 	}
