@@ -21,6 +21,7 @@ import (
 	"github.com/cellctl/cellctl/internal/plan"
 	"github.com/cellctl/cellctl/internal/runplan"
 	"github.com/cellctl/cellctl/internal/stackrun"
+	"github.com/cellctl/cellctl/waves/executor"
 )
 
 // Engine is what applying needs of the engine; internal/engine implements
@@ -62,6 +63,10 @@ type Env struct {
 	// grants, from the control plane (idempotent, so every up runs it). A
 	// failure fails the cell's step.
 	Bootstrap func(ctx context.Context, cell *fleet.Cell, outputs map[string]any) error
+	// Records reads the backend's records afresh, for the comparison of
+	// the origin-verify secret with what the newest rotation shipped
+	// (behind.go); nil: the engine's backend is read.
+	Records func(ctx context.Context) ([]*executor.Record, error)
 }
 
 func (env *Env) log() io.Writer {
@@ -248,6 +253,9 @@ func execute(ctx context.Context, env *Env, eng Engine, p *runplan.Plan) (*runpl
 		}
 		if len(changed) > 0 {
 			fmt.Fprintf(env.log(), "stored the fleet's origin-verify secret (encrypted) in %s — commit these files\n", strings.Join(changed, ", "))
+		}
+		if err := originBehind(ctx, env, eng, deploys); err != nil {
+			return nil, &RefusedError{Stacks: deploys, Err: err}
 		}
 	}
 	return p.Run(ctx, eng, runplan.Options{Events: env.Events, Stop: env.Stop})

@@ -36,11 +36,16 @@ func (e *RefusedError) Unwrap() error { return e.Err }
 //     configuration, a canary step's traffic split);
 //  3. every account the stacks live in can be reached: each role they
 //     assume is assumed once (an engine that is an AccessChecker);
-//  4. a deployed cell's index and region are immutable;
-//  5. quota preflight of the cells an up would create (env.QuotaCheck).
+//  4. a deployed cell's index, region and account are immutable;
+//  5. a checkout older than the fleet is refused (behind.go): an up of
+//     the router whose routing table is older than the deployed one's, an
+//     up whose origin-verify secret a rotation has replaced;
+//  6. quota preflight of the cells an up would create (env.QuotaCheck).
 //
 // The origin-verify secret is ensured when the change runs (execute,
-// Runner), after every gate passed: a refused change writes nothing.
+// Runner), after every gate passed: a refused change writes nothing; the
+// secret is compared with the rotation records again once it is in
+// place.
 func Check(ctx context.Context, env *Env, eng Engine, reqs []stackrun.Request, allowRelease bool) (map[string]int, error) {
 	expected, _, err := check(ctx, env, reqs, allowRelease, func() (Engine, error) { return eng, nil })
 	return expected, err
@@ -98,6 +103,14 @@ func check(ctx context.Context, env *Env, reqs []stackrun.Request, allowRelease 
 		if err := immutable(ctx, &genv, r, names); err != nil {
 			return nil, nil, &RefusedError{Stacks: names, Err: err}
 		}
+		if slices.Contains(ups, fleet.RouterStack) {
+			if err := tableBehind(ctx, genv.Fleet, r); err != nil {
+				return nil, nil, &RefusedError{Stacks: []string{fleet.RouterStack}, Err: err}
+			}
+		}
+	}
+	if err := originBehind(ctx, &genv, eng, ups); err != nil {
+		return nil, nil, &RefusedError{Stacks: ups, Err: err}
 	}
 	if len(ups) > 0 && env.QuotaCheck != nil {
 		if err := quotaPreflight(ctx, &genv, eng, ups); err != nil {
@@ -199,6 +212,10 @@ func (r *Runner) RunStack(ctx context.Context, req stackrun.Request) *stackrun.R
 	}
 	if req.Op == stackrun.OpUp {
 		if err := r.ensureSecret(ctx, req.Stack); err != nil {
+			var re *RefusedError
+			if errors.As(err, &re) {
+				return refused(err)
+			}
 			return &stackrun.Result{Name: req.Stack, Result: stackrun.Failed, Err: err}
 		}
 	}
@@ -221,6 +238,9 @@ func (r *Runner) ensureSecret(ctx context.Context, stack string) error {
 	}
 	if len(changed) > 0 {
 		fmt.Fprintf(r.Env.log(), "stored the fleet's origin-verify secret (encrypted) in %s — commit these files\n", strings.Join(changed, ", "))
+	}
+	if err := originBehind(ctx, r.Env, r.Engine, []string{stack}); err != nil {
+		return &RefusedError{Stacks: []string{stack}, Err: err}
 	}
 	if r.secret == nil {
 		r.secret = map[string]bool{}

@@ -32,6 +32,16 @@ func (e *Engine) SecretDigest(ctx context.Context, stack, key string) (string, b
 	if !found {
 		return "", false, nil
 	}
-	sum := sha256.Sum256([]byte(plain))
-	return hex.EncodeToString(sum[:]), true, nil
+	return OriginDigest(plain), true, nil
+}
+
+// OriginDigest is the one digest of a secret value (SHA-256, hex) that
+// cellctl compares and records: SecretDigest's of a stack file, and a
+// rotation record's (executor.OriginDigests), so what a checkout is about
+// to ship is compared with what the backend says was shipped without the
+// value leaving the process. The fleet's values are 32 random bytes:
+// their digest tells nothing about them.
+func OriginDigest(value string) string {
+	sum := sha256.Sum256([]byte(value))
+	return hex.EncodeToString(sum[:])
 }

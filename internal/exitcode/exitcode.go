@@ -17,7 +17,7 @@ const (
 	Error    = 1 // any failure: bad input, failed stack, engine error
 	Findings = 2 // the command worked and found problems: drift, quota critical, isolation violation
 	Halted   = 3 // a rollout halted (and rolled back)
-	Locked   = 4 // another operation holds a stack's lock
+	Locked   = 4 // another operation holds a stack's lock, or this checkout is behind the fleet (outcome.BehindError)
 )
 
 // Of returns the exit code for err. When several outcomes are in one error
@@ -28,10 +28,11 @@ func Of(err error) int {
 		return OK
 	}
 	var locked *outcome.LockedError
+	var behind *outcome.BehindError
 	var halted *outcome.HaltedError
 	var findings *outcome.FindingsError
 	switch {
-	case errors.As(err, &locked):
+	case errors.As(err, &locked), errors.As(err, &behind):
 		return Locked
 	case errors.As(err, &halted):
 		return Halted

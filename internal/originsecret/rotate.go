@@ -77,9 +77,9 @@ type Legacy interface {
 
 // Step kinds.
 const (
-	Accept = "accept"
-	Switch = "switch"
-	Drop   = "drop"
+	Accept = executor.RotationAccept
+	Switch = executor.RotationSwitch
+	Drop   = executor.RotationDrop
 )
 
 // LockVerb is the fleet lock holder's verb of a rotation; the holder's id
@@ -303,6 +303,9 @@ func (x *run) steps(ctx context.Context, o Options) error {
 		if err != nil {
 			return x.stop(ctx, fmt.Errorf("rotation %s: %s: %w", x.id(), name, err))
 		}
+		if err := x.recordOrigin(ctx, cur, next); err != nil {
+			return x.stop(ctx, err)
+		}
 		// values may have put earlier steps back to pending.
 		if err := x.runStep(ctx, x.pending(), cur, next); err != nil {
 			return x.stop(ctx, err)
@@ -313,6 +316,29 @@ func (x *run) steps(ctx context.Context, o Options) error {
 	return x.j.Update(ctx, func(rec *executor.Record) {
 		rec.State, rec.Finished = executor.Complete, x.now()
 	})
+}
+
+// recordOrigin keeps the digests of the values the rotation rotates
+// between in its record before a step ships them (cur is "" after the
+// switch: the value it replaced stays as recorded). Every up compares a
+// stack file's value with them (internal/apply): a checkout older than
+// the rotation cannot put the old value back once the rotation is done.
+func (x *run) recordOrigin(ctx context.Context, cur, next string) error {
+	o := executor.OriginDigests{To: engine.OriginDigest(next)}
+	if cur != "" {
+		o.From = engine.OriginDigest(cur)
+	}
+	same := false
+	x.j.View(func(rec *executor.Record) {
+		if rec.Origin != nil && o.From == "" {
+			o.From = rec.Origin.From
+		}
+		same = rec.Origin != nil && *rec.Origin == o
+	})
+	if same {
+		return nil
+	}
+	return x.j.Update(ctx, func(rec *executor.Record) { rec.Origin = &o })
 }
 
 // stop records why the run stopped; the next run resumes at the step (a

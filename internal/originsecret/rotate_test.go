@@ -2,6 +2,7 @@ package originsecret
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"slices"
 	"strings"
@@ -158,10 +159,18 @@ func TestRotationNeverRefusesBetweenSteps(t *testing.T) {
 	st := newStore(t)
 	r := rotator(e, st, gateFunc(passAll))
 	steps := 0
+	var last *executor.Record
 	for {
 		rec, err := r.Run(context.Background(), Options{Steps: 1})
+		last = rec
 		if got := e.refused(); len(got) > 0 {
 			t.Fatalf("after step %d: %v refuse what CloudFront sends", steps, got)
+		}
+		// From its first step on, the record says what the rotation
+		// ships, by digest (never the values): the apply path compares
+		// every checkout's stack files with it.
+		if o := rec.Origin; o == nil || o.From != engine.OriginDigest("old") || o.To == "" || o.To == o.From {
+			t.Fatalf("after step %d the record's origin digests are %+v", steps, o)
 		}
 		if h := st.Held(t); h != nil {
 			t.Fatalf("the lock was not released: %v", h)
@@ -183,6 +192,12 @@ func TestRotationNeverRefusesBetweenSteps(t *testing.T) {
 	next := e.files[fleet.RouterStack][kCur]
 	if next == "old" || next == "" {
 		t.Fatal("the router still sends the old value")
+	}
+	if last.Origin.To != engine.OriginDigest(next) {
+		t.Errorf("the record's To digest is not the new value's")
+	}
+	if data, _ := json.Marshal(last); strings.Contains(string(data), next) || strings.Contains(string(data), `"old"`) {
+		t.Errorf("the record holds a secret value: %s", data)
 	}
 	for _, c := range e.cells {
 		if d := e.deployed[c]; len(d.Accepts) != 1 || d.Accepts[0] != next {
@@ -307,7 +322,7 @@ func TestUndeployedCellIsNotDeployed(t *testing.T) {
 func TestAFailedRecordSaveStopsTheRotation(t *testing.T) {
 	e := newFake("cell-a", "cell-b")
 	st := newStore(t)
-	st.FailAfter = 3 // the start, the first step's start and its bake's start are saved
+	st.FailAfter = 4 // the start, the origin digests, the first step's start and its bake's start are saved
 	polled := 0
 	r := rotator(e, st, gateFunc(func(q executor.GateQuery) ([]executor.Verdict, error) {
 		polled++

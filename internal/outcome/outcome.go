@@ -3,6 +3,7 @@
 // place that maps them to exit codes, with errors.As:
 //
 //	*LockedError   → 4  another operation holds a stack's lock
+//	*BehindError   → 4  this checkout is older than what the fleet runs
 //	*HaltedError   → 3  a rollout halted (and rolled back)
 //	*FindingsError → 2  the command worked and found problems
 //	anything else  → 1
@@ -24,6 +25,29 @@ func (e *LockedError) Unwrap() error { return e.Err }
 
 // Locked marks err as a lock conflict on stack.
 func Locked(stack string, err error) error { return &LockedError{Stack: stack, Err: err} }
+
+// BehindError says the checkout is older than what the backend's records
+// say the fleet was last shipped (an origin-verify secret a rotation has
+// replaced, a routing table another checkout published): shipping it
+// would silently undo a newer change. It exits 4, as a lock does — the
+// command is right, this checkout is not the one to run it yet — and
+// Next is the command that catches the checkout up.
+type BehindError struct {
+	Err  error
+	Next string
+}
+
+func (e *BehindError) Error() string {
+	if e.Next == "" {
+		return e.Err.Error()
+	}
+	return e.Err.Error() + "; " + e.Next
+}
+func (e *BehindError) Unwrap() error { return e.Err }
+
+// Behind marks err as a checkout behind the fleet, with the command that
+// catches it up.
+func Behind(err error, next string) error { return &BehindError{Err: err, Next: next} }
 
 // HaltedError says a rollout stopped at a wave whose gate failed (and
 // rolled that wave back). Next is the command the operator runs next.

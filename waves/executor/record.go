@@ -98,6 +98,11 @@ type Record struct {
 	Canary *CanaryRecord `json:"canary,omitempty"`
 	// Steps are a rotation's steps (accept, switch, drop), in order.
 	Steps []StepRecord `json:"steps,omitempty"`
+	// Origin is what a rotation ships, as digests: the one thing a
+	// checkout's stack files are compared with before anything ships the
+	// origin-verify secret (internal/apply), so a checkout older than the
+	// rotation cannot put the old value back.
+	Origin *OriginDigests `json:"origin,omitempty"`
 	// Notes are what runs noticed (a resume, a recovered value).
 	Notes []string `json:"notes,omitempty"`
 	// Finished is when the change completed.
@@ -197,6 +202,28 @@ type StepRecord struct {
 	Breach   *Breach        `json:"breach,omitempty"`
 	Reason   string         `json:"reason,omitempty"`
 	Error    string         `json:"error,omitempty"`
+}
+
+// A rotation's step kinds (internal/originsecret runs them; the apply
+// path reads them to judge what a stack may ship while one is under way).
+const (
+	// RotationAccept: a wave's cells accept the current and the next value.
+	RotationAccept = "accept"
+	// RotationSwitch: the router's origins send the next value.
+	RotationSwitch = "switch"
+	// RotationDrop: a wave's cells accept the next value only.
+	RotationDrop = "drop"
+)
+
+// OriginDigests are the origin-verify values a rotation rotates between,
+// as SHA-256 digests in hex (engine.OriginDigest), never the values: the
+// records are readable by everyone who reads the backend.
+type OriginDigests struct {
+	// From is the value the rotation replaces ("" when it was not known:
+	// the stack files were recovered after the switch).
+	From string `json:"from,omitempty"`
+	// To is the value the rotation ships.
+	To string `json:"to"`
 }
 
 // Canary phases: where a router canary stands.

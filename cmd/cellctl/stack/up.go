@@ -53,7 +53,9 @@ router alone.
 Each stack is rendered offline first, so a program error stops the run
 before anything changes. A failing cell does not stop the others; all
 failures are reported together. Exit 4 when another operation holds a
-stack's lock.
+stack's lock, or when this checkout is older than what the fleet runs: a
+routing table older than the deployed router's, an origin-verify secret a
+completed rotation replaced (git pull, then run it again).
 
 Before it creates a cell that was never deployed, up runs the quota
 check of ` + "`cellctl quota`" + ` for it and refuses (exit 2, nothing created) when
