@@ -16,11 +16,11 @@ import (
 
 	"gopkg.in/yaml.v3"
 
-	"github.com/cellctl/cellctl/cellmodule/spec"
 	"github.com/cellctl/cellctl/internal/fleet"
 	"github.com/cellctl/cellctl/internal/plan"
 	"github.com/cellctl/cellctl/internal/safefile"
 	"github.com/cellctl/cellctl/router"
+	"github.com/cellctl/cellctl/stacks"
 	"github.com/cellctl/cellctl/waves/executor"
 )
 
@@ -34,10 +34,11 @@ import (
 //     domains, the dashboard: internal/plan, the same render the apply
 //     path audits), the router's stack file (its aws: settings and the
 //     origin-verify secret's ciphertext, which the offline render stands
-//     in for), the project's aws: settings, the deployed outputs of the
-//     routed cells it reads (their DNS names, load balancers) — except
-//     the image each cell runs, which the router never reads — and the
-//     build of cellctl itself (a new cellctl may render a new router);
+//     in for), the project's aws: settings, the routed cells' deployed
+//     outputs the router program reads (stacks.RouterCellOutputs: their
+//     DNS names, load balancers, task roles — not the image, task
+//     definitions or anything else a release changes) — and the build of
+//     cellctl itself (a new cellctl may render a new router);
 //   - Deployed: the router stack's deployed outputs (which version each
 //     distribution runs, the canary phase, the table version, …).
 //
@@ -53,10 +54,6 @@ func Deployed(outs map[string]any) string {
 	}
 	return digest(outs)
 }
-
-// excludedCellOutputs are the cell outputs that change with every release
-// and that the router's program never reads.
-var excludedCellOutputs = map[string]bool{"image": true, spec.DeployedOutput: true}
 
 // Inputs is the fingerprint of the router's desired inputs in fl (see
 // above); outputs reads a stack's deployed outputs.
@@ -100,8 +97,8 @@ func Inputs(ctx context.Context, fl *fleet.Fleet, outputs func(ctx context.Conte
 				return "", fmt.Errorf("router step: reading %s's outputs, which the router reads: %w", c.ID, err)
 			}
 			kept := map[string]any{}
-			for k, v := range outs {
-				if !excludedCellOutputs[k] {
+			for _, k := range stacks.RouterCellOutputs {
+				if v, ok := outs[k]; ok {
 					kept[k] = v
 				}
 			}

@@ -14,6 +14,7 @@ import (
 	"github.com/cellctl/cellctl/internal/outcome"
 	"github.com/cellctl/cellctl/internal/stackrun"
 	"github.com/cellctl/cellctl/router/canary"
+	"github.com/cellctl/cellctl/stacks"
 	"github.com/cellctl/cellctl/waves"
 	"github.com/cellctl/cellctl/waves/executor"
 	"github.com/cellctl/cellctl/waves/executor/backend/backendtest"
@@ -579,6 +580,29 @@ func TestInputsFollowTheRouterNotTheImages(t *testing.T) {
 	}
 	if b, _ := Inputs(ctx, &img, other); b != a {
 		t.Error("a new image changed the router's inputs")
+	}
+	// A release (or its rollback) changes more of a cell's outputs than
+	// its image — the migration task's definition revision — and the
+	// router reads none of them: after the demo's rolled-back deploys the
+	// router step found "changed" inputs, ran the engine twice and called
+	// the canary unchanged.
+	released := func(context.Context, string) (map[string]any, error) {
+		return map[string]any{"dnsName": "x.example.com", "image": "app:1", "deployedSpec": "{}",
+			"migration": map[string]any{"taskDefinition": "arn:aws:ecs:us-east-1:123456789012:task-definition/cell-a-migrate:7"}}, nil
+	}
+	if b, _ := Inputs(ctx, fl, released); b != a {
+		t.Error("a cell output the router never reads (its migration task definition) changed the router's inputs")
+	}
+	for _, key := range stacks.RouterCellOutputs {
+		changed := func(context.Context, string) (map[string]any, error) {
+			return map[string]any{"dnsName": "x.example.com", key: "changed"}, nil
+		}
+		if key == "dnsName" {
+			continue
+		}
+		if b, _ := Inputs(ctx, fl, changed); b == a {
+			t.Errorf("a cell's %s, which the router reads, did not change the router's inputs", key)
+		}
 	}
 	moved := func(context.Context, string) (map[string]any, error) {
 		return map[string]any{"dnsName": "y.example.com"}, nil
