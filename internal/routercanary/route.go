@@ -13,16 +13,19 @@ import (
 
 // Where a canary run starts (Route.Start).
 const (
-	StartDiscard      = "discard"       // --discard: revert the staging distribution
-	StartFirstDeploy  = "first-deploy"  // nothing serves viewers yet: deploy ungated
-	StartUnchanged    = "unchanged"     // inputs and deployed outputs as last shipped: no engine run
-	StartFresh        = "fresh"         // a new canary from the smoke phase
-	StartAgain        = "again"         // the unfinished canary's smoke phase anew
-	StartJudged       = "judged"        // the unfinished canary's phase was judged: discard it
-	StartBake         = "bake"          // continue the unfinished canary's bake
-	StartPromote      = "promote"       // finish the unfinished canary's promotion
-	StartFinishRevert = "finish-revert" // finish the unfinished canary's revert
-	StartUnknown      = "unknown"       // a record this cellctl cannot continue
+	StartDiscard = "discard" // --discard: revert the staging distribution
+	// --discard with no canary in flight: nothing to revert, no engine
+	// run, no record.
+	StartNothingToDiscard = "nothing-to-discard"
+	StartFirstDeploy      = "first-deploy"  // nothing serves viewers yet: deploy ungated
+	StartUnchanged        = "unchanged"     // inputs and deployed outputs as last shipped: no engine run
+	StartFresh            = "fresh"         // a new canary from the smoke phase
+	StartAgain            = "again"         // the unfinished canary's smoke phase anew
+	StartJudged           = "judged"        // the unfinished canary's phase was judged: discard it
+	StartBake             = "bake"          // continue the unfinished canary's bake
+	StartPromote          = "promote"       // finish the unfinished canary's promotion
+	StartFinishRevert     = "finish-revert" // finish the unfinished canary's revert
+	StartUnknown          = "unknown"       // a record this cellctl cannot continue
 )
 
 // Route is the path a canary run takes, decided before anything changes
@@ -74,6 +77,9 @@ func (c *run) route(ctx context.Context, outs map[string]any, prev *executor.Can
 			return nil, errors.New("router canary --discard: the router is not deployed (no primaryFunctionArn output): nothing to revert")
 		}
 		rt.Start = StartDiscard
+		if !prev.Unfinished() && !inFlight(outs) {
+			rt.Start, rt.Record = StartNothingToDiscard, ""
+		}
 	case prev.Unfinished():
 		c.resumeRoute(rt, outs, prev)
 	case len(outs) == 0 || rt.Primary == "":
@@ -161,6 +167,18 @@ func (c *run) phases(rt *Route, prev *executor.CanaryRecord) []PlannedPhase {
 		return []PlannedPhase{promote}
 	}
 	return nil
+}
+
+// inFlight says the deployed router shows a canary nobody recorded: the
+// staging distribution in a canary phase, or running another version
+// than the primary.
+func inFlight(outs map[string]any) bool {
+	phase, _ := outs["canaryPhase"].(string)
+	if phase != "" && phase != string(canary.Stable) {
+		return true
+	}
+	staging := stringOf(outs, "stagingFunctionArn")
+	return staging != "" && staging != primaryOf(outs)
 }
 
 func orNone(s string) string {

@@ -205,6 +205,9 @@ const (
 	Promoted    = "promoted"     // the primary runs the candidate
 	Discarded   = "discarded"    // a bake breached or was inconclusive: staging reverted
 	Reverted    = "reverted"     // --discard
+	// NothingToDiscard is --discard with no canary in flight: no engine
+	// run, no record.
+	NothingToDiscard = "nothing-to-discard"
 )
 
 // Step is one phase of a canary as it ran: its traffic split and its bake
@@ -257,6 +260,22 @@ func Run(ctx context.Context, env *Env, o Options) (*Result, error) {
 	}
 	if env.Store == nil {
 		return nil, errors.New("router canary: no record store (the canary's record and the fleet lock)")
+	}
+	if o.Discard {
+		// Nothing in flight is nothing to discard: said without a lock,
+		// a record or an engine run (a canary started meanwhile holds
+		// the lock and has a record, which the route reads).
+		rt, err := Plan(ctx, env, o)
+		if err != nil {
+			return nil, err
+		}
+		if rt.Start == StartNothingToDiscard {
+			if env.Log != nil {
+				fmt.Fprintf(env.Log, "router canary: nothing to discard: no canary is in flight (the staging distribution runs what the primary runs, %s, and the policy is off)\n", rt.Primary)
+			}
+			return &Result{Outcome: NothingToDiscard, Phase: executor.CanaryDone, Primary: rt.Primary,
+				Reason: "no canary in flight: nothing to discard"}, nil
+		}
 	}
 	return runOwn(ctx, env, o)
 }

@@ -263,6 +263,37 @@ func TestDiscardRevertsAndOptionsAreChecked(t *testing.T) {
 	}
 }
 
+// --discard with no canary in flight — no unfinished record, the staging
+// distribution on the primary's version, the policy off — has nothing to
+// discard: it says so, runs no engine, writes no record and exits 0 (it
+// ran an up and recorded "reverted"); its dry run says the same.
+func TestDiscardWithNothingInFlightDoesNothing(t *testing.T) {
+	r := deployedRouter()
+	env := newEnv(r, &edge{requests: 5000, rate5xx: 0.1})
+	var log strings.Builder
+	env.Log = &log
+	if rt := dryRun(t, env, r, Options{Discard: true}); rt.Start != StartNothingToDiscard || len(rt.Phases) != 0 {
+		t.Fatalf("dry run: %+v", rt)
+	}
+	res, err := Run(context.Background(), env, Options{Discard: true})
+	if err != nil || res.Outcome != NothingToDiscard || res.ID != "" {
+		t.Fatalf("discard: %v %+v", err, res)
+	}
+	if len(r.ups) != 0 {
+		t.Errorf("ran the engine %d times: %v", len(r.ups), r.phases())
+	}
+	if recs := env.Store.(*store).canaries(t); len(recs) != 0 {
+		t.Errorf("wrote %d records", len(recs))
+	}
+	if !strings.Contains(log.String(), "nothing to discard") {
+		t.Errorf("log %q does not say there was nothing to discard", log.String())
+	}
+	// The lock is free: a canary runs next.
+	if _, err := Run(context.Background(), env, Options{}); err != nil {
+		t.Fatalf("a canary after it: %v", err)
+	}
+}
+
 // An inconclusive canary says it was inconclusive; only a breach blames
 // the table or the handler.
 func TestInconclusiveCanaryIsNotBlamedOnTheTable(t *testing.T) {
