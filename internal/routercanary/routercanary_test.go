@@ -78,7 +78,7 @@ func (f *fakeRouter) outputsLocked() map[string]any {
 		phase = canary.Stable
 	}
 	return map[string]any{"primaryFunctionArn": f.primary, "stagingFunctionArn": f.staging, "stagingDistributionId": "E2STAGING00001",
-		"canaryPhase": string(phase), "tableVersion": f.table}
+		"canaryPhase": string(phase), "tableVersion": f.table, "functionArn": f.newest}
 }
 
 func (f *fakeRouter) phases() []canary.Phase {
@@ -577,6 +577,67 @@ func TestNothingToChangeRunsNoEngine(t *testing.T) {
 	env.Fleet = &cp
 	if _, err := Run(context.Background(), env, Options{}); err != nil || len(r.ups) == n {
 		t.Fatalf("inputs changed: %v, no up", err)
+	}
+}
+
+// A router change that leaves the edge function as it was shipped (a
+// price class) is one update of both distributions, no canary — and the
+// dry run says so. It predicted a three-phase canary; the run then updated
+// the staging distribution, found the same version there, updated again
+// and called it unchanged. Should the update publish a new version after
+// all, that version is canaried, never shipped ungated.
+func TestSameEdgeFunctionIsOneUpdateAsTheDryRunSays(t *testing.T) {
+	fl, err := fleet.Load("../..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := deployedRouter()
+	env := newEnv(r, &edge{requests: 5000, rate5xx: 0.1})
+	env.Fleet = fl
+	env.Outputs = func(ctx context.Context, stack string) (map[string]any, error) {
+		if stack != fleet.RouterStack {
+			return map[string]any{"dnsName": stack + ".cells.example.com"}, nil
+		}
+		return r.Outputs(ctx, stack)
+	}
+	if res, err := Run(context.Background(), env, Options{}); err != nil || res.Outcome != Promoted {
+		t.Fatalf("first: %v %+v", err, res)
+	}
+	cp := *fl
+	rt := *fl.Router
+	rt.PriceClass = "PriceClass_All"
+	cp.Router = &rt
+	env.Fleet = &cp
+	route := dryRun(t, env, r, Options{})
+	if route.Start != StartSameFunction || len(ups(route)) != 1 {
+		t.Fatalf("dry run: starts %s with updates %v, want %s with one", route.Start, ups(route), StartSameFunction)
+	}
+	before := len(r.phases())
+	res, err := Run(context.Background(), env, Options{})
+	if err != nil || res.Outcome != Unchanged {
+		t.Fatalf("same function: %v %+v", err, res)
+	}
+	if got, want := r.phases()[before:], ups(route); !slices.Equal(got, want) {
+		t.Errorf("the dry run planned %v, the run made %v", want, got)
+	}
+	if r.primary != v2 || r.staging != v2 {
+		t.Errorf("primary %s, staging %s, want both on %s", r.primary, r.staging, v2)
+	}
+	// Nothing changed since: no engine run at all.
+	before = len(r.phases())
+	if res, err := Run(context.Background(), env, Options{}); err != nil || res.Outcome != Unchanged || len(r.phases()) != before {
+		t.Fatalf("after it: %v %+v, %d updates", err, res, len(r.phases())-before)
+	}
+
+	// The update published a new version after all: it is canaried.
+	rt2 := rt
+	rt2.PriceClass = "PriceClass_200"
+	cp.Router = &rt2
+	r.mu.Lock()
+	r.newest = "arn:aws:lambda:us-east-1:123456789012:function:router-edge:3"
+	r.mu.Unlock()
+	if res, err := Run(context.Background(), env, Options{}); err != nil || res.Outcome != Promoted || r.primary != r.newest {
+		t.Fatalf("a new version behind an unchanged render: %v %+v, primary %s", err, res, r.primary)
 	}
 }
 

@@ -272,6 +272,7 @@ func describeRoute(rt *routercanary.Route) string {
 	var b strings.Builder
 	start := map[string]string{
 		routercanary.StartFresh:            "a new canary of the router's current program",
+		routercanary.StartSameFunction:     "the edge function renders as when the version both distributions run was shipped: the router's other changes go to both in one update, nothing to canary",
 		routercanary.StartFirstDeploy:      "the router has never served viewers: it is deployed ungated",
 		routercanary.StartUnchanged:        "nothing to ship: the router's inputs and deployed outputs are those the last shipped canary recorded; no engine runs",
 		routercanary.StartDiscard:          "--discard: the staging distribution is reverted",
@@ -286,6 +287,9 @@ func describeRoute(rt *routercanary.Route) string {
 	fmt.Fprintf(&b, "router canary (dry run: nothing changes): %s\n", start)
 	if rt.Primary != "" {
 		fmt.Fprintf(&b, "primary: %s\n", rt.Primary)
+	}
+	if rt.Note != "" {
+		fmt.Fprintf(&b, "note: %s\n", rt.Note)
 	}
 	for _, p := range rt.Phases {
 		line := fmt.Sprintf("  %-10s ", p.Phase)
