@@ -64,6 +64,12 @@ func AbortMigration(t *Table, tenant string) (*Transition, error) {
 func migration(t *Table, tenant, verb string) (Override, error) {
 	o, ok := t.Override(tenant)
 	if !ok || o.State != OverrideMigrating {
+		if r := t.Route(tenant); r.Valid && r.Cell != "" {
+			// Said with where it is served: after --finish, an --abort
+			// (the help's other ending) has nothing to abort, and moving
+			// the tenant back is a migration of its own.
+			return Override{}, fmt.Errorf("cannot %s the migration of %q: the tenant is not migrating, it is served by %q (a finished migration is undone by another: cellctl migrate %s --to CELL)", verb, tenant, r.Cell, tenant)
+		}
 		return Override{}, fmt.Errorf("cannot %s the migration of %q: the tenant is not migrating; start one with cellctl migrate TENANT --to CELL", verb, tenant)
 	}
 	return o, nil

@@ -93,8 +93,15 @@ func TestMigrateRefusals(t *testing.T) {
 		{"already there", func() error { return errOf(StartMigration(demo, "acme", "cell-b")) },
 			`tenant "acme" is already served by "cell-b"`},
 		{"finish without migration", func() error { return errOf(FinishMigration(demo, "acme")) },
-			`cannot finish the migration of "acme": the tenant is not migrating; start one with cellctl migrate TENANT --to CELL`},
-		{"abort without migration", func() error { return errOf(AbortMigration(demo, "nobody")) },
-			`cannot abort the migration of "nobody": the tenant is not migrating; start one with cellctl migrate TENANT --to CELL`},
+			`cannot finish the migration of "acme": the tenant is not migrating, it is served by "cell-b" (a finished migration is undone by another: cellctl migrate acme --to CELL)`},
+		// --abort after --finish (migrate's help lists both): nothing to
+		// abort, said with where the tenant now is and how to move it back.
+		{"abort after finish", func() error {
+			tr, err := FinishMigration(demo, "globex")
+			if err != nil {
+				return err
+			}
+			return errOf(AbortMigration(tr.To, "globex"))
+		}, `cannot abort the migration of "globex": the tenant is not migrating, it is served by "cell-c" (a finished migration is undone by another: cellctl migrate globex --to CELL)`},
 	})
 }

@@ -2,6 +2,7 @@ package stacks
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/pulumi/pulumi/sdk/v3/go/pulumi"
 
@@ -141,12 +142,30 @@ func fleetLanes(f *fleet.Fleet, table *router.Table) (map[string]*router.Lanes, 
 	return lanes, nil
 }
 
+// RouterCellOutputs are the cells' stack outputs the router program reads
+// (its origins, the grants of cross-account cells, the dashboard): all it
+// takes from a cell. The router canary fingerprints exactly these, so a
+// release that changes other outputs (an image, a task definition's
+// revision) is not a router change. cellOutput refuses any other key.
+var RouterCellOutputs = []string{"dnsName", "taskRoleArn", "albArnSuffix", "targetGroupArnSuffix"}
+
+// readsCellOutput refuses a cell output RouterCellOutputs does not list.
+func readsCellOutput(key string) error {
+	if !slices.Contains(RouterCellOutputs, key) {
+		return fmt.Errorf("the router program reads the cell output %q, which stacks.RouterCellOutputs does not list: add it there (the router canary fingerprints only those)", key)
+	}
+	return nil
+}
+
 // cellOutput is a string output of cell id's stack (what names it in the
 // error). GetStringOutput would fail on a missing output with an error
 // that does not say what to do; a cell that was never deployed (or whose
 // last up failed) has none yet.
 func cellOutput(ref *pulumi.StackReference, id, key, what string) pulumi.StringOutput {
 	return ref.GetOutput(pulumi.String(key)).ApplyT(func(v any) (string, error) {
+		if err := readsCellOutput(key); err != nil {
+			return "", err
+		}
 		s, _ := v.(string)
 		if s == "" {
 			return "", fmt.Errorf("cell %s has no %s in its stack outputs: run `cellctl up %s` first", id, what, id)
@@ -158,9 +177,12 @@ func cellOutput(ref *pulumi.StackReference, id, key, what string) pulumi.StringO
 // optionalCellOutput is a string output of a cell's stack that may be
 // missing ("" then): a drained cell's stack may have been destroyed.
 func optionalCellOutput(ref *pulumi.StackReference, key string) pulumi.StringOutput {
-	return ref.GetOutput(pulumi.String(key)).ApplyT(func(v any) string {
+	return ref.GetOutput(pulumi.String(key)).ApplyT(func(v any) (string, error) {
+		if err := readsCellOutput(key); err != nil {
+			return "", err
+		}
 		s, _ := v.(string)
-		return s
+		return s, nil
 	}).(pulumi.StringOutput)
 }
 

@@ -222,13 +222,8 @@ func gate(ctx context.Context, env *Env, names []string) (map[string]int, error)
 		if !slices.Contains(names, s.Name) {
 			continue
 		}
-		for _, r := range s.Resources {
-			// Progress counts what the engine reports per resource: not
-			// the provider resources.
-			if !strings.HasPrefix(r.Type, "pulumi:providers:") {
-				expected[s.Name]++
-			}
-		}
+		// Progress counts the cloud resources the engine reports.
+		expected[s.Name] = s.CloudResources()
 	}
 	return expected, nil
 }

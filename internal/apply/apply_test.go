@@ -121,15 +121,15 @@ func TestUpRendersThenRunsCellsThenRouter(t *testing.T) {
 	if !strings.Contains(log.String(), "stored the fleet's origin-verify secret (encrypted) in stacks/Pulumi.cell-a.yaml — commit these files") {
 		t.Fatalf("log: %q", log.String())
 	}
-	// Progress knows each stack's size from the offline render (the
-	// provider resources are not counted).
+	// Progress knows each stack's size from the offline render: its cloud
+	// resources (not its component or providers), as status counts them.
 	for _, ev := range started {
 		if ev.Expected == 0 {
 			t.Fatalf("%s started without an expected count", ev.Stack)
 		}
 	}
-	if n := rep.Plan.Stacks()[0].Expected; n != 82 {
-		t.Fatalf("cell-a renders 82 resources with a single NAT (75, and the migration task's 7), got %d", n)
+	if n := rep.Plan.Stacks()[0].Expected; n != 81 {
+		t.Fatalf("cell-a renders 81 cloud resources with a single NAT (74, and the migration task's 7), got %d", n)
 	}
 }
 
@@ -148,7 +148,7 @@ func TestUpDryRunNeverConnects(t *testing.T) {
 	}
 	var b strings.Builder
 	rep.Plan.Describe(&b)
-	if !strings.Contains(b.String(), "up cell-c (82 resources)") {
+	if !strings.Contains(b.String(), "up cell-c (81 resources)") {
 		t.Fatalf("plan:\n%s", b.String())
 	}
 }
@@ -326,7 +326,7 @@ func TestDestroyDryRun(t *testing.T) {
 	var b strings.Builder
 	rep.Plan.Describe(&b)
 	want := "plan: destroy 1 stack in 2 steps\n  in order (stop at the first failure):\n" +
-		"    up cell-d (releasing the protection of its stateful resources; 86 resources)\n" +
+		"    up cell-d (releasing the protection of its stateful resources; 85 resources)\n" +
 		"    destroy cell-d (destroyed only once its protection is lifted)\n"
 	if b.String() != want {
 		t.Fatalf("got:\n%s\nwant:\n%s", b.String(), want)

@@ -118,12 +118,13 @@ func TestCellsInASecondAccount(t *testing.T) {
 		t.Errorf("health must read cell-d in its account:\n%s", h.stdout)
 	}
 	// Each account's Elastic IPs: cell-a and cell-b's two at home, cell-c's
-	// one in the second account's us-east-1, cell-d's three in its us-west-2.
+	// one in the second account's us-east-1, cell-d's three in its us-west-2;
+	// the home account named by its id, as STS names it.
 	q := cellctl(t, dir, "quota")
 	if q.code != 0 {
 		t.Fatalf("quota: %s", q)
 	}
-	for _, want := range [][]string{{"default", "us-east-1", "ec2/L-0263D0A3", "5", "2"}, {secondAccount, "us-east-1", "ec2/L-0263D0A3", "5", "1"}, {secondAccount, "us-west-2", "ec2/L-0263D0A3", "5", "3"}} {
+	for _, want := range [][]string{{"123456789012", "us-east-1", "ec2/L-0263D0A3", "5", "2"}, {secondAccount, "us-east-1", "ec2/L-0263D0A3", "5", "1"}, {secondAccount, "us-west-2", "ec2/L-0263D0A3", "5", "3"}} {
 		if !rowHas(q.stdout, want...) {
 			t.Errorf("quota lacks the row %v:\n%s", want, q.stdout)
 		}

@@ -154,7 +154,7 @@ func TestDeployThroughAndWave(t *testing.T) {
 		args []string
 		want string
 	}{
-		{[]string{"--wave", "wave-1"}, "--wave wave-1 refused: earlier wave canary"},
+		{[]string{"--wave", "wave-1"}, "--wave wave-1 refused: no rollout of this release has run yet, so wave canary has not passed"},
 		{[]string{"--wave", "nope"}, `--wave "nope": no such wave (waves: canary, wave-1, wave-2)`},
 		{[]string{"--through", "nope"}, `--through "nope": no such wave`},
 		{[]string{"--through", "canary", "--wave", "wave-1"}, "--through and --wave cannot be combined"},

@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"maps"
 	"strings"
 	"sync"
 	"time"
@@ -59,7 +60,10 @@ func (t *tracker) handle(ev events.EngineEvent) {
 			return
 		}
 		t.mu.Lock()
-		t.counts[string(m.Op)]++
+		if m.Logical {
+			// Counted as pulumi's summary counts: a replacement once.
+			t.counts[string(m.Op)]++
+		}
 		t.mu.Unlock()
 		t.emit(stackrun.Event{Stack: t.stack, Kind: stackrun.ResourceDone, Op: string(m.Op), Type: m.Type, Name: urnName(m.URN), Time: now})
 	case ev.ResOpFailedEvent != nil:
@@ -87,9 +91,20 @@ func (t *tracker) handle(ev events.EngineEvent) {
 	}
 }
 
-// skip hides the engine's bookkeeping resources from progress.
+// skip hides what is not a cloud resource (stackrun.CloudResource: the
+// stack, providers, stack references, components) from progress, the
+// planned changes and the counts.
 func skip(m apitype.StepEventMetadata) bool {
-	return m.Type == "pulumi:pulumi:Stack" || strings.HasPrefix(m.Type, "pulumi:providers:")
+	st := m.New
+	if st == nil {
+		st = m.Old
+	}
+	custom := st != nil && st.Custom
+	if st == nil {
+		// No state to tell: judge by type alone.
+		custom = true
+	}
+	return !stackrun.CloudResource(m.Type, custom)
 }
 
 func urnName(u string) string {
@@ -111,4 +126,15 @@ func (t *tracker) snapshot() ([]stackrun.Change, []string, []string) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	return append([]stackrun.Change(nil), t.changes...), append([]string(nil), t.errors...), append([]string(nil), t.failed...)
+}
+
+// cloudCounts are the steps of cloud resources by operation, as pulumi's
+// summary counts them (nil when none was seen).
+func (t *tracker) cloudCounts() map[string]int {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if len(t.counts) == 0 {
+		return nil
+	}
+	return maps.Clone(t.counts)
 }

@@ -122,7 +122,6 @@ func (e *Engine) runStack(ctx context.Context, req stackrun.Request) *stackrun.R
 	}
 
 	var tr *tracker
-	var summary map[string]int
 	var runErr error
 	// The checkpoint was being replaced by another process as this one
 	// loaded it: nothing started, so run again (the operation then meets
@@ -130,10 +129,14 @@ func (e *Engine) runStack(ctx context.Context, req stackrun.Request) *stackrun.R
 	runErr = retryBusy(ctx, func() error {
 		var err error
 		tr = newTracker(name, e.opts.Events)
-		summary, err = e.execute(ctx, req, w, tr, res)
+		_, err = e.execute(ctx, req, w, tr, res)
 		return err
 	})
+	// The counts are the cloud resources' (stackrun.CloudResource), as
+	// status and plan count them: pulumi's own summary also counts the
+	// stack and the components (83 for a cell of 81 resources).
 	changes, diags, failedRes := tr.snapshot()
+	summary := tr.cloudCounts()
 	if runErr == nil && op == stackrun.OpUp && !attach {
 		// The second pass of the router's first up: the primary exists
 		// now, so the same program renders it attached to its policy.
@@ -145,8 +148,8 @@ func (e *Engine) runStack(ctx context.Context, req stackrun.Request) *stackrun.R
 		again := req
 		again.Refresh = false
 		tr = newTracker(name, e.opts.Events)
-		var second map[string]int
-		second, runErr = e.execute(ctx, again, w, tr, res)
+		_, runErr = e.execute(ctx, again, w, tr, res)
+		second := tr.cloudCounts()
 		c2, d2, f2 := tr.snapshot()
 		changes, diags, failedRes = append(changes, c2...), append(diags, d2...), append(failedRes, f2...)
 		if summary != nil && second != nil {

@@ -190,3 +190,73 @@ func TestRunStackRefusals(t *testing.T) {
 		t.Error("a refused or skipped read-only run created the local state directory")
 	}
 }
+
+// step is an engine step's event of a resource as pulumi sends it: its
+// state's custom flag, and whether the step is the logical one (a
+// replacement is three steps and one logical operation).
+func step(pre bool, op apitype.OpType, typ, name string, custom, logical bool) apitype.EngineEvent {
+	md := apitype.StepEventMetadata{Op: op, URN: urn("cell-a", typ, name), Type: typ, Logical: logical,
+		New: &apitype.StepEventStateMetadata{Type: typ, URN: urn("cell-a", typ, name), Custom: custom}}
+	if pre {
+		return apitype.EngineEvent{ResourcePreEvent: &apitype.ResourcePreEvent{Metadata: md}}
+	}
+	return apitype.EngineEvent{ResOutputsEvent: &apitype.ResOutputsEvent{Metadata: md}}
+}
+
+// An up's counts are of the cloud's resources, as status, plan and the
+// simulator count them: not the stack, the cell's component, a provider
+// or a stack reference (pulumi's own summary counts the stack and the
+// component: "create 83" for a cell status called 81), and a replacement
+// once; progress reports the same resources.
+func TestUpCountsTheCloudResources(t *testing.T) {
+	var mu sync.Mutex
+	done := 0
+	fe := newFakeEngine(t, func(o *Options) {
+		o.Events = func(ev stackrun.Event) {
+			if ev.Kind == stackrun.ResourceDone {
+				mu.Lock()
+				done++
+				mu.Unlock()
+			}
+		}
+	})
+	const cellType, refType, provType = "cellctl:index:Cell", "pulumi:pulumi:StackReference", "pulumi:providers:aws"
+	var evs []apitype.EngineEvent
+	for _, pre := range []bool{true, false} {
+		evs = append(evs,
+			step(pre, apitype.OpCreate, "pulumi:pulumi:Stack", "cells-cell-a", false, true),
+			step(pre, apitype.OpCreate, provType, "default_6_83_4", true, true),
+			step(pre, apitype.OpCreate, cellType, "cell-a", false, true),
+			step(pre, apitype.OpRead, refType, "router-outputs", true, true),
+			step(pre, apitype.OpCreate, vpcType, "cell-a-vpc", true, true),
+			step(pre, apitype.OpSame, "aws:sqs/queue:Queue", "cell-a-queue", true, true),
+			step(pre, apitype.OpCreateReplacement, "aws:ecs/taskDefinition:TaskDefinition", "cell-a-task", true, false),
+			step(pre, apitype.OpReplace, "aws:ecs/taskDefinition:TaskDefinition", "cell-a-task", true, true),
+			step(pre, apitype.OpDeleteReplaced, "aws:ecs/taskDefinition:TaskDefinition", "cell-a-task", true, false),
+		)
+	}
+	fe.cli.op = func(c *fakeCall) fakeResult {
+		return fakeResult{
+			Deployment: deploymentWith("cell-a", nil, vpc("cell-a")),
+			Events:     evs,
+			Summary:    map[apitype.OpType]int{apitype.OpCreate: 4, apitype.OpSame: 1, apitype.OpReplace: 1},
+		}
+	}
+	res := fe.RunStack(context.Background(), stackrun.Request{Stack: "cell-a", Op: stackrun.OpUp})
+	if res.Result != stackrun.Succeeded {
+		t.Fatalf("result = %s, %v", res.Result, res.Err)
+	}
+	if want := (stackrun.Changes{Create: 1, Same: 1, Replace: 1}); res.Changes != want {
+		t.Errorf("changes = %+v, want %+v (the cloud's resources only)", res.Changes, want)
+	}
+	for _, c := range res.Planned {
+		if !strings.HasPrefix(c.Type, "aws:") {
+			t.Errorf("planned lists %s %s, which the cloud does not hold", c.Type, c.Name)
+		}
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if done != 5 {
+		t.Errorf("progress reported %d resources done, want the 5 cloud resource steps", done)
+	}
+}

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/cellctl/cellctl/internal/stackrun"
 	"io"
 	"io/fs"
 	"os"
@@ -96,7 +97,7 @@ func (e *Engine) status(ctx context.Context, name string) *StackStatus {
 		}
 		if json.Unmarshal(dep.Deployment, &d) == nil {
 			for _, r := range d.Resources {
-				if r.Custom && !isProviderType(r.Type) {
+				if stackrun.CloudResource(r.Type, r.Custom) {
 					st.Resources++
 				}
 			}
@@ -108,10 +109,6 @@ func (e *Engine) status(ctx context.Context, name string) *StackStatus {
 		st.Outputs = maskOutputs(outs)
 	}
 	return st
-}
-
-func isProviderType(t string) bool {
-	return len(t) > len("pulumi:providers:") && t[:len("pulumi:providers:")] == "pulumi:providers:"
 }
 
 // Protected lists the resources of a deployed stack that are protected
@@ -232,7 +229,7 @@ func (e *Engine) fileStatus(name string) (st *StackStatus, ok bool) {
 	}
 	if l := cp.Checkpoint.Latest; l != nil {
 		for _, r := range l.Resources {
-			if r.Custom && !isProviderType(r.Type) {
+			if stackrun.CloudResource(r.Type, r.Custom) {
 				st.Resources++
 			}
 		}

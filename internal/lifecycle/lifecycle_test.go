@@ -501,7 +501,7 @@ func TestMigrateStartFinish(t *testing.T) {
 		t.Fatalf("after finish initech → %s, router at %d", got, h.eng.deployed)
 	}
 	_, err := Migrate(ctx, h.env, MigrateOptions{Tenant: "initech", Abort: true})
-	want := `cannot abort the migration of "initech": the tenant is not migrating; start one with cellctl migrate TENANT --to CELL`
+	want := `cannot abort the migration of "initech": the tenant is not migrating, it is served by "cell-d" (a finished migration is undone by another: cellctl migrate initech --to CELL)`
 	if err == nil || err.Error() != want {
 		t.Fatalf("abort after finish:\n got %v\nwant %s", err, want)
 	}

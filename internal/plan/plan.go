@@ -22,6 +22,7 @@ import (
 	"github.com/cellctl/cellctl/internal/isolation"
 	"github.com/cellctl/cellctl/internal/offline"
 	"github.com/cellctl/cellctl/internal/props"
+	"github.com/cellctl/cellctl/internal/stackrun"
 	"github.com/cellctl/cellctl/stacks"
 )
 
@@ -116,6 +117,19 @@ type Resource struct {
 
 // Recorded returns the raw mock records (tests and audits).
 func (s *Stack) Recorded() []*offline.Resource { return s.recorded }
+
+// CloudResources is how many of the stack's resources the cloud holds
+// (stackrun.CloudResource: not its components, providers or stack
+// references) — the number status, up and the simulator count.
+func (s *Stack) CloudResources() int {
+	n := 0
+	for _, r := range s.recorded {
+		if stackrun.CloudResource(r.Type, r.Custom) {
+			n++
+		}
+	}
+	return n
+}
 
 // Counts tallies the stack's resources by type.
 func (s *Stack) Counts() map[string]int {

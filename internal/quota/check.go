@@ -70,9 +70,11 @@ type Row struct {
 	Code  string `json:"code"`
 	Name  string `json:"name"`
 	Scope Scope  `json:"scope"`
-	// Account is the account the quota is read in, as the cells' stack
-	// files declare it ("" = the caller's own): quotas stop at the
-	// account, so cells in different accounts never share a row.
+	// Account is the account the quota is read in: quotas stop at the
+	// account, so cells in different accounts never share a row. Set when
+	// the fleet spans accounts (Report.Accounts), each by its id (the
+	// caller's own as STS names it); "" when every cell is in the
+	// caller's own account.
 	Account string `json:"account,omitempty"`
 	Region  string `json:"region"` // "account" for account-wide quotas
 	// Where names the zone or security group a per-zone or per-group
@@ -108,8 +110,8 @@ func (r Row) Finding() bool {
 
 // Report is the audit.
 type Report struct {
-	// Accounts are the accounts read when any cell declares one ("" =
-	// the caller's own account).
+	// Accounts are the accounts read when any cell declares one, by id
+	// (the caller's own as STS names it; "default" when STS cannot say).
 	Accounts []string `json:"accounts,omitempty"`
 	Regions  []string `json:"regions"`
 	AddCells int      `json:"addCells,omitempty"`
@@ -259,6 +261,16 @@ func Check(ctx context.Context, o Options) (*Report, error) {
 	if len(units) == 0 {
 		units = []unit{{access: fleet.Access{Region: AccountRegion}, label: string(ScopeAccount), scope: func(s Scope) bool { return s == ScopeAccount }}}
 	}
+	// With cells in more than one account, each account is named by its
+	// id: one a stack file does not declare (the caller's own, or a
+	// profile's) is asked of STS, so no row or list names it "".
+	multi := len(accts) > 1 || len(accts) == 1 && accts[0].Account != ""
+	names := map[accountKey]string{}
+	if multi {
+		for _, a := range accts {
+			names[keyOf(a)] = accountName(ctx, o, a)
+		}
+	}
 	rows := make([][]Row, len(units))
 	g, gctx := errgroup.WithContext(ctx)
 	limit := o.Parallel
@@ -275,6 +287,11 @@ func Check(ctx context.Context, o Options) (*Report, error) {
 				}
 			}
 			rs, err := readUnit(gctx, o, u.access, u.label, entries, costs, newSet, now())
+			if name := names[keyOf(u.access)]; name != "" {
+				for j := range rs {
+					rs[j].Account = name
+				}
+			}
 			rows[i] = rs
 			return err
 		})
@@ -283,9 +300,9 @@ func Check(ctx context.Context, o Options) (*Report, error) {
 		return nil, err
 	}
 	rep := &Report{Regions: regions, AddCells: o.AddCells, NewCells: o.NewCells}
-	if len(accts) > 1 || len(accts) == 1 && accts[0].Account != "" {
+	if multi {
 		for _, a := range accts {
-			rep.Accounts = append(rep.Accounts, a.Account)
+			rep.Accounts = append(rep.Accounts, names[keyOf(a)])
 		}
 	}
 	for _, rs := range rows {
@@ -302,6 +319,20 @@ func Check(ctx context.Context, o Options) (*Report, error) {
 		}
 	}
 	return rep, nil
+}
+
+// accountName is the id of the account a's quotas are read in: the one
+// its stack files declare, else the one STS names for its credentials,
+// else (STS unreadable) the label the table gives the caller's own
+// account.
+func accountName(ctx context.Context, o Options, a fleet.Access) string {
+	if a.Account != "" {
+		return a.Account
+	}
+	if id, err := awsapi.CallerIdentity(ctx, o.Target(a.InRegion(AccountRegion))); err == nil && id.Account != "" {
+		return id.Account
+	}
+	return a.AccountLabel()
 }
 
 // cellCost is one rendered cell's cost of every catalog quota.

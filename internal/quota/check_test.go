@@ -309,10 +309,16 @@ func TestQuotasAreReadPerAccountAndRegion(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !slices.Equal(rep.Accounts, []string{"", fleettest.SecondAccount}) {
-		t.Errorf("accounts = %q", rep.Accounts)
+	// The home account is named by its id (STS says whose credentials
+	// read it), in the report and its rows: "" named nothing in -o json.
+	homeID, err := c.HomeAccount()
+	if err != nil {
+		t.Fatal(err)
 	}
-	home := accountRow(t, rep, "", "us-east-1", eips)
+	if !slices.Equal(rep.Accounts, []string{homeID, fleettest.SecondAccount}) {
+		t.Errorf("accounts = %q, want [%s %s]", rep.Accounts, homeID, fleettest.SecondAccount)
+	}
+	home := accountRow(t, rep, homeID, "us-east-1", eips)
 	if home.Cells != 2 || home.Status != StatusOK || *home.Headroom != 2 {
 		t.Errorf("home us-east-1 (cell-a, cell-b): %+v", home)
 	}
@@ -339,7 +345,7 @@ func TestQuotasAreReadPerAccountAndRegion(t *testing.T) {
 	if second.Cells != 1 || second.Status != StatusOK || *second.Limit != 7 || *second.Headroom != 7 {
 		t.Errorf("cell-c alone in the second account's us-east-1: %+v", second)
 	}
-	if home := accountRow(t, rep, "", "us-east-1", eips); *home.Limit != 2 || home.Cells != 2 {
+	if home := accountRow(t, rep, homeID, "us-east-1", eips); *home.Limit != 2 || home.Cells != 2 {
 		t.Errorf("the home account's limit is its own: %+v", home)
 	}
 	west := accountRow(t, rep, fleettest.SecondAccount, "us-west-2", eips)

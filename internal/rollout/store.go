@@ -7,6 +7,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -61,7 +62,7 @@ type Store struct {
 // Open opens the store of a Pulumi backend URL: file://<dir> (a relative
 // dir is taken from the working directory, ~ is the home directory) or
 // s3://<bucket>[/<prefix>][?region=…&endpoint=…], as `pulumi login` takes
-// them.
+// them — Pulumi's AWS SDK v1-era parameters included (pulumiS3Params).
 func Open(ctx context.Context, backend string) (*Store, error) {
 	u, err := url.Parse(backend)
 	if err != nil {
@@ -98,6 +99,9 @@ func Open(ctx context.Context, backend string) (*Store, error) {
 	case "s3":
 		prefix := strings.Trim(u.Path, "/")
 		u.Path = ""
+		if err := pulumiS3Params(u); err != nil {
+			return nil, fmt.Errorf("backend %q: %w", backend, err)
+		}
 		b, err := blob.OpenBucket(ctx, u.String())
 		if err != nil {
 			return nil, fmt.Errorf("backend %q: %w", backend, err)
@@ -108,6 +112,53 @@ func Open(ctx context.Context, backend string) (*Store, error) {
 		return &Store{bucket: b}, nil
 	}
 	return nil, fmt.Errorf("backend %q: rollout records need a file:// or s3:// backend (the Pulumi Cloud backend has no bucket cellctl can write to)", backend)
+}
+
+// pulumiS3Params rewrites an s3:// URL's query as the pulumi CLI's own
+// backend does before it opens the bucket (pulumi/pkg/backend/diy,
+// translateLegacyS3Params), so every URL `pulumi login` accepts opens the
+// same bucket the same way here. gocloud.dev's s3blob (AWS SDK v2) refuses
+// the v1 name disableSSL and needs a scheme on the endpoint; Pulumi's
+// documented form for a self-hosted S3 such as MinIO has both
+// (s3://bucket?endpoint=host:port&disableSSL=true&s3ForcePathStyle=true):
+//
+//   - disableSSL becomes disable_https, or is dropped when the endpoint
+//     names its scheme (the v1 SDK only used it to pick one);
+//   - a scheme-less endpoint gets http:// (disableSSL) or https://;
+//   - with an endpoint (a store other than AWS), request checksums are
+//     sent only when required, unless the URL or
+//     AWS_REQUEST_CHECKSUM_CALCULATION says otherwise: the v2 SDK's
+//     default streamed CRC32 is refused by some S3-compatible stores.
+//
+// s3ForcePathStyle and awssdk gocloud.dev still understands.
+func pulumiS3Params(u *url.URL) error {
+	q := u.Query()
+	disableSSL := false
+	if v, ok := q["disableSSL"]; ok {
+		b, err := strconv.ParseBool(v[len(v)-1])
+		if err != nil {
+			return fmt.Errorf("invalid value for query parameter %q: %w", "disableSSL", err)
+		}
+		disableSSL = b
+		q.Del("disableSSL")
+		if !strings.Contains(q.Get("endpoint"), "://") {
+			q.Set("disable_https", strconv.FormatBool(disableSSL))
+		}
+	}
+	if ep := q.Get("endpoint"); ep != "" {
+		if !strings.Contains(ep, "://") {
+			scheme := "https"
+			if disableSSL {
+				scheme = "http"
+			}
+			q.Set("endpoint", scheme+"://"+ep)
+		}
+		if q.Get("request_checksum_calculation") == "" && os.Getenv("AWS_REQUEST_CHECKSUM_CALCULATION") == "" {
+			q.Set("request_checksum_calculation", "when_required")
+		}
+	}
+	u.RawQuery = q.Encode()
+	return nil
 }
 
 // NewStore wraps an open bucket (memblob in tests). Its create-if-absent is

@@ -16,11 +16,11 @@ import (
 
 	"gopkg.in/yaml.v3"
 
-	"github.com/cellctl/cellctl/cellmodule/spec"
 	"github.com/cellctl/cellctl/internal/fleet"
 	"github.com/cellctl/cellctl/internal/plan"
 	"github.com/cellctl/cellctl/internal/safefile"
 	"github.com/cellctl/cellctl/router"
+	"github.com/cellctl/cellctl/stacks"
 	"github.com/cellctl/cellctl/waves/executor"
 )
 
@@ -34,10 +34,11 @@ import (
 //     domains, the dashboard: internal/plan, the same render the apply
 //     path audits), the router's stack file (its aws: settings and the
 //     origin-verify secret's ciphertext, which the offline render stands
-//     in for), the project's aws: settings, the deployed outputs of the
-//     routed cells it reads (their DNS names, load balancers) — except
-//     the image each cell runs, which the router never reads — and the
-//     build of cellctl itself (a new cellctl may render a new router);
+//     in for), the project's aws: settings, the routed cells' deployed
+//     outputs the router program reads (stacks.RouterCellOutputs: their
+//     DNS names, load balancers, task roles — not the image, task
+//     definitions or anything else a release changes) — and the build of
+//     cellctl itself (a new cellctl may render a new router);
 //   - Deployed: the router stack's deployed outputs (which version each
 //     distribution runs, the canary phase, the table version, …).
 //
@@ -54,19 +55,29 @@ func Deployed(outs map[string]any) string {
 	return digest(outs)
 }
 
-// excludedCellOutputs are the cell outputs that change with every release
-// and that the router's program never reads.
-var excludedCellOutputs = map[string]bool{"image": true, spec.DeployedOutput: true}
-
 // Inputs is the fingerprint of the router's desired inputs in fl (see
 // above); outputs reads a stack's deployed outputs.
 func Inputs(ctx context.Context, fl *fleet.Fleet, outputs func(ctx context.Context, stack string) (map[string]any, error)) (string, error) {
+	f, err := fingerprints(ctx, fl, outputs)
+	return f.inputs, err
+}
+
+// functionType is the edge function's resource type: a new version of it
+// is what a canary judges.
+const functionType = "aws:lambda/function:Function"
+
+// prints are the fingerprints of one render: the router's inputs, and its
+// edge function alone (its rendered code and configuration, and the
+// cellctl build that packaged it).
+type prints struct{ inputs, function string }
+
+func fingerprints(ctx context.Context, fl *fleet.Fleet, outputs func(ctx context.Context, stack string) (map[string]any, error)) (prints, error) {
 	if fl == nil || fl.Router == nil {
-		return "", nil
+		return prints{}, nil
 	}
 	rep, err := plan.Render(ctx, fl, plan.Options{Stacks: []string{fleet.RouterStack}})
 	if err != nil {
-		return "", fmt.Errorf("router step: rendering the router offline to tell whether it changed: %w", err)
+		return prints{}, fmt.Errorf("router step: rendering the router offline to tell whether it changed: %w", err)
 	}
 	var rendered *plan.Stack
 	for _, s := range rep.Stacks {
@@ -75,7 +86,7 @@ func Inputs(ctx context.Context, fl *fleet.Fleet, outputs func(ctx context.Conte
 		}
 	}
 	if rendered == nil {
-		return "", fmt.Errorf("router step: the offline render has no router stack")
+		return prints{}, fmt.Errorf("router step: the offline render has no router stack")
 	}
 	resources := append([]plan.Resource(nil), rendered.Resources...)
 	sort.SliceStable(resources, func(i, j int) bool {
@@ -83,11 +94,11 @@ func Inputs(ctx context.Context, fl *fleet.Fleet, outputs func(ctx context.Conte
 	})
 	stackFile, err := safefile.Read(filepath.Join(fl.Dir, fl.Router.File), 1<<20)
 	if err != nil {
-		return "", fmt.Errorf("router step: %w", err)
+		return prints{}, fmt.Errorf("router step: %w", err)
 	}
 	project, err := projectAWS(filepath.Join(fl.Dir, fleet.ProjectFile))
 	if err != nil {
-		return "", err
+		return prints{}, err
 	}
 	cells := map[string]map[string]any{}
 	if fl.Routing != nil {
@@ -97,11 +108,11 @@ func Inputs(ctx context.Context, fl *fleet.Fleet, outputs func(ctx context.Conte
 			}
 			outs, err := outputs(ctx, c.ID)
 			if err != nil {
-				return "", fmt.Errorf("router step: reading %s's outputs, which the router reads: %w", c.ID, err)
+				return prints{}, fmt.Errorf("router step: reading %s's outputs, which the router reads: %w", c.ID, err)
 			}
 			kept := map[string]any{}
-			for k, v := range outs {
-				if !excludedCellOutputs[k] {
+			for _, k := range stacks.RouterCellOutputs {
+				if v, ok := outs[k]; ok {
 					kept[k] = v
 				}
 			}
@@ -110,12 +121,22 @@ func Inputs(ctx context.Context, fl *fleet.Fleet, outputs func(ctx context.Conte
 	}
 	build, err := buildID()
 	if err != nil {
-		return "", err
+		return prints{}, err
 	}
-	return digest(map[string]any{
+	var function []plan.Resource
+	for _, r := range resources {
+		if r.Type == functionType {
+			function = append(function, r)
+		}
+	}
+	p := prints{inputs: digest(map[string]any{
 		"resources": resources, "outputs": rendered.Outputs,
 		"stackFile": string(stackFile), "projectAWS": project, "cells": cells, "build": build,
-	}), nil
+	})}
+	if len(function) > 0 {
+		p.function = digest(map[string]any{"function": function, "build": build})
+	}
+	return p, nil
 }
 
 // projectAWS is the project's aws: configuration (the provider's settings
@@ -196,13 +217,22 @@ func digest(v any) string {
 	return hex.EncodeToString(sum[:])
 }
 
-// inputs is the desired inputs' fingerprint ("" without a fleet: the
+// inputs are the desired inputs' fingerprints (none without a fleet: the
 // step always ships).
-func (c *run) inputs(ctx context.Context) (string, error) {
+func (c *run) inputs(ctx context.Context) (prints, error) {
 	if c.env.Fleet == nil {
-		return "", nil
+		return prints{}, nil
 	}
-	return Inputs(ctx, c.env.Fleet, c.env.Outputs)
+	return fingerprints(ctx, c.env.Fleet, c.env.Outputs)
+}
+
+// shipped is the version a canary that left the router shipped left the
+// primary on: the candidate it promoted, else the primary it kept.
+func shipped(cr *executor.CanaryRecord) string {
+	if cr.Outcome == Promoted {
+		return cr.Candidate
+	}
+	return cr.Primary
 }
 
 // lastShipped is the canary that last left the router shipped (promoted,

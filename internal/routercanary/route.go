@@ -13,16 +13,18 @@ import (
 
 // Where a canary run starts (Route.Start).
 const (
-	StartDiscard      = "discard"       // --discard: revert the staging distribution
-	StartFirstDeploy  = "first-deploy"  // nothing serves viewers yet: deploy ungated
-	StartUnchanged    = "unchanged"     // inputs and deployed outputs as last shipped: no engine run
-	StartFresh        = "fresh"         // a new canary from the smoke phase
-	StartAgain        = "again"         // the unfinished canary's smoke phase anew
-	StartJudged       = "judged"        // the unfinished canary's phase was judged: discard it
-	StartBake         = "bake"          // continue the unfinished canary's bake
-	StartPromote      = "promote"       // finish the unfinished canary's promotion
-	StartFinishRevert = "finish-revert" // finish the unfinished canary's revert
-	StartUnknown      = "unknown"       // a record this cellctl cannot continue
+	StartDiscard          = "discard"            // --discard: revert the staging distribution
+	StartNothingToDiscard = "nothing-to-discard" // --discard with no canary in flight: no engine run, no record
+	StartFirstDeploy      = "first-deploy"       // nothing serves viewers yet: deploy ungated
+	StartUnchanged        = "unchanged"          // inputs and deployed outputs as last shipped: no engine run
+	StartSameFunction     = "same-function"      // the edge function as last shipped: one update of both distributions, nothing to canary
+	StartFresh            = "fresh"              // a new canary from the smoke phase
+	StartAgain            = "again"              // the unfinished canary's smoke phase anew
+	StartJudged           = "judged"             // the unfinished canary's phase was judged: discard it
+	StartBake             = "bake"               // continue the unfinished canary's bake
+	StartPromote          = "promote"            // finish the unfinished canary's promotion
+	StartFinishRevert     = "finish-revert"      // finish the unfinished canary's revert
+	StartUnknown          = "unknown"            // a record this cellctl cannot continue
 )
 
 // Route is the path a canary run takes, decided before anything changes
@@ -40,8 +42,11 @@ type Route struct {
 	// be left out when a phase ends the canary: a breach discards it, an
 	// unchanged edge function has nothing to canary).
 	Phases []PlannedPhase `json:"phases"`
+	// Note is what the route cannot tell before it runs.
+	Note string `json:"note,omitempty"`
 
 	inputs, deployed string // the fingerprints an unchanged router recorded
+	function         string // the rendered edge function's fingerprint
 	unrecorded       string // a canary phase the deployed router shows and no record has
 	why              string // why a resumed canary runs its smoke phase again
 }
@@ -74,6 +79,9 @@ func (c *run) route(ctx context.Context, outs map[string]any, prev *executor.Can
 			return nil, errors.New("router canary --discard: the router is not deployed (no primaryFunctionArn output): nothing to revert")
 		}
 		rt.Start = StartDiscard
+		if !prev.Unfinished() && !inFlight(outs) {
+			rt.Start, rt.Record = StartNothingToDiscard, ""
+		}
 	case prev.Unfinished():
 		c.resumeRoute(rt, outs, prev)
 	case len(outs) == 0 || rt.Primary == "":
@@ -85,10 +93,22 @@ func (c *run) route(ctx context.Context, outs map[string]any, prev *executor.Can
 		if err != nil {
 			return nil, err
 		}
-		rt.inputs, rt.Start = inputs, StartFresh
-		if stable && inputs != "" {
-			if last := c.lastShipped(ctx); last != nil && last.Inputs == inputs && last.Deployed == Deployed(outs) {
-				rt.Start, rt.deployed = StartUnchanged, last.Deployed
+		rt.inputs, rt.function, rt.Start = inputs.inputs, inputs.function, StartFresh
+		if stable && inputs.inputs != "" {
+			last := c.lastShipped(ctx)
+			if last == nil || last.Function == "" || inputs.function == "" {
+				rt.Note = "no shipped canary recorded how the edge function rendered: should the smoke phase's update publish no new version, the canary ends there and one more update puts both distributions back on the primary's version"
+			}
+			switch {
+			case last == nil:
+			case last.Inputs == inputs.inputs && last.Deployed == Deployed(outs):
+				rt.Start, rt.deployed, rt.Note = StartUnchanged, last.Deployed, ""
+			case inputs.function != "" && last.Function == inputs.function && shipped(last) == rt.Primary &&
+				stringOf(outs, "stagingFunctionArn") == rt.Primary:
+				// The function renders as it did when the version both
+				// distributions run was shipped: an update publishes no
+				// new version.
+				rt.Start = StartSameFunction
 			}
 		}
 		if !stable {
@@ -146,6 +166,9 @@ func (c *run) phases(rt *Route, prev *executor.CanaryRecord) []PlannedPhase {
 		return []PlannedPhase{revert}
 	case StartFirstDeploy:
 		return []PlannedPhase{{Phase: "deploy", Stack: router, Update: true, Does: "the router has never been deployed: deploying it (nothing to canary)"}}
+	case StartSameFunction:
+		return []PlannedPhase{{Phase: "apply", Stack: router, Update: true,
+			Does: fmt.Sprintf("the edge function is unchanged (both distributions keep %s): the router's other changes go to both distributions in one update; nothing to canary", orNone(rt.Primary))}}
 	case StartFresh, StartAgain:
 		return []PlannedPhase{header, weight, promote}
 	case StartBake:
@@ -161,6 +184,18 @@ func (c *run) phases(rt *Route, prev *executor.CanaryRecord) []PlannedPhase {
 		return []PlannedPhase{promote}
 	}
 	return nil
+}
+
+// inFlight says the deployed router shows a canary nobody recorded: the
+// staging distribution in a canary phase, or running another version
+// than the primary.
+func inFlight(outs map[string]any) bool {
+	phase, _ := outs["canaryPhase"].(string)
+	if phase != "" && phase != string(canary.Stable) {
+		return true
+	}
+	staging := stringOf(outs, "stagingFunctionArn")
+	return staging != "" && staging != primaryOf(outs)
 }
 
 func orNone(s string) string {

@@ -86,7 +86,8 @@ func TestDryRunPlansTheUpdatesTheRunMakes(t *testing.T) {
 	}{
 		{name: "fresh", router: deployedRouter, start: StartFresh},
 		{name: "first deploy", router: func() *fakeRouter { return &fakeRouter{newest: v1} }, start: StartFirstDeploy},
-		{name: "discard", router: deployedRouter, o: Options{Discard: true}, start: StartDiscard},
+		{name: "discard", router: func() *fakeRouter { return &fakeRouter{deployed: true, newest: v2, primary: v1, staging: v2} }, o: Options{Discard: true}, start: StartDiscard},
+		{name: "nothing to discard", router: deployedRouter, o: Options{Discard: true}, start: StartNothingToDiscard},
 		{name: "resumed bake", router: deployedRouter, start: StartBake, prep: func(t *testing.T, env *Env) *Env {
 			st := env.Store.(*store)
 			killAt(st, bakingWithAPoll(executor.CanaryHeader))

@@ -205,6 +205,9 @@ const (
 	Promoted    = "promoted"     // the primary runs the candidate
 	Discarded   = "discarded"    // a bake breached or was inconclusive: staging reverted
 	Reverted    = "reverted"     // --discard
+	// NothingToDiscard is --discard with no canary in flight: no engine
+	// run, no record.
+	NothingToDiscard = "nothing-to-discard"
 )
 
 // Step is one phase of a canary as it ran: its traffic split and its bake
@@ -257,6 +260,22 @@ func Run(ctx context.Context, env *Env, o Options) (*Result, error) {
 	}
 	if env.Store == nil {
 		return nil, errors.New("router canary: no record store (the canary's record and the fleet lock)")
+	}
+	if o.Discard {
+		// Nothing in flight is nothing to discard: said without a lock,
+		// a record or an engine run (a canary started meanwhile holds
+		// the lock and has a record, which the route reads).
+		rt, err := Plan(ctx, env, o)
+		if err != nil {
+			return nil, err
+		}
+		if rt.Start == StartNothingToDiscard {
+			if env.Log != nil {
+				fmt.Fprintf(env.Log, "router canary: nothing to discard: no canary is in flight (the staging distribution runs what the primary runs, %s, and the policy is off)\n", rt.Primary)
+			}
+			return &Result{Outcome: NothingToDiscard, Phase: executor.CanaryDone, Primary: rt.Primary,
+				Reason: "no canary in flight: nothing to discard"}, nil
+		}
 	}
 	return runOwn(ctx, env, o)
 }
@@ -452,7 +471,9 @@ func (c *run) follow(ctx context.Context, rt *Route, outs map[string]any, prev *
 		c.logf("nothing to ship: the router's inputs and deployed outputs are what they were when it was last shipped (the primary runs %s): no engine run", primary)
 		return c.start(ctx, &executor.CanaryRecord{Phase: executor.CanaryDone, Outcome: Unchanged, Primary: primary,
 			Reason:       "nothing changed since the router was last shipped: no engine run",
-			PrimaryTable: tableVersion(outs), CandidateTable: tableVersion(outs), Inputs: rt.inputs, Deployed: rt.deployed, Finished: c.now()})
+			PrimaryTable: tableVersion(outs), CandidateTable: tableVersion(outs), Inputs: rt.inputs, Function: rt.function, Deployed: rt.deployed, Finished: c.now()})
+	case StartSameFunction:
+		return c.sameFunction(ctx, rt, outs)
 	case StartFresh:
 		if rt.unrecorded != "" {
 			c.logf("the router's staging distribution is in a %s phase nobody recorded (an older cellctl, or a run killed before its record); starting again from the smoke test (the primary still runs %s)", rt.unrecorded, primary)
@@ -462,7 +483,7 @@ func (c *run) follow(ctx context.Context, rt *Route, outs map[string]any, prev *
 			return err
 		}
 		cr := &executor.CanaryRecord{Phase: executor.CanaryStarting, PhaseSince: c.now(), Primary: primary,
-			Header: canary.DefaultHeader, HeaderValue: token, Weight: c.o.Weight, IdleTTL: c.o.IdleTTL, MaximumTTL: c.o.MaximumTTL, Inputs: rt.inputs}
+			Header: canary.DefaultHeader, HeaderValue: token, Weight: c.o.Weight, IdleTTL: c.o.IdleTTL, MaximumTTL: c.o.MaximumTTL, Inputs: rt.inputs, Function: rt.function}
 		if rt.unrecorded == "" {
 			// Between canaries both distributions run the newest version:
 			// tableVersion is the primary's.
@@ -520,6 +541,32 @@ func (c *run) follow(ctx context.Context, rt *Route, outs map[string]any, prev *
 	return fmt.Errorf("router canary %s: its record is in phase %q, which this cellctl cannot continue; run `cellctl router canary --discard`", c.id(), prev.Phase)
 }
 
+// sameFunction applies a router change whose edge function is the one
+// both distributions run (StartSameFunction): one update with both on
+// that version, nothing to canary. Should the update publish a new
+// version after all, that version is canaried from the smoke phase — it
+// never reaches viewers ungated.
+func (c *run) sameFunction(ctx context.Context, rt *Route, outs map[string]any) error {
+	primary := primaryOf(outs)
+	if err := c.start(ctx, &executor.CanaryRecord{Phase: executor.CanaryStarting, PhaseSince: c.now(), Primary: primary,
+		Weight: c.o.Weight, IdleTTL: c.o.IdleTTL, MaximumTTL: c.o.MaximumTTL, Inputs: rt.inputs, Function: rt.function}); err != nil {
+		return err
+	}
+	after, err := c.up(ctx, canary.Traffic{Phase: canary.Stable, PrimaryFunctionArn: primary})
+	if err != nil {
+		return c.discardAfter(ctx, fmt.Errorf("router canary: applying the router's changes to both distributions: %w", err))
+	}
+	if newest := stringOf(after, "functionArn"); newest != "" && newest != primary {
+		c.logf("the update published a new edge function version (%s) though the function renders as it did: canarying it", newest)
+		return c.fromHeader(ctx)
+	}
+	c.logf("the edge function is unchanged (%s): nothing to canary; the router's other changes were applied to both distributions", primary)
+	return c.update(ctx, func(cr *executor.CanaryRecord) {
+		cr.Phase, cr.Outcome, cr.Finished = executor.CanaryDone, Unchanged, c.now()
+		cr.Candidate, cr.PrimaryTable, cr.CandidateTable, cr.Deployed = primary, tableVersion(after), tableVersion(after), Deployed(after)
+	})
+}
+
 func (c *run) resumeLog(cr *executor.CanaryRecord) {
 	since := ""
 	if !cr.PhaseSince.IsZero() {
@@ -543,7 +590,7 @@ func (c *run) firstDeploy(ctx context.Context) error {
 	return c.update(ctx, func(cr *executor.CanaryRecord) {
 		cr.Phase, cr.Outcome, cr.Finished = executor.CanaryDone, FirstDeploy, c.now()
 		cr.Primary, cr.PrimaryTable, cr.CandidateTable = primaryOf(outs), tableVersion(outs), tableVersion(outs)
-		cr.Inputs, cr.Deployed = inputs, Deployed(outs)
+		cr.Inputs, cr.Function, cr.Deployed = inputs.inputs, inputs.function, Deployed(outs)
 	})
 }
 
@@ -554,7 +601,7 @@ func (c *run) again(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	if err := c.update(ctx, func(cr *executor.CanaryRecord) { cr.Inputs = inputs }); err != nil {
+	if err := c.update(ctx, func(cr *executor.CanaryRecord) { cr.Inputs, cr.Function = inputs.inputs, inputs.function }); err != nil {
 		return err
 	}
 	return c.fromHeader(ctx)

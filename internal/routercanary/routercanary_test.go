@@ -14,6 +14,7 @@ import (
 	"github.com/cellctl/cellctl/internal/outcome"
 	"github.com/cellctl/cellctl/internal/stackrun"
 	"github.com/cellctl/cellctl/router/canary"
+	"github.com/cellctl/cellctl/stacks"
 	"github.com/cellctl/cellctl/waves"
 	"github.com/cellctl/cellctl/waves/executor"
 	"github.com/cellctl/cellctl/waves/executor/backend/backendtest"
@@ -77,7 +78,7 @@ func (f *fakeRouter) outputsLocked() map[string]any {
 		phase = canary.Stable
 	}
 	return map[string]any{"primaryFunctionArn": f.primary, "stagingFunctionArn": f.staging, "stagingDistributionId": "E2STAGING00001",
-		"canaryPhase": string(phase), "tableVersion": f.table}
+		"canaryPhase": string(phase), "tableVersion": f.table, "functionArn": f.newest}
 }
 
 func (f *fakeRouter) phases() []canary.Phase {
@@ -259,6 +260,37 @@ func TestDiscardRevertsAndOptionsAreChecked(t *testing.T) {
 	r = deployedRouter()
 	if _, err := Run(context.Background(), newEnv(r, &edge{}), Options{Weight: 0.2}); err == nil || !strings.Contains(err.Error(), "at most 0.15") || len(r.ups) != 0 {
 		t.Fatalf("weight 0.2: %v, %d ups", err, len(r.ups))
+	}
+}
+
+// --discard with no canary in flight — no unfinished record, the staging
+// distribution on the primary's version, the policy off — has nothing to
+// discard: it says so, runs no engine, writes no record and exits 0 (it
+// ran an up and recorded "reverted"); its dry run says the same.
+func TestDiscardWithNothingInFlightDoesNothing(t *testing.T) {
+	r := deployedRouter()
+	env := newEnv(r, &edge{requests: 5000, rate5xx: 0.1})
+	var log strings.Builder
+	env.Log = &log
+	if rt := dryRun(t, env, r, Options{Discard: true}); rt.Start != StartNothingToDiscard || len(rt.Phases) != 0 {
+		t.Fatalf("dry run: %+v", rt)
+	}
+	res, err := Run(context.Background(), env, Options{Discard: true})
+	if err != nil || res.Outcome != NothingToDiscard || res.ID != "" {
+		t.Fatalf("discard: %v %+v", err, res)
+	}
+	if len(r.ups) != 0 {
+		t.Errorf("ran the engine %d times: %v", len(r.ups), r.phases())
+	}
+	if recs := env.Store.(*store).canaries(t); len(recs) != 0 {
+		t.Errorf("wrote %d records", len(recs))
+	}
+	if !strings.Contains(log.String(), "nothing to discard") {
+		t.Errorf("log %q does not say there was nothing to discard", log.String())
+	}
+	// The lock is free: a canary runs next.
+	if _, err := Run(context.Background(), env, Options{}); err != nil {
+		t.Fatalf("a canary after it: %v", err)
 	}
 }
 
@@ -548,6 +580,67 @@ func TestNothingToChangeRunsNoEngine(t *testing.T) {
 	}
 }
 
+// A router change that leaves the edge function as it was shipped (a
+// price class) is one update of both distributions, no canary — and the
+// dry run says so. It predicted a three-phase canary; the run then updated
+// the staging distribution, found the same version there, updated again
+// and called it unchanged. Should the update publish a new version after
+// all, that version is canaried, never shipped ungated.
+func TestSameEdgeFunctionIsOneUpdateAsTheDryRunSays(t *testing.T) {
+	fl, err := fleet.Load("../..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := deployedRouter()
+	env := newEnv(r, &edge{requests: 5000, rate5xx: 0.1})
+	env.Fleet = fl
+	env.Outputs = func(ctx context.Context, stack string) (map[string]any, error) {
+		if stack != fleet.RouterStack {
+			return map[string]any{"dnsName": stack + ".cells.example.com"}, nil
+		}
+		return r.Outputs(ctx, stack)
+	}
+	if res, err := Run(context.Background(), env, Options{}); err != nil || res.Outcome != Promoted {
+		t.Fatalf("first: %v %+v", err, res)
+	}
+	cp := *fl
+	rt := *fl.Router
+	rt.PriceClass = "PriceClass_All"
+	cp.Router = &rt
+	env.Fleet = &cp
+	route := dryRun(t, env, r, Options{})
+	if route.Start != StartSameFunction || len(ups(route)) != 1 {
+		t.Fatalf("dry run: starts %s with updates %v, want %s with one", route.Start, ups(route), StartSameFunction)
+	}
+	before := len(r.phases())
+	res, err := Run(context.Background(), env, Options{})
+	if err != nil || res.Outcome != Unchanged {
+		t.Fatalf("same function: %v %+v", err, res)
+	}
+	if got, want := r.phases()[before:], ups(route); !slices.Equal(got, want) {
+		t.Errorf("the dry run planned %v, the run made %v", want, got)
+	}
+	if r.primary != v2 || r.staging != v2 {
+		t.Errorf("primary %s, staging %s, want both on %s", r.primary, r.staging, v2)
+	}
+	// Nothing changed since: no engine run at all.
+	before = len(r.phases())
+	if res, err := Run(context.Background(), env, Options{}); err != nil || res.Outcome != Unchanged || len(r.phases()) != before {
+		t.Fatalf("after it: %v %+v, %d updates", err, res, len(r.phases())-before)
+	}
+
+	// The update published a new version after all: it is canaried.
+	rt2 := rt
+	rt2.PriceClass = "PriceClass_200"
+	cp.Router = &rt2
+	r.mu.Lock()
+	r.newest = "arn:aws:lambda:us-east-1:123456789012:function:router-edge:3"
+	r.mu.Unlock()
+	if res, err := Run(context.Background(), env, Options{}); err != nil || res.Outcome != Promoted || r.primary != r.newest {
+		t.Fatalf("a new version behind an unchanged render: %v %+v, primary %s", err, res, r.primary)
+	}
+}
+
 // The fingerprint of the router's inputs is deterministic, ignores the
 // image a cell runs (the router never reads it: a deploy of a new image
 // ships no router), and changes with what the router is built from.
@@ -579,6 +672,29 @@ func TestInputsFollowTheRouterNotTheImages(t *testing.T) {
 	}
 	if b, _ := Inputs(ctx, &img, other); b != a {
 		t.Error("a new image changed the router's inputs")
+	}
+	// A release (or its rollback) changes more of a cell's outputs than
+	// its image — the migration task's definition revision — and the
+	// router reads none of them: after the demo's rolled-back deploys the
+	// router step found "changed" inputs, ran the engine twice and called
+	// the canary unchanged.
+	released := func(context.Context, string) (map[string]any, error) {
+		return map[string]any{"dnsName": "x.example.com", "image": "app:1", "deployedSpec": "{}",
+			"migration": map[string]any{"taskDefinition": "arn:aws:ecs:us-east-1:123456789012:task-definition/cell-a-migrate:7"}}, nil
+	}
+	if b, _ := Inputs(ctx, fl, released); b != a {
+		t.Error("a cell output the router never reads (its migration task definition) changed the router's inputs")
+	}
+	for _, key := range stacks.RouterCellOutputs {
+		changed := func(context.Context, string) (map[string]any, error) {
+			return map[string]any{"dnsName": "x.example.com", key: "changed"}, nil
+		}
+		if key == "dnsName" {
+			continue
+		}
+		if b, _ := Inputs(ctx, fl, changed); b == a {
+			t.Errorf("a cell's %s, which the router reads, did not change the router's inputs", key)
+		}
 	}
 	moved := func(context.Context, string) (map[string]any, error) {
 		return map[string]any{"dnsName": "y.example.com"}, nil

@@ -11,6 +11,7 @@ import (
 	"encoding/json"
 	"errors"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/cellctl/cellctl/cellmodule/spec"
@@ -89,7 +90,17 @@ type Blocked struct{ Reason string }
 
 func (b *Blocked) Error() string { return "not started: " + b.Reason }
 
-// Changes counts resource operations.
+// CloudResource says a resource of a stack is one the cloud holds: a
+// custom resource that is neither a provider nor Pulumi's own bookkeeping
+// (the stack, a stack reference), and not a component (custom false).
+// Every count of a stack's resources — status, plan, up's progress and
+// its summary, the simulator's live resources — counts these, so one
+// cell has one number everywhere.
+func CloudResource(typ string, custom bool) bool {
+	return custom && !strings.HasPrefix(typ, "pulumi:")
+}
+
+// Changes counts resource operations (of cloud resources: CloudResource).
 type Changes struct {
 	Create  int `json:"create"`
 	Update  int `json:"update"`

@@ -38,3 +38,23 @@ func TestResourceChangesIsOneRowPerChangedResource(t *testing.T) {
 		t.Errorf("%d rows for %d changes", len(got), c.Total())
 	}
 }
+
+// A stack's resources are the cloud's: not Pulumi's stack, providers or
+// stack references, nor a component.
+func TestCloudResource(t *testing.T) {
+	for _, tc := range []struct {
+		typ    string
+		custom bool
+		want   bool
+	}{
+		{"aws:ec2/vpc:Vpc", true, true},
+		{"cellctl:index:Cell", false, false},
+		{"pulumi:pulumi:Stack", false, false},
+		{"pulumi:providers:aws", true, false},
+		{"pulumi:pulumi:StackReference", true, false},
+	} {
+		if got := CloudResource(tc.typ, tc.custom); got != tc.want {
+			t.Errorf("CloudResource(%s, custom %v) = %v, want %v", tc.typ, tc.custom, got, tc.want)
+		}
+	}
+}

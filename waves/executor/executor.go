@@ -177,7 +177,7 @@ func (ex *Executor) run(ctx context.Context, plan Plan, opts Options) (*Outcome,
 	}
 	r.j = NewJournal(ex.Store, r.clock, rec)
 
-	if err := r.admit(first); err != nil {
+	if err := r.admit(first, existed); err != nil {
 		r.refused(existed)
 		return r.refusedOutcome(ctx, existed), err
 	}
@@ -365,7 +365,9 @@ func (r *run) refusedOutcome(ctx context.Context, existed bool) *Outcome {
 }
 
 // admit checks the record allows this run, and prepares a --retry.
-func (r *run) admit(first int) error {
+// existed says the record was saved before (a refused first run names no
+// rollout: none exists).
+func (r *run) admit(first int, existed bool) error {
 	rec := r.j.rec
 	// A halted wave settles the rollout whatever its state says (the run
 	// that halted it may have died before saving that state).
@@ -387,7 +389,10 @@ func (r *run) admit(first int) error {
 	}
 	if r.opts.Wave != "" {
 		for i := 0; i < first; i++ {
-			if wr := rec.Waves[i]; !wr.passed() {
+			if wr := rec.Waves[i]; !wr.passed() && !existed {
+				return &RefusedError{Reason: fmt.Sprintf("--wave %s refused: no rollout of this release has run yet, so wave %s has not passed; run `cellctl deploy --through %s` first",
+					r.opts.Wave, wr.Name, wr.Name)}
+			} else if !wr.passed() {
 				return &RefusedError{Reason: fmt.Sprintf("--wave %s refused: earlier wave %s of rollout %s has not passed (it is %s); run `cellctl deploy --through %s` first",
 					r.opts.Wave, wr.Name, rec.ID, wr.State, wr.Name)}
 			}

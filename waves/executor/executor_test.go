@@ -717,7 +717,7 @@ func TestWaveOptionRefusals(t *testing.T) {
 		o    Options
 		want string
 	}{
-		{Options{Wave: "wave-2"}, "earlier wave wave-1"},
+		{Options{Wave: "wave-2"}, "no rollout of this release has run yet, so wave wave-1 has not passed"},
 		{Options{Wave: "wave-9"}, `"wave-9": no such wave (waves: wave-1, wave-2, wave-3)`},
 		{Options{Through: "nope"}, `--through "nope": no such wave`},
 		{Options{Wave: "wave-1", Through: "wave-2"}, "cannot be combined"},
@@ -731,6 +731,10 @@ func TestWaveOptionRefusals(t *testing.T) {
 		// record never saved read "rollout …: running").
 		if out != nil {
 			t.Errorf("%+v: refused, yet reports rollout %s as %s", tc.o, out.Record.ID, out.Record.State)
+		}
+		// Nor does its reason name the rollout id it would have had.
+		if err != nil && strings.Contains(err.Error(), "rollout r-") {
+			t.Errorf("%+v: refused naming a rollout no record holds: %v", tc.o, err)
 		}
 	}
 	if len(f.cells.applies()) != 0 || f.store.holder() != nil {

@@ -279,6 +279,12 @@ type CanaryRecord struct {
 	// fingerprints has nothing to change and runs no engine.
 	Inputs   string `json:"inputs,omitempty"`
 	Deployed string `json:"deployed,omitempty"`
+	// Function fingerprints the edge function's rendered code and
+	// configuration when the canary left the router shipped: the next
+	// router step that renders the same function, with the primary still
+	// on the version shipped then, has no new version to canary — its
+	// other changes go to both distributions in one update.
+	Function string `json:"function,omitempty"`
 	// Finished is when the canary ended.
 	Finished time.Time `json:"finished,omitzero"`
 }

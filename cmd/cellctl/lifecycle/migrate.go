@@ -36,7 +36,8 @@ func NewCmdMigrate(f *cmdutil.Factory, runF func(*MigrateOptions) error) *cobra.
               reads are still served by the source cell. Copy the data now
               (docs/LIFECYCLE.md, "Data-copy hook points").
   --finish    serve the tenant from the target.
-  --abort     serve it from the source again.
+  --abort     instead of --finish: serve it from the source again (after
+              --finish there is nothing to abort: migrate it back with --to).
 
 Each step saves stacks/routing.json and publishes the router, refused when
 the deployed router serves a newer table.`,

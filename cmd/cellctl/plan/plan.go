@@ -318,12 +318,12 @@ func printPlan(io *iostreams.IOStreams, r *Rendered) error {
 			index = fmt.Sprint(*st.Index)
 			cidr = st.CIDR
 		}
-		total += len(st.Resources)
+		total += st.CloudResources()
 		row := []string{st.Name, st.Kind, index, cidr}
 		if accounts {
 			row = append(row, fleet.Access{Account: st.Account}.AccountLabel())
 		}
-		rows = append(rows, append(row, st.Region, fmt.Sprint(len(st.Resources)), shape(fl, st)))
+		rows = append(rows, append(row, st.Region, fmt.Sprint(st.CloudResources()), shape(fl, st)))
 	}
 	header := []string{"STACK", "KIND", "INDEX", "CIDR"}
 	if accounts {
@@ -448,8 +448,8 @@ func markdownPlan(io *iostreams.IOStreams, r *Rendered) error {
 	total := 0
 	var rows [][]string
 	for _, st := range r.Report.Stacks {
-		total += len(st.Resources)
-		rows = append(rows, []string{st.Name, st.Kind, st.Region, fmt.Sprint(len(st.Resources))})
+		total += st.CloudResources()
+		rows = append(rows, []string{st.Name, st.Kind, st.Region, fmt.Sprint(st.CloudResources())})
 	}
 	if len(problems) == 0 {
 		fmt.Fprintf(w, "### ✅ cellctl plan: %d stacks, %d resources, no findings\n\n", len(r.Report.Stacks), total)

@@ -76,7 +76,9 @@ The canary's record (.cellctl/rollouts/c-….json in the Pulumi backend;
 holds the fleet lock until it is finished: a canary stopped by Ctrl-C or
 kill -9 is shown by ` + "`cellctl status`" + ` and ` + "`cellctl health`" + `, refuses every other
 change, and the next ` + "`cellctl router canary`" + ` continues it (or finishes its
-revert). --discard reverts an unfinished canary to the primary's version.
+revert). --discard reverts an unfinished canary to the primary's version;
+with no canary in flight it says there is nothing to discard and changes
+nothing (no engine run, no record).
 
 --dry-run prints the route the canary would take — a new canary, the
 unfinished one continued, or nothing to change — and its phases in order,
@@ -239,7 +241,12 @@ var canaryFormats = []render.Format[CanaryReport]{
 			}
 			rows = append(rows, []string{string(st.Phase), verdict, reason})
 		}
-		fmt.Fprintf(io.Out, "router canary: %s (%s)\n", res.Outcome, res.ID)
+		if res.ID == "" {
+			// Nothing was recorded (nothing to discard).
+			fmt.Fprintf(io.Out, "router canary: %s\n", res.Outcome)
+		} else {
+			fmt.Fprintf(io.Out, "router canary: %s (%s)\n", res.Outcome, res.ID)
+		}
 		if res.Candidate != "" {
 			fmt.Fprintf(io.Out, "primary before: %s\ncandidate:      %s\n", res.Primary, res.Candidate)
 		}
@@ -264,20 +271,25 @@ var canaryFormats = []render.Format[CanaryReport]{
 func describeRoute(rt *routercanary.Route) string {
 	var b strings.Builder
 	start := map[string]string{
-		routercanary.StartFresh:        "a new canary of the router's current program",
-		routercanary.StartFirstDeploy:  "the router has never served viewers: it is deployed ungated",
-		routercanary.StartUnchanged:    "nothing to ship: the router's inputs and deployed outputs are those the last shipped canary recorded; no engine runs",
-		routercanary.StartDiscard:      "--discard: the staging distribution is reverted",
-		routercanary.StartAgain:        "continuing canary " + rt.Record + ": its smoke phase runs again",
-		routercanary.StartJudged:       "continuing canary " + rt.Record + ": its last phase was judged, the canary is discarded",
-		routercanary.StartBake:         "continuing canary " + rt.Record + ": its bake goes on",
-		routercanary.StartPromote:      "continuing canary " + rt.Record + ": its promotion is finished",
-		routercanary.StartFinishRevert: "continuing canary " + rt.Record + ": its revert is finished",
-		routercanary.StartUnknown:      "canary " + rt.Record + " is in a phase this cellctl cannot continue: run `cellctl router canary --discard`",
+		routercanary.StartFresh:            "a new canary of the router's current program",
+		routercanary.StartSameFunction:     "the edge function renders as when the version both distributions run was shipped: the router's other changes go to both in one update, nothing to canary",
+		routercanary.StartFirstDeploy:      "the router has never served viewers: it is deployed ungated",
+		routercanary.StartUnchanged:        "nothing to ship: the router's inputs and deployed outputs are those the last shipped canary recorded; no engine runs",
+		routercanary.StartDiscard:          "--discard: the staging distribution is reverted",
+		routercanary.StartNothingToDiscard: "--discard: nothing to discard (no canary in flight: the staging distribution runs what the primary runs); no engine runs, no record is written",
+		routercanary.StartAgain:            "continuing canary " + rt.Record + ": its smoke phase runs again",
+		routercanary.StartJudged:           "continuing canary " + rt.Record + ": its last phase was judged, the canary is discarded",
+		routercanary.StartBake:             "continuing canary " + rt.Record + ": its bake goes on",
+		routercanary.StartPromote:          "continuing canary " + rt.Record + ": its promotion is finished",
+		routercanary.StartFinishRevert:     "continuing canary " + rt.Record + ": its revert is finished",
+		routercanary.StartUnknown:          "canary " + rt.Record + " is in a phase this cellctl cannot continue: run `cellctl router canary --discard`",
 	}[rt.Start]
 	fmt.Fprintf(&b, "router canary (dry run: nothing changes): %s\n", start)
 	if rt.Primary != "" {
 		fmt.Fprintf(&b, "primary: %s\n", rt.Primary)
+	}
+	if rt.Note != "" {
+		fmt.Fprintf(&b, "note: %s\n", rt.Note)
 	}
 	for _, p := range rt.Phases {
 		line := fmt.Sprintf("  %-10s ", p.Phase)

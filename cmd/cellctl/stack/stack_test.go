@@ -317,7 +317,7 @@ func TestUpRunDryRunPrintsThePlan(t *testing.T) {
 	if err := upRun(context.Background(), opts); err != nil {
 		t.Fatal(err)
 	}
-	if out.String() != "plan: up 1 stack\n  up cell-b (82 resources)\ndry run: nothing was changed\n" {
+	if out.String() != "plan: up 1 stack\n  up cell-b (81 resources)\ndry run: nothing was changed\n" {
 		t.Fatalf("%q", out.String())
 	}
 }
