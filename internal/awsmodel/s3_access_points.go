@@ -90,7 +90,9 @@ func init() {
 					v.fail("name", "validating S3 Access Point (%s) name: %s", v.s("name"), reason)
 				}
 			}
-			if v.known("policy") && v.s("policy") != "" {
+			// "" or "{}" is no policy: terraform-provider-aws's update
+			// deletes the access point's policy for either.
+			if v.known("policy") && v.s("policy") != "" && v.s("policy") != "{}" {
 				validPolicyDoc(v, "policy")
 			}
 		},
