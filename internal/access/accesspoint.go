@@ -63,12 +63,20 @@ func (m *Model) accessPointOf(arn string) (*Resource, string, bool) {
 	return ap, key, true
 }
 
+// dataAction reports whether an action on an access point's ARN reaches
+// the bucket's data (objects, listings) rather than managing the access
+// point itself (s3:PutAccessPointPolicy, s3:DeleteAccessPoint…), which the
+// bucket's policy has no part in.
+func dataAction(action string) bool {
+	return !strings.Contains(strings.ToLower(action), "accesspoint")
+}
+
 // bucketForm is a request through an access point as the bucket's policy
 // sees it: the bucket's ARN (and the object's key) and the access point's
 // keys in the context. ok is false when the access point serves no known
 // bucket.
 func (m *Model) bucketForm(req Request, ap *Resource, key string) (Request, bool) {
-	if ap.bucket == nil {
+	if ap.bucket == nil || !dataAction(req.Action) {
 		return Request{}, false
 	}
 	res := ap.bucket.ARN
@@ -130,4 +138,17 @@ func (m *Model) throughBucket(v Verdict, p *Principal, ap *Resource, key string)
 	v.Decision, v.Deciding = ImplicitDeny, nil
 	v.Reason = "the access point allows it but the bucket does not: its policy must delegate to the access point (s3:DataAccessPointAccount) or allow the caller"
 	return v
+}
+
+// BucketRequest is a request made through an access point as the
+// bucket's policy sees it (the bucket's ARN, the access point's keys in
+// the context); ok is false for a request not made through an access
+// point of the model. An outside evaluator judges the bucket's half of
+// such a request with it.
+func (m *Model) BucketRequest(req Request) (Request, bool) {
+	ap, key, ok := m.accessPointOf(req.Resource)
+	if !ok {
+		return Request{}, false
+	}
+	return m.bucketForm(req, ap, key)
 }

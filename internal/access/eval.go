@@ -172,7 +172,7 @@ func (m *Model) evaluate(req Request) Verdict {
 	if allowed {
 		v.Decision = Allowed
 		v.Deciding = append(append([]Ref{}, id.allow...), res.allow...)
-		if r != nil && r.Kind == KindAccessPoint {
+		if r != nil && r.Kind == KindAccessPoint && dataAction(req.Action) {
 			_, key, _ := m.accessPointOf(req.Resource)
 			return m.throughBucket(v, p, r, key)
 		}
