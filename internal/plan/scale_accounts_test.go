@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/cellctl/cellctl/cellmodule/spec"
 	"github.com/cellctl/cellctl/internal/fleet"
 	"github.com/cellctl/cellctl/internal/fleet/fleettest"
 	"github.com/cellctl/cellctl/internal/props"
@@ -63,6 +64,13 @@ func TestAnAccountPerCellFleetOf256CellsRendersClean(t *testing.T) {
 	}
 	if through != 4*n {
 		t.Errorf("%d required paths go through access points, want 4 per cell (%d)", through, 4*n)
+	}
+	// The app of a cross-account cell is told its access point (the
+	// router's account is declared): the SDKs take its ARN as a bucket.
+	cell := stackNamed(rep, "cell-007")
+	wantAP := "arn:aws:s3:us-east-1:123456789012:accesspoint/" + spec.AccessPointName(f.Router.FleetBucket, "cell-007")
+	if env := inputOf(t, cell, "aws:ecs/taskDefinition:TaskDefinition", "containerDefinitions"); !strings.Contains(env, `"name":"BUCKET_ACCESS_POINT","value":"`+wantAP+`"`) {
+		t.Errorf("cell-007's task is not given its access point %s: %s", wantAP, env)
 	}
 	router := stackNamed(rep, fleet.RouterStack)
 	aps, biggest := 0, 0
