@@ -49,9 +49,12 @@ const DelegationSid = "DelegateToAccessPoints"
 // bucket delegates by allowing everyone on the condition
 // s3:DataAccessPointAccount is its account (Amazon S3 User Guide,
 // "Configuring IAM policies for using access points" and "Delegating
-// access control to access points"). The fixed account in
-// s3:DataAccessPointArn keeps the policy non-public under Block Public
-// Access ("The meaning of public", Amazon S3 User Guide). Only the actions
+// access control to access points"). The account is fixed in
+// s3:DataAccessPointArn too: Block Public Access calls a policy public
+// unless it grants to fixed values of the keys it lists ("The meaning of
+// public", Amazon S3 User Guide), and the copy of that list found while
+// building this named neither key, so the policy gives S3 both forms
+// (docs/ARCHITECTURE.md, "Known limits"). Only the actions
 // a cell has on its prefix are delegated, so no access point policy can
 // grant more. One statement whatever the number of cells: a statement
 // pair per cell passed S3's 20 KB bucket policy limit at about 40 cells
