@@ -8,6 +8,31 @@ import (
 // bucket (router/component names it "<router>-bucket").
 const BucketLabel = "router/bucket"
 
+// AccessPointLabel is a cell's access point of the fleet bucket in the
+// access model, when the cell lives in another account than the bucket
+// (router/component names it "<router>-<cell id>-access-point").
+func AccessPointLabel(id string) string { return "router/" + id + "-access-point" }
+
+// ThroughAccessPoint are a cell's paths with those to the fleet bucket
+// made through its access point instead, as a cell in another account
+// than the bucket's makes them (the bucket policy delegates cross-account
+// access to the bucket account's access points): objects as
+// <access point>/object/<key>, the listing on the access point.
+func ThroughAccessPoint(id string, paths []access.Path) []access.Path {
+	out := make([]access.Path, len(paths))
+	for i, p := range paths {
+		if p.Resource == BucketLabel {
+			p.Name += " through its access point"
+			p.Resource = AccessPointLabel(id)
+			if p.Suffix != "" {
+				p.Suffix = "/object" + p.Suffix
+			}
+		}
+		out[i] = p
+	}
+	return out
+}
+
 // RequiredPaths are the requests a deployed cell must be able to make for
 // its app to work, named in the access model's labels (the logical names
 // this template gives its resources, access.Label): the task reads,

@@ -65,6 +65,10 @@ type taskRolePolicyInput struct {
 	FleetKey *FleetKey
 	// Account is the cell's own account (its caller identity).
 	Account string
+	// AccessPoint is the fleet bucket's access point of this cell when
+	// the bucket is in another account (FleetKey.AccessPointARN); "" in
+	// the bucket's own account.
+	AccessPoint string
 }
 
 // FleetKey is where the fleet bucket's customer managed key lives. The
@@ -87,6 +91,24 @@ type FleetKey struct {
 	// SharesAccount says the bucket is in the cell's own account (neither
 	// the cell nor the router names another).
 	SharesAccount bool
+}
+
+// AccessPointARN is the ARN of the fleet bucket's access point for cell
+// when the bucket lives in another account than the cell's ("" when it
+// shares the cell's account): a cross-account cell reaches its prefix
+// only through it, because the bucket policy delegates cross-account
+// access to the bucket account's access points (router/component). The
+// account is "*" where the fleet does not name the bucket's (the access
+// point's own policy still names only this cell's role).
+func (k FleetKey) AccessPointARN(partition, bucket, cell string) string {
+	if k.SharesAccount {
+		return ""
+	}
+	account := k.Account
+	if account == "" {
+		account = "*"
+	}
+	return spec.AccessPointARN(partition, k.Region, account, spec.AccessPointName(bucket, cell))
 }
 
 // keyStatement is the task role's use of the fleet bucket key: through S3
@@ -139,7 +161,7 @@ func taskRolePolicy(in taskRolePolicyInput) PolicyDocument {
 }
 
 func taskRoleStatements(in taskRolePolicyInput) PolicyDocument {
-	return policy(
+	doc := policy(
 		PolicyStatement{
 			Sid:      "CellObjects",
 			Effect:   "Allow",
@@ -177,6 +199,29 @@ func taskRoleStatements(in taskRolePolicyInput) PolicyDocument {
 			Resource: []string{in.CacheGroupArn, in.CacheUserArn},
 		},
 	)
+	if in.AccessPoint != "" {
+		// Through an access point the request's resource is the access
+		// point's ARN (objects: <ARN>/object/<key>), and the caller's
+		// identity policy must allow that ARN (Amazon S3 User Guide,
+		// "Configuring IAM policies for using access points").
+		doc.Statement = append(doc.Statement,
+			PolicyStatement{
+				Sid:      "CellObjectsThroughAccessPoint",
+				Effect:   "Allow",
+				Action:   spec.PrefixObjectActions,
+				Resource: []string{spec.AccessPointObjectARN(in.AccessPoint, in.Prefix+"*")},
+			},
+			PolicyStatement{
+				Sid:      "ListCellPrefixThroughAccessPoint",
+				Effect:   "Allow",
+				Action:   spec.PrefixListActions,
+				Resource: []string{in.AccessPoint},
+				Condition: iampolicy.Conditions{
+					"StringLike": {"s3:prefix": {in.Prefix, in.Prefix + "*"}},
+				},
+			})
+	}
+	return doc
 }
 
 // executionRolePolicy is what ECS needs to start the cell's tasks: pull

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"sort"
 	"strconv"
+	"strings"
 
 	"github.com/pulumi/pulumi-aws/sdk/v6/go/aws/cloudwatch"
 	"github.com/pulumi/pulumi-aws/sdk/v6/go/aws/ecs"
@@ -73,6 +74,7 @@ func (b *builder) roles() error {
 			DBUserArn:     DBUserARN(b.partition, s.Region, b.account, v[3].(string), DatabaseAppUser),
 			FleetKey:      b.fleetKey,
 			Account:       b.account,
+			AccessPoint:   b.accessPointARN(),
 		}).JSON()
 	}).(pulumi.StringOutput)
 	c.TaskRolePolicy, err = iam.NewRolePolicy(ctx, b.name("task-policy"), &iam.RolePolicyArgs{
@@ -354,10 +356,30 @@ func (b *builder) containerEnv(dbEndpoint, dbReaderEndpoint, cacheEndpoint, queu
 		"BUCKET":                   s.FleetBucket,
 		"BUCKET_PREFIX":            StoragePrefix(s.ID),
 	}
+	// A cell in another account than the bucket's reaches its prefix
+	// only through its access point: the SDKs take the access point's ARN
+	// where they take a bucket name (Amazon S3 User Guide, "Using access
+	// points"). Known when the fleet names the bucket's account.
+	if ap := b.accessPointARN(); ap != "" && !strings.Contains(ap, ":*:") {
+		env[BucketAccessPointEnv] = ap
+	}
 	if laneURLs != "" {
 		env[LaneEnv] = laneURLs
 	}
 	return env
+}
+
+// BucketAccessPointEnv is the task's variable holding the fleet bucket's
+// access point for a cell in another account than the bucket's.
+const BucketAccessPointEnv = "BUCKET_ACCESS_POINT"
+
+// accessPointARN is the cell's access point of the fleet bucket, "" when
+// the bucket shares the cell's account (FleetKey.AccessPointARN).
+func (b *builder) accessPointARN() string {
+	if b.fleetKey == nil {
+		return ""
+	}
+	return b.fleetKey.AccessPointARN(b.partition, b.spec.FleetBucket, b.spec.ID)
 }
 
 // containerJSON is a task definition's containerDefinitions: the one

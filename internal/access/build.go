@@ -112,7 +112,7 @@ func Build(stacks []offline.Stack) (*Model, error) {
 					Probes: []Probe{{Action: "logs:PutLogEvents", Suffix: ":log-stream:probe"}, {Action: "logs:GetLogEvents", Suffix: ":log-stream:probe"}}})
 			case "aws:iam/rolePolicy:RolePolicy", "aws:iam/rolePolicyAttachment:RolePolicyAttachment",
 				"aws:s3/bucketPolicy:BucketPolicy", "aws:s3/bucketServerSideEncryptionConfigurationV2:BucketServerSideEncryptionConfigurationV2",
-				"aws:sqs/queuePolicy:QueuePolicy", "aws:secretsmanager/secretPolicy:SecretPolicy":
+				"aws:sqs/queuePolicy:QueuePolicy", "aws:secretsmanager/secretPolicy:SecretPolicy", "aws:s3/accessPoint:AccessPoint":
 				later = append(later, pending{s, r})
 			}
 		}
@@ -161,6 +161,24 @@ func Build(stacks []offline.Stack) (*Model, error) {
 				continue
 			}
 			b.Policy = &Policy{Name: label + " (bucket policy)", Doc: doc}
+		case "aws:s3/accessPoint:AccessPoint":
+			b := m.bucketByName(str(in, "bucket"))
+			if b == nil {
+				fail(s, r, "bucket", fmt.Errorf("no bucket %q in the render", str(in, "bucket")))
+				continue
+			}
+			ap := m.AddResource(&Resource{ARN: str(props.Plain(r.Outputs), "arn"), Account: s.Account, Region: s.Region, Kind: KindAccessPoint,
+				Owner: s.Owner, Label: label})
+			ap.bucket = b
+			// "" or "{}" is no policy (the provider deletes it for either).
+			if raw := str(in, "policy"); raw != "" && raw != "{}" {
+				doc, err := parsePolicy(raw)
+				if err != nil {
+					fail(s, r, "policy", err)
+					continue
+				}
+				ap.Policy = &Policy{Name: label + " (access point policy)", Doc: doc}
+			}
 		case "aws:s3/bucketServerSideEncryptionConfigurationV2:BucketServerSideEncryptionConfigurationV2":
 			b := m.bucketByName(str(in, "bucket"))
 			if b == nil {

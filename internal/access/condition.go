@@ -20,8 +20,13 @@ var knownKeys = map[string]bool{
 	"aws:principalservicename": true,
 	"aws:viaawsservice":        true,
 	"s3:prefix":                true,
-	"kms:viaservice":           true,
-	"kms:calleraccount":        true,
+	// A request through an access point carries them
+	// (access.bucketForm); a direct request does not.
+	"s3:dataaccesspointaccount":                             true,
+	"s3:dataaccesspointarn":                                 true,
+	"s3:accesspointnetworkorigin":                           true,
+	"kms:viaservice":                                        true,
+	"kms:calleraccount":                                     true,
 	"route53:changeresourcerecordsetsnormalizedrecordnames": true,
 	"route53:changeresourcerecordsetsrecordtypes":           true,
 	"route53:changeresourcerecordsetsactions":               true,

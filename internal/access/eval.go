@@ -172,6 +172,10 @@ func (m *Model) evaluate(req Request) Verdict {
 	if allowed {
 		v.Decision = Allowed
 		v.Deciding = append(append([]Ref{}, id.allow...), res.allow...)
+		if r != nil && r.Kind == KindAccessPoint && dataAction(req.Action) {
+			_, key, _ := m.accessPointOf(req.Resource)
+			return m.throughBucket(v, p, r, key)
+		}
 		return v
 	}
 	if und := append(id.allowUndecidable, res.allowUndecidable...); len(und) > 0 {
@@ -299,6 +303,8 @@ func principalIn(pr *policy.Principal, p *Principal) (direct, viaAccount bool) {
 	}
 	for _, a := range pr.Kinds[policy.KindAWS] {
 		switch {
+		case a == "*": // {"AWS": "*"}, everyone, however the document was built
+			return true, false
 		case a == p.ARN:
 			direct = true
 		case a == p.Account:

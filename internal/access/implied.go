@@ -17,6 +17,16 @@ import "strings"
 //     Guide).
 func (m *Model) implied(req Request) []Request {
 	r := m.resource(req.Resource)
+	if r != nil && r.Kind == KindAccessPoint {
+		// Through an access point S3 uses the bucket's key, with the
+		// bucket's (or the object's) ARN as the context.
+		ap, key, _ := m.accessPointOf(req.Resource)
+		breq, ok := m.bucketForm(req, ap, key)
+		if !ok {
+			return nil
+		}
+		req, r = breq, ap.bucket
+	}
 	if r == nil || r.Key == "" {
 		return nil
 	}

@@ -14,6 +14,7 @@ package access
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -64,9 +65,13 @@ func (p *Policy) indexed() *principalIndex {
 		for i, s := range p.Doc.Statement {
 			allow := s.Effect == policy.Allow
 			if s.Principal == nil || s.Principal.All || s.NotPrincipal != nil || len(s.Principal.Kinds[policy.KindAWS]) == 0 ||
-				len(s.Principal.Kinds) > 1 {
+				len(s.Principal.Kinds) > 1 || slices.Contains(s.Principal.Kinds[policy.KindAWS], "*") {
 				ix.rest = append(ix.rest, i)
-				ix.allowRest = ix.allowRest || allow
+				// A statement that holds only for requests made through an
+				// access point (a bucket's delegation) cannot allow a
+				// request made to the bucket itself, which is all the
+				// forbidden paths ask the bucket (mayAllow).
+				ix.allowRest = ix.allowRest || (allow && !throughAccessPointOnly(s))
 				continue
 			}
 			for _, a := range s.Principal.Kinds[policy.KindAWS] {
@@ -87,8 +92,28 @@ func (p *Policy) indexed() *principalIndex {
 	return p.index
 }
 
+// throughAccessPointOnly reports whether a statement's conditions require
+// a key only a request through an access point carries
+// (s3:DataAccessPointAccount or s3:DataAccessPointArn under a non-negated
+// String or Arn operator without IfExists).
+func throughAccessPointOnly(s policy.Statement) bool {
+	for op, keys := range s.Condition {
+		if strings.Contains(op, "Not") || strings.HasSuffix(op, "IfExists") || strings.HasPrefix(op, "ForAllValues:") ||
+			!(strings.Contains(op, "String") || strings.Contains(op, "Arn")) {
+			continue
+		}
+		for k := range keys {
+			if strings.EqualFold(k, "s3:DataAccessPointAccount") || strings.EqualFold(k, "s3:DataAccessPointArn") {
+				return true
+			}
+		}
+	}
+	return false
+}
+
 // mayAllow reports whether an Allow statement of the policy can name
-// caller (its conditions, actions and resources aside).
+// caller (its conditions, actions and resources aside) in a request made
+// to the resource itself (not through an access point).
 func (p *Policy) mayAllow(caller *Principal) bool {
 	ix := p.indexed()
 	return ix.allowRest || ix.allowARN[caller.ARN] || ix.allowAccount[caller.Account]
@@ -132,6 +157,8 @@ const (
 	KindQueue  = "sqs-queue"
 	KindSecret = "secret"
 	KindOther  = "other"
+	// KindAccessPoint is an S3 access point (accesspoint.go).
+	KindAccessPoint = "s3-access-point"
 )
 
 // Resource is a target of requests: an ARN (a bucket's ARN also stands for
@@ -159,6 +186,10 @@ type Resource struct {
 	Probes []Probe
 
 	name string // a bucket's name, a queue's URL
+	// bucket is the bucket an access point serves, serves the owner whose
+	// prefix it is the way to (accesspoint.go).
+	bucket *Resource
+	serves string
 }
 
 // Probe is one request against a resource: the action, a suffix to the
@@ -256,6 +287,9 @@ func (m *Model) ResourceByLabel(label string) *Resource {
 func (m *Model) resource(arn string) *Resource {
 	if r := m.resources[arn]; r != nil {
 		return r
+	}
+	if ap, _, ok := m.accessPointOf(arn); ok {
+		return ap
 	}
 	if a, ok := ParseARN(arn); ok && a.Service == "s3" {
 		bucket, _, _ := strings.Cut(a.Resource, "/")

@@ -176,7 +176,52 @@ func (m *Model) targets(isCell func(string) bool) []target {
 				ctx:  map[string][]string{"s3:prefix": {x.Prefix}},
 				name: fmt.Sprintf("%%s must not list %s's prefix %s", x.Owner, x.Prefix)})
 	}
+	out = append(out, m.accessPointTargets(isCell)...)
 	sort.SliceStable(out, func(i, j int) bool { return out[i].arn < out[j].arn })
+	return out
+}
+
+// accessPointTargets are the forbidden-path targets through the access
+// points that serve a cell's prefix: no other owner reaches the cell's
+// prefix through it, and the cell reaches no other cell's prefix through
+// it (the next cell's, in the order the prefixes were added: an access
+// point policy wider than its cell's prefix lets its cell reach every
+// other prefix alike).
+func (m *Model) accessPointTargets(isCell func(string) bool) []target {
+	objects := []string{"s3:GetObject", "s3:PutObject", "s3:DeleteObject"}
+	var out []target
+	for _, ap := range m.Resources() {
+		if ap.Kind != KindAccessPoint || ap.bucket == nil || !isCell(ap.serves) {
+			continue
+		}
+		var own []Prefix
+		for i, x := range m.prefixes {
+			if x.Bucket != ap.bucket || x.Owner != ap.serves {
+				continue
+			}
+			own = append(own, x)
+			for j := 1; j < len(m.prefixes); j++ {
+				y := m.prefixes[(i+j)%len(m.prefixes)]
+				if y.Bucket == ap.bucket && y.Owner != ap.serves && isCell(y.Owner) {
+					own = append(own, y)
+					break
+				}
+			}
+			break
+		}
+		for _, x := range own {
+			via := "its access point"
+			if x.Owner != ap.serves {
+				via = ap.serves + "'s access point"
+			}
+			out = append(out,
+				target{res: ap, arn: ap.ARN + "/object/" + x.Prefix + "probe", owner: x.Owner, actions: objects,
+					name: fmt.Sprintf("%%s must not reach %s's prefix %s through %s %s", x.Owner, x.Prefix, via, ap.Label)},
+				target{res: ap, arn: ap.ARN, owner: x.Owner, actions: []string{"s3:ListBucket"},
+					ctx:  map[string][]string{"s3:prefix": {x.Prefix}},
+					name: fmt.Sprintf("%%s must not list %s's prefix %s through %s %s", x.Owner, x.Prefix, via, ap.Label)})
+		}
+	}
 	return out
 }
 
@@ -357,6 +402,8 @@ func adminProbes(r *Resource) []Probe {
 		return probes("sts:AssumeRole")
 	case KindSecret:
 		return probes("secretsmanager:GetSecretValue")
+	case KindAccessPoint:
+		return probes("s3:PutAccessPointPolicy", "s3:DeleteAccessPoint")
 	}
 	return nil
 }

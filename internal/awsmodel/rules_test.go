@@ -291,6 +291,7 @@ func TestEveryRuleRefusesAViolation(t *testing.T) {
 	cases = append(append(cases, zoneCases()...), cacheIAMCases()...)
 	cases = append(append(cases, kmsKeyCases()...), runtimeCases()...)
 	cases = append(append(cases, subnetCases(t)...), combinationCases()...)
+	cases = append(cases, s3PolicyCases()...)
 	for i, tc := range cases {
 		t.Run(fmt.Sprintf("%s/%d", tc.rule, i), func(t *testing.T) {
 			rule, ok := RuleByID(tc.rule)

@@ -68,6 +68,7 @@ func samples() map[string]resource.PropertyMap {
 		tBucketOwnership:  {"bucket": pv("fleet-bucket"), "rule": obj("objectOwnership", "BucketOwnerEnforced")},
 		tKMSKey:           {"description": pv("fleet bucket key"), "enableKeyRotation": pv(true)},
 		tBucketPolicy:     {"bucket": pv("fleet-bucket"), "policy": pv(`{"Version":"2012-10-17","Statement":[]}`)},
+		tAccessPoint:      {"bucket": pv("fleet-bucket"), "name": pv("cell-a-0123abcd")},
 		tFunction: {"role": pv("arn:aws:iam::123456789012:role/edge"), "runtime": pv("nodejs24.x"), "handler": pv("index.handler"),
 			"publish": pv(true), "code": code},
 		tDistribution: {

@@ -73,6 +73,7 @@ var sdkTypes = map[string][2]elementTyper{
 	"aws:s3/bucketOwnershipControls:BucketOwnershipControls":                                     {s3.BucketOwnershipControlsArgs{}, s3.BucketOwnershipControlsState{}},
 	"aws:kms/key:Key":                                                      {kms.KeyArgs{}, kms.KeyState{}},
 	"aws:s3/bucketPolicy:BucketPolicy":                                     {s3.BucketPolicyArgs{}, s3.BucketPolicyState{}},
+	"aws:s3/accessPoint:AccessPoint":                                       {s3.AccessPointArgs{}, s3.AccessPointState{}},
 	"aws:lambda/function:Function":                                         {lambda.FunctionArgs{}, lambda.FunctionState{}},
 	"aws:cloudfront/distribution:Distribution":                             {cloudfront.DistributionArgs{}, cloudfront.DistributionState{}},
 	"aws:cloudfront/continuousDeploymentPolicy:ContinuousDeploymentPolicy": {cloudfront.ContinuousDeploymentPolicyArgs{}, cloudfront.ContinuousDeploymentPolicyState{}},

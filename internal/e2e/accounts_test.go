@@ -82,21 +82,29 @@ func TestCellsInASecondAccount(t *testing.T) {
 		t.Errorf("cell-a has %d resources in the second account", len(mine))
 	}
 	// The fleet bucket (home account) grants each second-account cell's
-	// task role its own prefix, under a key it may use through S3.
+	// task role its own prefix through the cell's access point (the
+	// bucket policy delegates to the account's access points), under a
+	// key it may use through S3.
 	roles, _ := second.Resources(sim.Filter{Stack: "cell-c", Name: "cell-c-task-role"})
 	policies, _ := home.Resources(sim.Filter{Stack: "router", Type: "s3/bucketPolicy"})
+	aps, _ := home.Resources(sim.Filter{Stack: "router", Type: "s3/accessPoint", Name: "router-cell-c-access-point"})
 	keys, _ := home.Resources(sim.Filter{Stack: "router", Type: "kms/key"})
-	if len(roles) != 1 || len(policies) != 1 || len(keys) != 1 {
-		t.Fatalf("cell-c task roles %d, router bucket policies %d, bucket keys %d", len(roles), len(policies), len(keys))
+	if len(roles) != 1 || len(policies) != 1 || len(aps) != 1 || len(keys) != 1 {
+		t.Fatalf("cell-c task roles %d, router bucket policies %d, cell-c access points %d, bucket keys %d", len(roles), len(policies), len(aps), len(keys))
 	}
 	role, _ := roles[0].Outputs["arn"].(string)
 	policy, _ := policies[0].Inputs["policy"].(string)
+	apPolicy, _ := aps[0].Inputs["policy"].(string)
 	keyPolicy, _ := keys[0].Inputs["policy"].(string)
-	if role == "" || !strings.Contains(policy, role) || !strings.Contains(policy, "/cells/cell-c/*") || !strings.Contains(keyPolicy, role) {
-		t.Errorf("the fleet bucket does not grant cell-c's role %q its prefix:\nbucket policy %s\nkey policy %s", role, policy, keyPolicy)
+	if role == "" || !strings.Contains(apPolicy, role) || !strings.Contains(apPolicy, "/object/cells/cell-c/*") || !strings.Contains(keyPolicy, role) ||
+		!strings.Contains(policy, "s3:DataAccessPointAccount") {
+		t.Errorf("the fleet bucket does not grant cell-c's role %q its prefix:\nbucket policy %s\naccess point policy %s\nkey policy %s", role, policy, apPolicy, keyPolicy)
 	}
-	if strings.Contains(policy, "cell-a") {
-		t.Errorf("the bucket policy grants cell-a, which shares the router's account: %s", policy)
+	if strings.Contains(policy, "cell-") {
+		t.Errorf("the bucket policy names a cell; the grants are the access points': %s", policy)
+	}
+	if others, _ := home.Resources(sim.Filter{Stack: "router", Type: "s3/accessPoint", Name: "router-cell-a-access-point"}); len(others) != 0 {
+		t.Errorf("cell-a shares the router's account, yet has an access point")
 	}
 	// cell-a shares the router's account: the key policy's account
 	// statement lets its own task policy grant it the key, which it must,

@@ -85,6 +85,9 @@ func CrossAccountGrants(stacks []GrantStack, declared []DeclaredGrant) []Violati
 // stack's own account, a service, or a declared grant used as declared.
 func judgeGrant(s GrantStack, r *offline.Resource, st statement, p string, byRole map[string]DeclaredGrant) string {
 	if p == "*" {
+		if r.Type == "aws:s3/bucketPolicy:BucketPolicy" {
+			return judgeDelegation(s, st)
+		}
 		return "allows everyone (Principal \"*\"): no declared grant is public"
 	}
 	m := principalAccount.FindStringSubmatch(p)
@@ -102,6 +105,9 @@ func judgeGrant(s GrantStack, r *offline.Resource, st statement, p string, byRol
 	switch r.Type {
 	case "aws:s3/bucketPolicy:BucketPolicy":
 		return judgeBucketGrant(st, d)
+	case "aws:s3/accessPoint:AccessPoint":
+		name, _ := props.Plain(r.Inputs)["name"].(string)
+		return judgeAccessPointGrant(st, d, name)
 	case "aws:kms/key:Key":
 		if extra := outside(st.actions(), spec.FleetKeyActions); extra != "" {
 			return fmt.Sprintf("grants %s's task role %s on the bucket key; a cell may only use the key through S3 (%s)", d.Cell, extra, strings.Join(spec.FleetKeyActions, ", "))
@@ -138,6 +144,66 @@ func judgeBucketGrant(st statement, d DeclaredGrant) string {
 		prefixes := st.conditionValues("s3:prefix")
 		if len(prefixes) == 0 {
 			return fmt.Sprintf("lets %s's task role list the whole bucket: the grant must be conditioned on s3:prefix %s", d.Cell, d.Prefix)
+		}
+		for _, p := range prefixes {
+			if !strings.HasPrefix(p, d.Prefix) {
+				return fmt.Sprintf("lets %s's task role list %q, outside its own prefix %s", d.Cell, p, d.Prefix)
+			}
+		}
+	}
+	return ""
+}
+
+// judgeDelegation accepts the one Allow to everyone a fleet bucket
+// policy may hold: its delegation to the access points of the bucket's
+// own account (router/component), which holds only for requests made
+// through such an access point (s3:DataAccessPointAccount equal to the
+// stack's account) and hands over no more than a cell's actions on its
+// prefix; each access point's policy is then judged as a grant.
+func judgeDelegation(s GrantStack, st statement) string {
+	if !slices.Equal(st.Condition["StringEquals"]["s3:DataAccessPointAccount"], []string{s.Account}) {
+		return fmt.Sprintf("allows everyone (Principal \"*\"): only a delegation to the access points of the bucket's own account (s3:DataAccessPointAccount %s) may", s.Account)
+	}
+	if extra := outside(st.actions(), append(append([]string{}, spec.PrefixObjectActions...), spec.PrefixListActions...)); extra != "" {
+		return fmt.Sprintf("delegates %s to the account's access points; a cell's grant is %s", extra,
+			strings.Join(append(append([]string{}, spec.PrefixObjectActions...), spec.PrefixListActions...), ", "))
+	}
+	return ""
+}
+
+// judgeAccessPointGrant: a cell's task role on an access point named for
+// the cell (spec.AccessPointName: "<cell id>-<hash>"), its objects under
+// its own prefix and its listing conditioned on that prefix, through that
+// access point only.
+func judgeAccessPointGrant(st statement, d DeclaredGrant, name string) string {
+	if !strings.HasPrefix(name, d.Cell+"-") {
+		return fmt.Sprintf("grants %s's task role access point %s, which is not its own", d.Cell, name)
+	}
+	acts := st.actions()
+	for _, res := range st.resources() {
+		i := strings.Index(res, ":accesspoint/")
+		if i < 0 {
+			return fmt.Sprintf("grants %s's task role %s, which is not its access point", d.Cell, res)
+		}
+		ap, key, isObject := strings.Cut(res[i+len(":accesspoint/"):], "/object/")
+		if ap != name {
+			return fmt.Sprintf("grants %s's task role %s, through another access point than %s", d.Cell, res, name)
+		}
+		if isObject {
+			if !strings.HasPrefix(key, d.Prefix) {
+				return fmt.Sprintf("grants %s's task role %s, outside its own prefix %s", d.Cell, res, d.Prefix)
+			}
+			if extra := outside(acts, spec.PrefixObjectActions); extra != "" {
+				return fmt.Sprintf("grants %s's task role %s on %s; its declared grant is %s", d.Cell, extra, res, strings.Join(spec.PrefixObjectActions, ", "))
+			}
+			continue
+		}
+		if extra := outside(acts, spec.PrefixListActions); extra != "" {
+			return fmt.Sprintf("grants %s's task role %s on its access point; its declared grant lists its own prefix only", d.Cell, extra)
+		}
+		prefixes := st.conditionValues("s3:prefix")
+		if len(prefixes) == 0 {
+			return fmt.Sprintf("lets %s's task role list the whole bucket through its access point: the grant must be conditioned on s3:prefix %s", d.Cell, d.Prefix)
 		}
 		for _, p := range prefixes {
 			if !strings.HasPrefix(p, d.Prefix) {

@@ -520,7 +520,19 @@ func (b *builder) arn(tok, self string, own map[string]bool) ([]reference, bool)
 		return out, true // an account's root principal is the account itself
 	}
 	norm := tok
-	if service == "s3" {
+	if service == "s3" && strings.HasPrefix(res, "accesspoint/") {
+		// A cell's access point of the fleet bucket (named after the
+		// cell, router/component) is that cell's way in, not a shared
+		// part; the bucket behind it is one, and the cell's policy names
+		// the bucket too.
+		name, _, _ := strings.Cut(strings.TrimPrefix(res, "accesspoint/"), "/")
+		norm = "arn:" + partition + ":s3:" + region + ":" + account + ":accesspoint/" + name
+		if b.mentionsCell(norm) || strings.ContainsAny(name, "*?") {
+			// …or, with a wildcard, the bucket policy's delegation to the
+			// account's access points (a condition, not a part).
+			return out, true
+		}
+	} else if service == "s3" {
 		// An object ARN is its bucket: cells/<id>/* is the cell's prefix
 		// of the shared bucket, and the bucket is the part.
 		bucket, _, _ := strings.Cut(res, "/")

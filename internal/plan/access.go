@@ -14,6 +14,7 @@ import (
 	"github.com/cellctl/cellctl/internal/offline"
 	"github.com/cellctl/cellctl/internal/props"
 	"github.com/cellctl/cellctl/router/component"
+	"github.com/cellctl/cellctl/stacks"
 )
 
 // AccessModel reads a whole render (every cell and the router) into the
@@ -33,6 +34,16 @@ func (r *Report) AccessModel(f *fleet.Fleet) (*access.Model, error) {
 			return nil, err
 		}
 	}
+	// A cell in another account reaches its prefix through its access
+	// point (the router gives one to each such cell it routes or
+	// drained); the forbidden paths go through those too.
+	for _, c := range f.Cells {
+		if label := cellmodule.AccessPointLabel(c.ID); m.ResourceByLabel(label) != nil {
+			if err := m.SetAccessPointOwner(label, c.ID); err != nil {
+				return nil, err
+			}
+		}
+	}
 	return m, nil
 }
 
@@ -48,9 +59,14 @@ func RequiredPaths(f *fleet.Fleet) []access.Path {
 	var out []access.Path
 	for _, c := range f.Cells {
 		paths := cellmodule.RequiredPaths(c.ID, renderAccount(c.Access().Account), c.RunsMigrations())
+		if f.Router != nil && stacks.CrossAccount(f, c) {
+			paths = cellmodule.ThroughAccessPoint(c.ID, paths)
+		}
 		if f.Routing != nil {
 			if _, routed := f.Routing.Cell(c.ID); !routed {
-				paths = slices.DeleteFunc(paths, func(p access.Path) bool { return p.Resource == cellmodule.BucketLabel })
+				paths = slices.DeleteFunc(paths, func(p access.Path) bool {
+					return p.Resource == cellmodule.BucketLabel || p.Resource == cellmodule.AccessPointLabel(c.ID)
+				})
 			}
 		}
 		out = append(out, paths...)

@@ -340,17 +340,24 @@ func TestBucketKeyOutlivesTheLastCrossAccountCell(t *testing.T) {
 					}
 				}
 			}
-			bucketPolicy := inputOf(t, rt, "aws:s3/bucketPolicy:BucketPolicy", "policy")
+			// A cross-account cell's grant is its access point's policy.
+			grants := ""
+			for _, r := range rt.recorded {
+				if r.Type == "aws:s3/accessPoint:AccessPoint" {
+					p, _ := props.Plain(r.Inputs)["policy"].(string)
+					grants += p
+				}
+			}
 			if tc.granted {
 				role, _ := stackNamed(rep, "cell-d").Outputs["taskRoleArn"].(string)
 				if len(crossAccount) != 1 || crossAccount[0] != role {
 					t.Errorf("key policy principals in the second account %v, want drained cell-d's task role %s (its role and objects still exist)", crossAccount, role)
 				}
-				if !strings.Contains(bucketPolicy, role) || !strings.Contains(bucketPolicy, "/cells/cell-d/*") {
-					t.Errorf("the bucket policy no longer grants drained cell-d its prefix: %s", bucketPolicy)
+				if !strings.Contains(grants, role) || !strings.Contains(grants, "/object/cells/cell-d/*") {
+					t.Errorf("the access points no longer grant drained cell-d its prefix: %s", grants)
 				}
-			} else if len(crossAccount) != 0 || strings.Contains(bucketPolicy, fleettest.SecondAccount) {
-				t.Errorf("a retired cell is still granted: key %v, bucket policy %s", crossAccount, bucketPolicy)
+			} else if len(crossAccount) != 0 || strings.Contains(grants, fleettest.SecondAccount) {
+				t.Errorf("a retired cell is still granted: key %v, access points %s", crossAccount, grants)
 			}
 		})
 	}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/pulumi/pulumi/sdk/v3/go/common/resource"
 
+	"github.com/cellctl/cellctl/cellmodule/spec"
 	"github.com/cellctl/cellctl/internal/fleet"
 	"github.com/cellctl/cellctl/internal/fleet/fleettest"
 	"github.com/cellctl/cellctl/internal/isolation"
@@ -48,8 +49,10 @@ func inputOfJSON(t *testing.T, s *Stack, typ, key string) string {
 }
 
 // With cells in a second account, the fleet bucket grants each of them
-// its own prefix (and its key through S3), the cells' task roles may use
-// the key, and the isolation audit accepts exactly these grants.
+// its own prefix through its own access point (the bucket policy
+// delegates to the bucket account's access points and names no cell),
+// its key through S3, the cells' task roles may use the key, and the
+// isolation audit accepts exactly these grants.
 func TestCellsInAnotherAccountAreGrantedTheirPrefixOnly(t *testing.T) {
 	fl := fleettest.Load(t, fleettest.Demo(t, fleettest.TwoAccounts))
 	rep, err := Render(context.Background(), fl, Options{Now: testNow})
@@ -66,18 +69,31 @@ func TestCellsInAnotherAccountAreGrantedTheirPrefixOnly(t *testing.T) {
 	if !strings.Contains(role, ":"+fleettest.SecondAccount+":") {
 		t.Fatalf("cell-c's task role %q is not in the second account", role)
 	}
-	var doc struct{ Statement []map[string]any }
-	if err := json.Unmarshal([]byte(policy), &doc); err != nil {
-		t.Fatal(err)
-	}
-	granted := map[string]string{}
-	for _, st := range doc.Statement {
-		if p, ok := st["Principal"].(map[string]any); ok {
-			res, _ := st["Resource"].(string)
-			granted[p["AWS"].(string)+" "+st["Sid"].(string)] = res
+	for _, id := range fl.CellIDs() {
+		if strings.Contains(policy, id) {
+			t.Errorf("the bucket policy names %s; the grants are the access points':\n%s", id, policy)
 		}
 	}
-	if got := granted[role+" CellcellcObjects"]; !strings.HasSuffix(got, "/cells/cell-c/*") {
+	if !strings.Contains(policy, `"s3:DataAccessPointAccount":"123456789012"`) {
+		t.Errorf("the bucket policy does not delegate to its account's access points:\n%s", policy)
+	}
+	granted := map[string]string{}
+	for _, r := range router.recorded {
+		if r.Type != "aws:s3/accessPoint:AccessPoint" {
+			continue
+		}
+		in := props.Plain(r.Inputs)
+		var doc struct{ Statement []map[string]any }
+		if err := json.Unmarshal([]byte(in["policy"].(string)), &doc); err != nil {
+			t.Fatal(err)
+		}
+		for _, st := range doc.Statement {
+			p, _ := st["Principal"].(map[string]any)
+			res, _ := st["Resource"].(string)
+			granted[in["name"].(string)+" "+p["AWS"].(string)+" "+st["Sid"].(string)] = res
+		}
+	}
+	if got := granted[spec.AccessPointName(fl.Router.FleetBucket, "cell-c")+" "+role+" CellObjects"]; !strings.HasSuffix(got, "/object/cells/cell-c/*") {
 		t.Errorf("cell-c's object grant = %q; statements %v", got, granted)
 	}
 	if len(granted) != 4 {
@@ -132,13 +148,17 @@ func TestUndeclaredCrossAccountGrantIsAFinding(t *testing.T) {
 	router := stackNamed(rep, fleet.RouterStack)
 	role, _ := stackNamed(rep, "cell-c").Outputs["taskRoleArn"].(string)
 	for _, r := range router.recorded {
-		if r.Type != "aws:s3/bucketPolicy:BucketPolicy" {
+		if r.Type != "aws:s3/bucketPolicy:BucketPolicy" && r.Type != "aws:s3/accessPoint:AccessPoint" {
 			continue
 		}
 		p := props.Plain(r.Inputs)["policy"].(string)
-		// cell-c's object grant widened to cell-a's prefix, and a stranger.
-		p = strings.Replace(p, "/cells/cell-c/*", "/cells/*", 1)
-		p = strings.Replace(p, `"Statement":[`, `"Statement":[{"Effect":"Allow","Principal":{"AWS":"arn:aws:iam::999988887777:root"},"Action":"s3:GetObject","Resource":"arn:aws:s3:::x/*"},`, 1)
+		if r.Type == "aws:s3/accessPoint:AccessPoint" {
+			// cell-c's object grant widened to cell-a's prefix.
+			p = strings.Replace(p, "/cells/cell-c/*", "/cells/*", 1)
+		} else {
+			// A stranger in the bucket policy.
+			p = strings.Replace(p, `"Statement":[`, `"Statement":[{"Effect":"Allow","Principal":{"AWS":"arn:aws:iam::999988887777:root"},"Action":"s3:GetObject","Resource":"arn:aws:s3:::x/*"},`, 1)
+		}
 		r.Inputs = r.Inputs.Copy()
 		r.Inputs["policy"] = resource.NewStringProperty(p)
 	}

@@ -5,15 +5,18 @@ import (
 
 	"github.com/pulumi/pulumi-aws/sdk/v6/go/aws"
 	"github.com/pulumi/pulumi-aws/sdk/v6/go/aws/kms"
+	"github.com/pulumi/pulumi-aws/sdk/v6/go/aws/s3"
 	"github.com/pulumi/pulumi/sdk/v3/go/pulumi"
 
 	"github.com/cellctl/cellctl/cellmodule/spec"
 )
 
 // CellGrant is a cell in another account than the fleet bucket's: its
-// task role is granted its own prefix of the bucket by the bucket policy
-// (a cross-account request needs the bucket owner's grant as well as the
-// caller's identity policy), and the use of the bucket's key through S3.
+// task role is granted its own prefix of the bucket through its own
+// access point (a cross-account request needs the bucket owner's grant as
+// well as the caller's identity policy: the access point's policy, to
+// which the bucket policy delegates), and the use of the bucket's key
+// through S3.
 type CellGrant struct {
 	Cell string
 	// Prefix is the cell's own prefix ("cells/<id>/").
@@ -23,21 +26,6 @@ type CellGrant struct {
 	// (destroyed): there is no role left to grant, and AWS refuses a
 	// bucket or key policy naming a principal that does not exist.
 	TaskRoleArn pulumi.StringInput
-}
-
-// GrantSid is the bucket policy statement id of a cell's grant.
-func GrantSid(cell, what string) string {
-	return "Cell" + sidSafe(cell) + what
-}
-
-func sidSafe(s string) string {
-	out := make([]rune, 0, len(s))
-	for _, r := range s {
-		if r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' {
-			out = append(out, r)
-		}
-	}
-	return string(out)
 }
 
 // grantRoles are the grants' task roles, resolved once for the bucket
@@ -50,33 +38,119 @@ func grantRoles(grants []CellGrant) pulumi.StringArrayOutput {
 	return roles.ToStringArrayOutput()
 }
 
-// cellGrantStatements are the bucket policy's statements for the cells in
-// other accounts: each task role its own prefix, and nothing else. A
-// grant whose role resolved empty (a destroyed, drained cell) has none.
-func cellGrantStatements(bucketArn string, grants []CellGrant, roles []string) []map[string]any {
-	var out []map[string]any
-	for i, g := range grants {
-		if roles[i] == "" {
-			continue
-		}
-		out = append(out,
-			map[string]any{
-				"Sid":       GrantSid(g.Cell, "Objects"),
-				"Effect":    "Allow",
-				"Principal": map[string]any{"AWS": roles[i]},
-				"Action":    spec.PrefixObjectActions,
-				"Resource":  bucketArn + "/" + g.Prefix + "*",
-			},
-			map[string]any{
-				"Sid":       GrantSid(g.Cell, "List"),
-				"Effect":    "Allow",
-				"Principal": map[string]any{"AWS": roles[i]},
-				"Action":    spec.PrefixListActions,
-				"Resource":  bucketArn,
-				"Condition": map[string]any{"StringLike": map[string]any{"s3:prefix": []string{g.Prefix, g.Prefix + "*"}}},
-			})
+// DelegationSid is the bucket policy statement that delegates the cells'
+// grants to the bucket account's access points.
+const DelegationSid = "DelegateToAccessPoints"
+
+// delegationStatement is the bucket policy's one statement for every cell
+// in another account: requests made through an access point the bucket's
+// own account owns are decided by that access point's policy — "both the
+// access point and the underlying bucket must permit the request", and a
+// bucket delegates by allowing everyone on the condition
+// s3:DataAccessPointAccount is its account (Amazon S3 User Guide,
+// "Configuring IAM policies for using access points" and "Delegating
+// access control to access points"). The account is fixed in
+// s3:DataAccessPointArn too: Block Public Access calls a policy public
+// unless it grants to fixed values of the keys it lists ("The meaning of
+// public", Amazon S3 User Guide), and the copy of that list found while
+// building this named neither key, so the policy gives S3 both forms
+// (docs/ARCHITECTURE.md, "Known limits"). Only the actions
+// a cell has on its prefix are delegated, so no access point policy can
+// grant more. One statement whatever the number of cells: a statement
+// pair per cell passed S3's 20 KB bucket policy limit at about 40 cells
+// (awsmodel s3.bucket-policy-size).
+func delegationStatement(partition, region, account, bucketArn string) map[string]any {
+	return map[string]any{
+		"Sid":       DelegationSid,
+		"Effect":    "Allow",
+		"Principal": map[string]any{"AWS": "*"},
+		"Action":    append(append([]string{}, spec.PrefixObjectActions...), spec.PrefixListActions...),
+		"Resource":  []string{bucketArn, bucketArn + "/*"},
+		"Condition": map[string]any{
+			"StringEquals": map[string]any{"s3:DataAccessPointAccount": account},
+			"ArnLike":      map[string]any{"s3:DataAccessPointArn": spec.AccessPointARN(partition, region, account, "*")},
+		},
 	}
-	return out
+}
+
+// AccessPointPolicy is the policy of a cross-account cell's access point:
+// the cell's task role, its own prefix through this access point, and
+// nothing else (objects as <access point ARN>/object/<key>, the listing
+// on the access point's ARN conditioned on s3:prefix; Amazon S3 User
+// Guide, "Configuring IAM policies for using access points"). A grant
+// whose role resolved empty (a destroyed, drained cell) has none: "{}",
+// which removes an access point's policy (terraform-provider-aws's
+// aws_s3_access_point deletes the policy for "" or "{}"), as AWS refuses
+// a policy naming a principal that does not exist.
+func AccessPointPolicy(accessPointArn, prefix, role string) (string, error) {
+	if role == "" {
+		return "{}", nil
+	}
+	return policyJSON(map[string]any{
+		"Version": "2012-10-17",
+		"Statement": []map[string]any{
+			{
+				"Sid":       "CellObjects",
+				"Effect":    "Allow",
+				"Principal": map[string]any{"AWS": role},
+				"Action":    spec.PrefixObjectActions,
+				"Resource":  spec.AccessPointObjectARN(accessPointArn, prefix+"*"),
+			},
+			{
+				"Sid":       "CellList",
+				"Effect":    "Allow",
+				"Principal": map[string]any{"AWS": role},
+				"Action":    spec.PrefixListActions,
+				"Resource":  accessPointArn,
+				"Condition": map[string]any{"StringLike": map[string]any{"s3:prefix": []string{prefix, prefix + "*"}}},
+			},
+		},
+	})
+}
+
+// accessPoints are the fleet bucket's access points, one per cell in
+// another account, each with its own policy (AccessPointPolicy), named
+// spec.AccessPointName. An access point policy is limited to 20 KB as a
+// bucket policy is (awsmodel s3.access-point-policy-size); one cell's
+// grant is about 500 bytes.
+func (r *Router) accessPoints(ctx *pulumi.Context, name string, args *RouterArgs, where location, parent pulumi.ResourceOption) error {
+	for _, g := range args.CellGrants {
+		apName := spec.AccessPointName(args.BucketName, g.Cell)
+		arn := spec.AccessPointARN(where.partition, where.region, where.account, apName)
+		prefix := g.Prefix
+		policy := g.TaskRoleArn.ToStringOutput().ApplyT(func(role string) (string, error) {
+			return AccessPointPolicy(arn, prefix, role)
+		}).(pulumi.StringOutput)
+		ap, err := s3.NewAccessPoint(ctx, name+"-"+g.Cell+"-access-point", &s3.AccessPointArgs{
+			Bucket: r.Bucket.ID(),
+			Name:   pulumi.String(apName),
+			Policy: policy,
+		}, parent)
+		if err != nil {
+			return err
+		}
+		r.AccessPoints = append(r.AccessPoints, ap)
+	}
+	return nil
+}
+
+// location is where the router's bucket lives.
+type location struct{ partition, account, region string }
+
+func (r *Router) locate(ctx *pulumi.Context) (location, error) {
+	id, err := aws.GetCallerIdentity(ctx, &aws.GetCallerIdentityArgs{}, pulumi.Parent(r))
+	if err != nil {
+		return location{}, fmt.Errorf("looking up the router's account for the fleet bucket: %w", err)
+	}
+	region, err := aws.GetRegion(ctx, &aws.GetRegionArgs{}, pulumi.Parent(r))
+	if err != nil {
+		return location{}, fmt.Errorf("looking up the router's region for the fleet bucket: %w", err)
+	}
+	part, err := aws.GetPartition(ctx, &aws.GetPartitionArgs{}, pulumi.Parent(r))
+	if err != nil {
+		return location{}, fmt.Errorf("looking up the AWS partition: %w", err)
+	}
+	return location{partition: part.Partition, account: id.AccountId, region: region.Name}, nil
 }
 
 // BucketKeyPolicy is the fleet bucket key's policy. The owning account's
@@ -137,23 +211,11 @@ func BucketKeyPolicy(partition, account, region, bucketArn string, roles []strin
 // protection only forgets it); retiring it is the operator's documented
 // procedure (docs/LIFECYCLE.md, "The fleet bucket's key"), never a
 // cellctl step.
-func (r *Router) bucketKey(ctx *pulumi.Context, name string, roles pulumi.StringArrayOutput, tags pulumi.StringMap, parent pulumi.ResourceOption) (*kms.Key, error) {
-	id, err := aws.GetCallerIdentity(ctx, &aws.GetCallerIdentityArgs{}, pulumi.Parent(r))
-	if err != nil {
-		return nil, fmt.Errorf("looking up the router's account for the fleet bucket key: %w", err)
-	}
-	region, err := aws.GetRegion(ctx, &aws.GetRegionArgs{}, pulumi.Parent(r))
-	if err != nil {
-		return nil, fmt.Errorf("looking up the router's region for the fleet bucket key: %w", err)
-	}
-	part, err := aws.GetPartition(ctx, &aws.GetPartitionArgs{}, pulumi.Parent(r))
-	if err != nil {
-		return nil, fmt.Errorf("looking up the AWS partition: %w", err)
-	}
+func (r *Router) bucketKey(ctx *pulumi.Context, name string, where location, roles pulumi.StringArrayOutput, tags pulumi.StringMap, parent pulumi.ResourceOption) (*kms.Key, error) {
 	policy := pulumi.All(r.Bucket.Arn, roles).ApplyT(func(vs []any) (string, error) {
 		bucketArn, _ := vs[0].(string)
 		arns, _ := vs[1].([]string)
-		return BucketKeyPolicy(part.Partition, id.AccountId, region.Name, bucketArn, arns)
+		return BucketKeyPolicy(where.partition, where.account, where.region, bucketArn, arns)
 	}).(pulumi.StringOutput)
 	return kms.NewKey(ctx, name+"-bucket-key", &kms.KeyArgs{
 		Description:       pulumi.String("cellctl fleet bucket: every cell reads and writes its own prefix through S3"),

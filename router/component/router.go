@@ -62,9 +62,10 @@ type RouterArgs struct {
 	// BucketName is the fleet bucket (cells/<id>/ per cell).
 	BucketName string
 	// CellGrants are the cells in other accounts than the router's that
-	// still have a stack (routed, draining or drained): the bucket policy
-	// grants each its own prefix, and the key policy the bucket's key
-	// through S3. The bucket is encrypted with that key whatever the list.
+	// still have a stack (routed, draining or drained): each gets an
+	// access point whose policy grants its own prefix (the bucket policy
+	// delegates to the account's access points), and the key policy the
+	// bucket's key through S3. The bucket is encrypted with that key whatever the list.
 	CellGrants []CellGrant
 	// Origins are the routable cells (active and draining), in table order.
 	Origins []Origin
@@ -121,6 +122,9 @@ type Router struct {
 
 	Bucket       *s3.BucketV2
 	BucketPolicy *s3.BucketPolicy
+	// AccessPoints are the bucket's access points, one per CellGrant in
+	// its order: each cross-account cell's way to its prefix.
+	AccessPoints []*s3.AccessPoint
 	// BucketKey is the bucket's customer managed key, its default
 	// encryption (protected and retained: see bucketKey).
 	BucketKey    *kms.Key
@@ -270,8 +274,12 @@ func (r *Router) bucket(ctx *pulumi.Context, name string, args *RouterArgs, tags
 	}, parent); err != nil {
 		return err
 	}
+	where, err := r.locate(ctx)
+	if err != nil {
+		return err
+	}
 	roles := grantRoles(args.CellGrants)
-	if r.BucketKey, err = r.bucketKey(ctx, name, roles, tags, parent); err != nil {
+	if r.BucketKey, err = r.bucketKey(ctx, name, where, roles, tags, parent); err != nil {
 		return err
 	}
 	byDefault := &s3.BucketServerSideEncryptionConfigurationV2RuleApplyServerSideEncryptionByDefaultArgs{
@@ -292,20 +300,22 @@ func (r *Router) bucket(ctx *pulumi.Context, name string, args *RouterArgs, tags
 	}, parent); err != nil {
 		return err
 	}
-	policy := pulumi.All(r.Bucket.Arn, roles).ApplyT(func(vs []any) (string, error) {
-		arn, _ := vs[0].(string)
-		roles, _ := vs[1].([]string)
-		return policyJSON(map[string]any{
-			"Version": "2012-10-17",
-			"Statement": append([]map[string]any{{
-				"Sid":       "DenyInsecureTransport",
-				"Effect":    "Deny",
-				"Principal": "*",
-				"Action":    "s3:*",
-				"Resource":  []string{arn, arn + "/*"},
-				"Condition": map[string]any{"Bool": map[string]string{"aws:SecureTransport": "false"}},
-			}}, cellGrantStatements(arn, args.CellGrants, roles)...),
-		})
+	delegate := len(args.CellGrants) > 0
+	policy := r.Bucket.Arn.ApplyT(func(arn string) (string, error) {
+		statements := []map[string]any{{
+			"Sid":       "DenyInsecureTransport",
+			"Effect":    "Deny",
+			"Principal": "*",
+			"Action":    "s3:*",
+			"Resource":  []string{arn, arn + "/*"},
+			"Condition": map[string]any{"Bool": map[string]string{"aws:SecureTransport": "false"}},
+		}}
+		// Cells in other accounts: one statement, whatever their number
+		// (grants.go); a one-account fleet's policy is the TLS rule alone.
+		if delegate {
+			statements = append(statements, delegationStatement(where.partition, where.region, where.account, arn))
+		}
+		return policyJSON(map[string]any{"Version": "2012-10-17", "Statement": statements})
 	}).(pulumi.StringOutput)
 	// The public access block must exist first: it does not stop this
 	// Deny-only policy, but AWS evaluates both on every request.
@@ -313,7 +323,10 @@ func (r *Router) bucket(ctx *pulumi.Context, name string, args *RouterArgs, tags
 		Bucket: r.Bucket.ID(),
 		Policy: policy,
 	}, parent, pulumi.DependsOn([]pulumi.Resource{publicAccess}))
-	return err
+	if err != nil {
+		return err
+	}
+	return r.accessPoints(ctx, name, args, where, parent)
 }
 
 // edgeFunction publishes the Lambda@Edge function with the routing table

@@ -13,6 +13,7 @@ import (
 	"github.com/pulumi/pulumi/sdk/v3/go/pulumi"
 
 	"github.com/cellctl/cellctl/cellmodule"
+	"github.com/cellctl/cellctl/cellmodule/spec"
 	"github.com/cellctl/cellctl/internal/awsmodel"
 	"github.com/cellctl/cellctl/internal/fleet"
 	"github.com/cellctl/cellctl/internal/fleet/fleettest"
@@ -441,10 +442,28 @@ func TestFleetBucketKeyIsAlwaysThereAndOutlivesItsGrants(t *testing.T) {
 			if !slices.Equal(principals, want) {
 				t.Errorf("key policy's cross-account principals %v, want %v", principals, want)
 			}
+			// The grants are the cells' access points' policies; the
+			// bucket policy delegates to them once any cell lives in
+			// another account, and never names a cell.
 			pol := str(in(r.one(t, typeBucketPolicy), "policy"))
+			crossAccount := tc.name != "one account"
+			if has := strings.Contains(pol, component.DelegationSid); has != crossAccount {
+				t.Errorf("bucket policy delegates to access points: %v, want %v\n%s", has, crossAccount, pol)
+			}
+			aps := map[string]string{}
+			for _, ap := range r.rec.ByType(typeAccessPoint) {
+				aps[str(in(ap, "name"))] = str(in(ap, "policy"))
+			}
 			for _, id := range []string{"cell-c", "cell-d"} {
-				if has := strings.Contains(pol, "/cells/"+id+"/*"); has != slices.Contains(tc.granted, id) {
-					t.Errorf("bucket policy grants %s: %v, want %v\n%s", id, has, slices.Contains(tc.granted, id), pol)
+				if strings.Contains(pol, id) {
+					t.Errorf("bucket policy names %s:\n%s", id, pol)
+				}
+				apPolicy, ok := aps[spec.AccessPointName(f.Router.FleetBucket, id)]
+				if ok != crossAccount {
+					t.Errorf("%s has an access point: %v, want %v", id, ok, crossAccount)
+				}
+				if has := strings.Contains(apPolicy, "/object/cells/"+id+"/*"); has != slices.Contains(tc.granted, id) {
+					t.Errorf("%s's access point grants its prefix: %v, want %v\n%s", id, has, slices.Contains(tc.granted, id), apPolicy)
 				}
 			}
 		})

@@ -24,6 +24,9 @@ type Generated struct {
 	// two spaces; CellConfig is more of cell i's.
 	Baseline   string
 	CellConfig func(i int, region string) string
+	// RouterConfig is more of the router stack's config, as YAML lines
+	// indented two spaces.
+	RouterConfig string
 	// OneWave puts every cell in one wave; otherwise the first cell is a
 	// canary wave and the rest one wave.
 	OneWave bool
@@ -66,7 +69,7 @@ config:
 		}
 		fsys["stacks/Pulumi."+id+".yaml"] = &fstest.MapFile{Data: []byte(cfg)}
 	}
-	fsys["stacks/Pulumi.router.yaml"] = &fstest.MapFile{Data: []byte("config:\n  aws:region: us-east-1\n")}
+	fsys["stacks/Pulumi.router.yaml"] = &fstest.MapFile{Data: []byte("config:\n  aws:region: us-east-1\n" + g.RouterConfig)}
 	waves := "waves:\n  - name: canary\n    cells: [" + ids[0] + "]\n  - name: rest\n    cells: [" + strings.Join(ids[1:], ", ") + "]\n"
 	if g.OneWave || len(ids) == 1 {
 		waves = "waves:\n  - name: all\n    cells: [" + strings.Join(ids, ", ") + "]\n"

@@ -248,8 +248,14 @@ func deniedServingPaths(cell string, stacks []offline.Stack) []access.Result {
 	if err != nil {
 		return nil
 	}
+	paths := cellmodule.ServingPaths(cell)
+	if m.ResourceByLabel(cellmodule.AccessPointLabel(cell)) != nil {
+		// A cell in another account than the bucket's serves through its
+		// access point (BUCKET_ACCESS_POINT in its task).
+		paths = cellmodule.ThroughAccessPoint(cell, paths)
+	}
 	var out []access.Result
-	for _, r := range m.CheckRequired(cellmodule.ServingPaths(cell)) {
+	for _, r := range m.CheckRequired(paths) {
 		if r.Decision.Denied() {
 			out = append(out, r)
 		}

@@ -300,3 +300,32 @@ func TestBlockedLambdaRuntimeAtTheSimulatorsClock(t *testing.T) {
 		t.Fatalf("after the block-update date: got %v, want InvalidParameterValueException", err)
 	}
 }
+
+// TestAccessPointsAndS3PolicySizes: the simulator creates the fleet
+// bucket's access points as S3 does (ARN, alias, domain) and refuses a
+// bucket policy or an access point policy past S3's 20 KB with S3's
+// answer, as PutBucketPolicy and PutAccessPointPolicy do.
+func TestAccessPointsAndS3PolicySizes(t *testing.T) {
+	const (
+		tBucket       = "aws:s3/bucketV2:BucketV2"
+		tBucketPolicy = "aws:s3/bucketPolicy:BucketPolicy"
+		tAccessPoint  = "aws:s3/accessPoint:AccessPoint"
+	)
+	h := simtest.New(t, "router", "us-east-1")
+	h.Create(tBucket, "bucket", simtest.PM("bucket", "fleet-bucket"))
+	big := func(n int) string {
+		var stmts []string
+		for i := 0; i < n; i++ {
+			stmts = append(stmts, `{"Effect":"Allow","Principal":{"AWS":"arn:aws:iam::222233334444:role/cell-task-role"},"Action":["s3:GetObject","s3:PutObject","s3:DeleteObject"],"Resource":"arn:aws:s3:::fleet-bucket/cells/cell-`+strings.Repeat("x", 10)+`/*"}`)
+		}
+		return `{"Version":"2012-10-17","Statement":[` + strings.Join(stmts, ",") + `]}`
+	}
+	ap := h.Create(tAccessPoint, "cell-c-access-point", simtest.PM("bucket", "fleet-bucket", "name", "cell-c-0123abcd", "policy", big(2)))
+	if arn := ap.Out["arn"]; !arn.IsString() || arn.StringValue() != "arn:aws:s3:us-east-1:123456789012:accesspoint/cell-c-0123abcd" {
+		t.Errorf("access point ARN %v", arn)
+	}
+	_, err := h.TryCreate(tAccessPoint, "too-big", simtest.PM("bucket", "fleet-bucket", "name", "cell-d-0123abcd", "policy", big(200)))
+	wantAWSError(t, err, "CreateAccessPoint", "PolicyTooLarge", "Policy exceeds the maximum allowed document size")
+	_, err = h.TryCreate(tBucketPolicy, "policy", simtest.PM("bucket", "fleet-bucket", "policy", big(200)))
+	wantAWSError(t, err, "PutBucketPolicy", "PolicyTooLarge", "Policy exceeds the maximum allowed document size")
+}
