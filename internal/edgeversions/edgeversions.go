@@ -98,7 +98,9 @@ func Decide(versions []int, refs []Reference, keep int) (Decision, error) {
 	var d Decision
 	for _, v := range sorted {
 		reasons := why[v]
-		if newest[v] {
+		if newest[v] && keep == 1 {
+			reasons = append(reasons, "the newest")
+		} else if newest[v] {
 			reasons = append(reasons, fmt.Sprintf("one of the %d newest", keep))
 		}
 		if len(reasons) > 0 {

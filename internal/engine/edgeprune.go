@@ -72,8 +72,8 @@ func edgeUseOf(d *deployment, req stackrun.Request) edgeUse {
 		if urnName(r.URN) == primary {
 			by = "primary distribution " + urnName(r.URN)
 		}
-		if id, _ := r.Outputs["id"].(string); id != "" {
-			by += " (" + id + ")"
+		if r.ID != "" {
+			by += " (" + r.ID + ")"
 		}
 		for _, a := range lambdaArns(r.Outputs) {
 			for _, fn := range u.functions {

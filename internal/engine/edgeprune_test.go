@@ -22,11 +22,11 @@ func routerState(t *testing.T) *deployment {
 	   "inputs": {"publish": true}, "outputs": {"name": "router-edge-7f3a9c1", "arn": "` + edgeFn + `", "version": "30"}},
 	  {"urn": "urn:pulumi:router::cells::cells:router:Router$aws:lambda/function:Function::other", "type": "aws:lambda/function:Function",
 	   "inputs": {"publish": false}, "outputs": {"name": "unpublished", "arn": "arn:aws:lambda:us-east-1:123456789012:function:unpublished"}},
-	  {"urn": "urn:pulumi:router::cells::cells:router:Router$aws:cloudfront/distribution:Distribution::router-cdn", "type": "aws:cloudfront/distribution:Distribution",
-	   "outputs": {"id": "E1PRIMARY", "defaultCacheBehavior": {"lambdaFunctionAssociations": [{"eventType": "origin-request", "lambdaArn": "` + edgeFn + `:29"}]},
+	  {"urn": "urn:pulumi:router::cells::cells:router:Router$aws:cloudfront/distribution:Distribution::router-cdn", "type": "aws:cloudfront/distribution:Distribution", "id": "E1PRIMARY",
+	   "outputs": {"defaultCacheBehavior": {"lambdaFunctionAssociations": [{"eventType": "origin-request", "lambdaArn": "` + edgeFn + `:29"}]},
 	               "orderedCacheBehaviors": [{"lambdaFunctionAssociations": [{"eventType": "origin-request", "lambdaArn": "` + edgeFn + `:12"}]}]}},
-	  {"urn": "urn:pulumi:router::cells::cells:router:Router$aws:cloudfront/distribution:Distribution::router-cdn-staging", "type": "aws:cloudfront/distribution:Distribution",
-	   "outputs": {"id": "E2STAGING", "defaultCacheBehavior": {"lambdaFunctionAssociations": [{"eventType": "origin-request", "lambdaArn": "` + edgeFn + `:30"}]}}}
+	  {"urn": "urn:pulumi:router::cells::cells:router:Router$aws:cloudfront/distribution:Distribution::router-cdn-staging", "type": "aws:cloudfront/distribution:Distribution", "id": "E2STAGING",
+	   "outputs": {"defaultCacheBehavior": {"lambdaFunctionAssociations": [{"eventType": "origin-request", "lambdaArn": "` + edgeFn + `:30"}]}}}
 	]}`
 	var d deployment
 	if err := json.Unmarshal([]byte(raw), &d); err != nil {

@@ -9,7 +9,6 @@ package quota
 import (
 	"context"
 	"fmt"
-	"math"
 	"time"
 
 	"github.com/cellctl/cellctl/internal/awsapi"
@@ -221,8 +220,7 @@ func readCodeStorage(ctx context.Context, r *readers) (usage, error) {
 	if err != nil {
 		return usage{}, err
 	}
-	gib := float64(cs.UsedBytes) / awsfacts.GiB
-	return usage{used: math.Round(gib*100) / 100, note: fmt.Sprintf("%d bytes of code in %d function(s)", cs.UsedBytes, cs.Functions)}, nil
+	return usage{used: float64(cs.UsedBytes) / awsfacts.GiB, note: fmt.Sprintf("%d bytes of code in %d function(s)", cs.UsedBytes, cs.Functions)}, nil
 }
 
 // LambdaConcurrency is Lambda's account-level ConcurrentExecutions metric

@@ -425,7 +425,7 @@ func readUnit(ctx context.Context, o Options, access fleet.Access, label string,
 				}
 			}
 		}
-		if len(newSet) == 0 && o.AddCells > 0 {
+		if len(newSet) == 0 && o.AddCells > 0 && !e.Router {
 			row.Adding = float64(o.AddCells) * row.PerCell
 			if e.Scope == ScopeGroup {
 				row.Adding = row.PerCell

@@ -26,7 +26,9 @@ func TestTheRouterEdgeQuotasAreAudited(t *testing.T) {
 	if err := c.SetQuota("us-west-2", concurrency, 50); err != nil {
 		t.Fatal(err)
 	}
-	rep, err := Check(context.Background(), Options{Fleet: fl, Target: target})
+	// --add-cells asks about cells: the router's next version is counted
+	// all the same.
+	rep, err := Check(context.Background(), Options{Fleet: fl, Target: target, AddCells: 2})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -63,8 +65,10 @@ func TestTheRouterEdgeQuotasAreAudited(t *testing.T) {
 			t.Errorf("code storage is the edge function's Region's only: %+v", r)
 		}
 	}
-	if err := rep.Err(); err != nil {
-		t.Errorf("room everywhere: %v", err)
+	for _, r := range rep.Rows {
+		if r.Consumer == "router" && r.Finding() {
+			t.Errorf("room everywhere: %s", r.Summary())
+		}
 	}
 
 	// A storage nearly full: the router's next publish does not fit.

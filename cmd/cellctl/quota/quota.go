@@ -119,7 +119,7 @@ var tableView = render.Format[*quota.Report]{Name: render.FormatTable, Render: f
 	accounts := len(r.Accounts) > 0
 	var rows [][]string
 	for _, row := range r.Rows {
-		cols := []string{row.Region, row.Code, row.Name + where(row), limitText(row), num(row.Used), perCell(row),
+		cols := []string{row.Region, row.Code, row.Name + where(row), limitText(row), used(row), perCell(row),
 			pct(row.PercentUsed), headroom(row), statusText(st, row.Status)}
 		if accounts {
 			cols = append([]string{fleet.Access{Account: row.Account}.AccountLabel()}, cols...)
@@ -183,6 +183,15 @@ func limitText(r quota.Row) string {
 		return fmtF(*r.Limit) + " (" + r.LimitSource + ")"
 	}
 	return fmtF(*r.Limit)
+}
+
+// used is the row's usage; code storage in GiB to three significant
+// digits (a few MiB of code is 0.00013 GiB, not 0.000130572915077209).
+func used(r quota.Row) string {
+	if r.Used != nil && r.Code == awsfacts.LambdaCodeStorage.Code && *r.Used != 0 {
+		return strconv.FormatFloat(*r.Used, 'g', 3, 64)
+	}
+	return num(r.Used)
 }
 
 func num(v *float64) string {
