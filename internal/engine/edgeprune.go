@@ -25,11 +25,6 @@ import (
 // hours) is a note of the run and is tried again on the next router
 // change; it never fails the change.
 
-// EdgeLambda builds the Lambda client pruning uses (tests replace it).
-var EdgeLambda = func(ctx context.Context, t awsapi.Target) (edgeversions.API, error) {
-	return awsapi.NewLambda(ctx, t)
-}
-
 const lambdaFunctionType = "aws:lambda/function:Function"
 
 // edgeUse is what the router's deployed state says about its edge
@@ -134,9 +129,9 @@ func (e *Engine) pruneEdgeVersions(ctx context.Context, req stackrun.Request) []
 		return nil
 	}
 	t, err := e.cloud.TargetOf(ctx, f.Router.Access().InRegion(component.EdgeRegion))
-	var api edgeversions.API
+	var api *awsapi.Lambda
 	if err == nil {
-		api, err = EdgeLambda(ctx, t)
+		api, err = awsapi.NewLambda(ctx, t)
 	}
 	if err != nil {
 		return []string{fmt.Sprintf("old edge function versions were not pruned (tried again on the next router change): %v", err)}
