@@ -60,7 +60,37 @@ var (
 	// (`aws service-quotas list-aws-default-service-quotas --service-code
 	// fargate`: 4000; new accounts are often applied a lower value).
 	FargateOnDemandVCPU = Quota{Code: "fargate/L-3032A538", Name: "Fargate On-Demand vCPU resource count", Default: 4000, Adjustable: true}
+	// LambdaCodeStorage is Lambda's per-Region storage for .zip function
+	// code and layers, in GB as Service Quotas states it (its unit is
+	// Gigabytes; GetAccountSettings' AccountLimit.TotalCodeSize is the
+	// same limit in bytes, 75 × 2^30). Every published version keeps its
+	// own copy of the code (AWS Lambda Developer Guide, "Lambda quotas",
+	// Compute and storage: "Each function version and layer version
+	// consumes storage", 75 GB, adjustable).
+	LambdaCodeStorage = Quota{Code: "lambda/L-2ACBD22F", Name: "Function and layer storage", Default: 75, Adjustable: true}
+	// LambdaConcurrentExecutions is Lambda's per-Region concurrency
+	// (AWS Lambda Developer Guide, "Lambda quotas": 1,000, adjustable).
+	// Lambda@Edge replicas run in the Region of the regional edge cache
+	// that serves a viewer and count against that Region's quota with
+	// every other function there (Amazon CloudFront Developer Guide,
+	// "Quotas on Lambda@Edge": "All Lambda functions in the AWS Region
+	// share this quota").
+	LambdaConcurrentExecutions = Quota{Code: "lambda/L-B99A9384", Name: "Concurrent executions", Default: 1000, Adjustable: true}
 )
+
+// EdgeRequestsPerExecution is how many requests per second one
+// Lambda@Edge instance serves at most; Lambda@Edge's requests per second in
+// a Region are this times the Region's concurrency (Amazon CloudFront
+// Developer Guide, "Quotas on Lambda@Edge": "each instance of your
+// Lambda@Edge function can serve up to 10 requests per second. The total
+// invocation limit is 10 times your concurrency limit"; the same table
+// lists "Lambda@Edge requests per second (each supported AWS Region)"
+// 10,000, raised through the AWS Support Center: Service Quotas has no code
+// for it).
+const EdgeRequestsPerExecution = 10
+
+// GiB is the unit Service Quotas states Lambda's code storage in.
+const GiB = 1 << 30
 
 // Quotas lists every quota above.
 var Quotas = []Quota{
@@ -87,4 +117,6 @@ var Quotas = []Quota{
 	DistributionsPerAccount,
 	ServicesPerCluster,
 	FargateOnDemandVCPU,
+	LambdaCodeStorage,
+	LambdaConcurrentExecutions,
 }

@@ -358,6 +358,14 @@ var quotaDefs = []QuotaDef{
 	// enforced on create: AWS accepts the service and fails to place its
 	// tasks, which the simulator does not model (use is nil).
 	{Quota: awsfacts.FargateOnDemandVCPU, Scope: "region", Type: "aws:ecs/service:Service"},
+	// Served for the quota audit, not enforced on create: a publish past
+	// the storage limit fails with CodeStorageExceededException, which
+	// the simulator does not model (its versions are not sized as AWS
+	// zips them); concurrency is a runtime limit (throttling, a 503 at
+	// the edge), never a create error.
+	{Quota: awsfacts.LambdaCodeStorage, Scope: "region", Type: "aws:lambda/function:Function",
+		ErrorCode: "CodeStorageExceededException", ErrorMessage: "Code storage limit exceeded."},
+	{Quota: awsfacts.LambdaConcurrentExecutions, Scope: "region", Type: "aws:lambda/function:Function"},
 }
 
 // cacheNodes counts the nodes of an ElastiCache replication group.

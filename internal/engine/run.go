@@ -181,6 +181,11 @@ func (e *Engine) runStack(ctx context.Context, req stackrun.Request) *stackrun.R
 			res.Outputs = maskOutputs(outs)
 		}
 	}
+	if op == stackrun.OpUp && name == fleet.RouterStack {
+		// The router changed: delete the edge versions nothing can still
+		// run (edgeprune.go). Never fatal to the change.
+		res.Notes = append(res.Notes, e.pruneEdgeVersions(ctx, req)...)
+	}
 	res.Result = stackrun.Succeeded
 	return res
 }

@@ -192,6 +192,7 @@ type deployment struct {
 	SecretsProviders *stateSecretsProvider `json:"secrets_providers"`
 	Resources        []struct {
 		URN     string         `json:"urn"`
+		ID      string         `json:"id"`
 		Type    string         `json:"type"`
 		Inputs  map[string]any `json:"inputs"`
 		Outputs map[string]any `json:"outputs"`

@@ -111,6 +111,13 @@ type Router struct {
 	// EdgeMemoryMB is the edge function's memory (cells:edgeMemoryMb);
 	// the routing table must fit it (edge.CheckFits).
 	EdgeMemoryMB int
+	// EdgeVersionsKept is how many of the newest published versions of the
+	// edge function the router keeps besides the versions a distribution
+	// runs (cells:edgeVersionsKept, default DefaultEdgeVersionsKept); the
+	// older ones are deleted after each router change
+	// (internal/edgeversions), so the versions never fill Lambda's code
+	// storage.
+	EdgeVersionsKept int
 	// ViewerDomains are the tenant-facing domain names of the distribution
 	// (CloudFront aliases). Without any, viewers only reach the
 	// distribution's own *.cloudfront.net name and the edge never reads
@@ -146,6 +153,13 @@ type Router struct {
 const (
 	DefaultTenantHeader = "X-Tenant-Id"
 	DefaultPriceClass   = "PriceClass_100"
+	// DefaultEdgeVersionsKept: the last ten routing-table changes can be
+	// rolled back to by pinning their version; at ~19 MiB a version (a
+	// million overrides) that is under 0.3 GB of the 75 GB code storage.
+	DefaultEdgeVersionsKept = 10
+	// MaxEdgeVersionsKept bounds the setting: 1,000 versions of the largest
+	// table (~19 MiB) are ~19 GB, a quarter of the default storage.
+	MaxEdgeVersionsKept = 1000
 )
 
 // Cell returns the cell with that id, or nil.

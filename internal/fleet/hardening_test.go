@@ -204,3 +204,29 @@ func TestTenantFromIsCheckedAtItsLine(t *testing.T) {
 		}
 	}
 }
+
+// cells:edgeVersionsKept is how many newest edge function versions the
+// router keeps; out of range is refused at its line.
+func TestEdgeVersionsKeptIsReadAndCheckedAtItsLine(t *testing.T) {
+	dir := writeFleet(t)
+	f, err := Load(dir)
+	if err != nil || f.Router.EdgeVersionsKept != DefaultEdgeVersionsKept {
+		t.Fatalf("default: %v %+v", err, f.Router)
+	}
+	router := "config:\n  aws:region: us-east-1\n  cells:edgeVersionsKept: 3\n"
+	if err := os.WriteFile(filepath.Join(dir, "stacks/Pulumi.router.yaml"), []byte(router), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if f, err = Load(dir); err != nil || f.Router.EdgeVersionsKept != 3 {
+		t.Fatalf("3: %v %+v", err, f.Router)
+	}
+	for _, value := range []string{"0", "1001", "ten"} {
+		router := "config:\n  aws:region: us-east-1\n  cells:edgeVersionsKept: " + value + "\n"
+		if err := os.WriteFile(filepath.Join(dir, "stacks/Pulumi.router.yaml"), []byte(router), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if got := loadErr(t, dir); !strings.HasPrefix(got, "stacks/Pulumi.router.yaml:3: cells:edgeVersionsKept:") {
+			t.Errorf("%s: %s", value, got)
+		}
+	}
+}

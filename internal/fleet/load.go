@@ -567,7 +567,8 @@ func (l *loader) loadCell(f *Fleet, id, file string, data []byte) *Cell {
 func (l *loader) loadRouter(f *Fleet, file string, data []byte) *Router {
 	before := l.errs.Len()
 	r := &Router{File: file, Region: f.Baseline.Region, TenantHeader: DefaultTenantHeader,
-		PriceClass: DefaultPriceClass, FleetBucket: f.Baseline.FleetBucket, EdgeMemoryMB: edge.DefaultMemoryMB, Lines: map[string]int{}}
+		PriceClass: DefaultPriceClass, FleetBucket: f.Baseline.FleetBucket, EdgeMemoryMB: edge.DefaultMemoryMB,
+		EdgeVersionsKept: DefaultEdgeVersionsKept, Lines: map[string]int{}}
 	var own accountSettings
 	parsed := l.stackConfig(f, file, data, func(ns, key, full string, k, v *yaml.Node) {
 		r.Lines[full] = k.Line
@@ -614,6 +615,12 @@ func (l *loader) loadRouter(f *Fleet, file string, data []byte) *Router {
 				Hint: fmt.Sprintf("the edge function's memory in MB, an integer from %d to %d (Lambda's range for origin-request functions)", edge.MinMemoryMB, edge.MaxMemoryMB)}
 			var tmp spec.Cell
 			k.Set = func(_ *spec.Cell, _ string, n float64) { r.EdgeMemoryMB = int(n) }
+			l.setKey(&tmp, k, file, full, v)
+		case ns == f.Project && key == "edgeVersionsKept":
+			k := spec.Key{Name: key, Kind: spec.Int, Min: 1, Max: MaxEdgeVersionsKept,
+				Hint: fmt.Sprintf("how many of the newest edge function versions the router keeps besides the ones a distribution runs, an integer from 1 to %d (default %d)", MaxEdgeVersionsKept, DefaultEdgeVersionsKept)}
+			var tmp spec.Cell
+			k.Set = func(_ *spec.Cell, _ string, n float64) { r.EdgeVersionsKept = int(n) }
 			l.setKey(&tmp, k, file, full, v)
 		case ns == f.Project && key == "viewerDomains":
 			r.ViewerDomains = l.viewerDomains(file, full, v)
@@ -899,7 +906,7 @@ func prefixed(ns string, keys []string) []string {
 }
 
 // routerKeys are the cells:<key>s of the router stack.
-var routerKeys = []string{"tenantHeader", "tenantFrom", "priceClass", "fleetBucket", "edgeMemoryMb", "viewerDomains", "viewerHostedZoneId", "viewerCertificateArn", OriginVerifyKey}
+var routerKeys = []string{"tenantHeader", "tenantFrom", "priceClass", "fleetBucket", "edgeMemoryMb", "edgeVersionsKept", "viewerDomains", "viewerHostedZoneId", "viewerCertificateArn", OriginVerifyKey}
 
 var (
 	// A viewer domain: a DNS name, optionally with a leading "*." (tenants

@@ -82,6 +82,9 @@ var byPrefix = map[string]Layer{
 	"internal/cloud":   Infrastructure,
 	"internal/sim/...": Infrastructure,
 	"internal/rollout": Infrastructure,
+	// edgeversions prunes the router's old Lambda@Edge versions after a
+	// router change (the engine calls it, through awsapi.Lambda).
+	"internal/edgeversions": Infrastructure,
 
 	"internal/apply":         UseCases,
 	"internal/plan":          UseCases,

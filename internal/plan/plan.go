@@ -62,6 +62,8 @@ type Report struct {
 
 	// at is the date the render judged AWS's dated rules at.
 	at time.Time
+	// edgeKept is the router's cells:edgeVersionsKept (edge storage demand).
+	edgeKept int
 }
 
 // Warning is one resource AWS accepts today and will not for long.
@@ -212,6 +214,9 @@ func Render(ctx context.Context, f *fleet.Fleet, opts Options) (*Report, error) 
 		return nil, err
 	}
 	report := &Report{Stacks: rendered, at: at}
+	if f.Router != nil {
+		report.edgeKept = f.Router.EdgeVersionsKept
+	}
 	if wantRouter {
 		s, err := renderRouter(f, program, rendered, at)
 		if err != nil {

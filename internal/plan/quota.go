@@ -168,6 +168,11 @@ func (r *Report) JudgeQuotas() QuotaJudgement {
 			}
 		}
 	}
+	// The router's edge function holds its kept versions' code in
+	// us-east-1's Lambda code storage.
+	if d, ok := r.edgeStorageDemand(); ok {
+		demand = append(demand, d)
+	}
 	sort.SliceStable(demand, func(i, j int) bool {
 		if demand[i].Code != demand[j].Code {
 			return demand[i].Code < demand[j].Code

@@ -47,6 +47,17 @@ type Entry struct {
 	NoReader string `json:"noReader,omitempty"`
 	// Doc cites where the code and the counting rule come from.
 	Doc string `json:"doc"`
+	// Router: the router's Lambda@Edge function consumes the quota, not
+	// the cells. It is read in the router's account, in us-east-1 (where
+	// the function lives) and in every Region of the fleet's cells (where
+	// its replicas run for the viewers those Regions' edge caches serve).
+	Router bool `json:"router,omitempty"`
+	// EdgeRegionOnly: read only where the edge function lives (us-east-1).
+	EdgeRegionOnly bool `json:"edgeRegionOnly,omitempty"`
+
+	// derive computes the limit from the limits read of the same unit
+	// (a quota Service Quotas has no code for); nil: Service Quotas.
+	derive func(limits map[string]limitValue) limitValue
 
 	// cost is what one rendered cell consumes (see cost.go).
 	cost costFunc
@@ -108,9 +119,31 @@ var Catalog = []Entry{
 		cost: modelCost, read: count((*awsapi.Inventory).Roles)},
 	{Quota: awsfacts.DistributionsPerAccount, Scope: ScopeAccount, Reads: "cloudfront:ListDistributions", Resources: "aws:cloudfront/distribution:Distribution (the router's, which carries the Lambda@Edge function)", NoReader: "cloudfront:ListDistributions (REST-XML) is not read by this version", Doc: "Amazon CloudFront Developer Guide, Quotas (general quotas on distributions; Lambda@Edge)",
 		cost: modelCost},
+	{Quota: awsfacts.LambdaCodeStorage, Scope: ScopeRegion, Router: true, EdgeRegionOnly: true,
+		Reads:     "lambda:GetAccountSettings (AccountUsage.TotalCodeSize: every function version and layer version, in GiB)",
+		Resources: "the router's edge function: each routing-table change publishes a version of the package's size (old ones pruned to cells:edgeVersionsKept and those a distribution runs)",
+		Doc:       `AWS Lambda Developer Guide, "Lambda quotas" (Compute and storage: 75 GB, "Each function version and layer version consumes storage"); AWS Lambda API Reference, AccountUsage; Service Quotas code L-2ACBD22F (unit Gigabytes)`,
+		read:      readCodeStorage},
+	{Quota: awsfacts.LambdaConcurrentExecutions, Scope: ScopeRegion, Router: true,
+		Reads:     "cloudwatch:GetMetricData AWS/Lambda ConcurrentExecutions (account level, Maximum over 15 min)",
+		Resources: "the router's Lambda@Edge replicas (every viewer request runs the origin-request function in the Region of its regional edge cache) and every other function of the Region",
+		Doc:       `Amazon CloudFront Developer Guide, "Quotas on Lambda@Edge" (Concurrent executions: "AWS Lambda manages the concurrency quotas for Lambda@Edge. All Lambda functions in the AWS Region share this quota", 1,000 in each Region); AWS Lambda Developer Guide, "Lambda quotas"`,
+		read:      readConcurrency},
+	{Quota: EdgeRequestsPerSecond, Scope: ScopeRegion, Router: true,
+		Reads:     "cloudwatch:GetMetricData AWS/Lambda Invocations of us-east-1.<edge function>, per Region (not read by this version)",
+		Resources: "every viewer request of the router's distributions (caching disabled: the origin-request function runs on each)",
+		NoReader:  "Lambda@Edge's requests per second are not measured by this version (a plan cannot know viewer traffic; the router's replicas publish their Invocations in each Region they run in)",
+		Doc:       `Amazon CloudFront Developer Guide, "Quotas on Lambda@Edge" ("Lambda@Edge requests per second (each supported AWS Region)" 10,000; "each instance of your Lambda@Edge function can serve up to 10 requests per second. The total invocation limit is 10 times your concurrency limit"; raised through the AWS Support Center — Service Quotas has no code for it)`,
+		derive:    tenTimesConcurrency},
 	{Quota: awsfacts.GeneralPurposeBuckets, Scope: ScopeAccount, Reads: "s3:ListBuckets", Resources: "aws:s3/bucketV2:BucketV2 (the router's fleet bucket; cells own a prefix)", NoReader: "s3:ListBuckets (REST-XML) is not read by this version", Doc: "Amazon S3 User Guide, Bucket quotas",
 		cost: modelCost},
 }
+
+// EdgeRequestsPerSecond is Lambda@Edge's requests per second in a Region:
+// ten times the Region's Lambda concurrency (awsfacts.EdgeRequestsPerExecution).
+// Service Quotas has no code for it, so its code here is cellctl's own.
+var EdgeRequestsPerSecond = awsfacts.Quota{Code: "lambda-edge/requests-per-second", Name: "Lambda@Edge requests per second",
+	Default: awsfacts.EdgeRequestsPerExecution * awsfacts.LambdaConcurrentExecutions.Default, Adjustable: true}
 
 // Lookup finds a catalog entry by its code.
 func Lookup(code string) (Entry, bool) {
@@ -183,4 +216,42 @@ func readFargate(ctx context.Context, r *readers) (usage, error) {
 		return usage{used: 0, note: fmt.Sprintf("no AWS/Usage datapoint in the last %s: no Fargate task running", awsapi.UsageWindow)}, nil
 	}
 	return usage{used: u.Value, note: "AWS/Usage at " + u.At.Format(time.RFC3339)}, nil
+}
+
+func readCodeStorage(ctx context.Context, r *readers) (usage, error) {
+	cs, err := r.lambda.CodeStorage(ctx)
+	if err != nil {
+		return usage{}, err
+	}
+	return usage{used: float64(cs.UsedBytes) / awsfacts.GiB, note: fmt.Sprintf("%d bytes of code in %d function(s)", cs.UsedBytes, cs.Functions)}, nil
+}
+
+// LambdaConcurrency is Lambda's account-level ConcurrentExecutions metric
+// (AWS Lambda Developer Guide, "Monitoring concurrency": the metric with
+// no dimension is the Region's total across functions).
+var LambdaConcurrency = awsapi.UsageMetric{Namespace: "AWS/Lambda", Metric: "ConcurrentExecutions", Stat: "Maximum"}
+
+func readConcurrency(ctx context.Context, r *readers) (usage, error) {
+	u, err := r.cw.ReadUsage(ctx, LambdaConcurrency, r.now)
+	if err != nil {
+		return usage{}, err
+	}
+	if u.NoData {
+		// Lambda publishes the metric only while a function runs.
+		return usage{used: 0, note: fmt.Sprintf("no AWS/Lambda ConcurrentExecutions datapoint in the last %s: no function ran", awsapi.UsageWindow)}, nil
+	}
+	return usage{used: u.Value, note: "AWS/Lambda at " + u.At.Format(time.RFC3339)}, nil
+}
+
+// tenTimesConcurrency is Lambda@Edge's requests per second: ten times the
+// Region's concurrent executions as read.
+func tenTimesConcurrency(limits map[string]limitValue) limitValue {
+	c, ok := limits[awsfacts.LambdaConcurrentExecutions.Code]
+	if !ok {
+		return limitValue{err: fmt.Errorf("%s was not read", awsfacts.LambdaConcurrentExecutions.Code)}
+	}
+	if c.err != nil {
+		return limitValue{err: fmt.Errorf("derived from %s: %w", awsfacts.LambdaConcurrentExecutions.Code, c.err)}
+	}
+	return limitValue{value: awsfacts.EdgeRequestsPerExecution * c.value, source: "10 × " + awsfacts.LambdaConcurrentExecutions.Code}
 }

@@ -14,6 +14,7 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/cellctl/cellctl/internal/awsapi"
+	"github.com/cellctl/cellctl/internal/awsfacts"
 	"github.com/cellctl/cellctl/internal/fleet"
 	"github.com/cellctl/cellctl/internal/outcome"
 	"github.com/cellctl/cellctl/internal/plan"
@@ -97,15 +98,21 @@ type Row struct {
 	PercentUsed *float64 `json:"percentUsed"`
 	// Headroom is how many more cells like the costliest fit; nil when it
 	// does not apply (unknown, no limit, per-group quotas, zero cost).
-	Headroom *int   `json:"headroomCells"`
-	Status   Status `json:"status"`
-	Reason   string `json:"reason,omitempty"`
-	Next     string `json:"next,omitempty"`
+	Headroom *int `json:"headroomCells"`
+	// Consumer is "router" for a quota the router's edge function
+	// consumes (read in the router's account); "" for the cells'.
+	Consumer string `json:"consumer,omitempty"`
+	// Unmeasured: cellctl does not read this usage (the row says why); it
+	// is shown unknown, never as 0.
+	Unmeasured bool   `json:"unmeasured,omitempty"`
+	Status     Status `json:"status"`
+	Reason     string `json:"reason,omitempty"`
+	Next       string `json:"next,omitempty"`
 }
 
 // Finding reports whether the row is a finding (exit 2).
 func (r Row) Finding() bool {
-	return r.Status == StatusCritical || r.Status == StatusUnknown && (r.PerCell > 0 || r.Adding > 0)
+	return r.Status == StatusCritical || r.Status == StatusUnknown && (r.PerCell > 0 || r.Adding > 0 || r.Consumer == "router" && !r.Unmeasured)
 }
 
 // Report is the audit.
@@ -163,10 +170,11 @@ func (r Row) Summary() string {
 
 // readers are one region's AWS readers.
 type readers struct {
-	inv *awsapi.Inventory
-	cw  *awsapi.CloudWatch
-	sq  *awsapi.Quotas
-	now time.Time
+	inv    *awsapi.Inventory
+	cw     *awsapi.CloudWatch
+	sq     *awsapi.Quotas
+	lambda *awsapi.Lambda
+	now    time.Time
 
 	sgOnce sync.Once
 	sg     awsapi.SecurityGroups
@@ -192,7 +200,11 @@ func newReaders(ctx context.Context, t awsapi.Target, now time.Time) (*readers, 
 	if err != nil {
 		return nil, err
 	}
-	return &readers{inv: inv, cw: cw, sq: sq, now: now}, nil
+	lambda, err := awsapi.NewLambda(ctx, t)
+	if err != nil {
+		return nil, err
+	}
+	return &readers{inv: inv, cw: cw, sq: sq, lambda: lambda, now: now}, nil
 }
 
 // Check runs the audit.
@@ -246,20 +258,37 @@ func Check(ctx context.Context, o Options) (*Report, error) {
 	type unit struct {
 		access fleet.Access // read with, in its region
 		label  string       // "account" or the region
-		scope  func(Scope) bool
+		scope  func(Entry) bool
+		router *routerDemand // the router's units only
 	}
 	var units []unit
 	for _, a := range accts {
-		units = append(units, unit{access: a.InRegion(AccountRegion), label: string(ScopeAccount), scope: func(s Scope) bool { return s == ScopeAccount }})
+		units = append(units, unit{access: a.InRegion(AccountRegion), label: string(ScopeAccount), scope: func(e Entry) bool { return !e.Router && e.Scope == ScopeAccount }})
 		for _, r := range regions {
 			if placeSet[place{keyOf(a), r}] {
-				units = append(units, unit{access: a.InRegion(r), label: r, scope: func(s Scope) bool { return s != ScopeAccount }})
+				units = append(units, unit{access: a.InRegion(r), label: r, scope: func(e Entry) bool { return !e.Router && e.Scope != ScopeAccount }})
 			}
 		}
 	}
 	// A fleet with no cells still reads the caller's account-wide quotas.
 	if len(units) == 0 {
-		units = []unit{{access: fleet.Access{Region: AccountRegion}, label: string(ScopeAccount), scope: func(s Scope) bool { return s == ScopeAccount }}}
+		units = []unit{{access: fleet.Access{Region: AccountRegion}, label: string(ScopeAccount), scope: func(e Entry) bool { return !e.Router && e.Scope == ScopeAccount }}}
+	}
+	// The router's edge function: its code storage where it lives
+	// (us-east-1), its concurrency and requests wherever its replicas run
+	// — read in us-east-1 and every Region of the cells (the Regions the
+	// fleet's viewers are near, as far as the fleet knows), in the router's
+	// account. The up preflight of new cells does not read them.
+	if o.Fleet.Router != nil && len(newSet) == 0 {
+		rd := routerCost(ctx, o)
+		edgeRegions := append([]string{edgeRegion}, regions...)
+		slices.Sort(edgeRegions)
+		edgeRegions = slices.Compact(edgeRegions)
+		ra := o.Fleet.Router.Access()
+		for _, r := range edgeRegions {
+			units = append(units, unit{access: ra.InRegion(r), label: r, router: rd,
+				scope: func(e Entry) bool { return e.Router && (!e.EdgeRegionOnly || r == edgeRegion) }})
+		}
 	}
 	// With cells in more than one account, each account is named by its
 	// id: one a stack file does not declare (the caller's own, or a
@@ -282,11 +311,11 @@ func Check(ctx context.Context, o Options) (*Report, error) {
 		g.Go(func() error {
 			var entries []Entry
 			for _, e := range Catalog {
-				if u.scope(e.Scope) {
+				if u.scope(e) {
 					entries = append(entries, e)
 				}
 			}
-			rs, err := readUnit(gctx, o, u.access, u.label, entries, costs, newSet, now())
+			rs, err := readUnit(gctx, o, u.access, u.label, entries, costs, newSet, now(), u.router)
 			if name := names[keyOf(u.access)]; name != "" {
 				for j := range rs {
 					rs[j].Account = name
@@ -386,7 +415,7 @@ func cellCosts(ctx context.Context, o Options) ([]cellCost, error) {
 
 // readUnit reads the limits and usage of entries in one region (or the
 // account) and judges them.
-func readUnit(ctx context.Context, o Options, access fleet.Access, label string, entries []Entry, costs []cellCost, newSet map[string]bool, now time.Time) ([]Row, error) {
+func readUnit(ctx context.Context, o Options, access fleet.Access, label string, entries []Entry, costs []cellCost, newSet map[string]bool, now time.Time, router *routerDemand) ([]Row, error) {
 	region := access.Region
 	acct := keyOf(access)
 	rd, err := newReaders(ctx, o.Target(access), now)
@@ -396,8 +425,24 @@ func readUnit(ctx context.Context, o Options, access fleet.Access, label string,
 	limits := readLimits(ctx, rd, entries)
 	var rows []Row
 	for _, e := range entries {
-		row := Row{Code: e.Code, Name: e.Name, Scope: e.Scope, Account: access.Account, Region: label, Reads: e.Reads}
+		row := Row{Code: e.Code, Name: e.Name, Scope: e.Scope, Account: access.Account, Region: label, Reads: e.Reads, Unmeasured: e.NoReader != ""}
+		var problems []string
+		if e.Router {
+			row.Consumer = "router"
+			if e.Code == awsfacts.LambdaCodeStorage.Code && router != nil {
+				// The router's next publish adds one version of the package.
+				if router.err != nil {
+					problems = append(problems, "the router's next edge version's size is unknown: "+router.err.Error())
+				} else {
+					row.Adding = float64(router.versionBytes) / awsfacts.GiB
+					row.Note = fmt.Sprintf("the router's next publish adds a version of %s (the package as rendered, unzipped); it keeps %d newest versions besides those a distribution runs", mib(router.versionBytes), o.Fleet.Router.EdgeVersionsKept)
+				}
+			}
+		}
 		for _, c := range costs {
+			if e.Router {
+				break
+			}
 			if c.acct != acct || label != string(ScopeAccount) && c.region != label {
 				continue
 			}
@@ -411,13 +456,12 @@ func readUnit(ctx context.Context, o Options, access fleet.Access, label string,
 				}
 			}
 		}
-		if len(newSet) == 0 && o.AddCells > 0 {
+		if len(newSet) == 0 && o.AddCells > 0 && !e.Router {
 			row.Adding = float64(o.AddCells) * row.PerCell
 			if e.Scope == ScopeGroup {
 				row.Adding = row.PerCell
 			}
 		}
-		var problems []string
 		if e.NoLimit != "" {
 			row.LimitSource = "none"
 		} else if l := limits[e.Code]; l.err != nil {
@@ -435,7 +479,9 @@ func readUnit(ctx context.Context, o Options, access fleet.Access, label string,
 				problems = append(problems, "usage unknown: "+err.Error())
 			} else {
 				v := u.used
-				row.Used, row.Where, row.Note = &v, u.where, u.note
+				row.Used, row.Where = &v, u.where
+				row.Note = strings.TrimPrefix(u.note+"; "+row.Note, "; ")
+				row.Note = strings.TrimSuffix(row.Note, "; ")
 			}
 		}
 		judge(&row, problems, region)
@@ -461,7 +507,7 @@ func readLimits(ctx context.Context, rd *readers, entries []Entry) map[string]li
 	listed := map[string]map[string]awsapi.Quota{}
 	listErr := map[string]error{}
 	for _, e := range entries {
-		if e.NoLimit != "" {
+		if e.NoLimit != "" || e.derive != nil {
 			continue
 		}
 		svc := e.ServiceCode()
@@ -492,6 +538,11 @@ func readLimits(ctx context.Context, rd *readers, entries []Entry) map[string]li
 			src = "default"
 		}
 		out[e.Code] = checkLimit(e.Code, limitValue{value: q.Value, source: src})
+	}
+	for _, e := range entries {
+		if e.derive != nil {
+			out[e.Code] = e.derive(out)
+		}
 	}
 	return out
 }
@@ -567,6 +618,8 @@ func judge(row *Row, problems []string, region string) {
 		row.Status = StatusCritical
 		if row.Scope == ScopeGroup {
 			row.Reason = fmt.Sprintf("a new cell's fullest security group needs %s rules, the limit is %s", fmtNum(row.Adding), fmtNum(limit))
+		} else if row.Consumer == "router" {
+			row.Reason = fmt.Sprintf("%s used + %s for the router's next edge version = %s > limit %s", fmtNum(used), fmtNum(row.Adding), fmtNum(after), fmtNum(limit))
 		} else {
 			row.Reason = fmt.Sprintf("%s used + %s for the new cells = %s > limit %s", fmtNum(used), fmtNum(row.Adding), fmtNum(after), fmtNum(limit))
 		}
@@ -611,6 +664,10 @@ func quotaOf(code string) string   { _, q, _ := strings.Cut(code, "/"); return q
 func fmtNum(f float64) string {
 	if f == math.Trunc(f) {
 		return fmt.Sprintf("%.0f", f)
+	}
+	if math.Abs(f) < 0.01 {
+		// A few MiB of code storage in GiB: not "0.00".
+		return fmt.Sprintf("%.2g", f)
 	}
 	return fmt.Sprintf("%.2f", f)
 }

@@ -353,7 +353,10 @@ func TestQuotasAreReadPerAccountAndRegion(t *testing.T) {
 		t.Errorf("cell-d (per-AZ NAT) in the second account's us-west-2: %+v", west)
 	}
 	for _, r := range rep.Rows {
-		if r.Account == "" && r.Region == "us-west-2" {
+		// The router lives in the home account: its edge function's
+		// replicas run in every Region of the fleet, so its Lambda rows
+		// are read there; no cell quota is.
+		if r.Account == "" && r.Region == "us-west-2" && r.Consumer != "router" {
 			t.Fatalf("the home account has no cell in us-west-2, yet a row was read: %+v", r)
 		}
 	}

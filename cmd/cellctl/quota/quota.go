@@ -6,11 +6,13 @@ import (
 	"context"
 	"fmt"
 	"strconv"
+	"strings"
 
 	"github.com/spf13/cobra"
 
 	"github.com/cellctl/cellctl/cmd/cellctl/cmdutil"
 	"github.com/cellctl/cellctl/internal/awsapi"
+	"github.com/cellctl/cellctl/internal/awsfacts"
 	"github.com/cellctl/cellctl/internal/fleet"
 	"github.com/cellctl/cellctl/internal/iostreams"
 	"github.com/cellctl/cellctl/internal/quota"
@@ -117,7 +119,7 @@ var tableView = render.Format[*quota.Report]{Name: render.FormatTable, Render: f
 	accounts := len(r.Accounts) > 0
 	var rows [][]string
 	for _, row := range r.Rows {
-		cols := []string{row.Region, row.Code, row.Name + where(row), limitText(row), num(row.Used), fmtF(row.PerCell),
+		cols := []string{row.Region, row.Code, row.Name + where(row), limitText(row), used(row), perCell(row),
 			pct(row.PercentUsed), headroom(row), statusText(st, row.Status)}
 		if accounts {
 			cols = append([]string{fleet.Access{Account: row.Account}.AccountLabel()}, cols...)
@@ -156,6 +158,19 @@ func where(r quota.Row) string {
 	return ""
 }
 
+// perCell is what a cell costs, or — for a quota the router's edge
+// function consumes — "router", with what its next publish adds.
+func perCell(r quota.Row) string {
+	if r.Consumer != "router" {
+		return fmtF(r.PerCell)
+	}
+	if r.Adding > 0 && r.Code == awsfacts.LambdaCodeStorage.Code {
+		// The next version, in MiB: a GiB figure would read 4.2e-05.
+		return "router +" + strconv.FormatFloat(r.Adding*1024, 'f', 2, 64) + " MiB"
+	}
+	return "router"
+}
+
 func limitText(r quota.Row) string {
 	switch {
 	case r.LimitSource == "none":
@@ -164,8 +179,19 @@ func limitText(r quota.Row) string {
 		return "unknown"
 	case r.LimitSource == "default":
 		return fmtF(*r.Limit) + " (default)"
+	case strings.HasPrefix(r.LimitSource, "10 × "):
+		return fmtF(*r.Limit) + " (" + r.LimitSource + ")"
 	}
 	return fmtF(*r.Limit)
+}
+
+// used is the row's usage; code storage in GiB to three significant
+// digits (a few MiB of code is 0.00013 GiB, not 0.000130572915077209).
+func used(r quota.Row) string {
+	if r.Used != nil && r.Code == awsfacts.LambdaCodeStorage.Code && *r.Used != 0 {
+		return strconv.FormatFloat(*r.Used, 'g', 3, 64)
+	}
+	return num(r.Used)
 }
 
 func num(v *float64) string {

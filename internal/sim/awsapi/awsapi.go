@@ -37,6 +37,8 @@ import (
 //     ListServiceQuotas, GetServiceQuota, GetAWSDefaultServiceQuota.
 //   - Route 53 (service/route53 v1.71.0): REST-XML, GetHostedZone
 //     (route53.go).
+//   - Lambda (service/lambda v1.118.0): REST-JSON, GetAccountSettings,
+//     ListVersionsByFunction, DeleteFunction with a Qualifier (lambda.go).
 //   - KMS (service/kms, as gocloud.dev/secrets/awskms calls it): AWS JSON
 //     1.1, X-Amz-Target: TrentService.<Op>; Encrypt, Decrypt,
 //     GenerateDataKey, DescribeKey (kms.go).
@@ -154,6 +156,10 @@ func (h *apiHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	if isRoute53(r) {
 		h.serveRoute53(w, r)
+		return
+	}
+	if isLambda(r) {
+		h.serveLambda(w, r)
 		return
 	}
 	if r.Method != http.MethodPost {

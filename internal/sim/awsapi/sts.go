@@ -75,7 +75,7 @@ func (h *apiHandler) failAnyProtocol(w http.ResponseWriter, r *http.Request, isC
 			service = m[1]
 		}
 		h.failQuery(w, service, e)
-	case isRDSData(r):
+	case isRDSData(r), isLambda(r):
 		h.failREST(w, e)
 	default:
 		if e.shape == awsmodel.STSInvalidClientTokenID {

@@ -697,12 +697,15 @@ func (c *Cloud) FunctionCodeVersion(name, version string) (map[string]string, er
 }
 
 type LambdaCode struct {
-	Name       string            `json:"name"`
-	Region     string            `json:"region"`
-	Version    string            `json:"version"`
-	CodeSha256 string            `json:"codeSha256"`
-	Files      map[string]string `json:"files"`
-	Written    time.Time         `json:"written"`
+	Name       string `json:"name"`
+	Region     string `json:"region"`
+	Version    string `json:"version"`
+	CodeSha256 string `json:"codeSha256"`
+	// Description is the function's description when the version was
+	// written (a published version keeps its own).
+	Description string            `json:"description,omitempty"`
+	Files       map[string]string `json:"files"`
+	Written     time.Time         `json:"written"`
 }
 
 // WriteFunctionCode stores a function's code as $LATEST and, when
@@ -719,6 +722,9 @@ func (c *Cloud) WriteFunctionCode(region, name string, outputs resource.Property
 	fc.CodeSha256, _ = awsmodel.CodeHash(code)
 	if v := outputs["version"]; v.IsString() {
 		fc.Version = v.StringValue()
+	}
+	if d := outputs["description"]; d.IsString() {
+		fc.Description = d.StringValue()
 	}
 	switch {
 	case code.IsArchive():
