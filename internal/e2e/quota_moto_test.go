@@ -8,9 +8,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/cellctl/cellctl/internal/awsmodel"
+	"github.com/pulumi/pulumi/sdk/v3/go/common/resource"
+
 	"github.com/cellctl/cellctl/internal/fleet"
 	"github.com/cellctl/cellctl/internal/motojudge"
+	"github.com/cellctl/cellctl/internal/offline"
 	"github.com/cellctl/cellctl/internal/plan"
 	"github.com/cellctl/cellctl/internal/quota"
 )
@@ -44,34 +46,14 @@ func TestQuotaReadersAgreeWithMoto(t *testing.T) {
 	j := srv.NewJudge()
 	seeded, refused := 0, []string{}
 	for _, s := range rep.Stacks {
-		regions := map[string]string{}
-		for _, r := range s.Recorded() {
-			if r.Type == awsmodel.ProviderType {
-				if v, ok := r.Inputs["region"]; ok && v.IsString() {
-					regions[r.URN] = v.StringValue()
-				}
-			}
-		}
-		for _, r := range s.Recorded() {
-			if !r.Custom || !strings.HasPrefix(r.Type, "aws:") {
-				continue
-			}
-			region := s.Region
-			if i := strings.LastIndex(r.Provider, "::"); i >= 0 && regions[r.Provider[:i]] != "" {
-				region = regions[r.Provider[:i]]
-			}
-			arn := ""
-			if v, ok := r.Outputs["arn"]; ok && v.IsString() {
-				arn = v.StringValue()
-			}
-			got := j.CreateIn(ctx, s.Account, region, r.Type, r.Inputs, r.Outputs, r.ID, arn)
-			switch {
+		j.CreateStack(ctx, s.Account, s.Region, s.Recorded(), func(r *offline.Resource, create func(resource.PropertyMap) motojudge.Outcome) {
+			switch got := create(r.Inputs); {
 			case got.Refused():
 				refused = append(refused, fmt.Sprintf("%s %s %q: %s", s.Name, r.Type, r.Name, got))
 			case got.Judged:
 				seeded++
 			}
-		}
+		})
 	}
 	if len(refused) > 0 {
 		t.Fatalf("moto refused creates of the demo fleet, so it holds another fleet than the simulator:\n%s", strings.Join(refused, "\n"))

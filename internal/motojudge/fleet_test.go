@@ -16,6 +16,7 @@ import (
 	"github.com/cellctl/cellctl/internal/fleet"
 	"github.com/cellctl/cellctl/internal/fleet/fleettest"
 	"github.com/cellctl/cellctl/internal/motojudge"
+	"github.com/cellctl/cellctl/internal/offline"
 	"github.com/cellctl/cellctl/internal/plan"
 )
 
@@ -100,26 +101,7 @@ func judgeFleet(t *testing.T, srv *motojudge.Server, f *fleet.Fleet, stacks []st
 	tl := tally{notJudged: map[string]int{}, notJudgedWhy: map[string]string{}}
 	refusedURNs := map[string]bool{}
 	for _, s := range rep.Stacks {
-		regions := map[string]string{}
-		for _, r := range s.Recorded() {
-			if r.Type == awsmodel.ProviderType {
-				if v, ok := r.Inputs["region"]; ok && v.IsString() {
-					regions[r.URN] = v.StringValue()
-				}
-			}
-		}
-		for _, r := range s.Recorded() {
-			if !r.Custom || !strings.HasPrefix(r.Type, "aws:") {
-				continue
-			}
-			region := s.Region
-			if i := strings.LastIndex(r.Provider, "::"); i >= 0 && regions[r.Provider[:i]] != "" {
-				region = regions[r.Provider[:i]]
-			}
-			arn := ""
-			if v, ok := r.Outputs["arn"]; ok && v.IsString() {
-				arn = v.StringValue()
-			}
+		j.CreateStack(ctx, s.Account, s.Region, s.Recorded(), func(r *offline.Resource, create func(resource.PropertyMap) motojudge.Outcome) {
 			// A resource standing on one moto refused would be refused
 			// for that alone (its subnet "does not exist"): one finding
 			// is enough.
@@ -127,18 +109,18 @@ func judgeFleet(t *testing.T, srv *motojudge.Server, f *fleet.Fleet, stacks []st
 				refusedURNs[r.URN] = true
 				tl.notJudged[r.Type]++
 				tl.notJudgedWhy[r.Type] = "depends on a resource moto refused"
-				continue
+				return
 			}
 			inputs := r.Inputs
 			if plant != nil {
 				inputs = plant(r.Type, r.Name, inputs.Copy())
 			}
-			got := j.CreateIn(ctx, s.Account, region, r.Type, inputs, r.Outputs, r.ID, arn)
+			got := create(inputs)
 			what := fmt.Sprintf("%s: %s %q", s.Name, r.Type, r.Name)
 			if !got.Judged {
 				tl.notJudged[r.Type]++
 				tl.notJudgedWhy[r.Type] = got.NotJudged
-				continue
+				return
 			}
 			tl.sent++
 			if got.Refused() {
@@ -161,7 +143,7 @@ func judgeFleet(t *testing.T, srv *motojudge.Server, f *fleet.Fleet, stacks []st
 			default:
 				tl.failures = append(tl.failures, fmt.Sprintf("%s: awsmodel accepts, moto %s", what, got))
 			}
-		}
+		})
 	}
 	return tl
 }

@@ -23,6 +23,8 @@ import (
 	"github.com/aws/smithy-go"
 	smithyhttp "github.com/aws/smithy-go/transport/http"
 	"github.com/pulumi/pulumi/sdk/v3/go/common/resource"
+
+	"github.com/cellctl/cellctl/internal/offline"
 )
 
 // Outcome is moto's answer to the create call(s) of one resource.
@@ -174,6 +176,45 @@ func (j *Judge) CreateIn(ctx context.Context, account, region, typ string, input
 	j.Remember(renderedID, id)
 	j.Remember(renderedARN, arn)
 	return Outcome{Judged: true, ID: id, ARN: arn}
+}
+
+// awsProviderType is the aws provider's resource type (awsmodel's
+// ProviderType, a layer above this test support).
+const awsProviderType = "pulumi:providers:aws"
+
+// CreateStack walks one rendered stack's resources in the order its
+// program made them (a subnet after its VPC) and hands visit each custom
+// AWS resource with a create function bound to where it lives: account,
+// and the region of the provider that made it (an explicit provider's,
+// such as the edge function's us-east-1, else region). visit decides what
+// to send (nothing, the rendered inputs, or changed ones) and reads the
+// outcome.
+func (j *Judge) CreateStack(ctx context.Context, account, region string, recs []*offline.Resource,
+	visit func(r *offline.Resource, create func(inputs resource.PropertyMap) Outcome)) {
+	regions := map[string]string{}
+	for _, r := range recs {
+		if r.Type == awsProviderType {
+			if v, ok := r.Inputs["region"]; ok && v.IsString() {
+				regions[r.URN] = v.StringValue()
+			}
+		}
+	}
+	for _, r := range recs {
+		if !r.Custom || !strings.HasPrefix(r.Type, "aws:") {
+			continue
+		}
+		where := region
+		if i := strings.LastIndex(r.Provider, "::"); i >= 0 && regions[r.Provider[:i]] != "" {
+			where = regions[r.Provider[:i]]
+		}
+		arn := ""
+		if v, ok := r.Outputs["arn"]; ok && v.IsString() {
+			arn = v.StringValue()
+		}
+		visit(r, func(inputs resource.PropertyMap) Outcome {
+			return j.CreateIn(ctx, account, where, r.Type, inputs, r.Outputs, r.ID, arn)
+		})
+	}
 }
 
 func outcomeOf(op string, err error) Outcome {
