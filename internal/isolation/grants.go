@@ -129,26 +129,43 @@ func judgeBucketGrant(st statement, d DeclaredGrant) string {
 		}
 		bucketAndKey := res[i+len(":s3:::"):]
 		if j := strings.Index(bucketAndKey, "/"); j >= 0 {
-			key := bucketAndKey[j+1:]
-			if !strings.HasPrefix(key, d.Prefix) {
-				return fmt.Sprintf("grants %s's task role %s, outside its own prefix %s", d.Cell, res, d.Prefix)
-			}
-			if extra := outside(acts, spec.PrefixObjectActions); extra != "" {
-				return fmt.Sprintf("grants %s's task role %s on %s; its declared grant is %s", d.Cell, extra, res, strings.Join(spec.PrefixObjectActions, ", "))
+			if why := judgeObjects(acts, d, res, bucketAndKey[j+1:]); why != "" {
+				return why
 			}
 			continue
 		}
-		if extra := outside(acts, spec.PrefixListActions); extra != "" {
-			return fmt.Sprintf("grants %s's task role %s on the whole bucket; its declared grant lists its own prefix only", d.Cell, extra)
+		if why := judgeListing(st, acts, d, "the whole bucket", ""); why != "" {
+			return why
 		}
-		prefixes := st.conditionValues("s3:prefix")
-		if len(prefixes) == 0 {
-			return fmt.Sprintf("lets %s's task role list the whole bucket: the grant must be conditioned on s3:prefix %s", d.Cell, d.Prefix)
-		}
-		for _, p := range prefixes {
-			if !strings.HasPrefix(p, d.Prefix) {
-				return fmt.Sprintf("lets %s's task role list %q, outside its own prefix %s", d.Cell, p, d.Prefix)
-			}
+	}
+	return ""
+}
+
+// judgeObjects: a grant on res, the objects under key, holds the cell's
+// object actions under its own prefix only.
+func judgeObjects(acts []string, d DeclaredGrant, res, key string) string {
+	if !strings.HasPrefix(key, d.Prefix) {
+		return fmt.Sprintf("grants %s's task role %s, outside its own prefix %s", d.Cell, res, d.Prefix)
+	}
+	if extra := outside(acts, spec.PrefixObjectActions); extra != "" {
+		return fmt.Sprintf("grants %s's task role %s on %s; its declared grant is %s", d.Cell, extra, res, strings.Join(spec.PrefixObjectActions, ", "))
+	}
+	return ""
+}
+
+// judgeListing: a grant on the bucket (on, reached via) lists the
+// cell's own prefix only, by an s3:prefix condition.
+func judgeListing(st statement, acts []string, d DeclaredGrant, on, via string) string {
+	if extra := outside(acts, spec.PrefixListActions); extra != "" {
+		return fmt.Sprintf("grants %s's task role %s on %s; its declared grant lists its own prefix only", d.Cell, extra, on)
+	}
+	prefixes := st.conditionValues("s3:prefix")
+	if len(prefixes) == 0 {
+		return fmt.Sprintf("lets %s's task role list the whole bucket%s: the grant must be conditioned on s3:prefix %s", d.Cell, via, d.Prefix)
+	}
+	for _, p := range prefixes {
+		if !strings.HasPrefix(p, d.Prefix) {
+			return fmt.Sprintf("lets %s's task role list %q, outside its own prefix %s", d.Cell, p, d.Prefix)
 		}
 	}
 	return ""
@@ -190,25 +207,13 @@ func judgeAccessPointGrant(st statement, d DeclaredGrant, name string) string {
 			return fmt.Sprintf("grants %s's task role %s, through another access point than %s", d.Cell, res, name)
 		}
 		if isObject {
-			if !strings.HasPrefix(key, d.Prefix) {
-				return fmt.Sprintf("grants %s's task role %s, outside its own prefix %s", d.Cell, res, d.Prefix)
-			}
-			if extra := outside(acts, spec.PrefixObjectActions); extra != "" {
-				return fmt.Sprintf("grants %s's task role %s on %s; its declared grant is %s", d.Cell, extra, res, strings.Join(spec.PrefixObjectActions, ", "))
+			if why := judgeObjects(acts, d, res, key); why != "" {
+				return why
 			}
 			continue
 		}
-		if extra := outside(acts, spec.PrefixListActions); extra != "" {
-			return fmt.Sprintf("grants %s's task role %s on its access point; its declared grant lists its own prefix only", d.Cell, extra)
-		}
-		prefixes := st.conditionValues("s3:prefix")
-		if len(prefixes) == 0 {
-			return fmt.Sprintf("lets %s's task role list the whole bucket through its access point: the grant must be conditioned on s3:prefix %s", d.Cell, d.Prefix)
-		}
-		for _, p := range prefixes {
-			if !strings.HasPrefix(p, d.Prefix) {
-				return fmt.Sprintf("lets %s's task role list %q, outside its own prefix %s", d.Cell, p, d.Prefix)
-			}
+		if why := judgeListing(st, acts, d, "its access point", " through its access point"); why != "" {
+			return why
 		}
 	}
 	return ""
