@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+	"sync"
 
 	"github.com/pulumi/pulumi/sdk/v3/go/common/resource"
 
@@ -194,18 +195,17 @@ type Consumption struct {
 
 // QuotaUsage lists the quotas a live resource of typ consumes.
 func QuotaUsage(typ string, env Env, outputs resource.PropertyMap, cloud Cloud) []Consumption {
+	if !Counted(typ) {
+		return nil
+	}
 	env = env.normalized()
 	var out []Consumption
 	for _, q := range quotaDefs {
-		if q.Type != typ || q.use == nil {
-			continue
+		if q.Type == typ && q.use != nil {
+			if scope, n := q.use(env, outputs, cloud); n > 0 {
+				out = append(out, Consumption{Code: q.Code, Scope: scope, Amount: n})
+			}
 		}
-		scope, n := q.use(env, outputs, cloud)
-		if n > 0 {
-			out = append(out, Consumption{Code: q.Code, Scope: scope, Amount: n})
-		}
-	}
-	for _, q := range quotaDefs {
 		for _, im := range q.implied {
 			if im.Type != typ {
 				continue
@@ -217,6 +217,25 @@ func QuotaUsage(typ string, env Env, outputs resource.PropertyMap, cloud Cloud) 
 	}
 	return out
 }
+
+// Counted reports whether resources of typ consume a quota the model
+// knows, as the quota's own type or as one it implies (a VPC implies its
+// default security group): what a reader that counts live resources must
+// not skip.
+func Counted(typ string) bool { return countedTypes()[typ] }
+
+var countedTypes = sync.OnceValue(func() map[string]bool {
+	m := map[string]bool{}
+	for _, q := range quotaDefs {
+		if q.use != nil {
+			m[q.Type] = true
+		}
+		for _, im := range q.implied {
+			m[im.Type] = true
+		}
+	}
+	return m
+})
 
 // QuotaDefs lists the quotas the model knows, by code.
 func QuotaDefs() []QuotaDef {

@@ -3,7 +3,6 @@ package store
 import (
 	"strconv"
 	"strings"
-	"sync"
 
 	"github.com/pulumi/pulumi/sdk/v3/go/common/resource"
 
@@ -225,16 +224,8 @@ func GlobalType(typ string) bool {
 }
 
 func (v *View) Consumption(r *Record) []awsmodel.Consumption {
-	if !quotaTypes()[r.Type] {
-		return nil
+	if !awsmodel.Counted(r.Type) {
+		return nil // no outputs to decode
 	}
 	return awsmodel.QuotaUsage(r.Type, v.env(r), v.Outputs(r), v)
 }
-
-var quotaTypes = sync.OnceValue(func() map[string]bool {
-	m := map[string]bool{}
-	for _, q := range awsmodel.QuotaDefs() {
-		m[q.Type] = true
-	}
-	return m
-})
