@@ -843,7 +843,17 @@ func (x *run) bake(ctx context.Context, i int, w executor.Wave, cells []string) 
 	if start.IsZero() {
 		start = x.now()
 	}
+	// A bake is the long part of a step (the canary's is 30 minutes on the
+	// demo waves): say when it starts and, at most once a minute of its
+	// clock, how much is left, so a rotation is never silent for long.
+	end := start.Add(w.Bake)
+	x.logf("%s: baking %s on the gate of %s (a poll every %s)", s.Name, bakeLeft(end.Sub(x.now())), strings.Join(cells, ", "), w.Poll)
+	said := x.now()
 	b := executor.Baker{Gate: x.Gate, Clock: x.clock(), Record: func(p executor.Poll) error {
+		if p.At.Sub(said) >= time.Minute && p.At.Before(end) {
+			said = p.At
+			x.logf("%s: baking, %s left (%s)", s.Name, bakeLeft(end.Sub(p.At)), pollSummary(p))
+		}
 		return x.j.Update(ctx, func(rec *executor.Record) {
 			st := &rec.Steps[i]
 			st.Polls = append(st.Polls, p)
@@ -870,4 +880,33 @@ func (x *run) bake(ctx context.Context, i int, w executor.Wave, cells []string) 
 		return outcome.Halted(s.Name, fmt.Errorf("%s: the bake ended inconclusive (%s; on_inconclusive: halt); check the cells' traffic, then `cellctl secret rotate` resumes at this step", s.Name, res.Reason))
 	}
 	return nil
+}
+
+// bakeLeft is a bake's remaining time as a person reads it.
+func bakeLeft(d time.Duration) string {
+	switch {
+	case d <= 0:
+		return "0s"
+	case d >= time.Minute:
+		return d.Round(time.Second).String()
+	default:
+		return d.Round(100 * time.Millisecond).String()
+	}
+}
+
+// pollSummary says what one gate poll read: the error, the first cell
+// that did not pass, or that every cell passed.
+func pollSummary(p executor.Poll) string {
+	if p.Error != "" {
+		return "the gate could not read: " + p.Error
+	}
+	for _, v := range p.Verdicts {
+		switch {
+		case v.Decision == waves.Breached && v.Breach != nil:
+			return "last poll: " + v.Breach.String()
+		case v.Decision != waves.Pass:
+			return fmt.Sprintf("last poll: %s %s %s", v.Cell, v.Decision, v.Reason)
+		}
+	}
+	return fmt.Sprintf("last poll: %d cell(s) pass", len(p.Verdicts))
 }

@@ -497,3 +497,29 @@ type fakeLegacy struct{ data []byte }
 
 func (l *fakeLegacy) LoadLegacy(context.Context) ([]byte, error) { return l.data, nil }
 func (l *fakeLegacy) RemoveLegacy(context.Context) error         { l.data = nil; return nil }
+
+// A step's bake is never silent: the rotation says when it starts, on
+// which cells, and at most once a minute of the bake how much is left and
+// what the last poll read.
+func TestABakeSaysHowMuchIsLeft(t *testing.T) {
+	e := newFake("cell-a", "cell-b")
+	st := newStore(t)
+	r := rotator(e, st, gateFunc(passAll))
+	r.Waves[0].Bake, r.Waves[0].Poll = 3*time.Minute, 20*time.Second
+	r.Clock = executortest.NewClock(time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC))
+	var log strings.Builder
+	r.Log = &log
+	if _, err := r.Run(context.Background(), Options{Steps: 1}); !errors.Is(err, ErrPaused) {
+		t.Fatalf("one step: %v\n%s", err, log.String())
+	}
+	out := log.String()
+	if !strings.Contains(out, Accept+"/canary: baking 3m0s on the gate of cell-a (a poll every 20s)") {
+		t.Errorf("no line when the bake starts:\n%s", out)
+	}
+	left := strings.Count(out, Accept+"/canary: baking, ")
+	// Polls every 20 s over 3 minutes, a line at most once a minute: 2
+	// (at 1m and 2m; the poll at 3m ends the bake).
+	if left != 2 || !strings.Contains(out, "2m0s left (last poll: 1 cell(s) pass)") {
+		t.Errorf("%d progress lines during the bake, want 2 (2m0s left, then 1m0s):\n%s", left, out)
+	}
+}
