@@ -37,6 +37,16 @@ type example struct {
 	scenario string // the examples that run in order on one fleet: a section of a document, one command's help
 	line     string // the command as a user types it: no prompt, no trailing comment
 	exit     int    // the exit code the documentation implies
+	// output is the transcript the documentation shows under the
+	// command (a prompt block's lines up to the next prompt): each line
+	// must be one the run printed (checkTranscript).
+	output []transcriptLine
+}
+
+// transcriptLine is one line of a documented command's output, and where
+// it is written (file:line).
+type transcriptLine struct {
+	source, text string
 }
 
 // docException is a reviewed deviation: an example that cannot run as
@@ -366,6 +376,7 @@ func check(t *testing.T, ex example, r result, note string) {
 		t.Errorf("%s: %s%s%s: exit %d, the documentation implies %d (%s, %.1f CPU-s)\n%s", ex.source, ex.line, how, note, r.code, want, r.took, r.cpu.Seconds(), clip(r.String()))
 		return
 	}
+	checkTranscript(t, ex, r, note)
 	t.Logf("%s: %s%s%s: exit %d (%s, %.1f CPU-s)", ex.source, ex.line, how, note, r.code, r.took, r.cpu.Seconds())
 }
 
@@ -557,6 +568,9 @@ func parseMarkdown(file, text string) []example {
 					ex.exit, _ = strconv.Atoi(mm[1])
 					break
 				}
+				if next != "" {
+					ex.output = append(ex.output, transcriptLine{source: fmt.Sprintf("%s:%d", file, start+2+k), text: block[k]})
+				}
 			}
 			out = append(out, ex)
 		}
@@ -618,10 +632,10 @@ func TestDocExamplesExtraction(t *testing.T) {
 	got := parseMarkdown("X.md", doc)
 	want := []example{
 		{source: "X.md:4", scenario: "X.md § One", line: "cellctl a --x 'y # z'"},
-		{source: "X.md:8", scenario: "X.md § One", line: "cellctl b", exit: 1},
+		{source: "X.md:8", scenario: "X.md § One", line: "cellctl b", exit: 1, output: []transcriptLine{{"X.md:9", "out"}}},
 		{source: "X.md:11", scenario: "X.md § One", line: "cellctl c", exit: 3},
 		{source: "X.md:13", scenario: "X.md § One", line: "cellctl d", exit: 2},
-		{source: "X.md:16", scenario: "X.md § One", line: "cellctl e"},
+		{source: "X.md:16", scenario: "X.md § One", line: "cellctl e", output: []transcriptLine{{"X.md:17", "cellctl not-a-command"}}},
 	}
 	if fmt.Sprint(got) != fmt.Sprint(want) {
 		t.Errorf("got\n%v\nwant\n%v", got, want)
