@@ -195,8 +195,8 @@ func mulDivFloor(a, b, c uint64) uint64 {
 type CapacityReport struct {
 	Version    int64          `json:"version"`
 	Buckets    int            `json:"buckets"`
-	LoadSource string         `json:"load_source"`
-	TotalLoad  int64          `json:"total_load"`
+	LoadSource string         `json:"loadSource"`
+	TotalLoad  int64          `json:"totalLoad"`
 	Cells      []CellCapacity `json:"cells"` // worst (highest share used) first
 	// Over lists the cells whose load is above their capacity.
 	Over []string `json:"over"`
@@ -211,12 +211,12 @@ type CellCapacity struct {
 	// tenants (routed by hash) they hold; Pinned counts the tenants an
 	// override sends to it (including migrating tenants it still serves).
 	Buckets         int     `json:"buckets"`
-	TenantShare     float64 `json:"tenant_share"`
+	TenantShare     float64 `json:"tenantShare"`
 	Pinned          int     `json:"pinned"`
 	Load            int64   `json:"load"`
 	Capacity        int64   `json:"capacity"`
-	CapacityDefault bool    `json:"capacity_default"` // derived from the weight
-	Used            float64 `json:"used"`             // load / capacity
+	CapacityDefault bool    `json:"capacityDefault"` // derived from the weight
+	Used            float64 `json:"used"`            // load / capacity
 	Over            bool    `json:"over"`
 }
 

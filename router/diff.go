@@ -18,16 +18,16 @@ import (
 //     version whose effective cell (override cell, else bucket cell)
 //     changes, listed by name — these are exact, not estimated.
 type DiffReport struct {
-	FromVersion int64 `json:"from_version"`
-	ToVersion   int64 `json:"to_version"`
+	FromVersion int64 `json:"fromVersion"`
+	ToVersion   int64 `json:"toVersion"`
 	// Changed is true when anything but the version differs.
 	Changed bool `json:"changed"`
 	// VersionOK is false when the content changed but the version did not
 	// go up (see CheckSuccessor).
-	VersionOK bool `json:"version_ok"`
+	VersionOK bool `json:"versionOk"`
 
-	FromBuckets int `json:"from_buckets"`
-	ToBuckets   int `json:"to_buckets"`
+	FromBuckets int `json:"fromBuckets"`
+	ToBuckets   int `json:"toBuckets"`
 	// Rebucketed is true when B changed: every tenant is rehashed, moves
 	// are shares of the hash space and bucket counts are zero.
 	Rebucketed bool `json:"rebucketed"`
@@ -35,22 +35,22 @@ type DiffReport struct {
 	// counted exactly (lcm of the two B above 2^24).
 	Estimated bool `json:"estimated"`
 
-	MovedBuckets           int          `json:"moved_buckets"`
-	MovedBucketShare       float64      `json:"moved_bucket_share"`
-	HashedTenantShare      float64      `json:"hashed_tenant_share"`
+	MovedBuckets           int          `json:"movedBuckets"`
+	MovedBucketShare       float64      `json:"movedBucketShare"`
+	HashedTenantShare      float64      `json:"hashedTenantShare"`
 	Moves                  []BucketMove `json:"moves"`
-	OverriddenTenantsMoved []TenantMove `json:"overridden_tenants_moved"`
+	OverriddenTenantsMoved []TenantMove `json:"overriddenTenantsMoved"`
 
-	CellsAdded       []string         `json:"cells_added"`
-	CellsRemoved     []string         `json:"cells_removed"`
-	CellsChanged     []CellChange     `json:"cells_changed"`
-	OverridesAdded   []Override       `json:"overrides_added"`
-	OverridesRemoved []Override       `json:"overrides_removed"`
-	OverridesChanged []OverrideChange `json:"overrides_changed"`
+	CellsAdded       []string         `json:"cellsAdded"`
+	CellsRemoved     []string         `json:"cellsRemoved"`
+	CellsChanged     []CellChange     `json:"cellsChanged"`
+	OverridesAdded   []Override       `json:"overridesAdded"`
+	OverridesRemoved []Override       `json:"overridesRemoved"`
+	OverridesChanged []OverrideChange `json:"overridesChanged"`
 	// CapacitiesChanged and LoadChanged: the planning data of the table
 	// (capacity.go), which changes no route but is reviewed like one.
-	CapacitiesChanged []CapacityChange `json:"capacities_changed"`
-	LoadChanged       bool             `json:"load_changed"`
+	CapacitiesChanged []CapacityChange `json:"capacitiesChanged"`
+	LoadChanged       bool             `json:"loadChanged"`
 }
 
 // BucketMove is the traffic moving from one cell to another.
@@ -73,12 +73,12 @@ type TenantMove struct {
 // bucket count changed.
 type CellChange struct {
 	Cell        string    `json:"cell"`
-	FromState   CellState `json:"from_state"`
-	ToState     CellState `json:"to_state"`
-	FromWeight  int       `json:"from_weight"`
-	ToWeight    int       `json:"to_weight"`
-	FromBuckets int       `json:"from_buckets"`
-	ToBuckets   int       `json:"to_buckets"`
+	FromState   CellState `json:"fromState"`
+	ToState     CellState `json:"toState"`
+	FromWeight  int       `json:"fromWeight"`
+	ToWeight    int       `json:"toWeight"`
+	FromBuckets int       `json:"fromBuckets"`
+	ToBuckets   int       `json:"toBuckets"`
 }
 
 // CapacityChange is a cell whose capacity, as written in the table (0:

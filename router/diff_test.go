@@ -79,7 +79,7 @@ func TestDiffCountsMovesAndChanges(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, key := range []string{`"moved_buckets":0`, `"moves":[]`, `"overridden_tenants_moved":[]`, `"changed":false`, `"version_ok":true`} {
+	for _, key := range []string{`"movedBuckets":0`, `"moves":[]`, `"overriddenTenantsMoved":[]`, `"changed":false`, `"versionOk":true`} {
 		if !strings.Contains(string(out), key) {
 			t.Errorf("diff JSON lacks %s: %s", key, out)
 		}

@@ -131,7 +131,7 @@ func Binomial(n, k int) float64 {
 
 // FailureOdds are the closed-form shares for a failure of Failed lanes.
 type FailureOdds struct {
-	Failed   int     `json:"failed_lanes"`
+	Failed   int     `json:"failedLanes"`
 	Down     float64 `json:"down"`     // share of tenants with all their lanes failed
 	Degraded float64 `json:"degraded"` // share with at least one lane failed
 }
@@ -160,13 +160,13 @@ func (l *Lanes) SharesWithAnother() (identical, anyLane float64) {
 // LaneReport is what `cellctl lanes` says about one cell.
 type LaneReport struct {
 	Lanes     int           `json:"lanes"`
-	ShardSize int           `json:"shard_size"`
+	ShardSize int           `json:"shardSize"`
 	Shards    uint64        `json:"shards"`
 	Expected  []FailureOdds `json:"expected"` // 1 and 2 failed lanes
 	// IdenticalShare and AnyLaneShare are the closed-form chances that a
 	// tenant's shard equals another's, or shares a lane with it.
-	IdenticalShare float64 `json:"identical_share"`
-	AnyLaneShare   float64 `json:"any_lane_share"`
+	IdenticalShare float64 `json:"identicalShare"`
+	AnyLaneShare   float64 `json:"anyLaneShare"`
 	// Tenants is the analysis of a tenant list; nil without one.
 	Tenants *TenantLaneStats `json:"tenants,omitempty"`
 }
@@ -177,10 +177,10 @@ type TenantLaneStats struct {
 	Load  float64 `json:"load"`
 	// DistinctShards is how many different shards the tenants use, next
 	// to the expectation C·(1−(1−1/C)^N) for N random tenants.
-	DistinctShards         int     `json:"distinct_shards"`
-	ExpectedDistinctShards float64 `json:"expected_distinct_shards"`
+	DistinctShards         int     `json:"distinctShards"`
+	ExpectedDistinctShards float64 `json:"expectedDistinctShards"`
 	// LargestGroup is the largest set of tenants with one identical shard.
-	LargestGroup ShardGroup `json:"largest_group"`
+	LargestGroup ShardGroup `json:"largestGroup"`
 	// Failures are the exact shares over every set of 1 and of 2 lanes.
 	Failures []FailureStats `json:"failures"`
 	// Noisiest are the highest-load tenants and their overlap with all
@@ -198,18 +198,18 @@ type ShardGroup struct {
 
 // FailureStats are the exact figures for every failure of Failed lanes.
 type FailureStats struct {
-	Failed int `json:"failed_lanes"`
+	Failed int `json:"failedLanes"`
 	Sets   int `json:"sets"` // C(M, Failed), all of them tried
 	// Mean* are averages over all sets (equal to the closed form for any
 	// list); Worst* the largest share any one set causes, and WorstLanes
 	// that set (by tenants down, then degraded).
-	MeanDown          float64     `json:"mean_down"`
-	WorstDown         float64     `json:"worst_down"`
-	WorstDownLoad     float64     `json:"worst_down_load"`
-	MeanDegraded      float64     `json:"mean_degraded"`
-	WorstDegraded     float64     `json:"worst_degraded"`
-	WorstDegradedLoad float64     `json:"worst_degraded_load"`
-	WorstLanes        []int       `json:"worst_lanes"`
+	MeanDown          float64     `json:"meanDown"`
+	WorstDown         float64     `json:"worstDown"`
+	WorstDownLoad     float64     `json:"worstDownLoad"`
+	MeanDegraded      float64     `json:"meanDegraded"`
+	WorstDegraded     float64     `json:"worstDegraded"`
+	WorstDegradedLoad float64     `json:"worstDegradedLoad"`
+	WorstLanes        []int       `json:"worstLanes"`
 	Expected          FailureOdds `json:"expected"`
 
 	pickDown, pickDeg float64 // the shares of WorstLanes
@@ -223,12 +223,12 @@ type NoisyTenant struct {
 	// Identical: other tenants with exactly its shard (they suffer all it
 	// does); AnyLane: others with at least one of its lanes.
 	Identical         int     `json:"identical"`
-	IdenticalShare    float64 `json:"identical_share"`
-	AnyLane           int     `json:"any_lane"`
-	AnyLaneShare      float64 `json:"any_lane_share"`
-	AnyLaneLoadShare  float64 `json:"any_lane_load_share"`
-	ExpectedIdentical float64 `json:"expected_identical_share"`
-	ExpectedAnyLane   float64 `json:"expected_any_lane_share"`
+	IdenticalShare    float64 `json:"identicalShare"`
+	AnyLane           int     `json:"anyLane"`
+	AnyLaneShare      float64 `json:"anyLaneShare"`
+	AnyLaneLoadShare  float64 `json:"anyLaneLoadShare"`
+	ExpectedIdentical float64 `json:"expectedIdenticalShare"`
+	ExpectedAnyLane   float64 `json:"expectedAnyLaneShare"`
 }
 
 // Report is the closed form for the layout, and the exact figures for

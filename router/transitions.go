@@ -35,23 +35,23 @@ type Transition struct {
 	Action      Action `json:"action"`
 	Cell        string `json:"cell,omitempty"`
 	Tenant      string `json:"tenant,omitempty"`
-	FromVersion int64  `json:"from_version"`
-	ToVersion   int64  `json:"to_version"`
-	LoadSource  string `json:"load_source"`
+	FromVersion int64  `json:"fromVersion"`
+	ToVersion   int64  `json:"toVersion"`
+	LoadSource  string `json:"loadSource"`
 
 	// MovedBuckets buckets change cell; MovedShare is their share of all
 	// buckets, which is the share of tenants routed by hash that move.
-	MovedBuckets int     `json:"moved_buckets"`
-	MovedShare   float64 `json:"moved_share"`
-	MovedLoad    int64   `json:"moved_load"`
+	MovedBuckets int     `json:"movedBuckets"`
+	MovedShare   float64 `json:"movedShare"`
+	MovedLoad    int64   `json:"movedLoad"`
 	// LowerBound is, for undrain and add, the fewest buckets any
 	// transition reaching the same goal has to move (see LIFECYCLE.md);
 	// MovedBuckets equals it except where that document says otherwise.
-	LowerBound int `json:"lower_bound"`
+	LowerBound int `json:"lowerBound"`
 
-	Moves        []LoadMove       `json:"moves"`         // per source → destination
-	TenantsMoved []TenantMove     `json:"tenants_moved"` // overridden tenants whose serving cell changes
-	Cells        []CellLoadChange `json:"cells"`         // every cell, before → after
+	Moves        []LoadMove       `json:"moves"`        // per source → destination
+	TenantsMoved []TenantMove     `json:"tenantsMoved"` // overridden tenants whose serving cell changes
+	Cells        []CellLoadChange `json:"cells"`        // every cell, before → after
 
 	From *Table `json:"-"`
 	To   *Table `json:"-"`
@@ -72,16 +72,16 @@ type LoadMove struct {
 // added); FromUsed is measured against it too.
 type CellLoadChange struct {
 	Cell            string    `json:"cell"`
-	FromState       CellState `json:"from_state"` // "" for a cell the transition adds
-	ToState         CellState `json:"to_state"`
-	FromBuckets     int       `json:"from_buckets"`
-	ToBuckets       int       `json:"to_buckets"`
-	FromLoad        int64     `json:"from_load"`
-	ToLoad          int64     `json:"to_load"`
+	FromState       CellState `json:"fromState"` // "" for a cell the transition adds
+	ToState         CellState `json:"toState"`
+	FromBuckets     int       `json:"fromBuckets"`
+	ToBuckets       int       `json:"toBuckets"`
+	FromLoad        int64     `json:"fromLoad"`
+	ToLoad          int64     `json:"toLoad"`
 	Capacity        int64     `json:"capacity"`
-	CapacityDefault bool      `json:"capacity_default"`
-	FromUsed        float64   `json:"from_used"`
-	ToUsed          float64   `json:"to_used"`
+	CapacityDefault bool      `json:"capacityDefault"`
+	FromUsed        float64   `json:"fromUsed"`
+	ToUsed          float64   `json:"toUsed"`
 }
 
 // PinnedPolicy says what a drain does with tenants an override pins to the

@@ -28,26 +28,26 @@ type WaveExposure struct {
 	Changed int `json:"changed"`
 	// Buckets are the routing buckets the wave's cells serve, of Total.
 	Buckets      int     `json:"buckets"`
-	TotalBuckets int     `json:"total_buckets"`
-	BucketShare  float64 `json:"bucket_share"`
+	TotalBuckets int     `json:"totalBuckets"`
+	BucketShare  float64 `json:"bucketShare"`
 	// Pinned are the pinned (overridden) tenants the wave's cells serve,
 	// of TotalPinned.
-	Pinned      int     `json:"pinned_tenants"`
-	TotalPinned int     `json:"total_pinned_tenants"`
-	PinnedShare float64 `json:"pinned_share"`
+	Pinned      int     `json:"pinnedTenants"`
+	TotalPinned int     `json:"totalPinnedTenants"`
+	PinnedShare float64 `json:"pinnedShare"`
 	// Cumulative* are the same after this wave: everything the rollout
 	// has exposed once this wave has updated.
-	CumulativeBuckets     int     `json:"cumulative_buckets"`
-	CumulativeBucketShare float64 `json:"cumulative_bucket_share"`
-	CumulativePinned      int     `json:"cumulative_pinned_tenants"`
-	CumulativePinnedShare float64 `json:"cumulative_pinned_share"`
+	CumulativeBuckets     int     `json:"cumulativeBuckets"`
+	CumulativeBucketShare float64 `json:"cumulativeBucketShare"`
+	CumulativePinned      int     `json:"cumulativePinnedTenants"`
+	CumulativePinnedShare float64 `json:"cumulativePinnedShare"`
 	// Update is the expected update time (batches of max_parallel cells),
 	// Bake the bake (0 when nothing changes), Wall their sum and
 	// CumulativeWall the rollout's expected time up to this wave's end.
-	Update         time.Duration `json:"update_ns"`
-	Bake           time.Duration `json:"bake_ns"`
-	Wall           time.Duration `json:"wall_ns"`
-	CumulativeWall time.Duration `json:"cumulative_wall_ns"`
+	Update         time.Duration `json:"updateNs"`
+	Bake           time.Duration `json:"bakeNs"`
+	Wall           time.Duration `json:"wallNs"`
+	CumulativeWall time.Duration `json:"cumulativeWallNs"`
 }
 
 // Exposure computes, per wave, the share of routing buckets and of pinned

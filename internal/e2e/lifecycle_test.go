@@ -161,8 +161,8 @@ type lifecycleReport struct {
 	Transitions []struct {
 		Action       string `json:"action"`
 		Cell         string `json:"cell"`
-		ToVersion    int64  `json:"to_version"`
-		MovedBuckets int    `json:"moved_buckets"`
+		ToVersion    int64  `json:"toVersion"`
+		MovedBuckets int    `json:"movedBuckets"`
 	} `json:"transitions"`
 	Published []int64 `json:"published"`
 }

@@ -136,8 +136,8 @@ type Reading struct {
 type Poll struct {
 	Cell        string    `json:"cell"`
 	At          time.Time `json:"at"`
-	WindowStart time.Time `json:"window_start"`
-	WindowEnd   time.Time `json:"window_end"`
+	WindowStart time.Time `json:"windowStart"`
+	WindowEnd   time.Time `json:"windowEnd"`
 	// Requests is the ALB request count over the window (-1 when unread).
 	Requests float64        `json:"requests"`
 	Verdict  waves.Decision `json:"verdict"`

@@ -36,16 +36,16 @@ type LanesOptions struct {
 type LanesReport struct {
 	Cells []CellLanes `json:"cells"`
 	// TenantsFile and TenantCount describe the --tenants list.
-	TenantsFile string `json:"tenants_file,omitempty"`
-	TenantCount int    `json:"tenant_count,omitempty"`
+	TenantsFile string `json:"tenantsFile,omitempty"`
+	TenantCount int    `json:"tenantCount,omitempty"`
 }
 
 // CellLanes is one cell's lane report.
 type CellLanes struct {
 	Cell       string `json:"cell"`
-	LaneQueues bool   `json:"lane_queues"`
+	LaneQueues bool   `json:"laneQueues"`
 	// WhatIf is set when --lanes/--shard-size replaced the cell's layout.
-	WhatIf bool `json:"what_if,omitempty"`
+	WhatIf bool `json:"whatIf,omitempty"`
 	router.LaneReport
 }
 
