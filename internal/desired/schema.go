@@ -79,18 +79,16 @@ func schemas(fl *fleet.Fleet, recs []*executor.Record) map[string]Schema {
 }
 
 // shippedSchema is the version reported by the newest passed forward
-// migration of a wave that passed and kept the cell.
+// migration of a wave that left the cell on what it shipped (runs: kept,
+// or held by a halt): the schema of the release the cell runs.
 func shippedSchema(recs []*executor.Record, cell string) (string, string) {
 	for _, r := range recs {
 		if !r.IsRollout() {
 			continue
 		}
 		for _, w := range r.Waves {
-			if !kept(w) {
-				continue
-			}
 			for _, cr := range w.Cells {
-				if cr.Cell == cell && keptCell(cr) && cr.Migration.OK() {
+				if cr.Cell == cell && runs(w, cr) && cr.Migration.OK() {
 					return cr.Migration.SchemaVersion, r.ID
 				}
 			}

@@ -524,3 +524,49 @@ func TestSkewOfAShippedRelease(t *testing.T) {
 		t.Errorf("image findings %+v: want cell-d, told to ship the release", images)
 	}
 }
+
+// After an inconclusive halt the canary cell-a runs app:2.2.0 (schema
+// 0002), held by the halt: behind does not tell `cellctl up cell-a` to
+// take it back to 2.1.0 (the downgrade), its schema is its release's, and
+// skew names it with the halt's way out instead of silence. Before, the
+// desired state skipped the halted wave: behind advised the downgrade,
+// skew found nothing, and the schema was "from a rollout that has not
+// kept the cell".
+func TestDriftOfACanaryHeldByAHalt(t *testing.T) {
+	f := testFleet(t, nil)
+	at := time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)
+	zero := 0
+	cr := executor.CellRecord{Cell: "cell-a", State: executor.CellStateUpdated, After: executor.CellConfig{Image: "registry.example.com/app:2.2.0"},
+		Before: &executor.CellConfig{Image: "registry.example.com/app:2.1.0"}, RepoImage: "registry.example.com/app:2.0.0",
+		Migration: &executor.Migration{Image: "registry.example.com/app:2.2.0", Task: "arn:aws:ecs:us-east-1:1:task/c/t2", ExitCode: &zero, SchemaVersion: "0002", Stopped: at.Add(time.Hour)}}
+	held := &executor.Record{ID: "r-0123456789ef", Kind: executor.KindRollout, State: executor.HaltedState, Started: at.Add(time.Hour), Waves: []executor.WaveRecord{
+		{Name: "canary", State: executor.WaveHalted, Reason: "cell-a: 12 requests < min 100", Cells: []executor.CellRecord{cr}},
+	}}
+	st := desired.Resolve(f, []*executor.Record{shippedRecords(at)[0], held})
+
+	dep := fakeDeployed{}
+	for _, c := range st.Fleet.Cells {
+		s := c.Cell
+		if c.ID == "cell-a" {
+			s.Image = "registry.example.com/app:2.2.0"
+		}
+		dep[c.ID] = s
+	}
+	if part := Behind(context.Background(), st.Fleet, nil, dep, 2); len(part.Findings) != 0 {
+		t.Errorf("behind findings %+v: want none (cell-a runs what the halt holds it on)", part.Findings)
+	}
+	if got, _ := SchemaBehind(st, f.CellIDs()); len(got) != 0 {
+		t.Errorf("schema findings %+v: want none (cell-a's 0002 is the schema of the release it runs)", got)
+	}
+	var images []Finding
+	for _, fd := range Skew(context.Background(), st.Fleet, nil, SkewOptions{Desired: st}).Findings {
+		if fd.Key == "image" {
+			images = append(images, fd)
+		}
+	}
+	if len(images) != 1 || images[0].Cell != "cell-a" || images[0].New != "registry.example.com/app:2.2.0" ||
+		!strings.Contains(images[0].Next, "wave canary halted") || !strings.Contains(images[0].Next, "`cellctl deploy --image registry.example.com/app:2.2.0 --retry`") ||
+		!strings.Contains(images[0].Next, "`cellctl deploy --image registry.example.com/app:2.1.0`") {
+		t.Errorf("image findings %+v: want cell-a, with how to resolve the halt", images)
+	}
+}
