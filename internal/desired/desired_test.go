@@ -209,6 +209,22 @@ func TestSchemaProblems(t *testing.T) {
 			recs[2].Waves[0].Cells[0].State = executor.CellStateFailed
 			return fl
 		}, "cell-a", "its last migration failed in rollout r-badmig"},
+		// The rollback command exited 0 but reported the version the
+		// release's migration left: it did not undo it, and the executor
+		// skips the schema check after a rollback command that passed.
+		"rollback command did not undo": {func(recs []*executor.Record, fl *fleet.Fleet) *fleet.Fleet {
+			cr := &recs[1].Waves[0].Cells[0]
+			cr.RollbackMigration = migration("app:1.4.2", "1.5.1-bad", 0, cr.Migration.Stopped.Add(time.Minute))
+			recs[1].Waves[0].SchemaCheck = nil
+			return fl
+		}, "cell-a", "its rollback command exited 0 but reported schema 1.5.1-bad, what the migration left: it did not undo it"},
+		// The rolled-back migration reported no version: what it left is
+		// unknown, and no check read the old image on it.
+		"unknown version left": {func(recs []*executor.Record, fl *fleet.Fleet) *fleet.Fleet {
+			recs[1].Waves[0].Cells[0].Migration.SchemaVersion = ""
+			recs[1].Waves[0].SchemaCheck = nil
+			return fl
+		}, "cell-a", "left schema unknown in place, past the schema of its release (1.5.0), but no schema check read the old image on it"},
 		"never migrated": {func(recs []*executor.Record, fl *fleet.Fleet) *fleet.Fleet {
 			fl.Cells = append(fl.Cells, &fleet.Cell{Cell: spec.Cell{ID: "cell-e", Image: "app:1.5.0"}, File: "stacks/Pulumi.cell-e.yaml", Lines: map[string]int{"cells:image": 3}})
 			return fl
@@ -341,5 +357,30 @@ func TestResolveKeepsAHaltedWavesCells(t *testing.T) {
 	}
 	if st.Release == nil || st.Release.Image != "app:1.5.0" || st.Fleet.Cell("cell-e").Image != "app:1.5.0" {
 		t.Errorf("release %+v, new cell %s: want app:1.5.0", st.Release, st.Fleet.Cell("cell-e").Image)
+	}
+}
+
+// A new cell's schema comes from its cell add's record (executor.KindCellAdd),
+// which migrated it for the image it was given: that is its release's
+// schema, not one "from a rollout that has not kept the cell". And a
+// rollback command that undid the migration (it reported another version)
+// leaves nothing behind.
+func TestSchemaOfANewCellAndAnUndoneMigration(t *testing.T) {
+	t0 := time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC)
+	recs := demoRecords(t0)
+	cr := cellRec("cell-e", executor.CellStateUpdated, "app:1.5.0", "app:1.4.2")
+	cr.Migration = migration("app:1.5.0", "1.5.0", 0, t0.Add(3*time.Hour))
+	recs = append(recs, &executor.Record{ID: "a-0123456789ab", Kind: executor.KindCellAdd, State: executor.Complete, Started: t0.Add(3 * time.Hour),
+		Waves: []executor.WaveRecord{{Name: "cell add", State: executor.WaveDone, Cells: []executor.CellRecord{cr}}}})
+	a := &recs[1].Waves[0].Cells[0]
+	a.RollbackMigration = migration("app:1.5.0", "1.5.0", 0, a.Migration.Stopped.Add(time.Minute))
+	fl := demoFleet()
+	fl.Cells = append(fl.Cells, &fleet.Cell{Cell: spec.Cell{ID: "cell-e", Image: "app:1.4.2"}, File: "stacks/Pulumi.cell-e.yaml", Lines: map[string]int{}})
+	st := Resolve(fl, recs)
+	if s := st.Schemas["cell-e"]; s.Version != "1.5.0" || s.Shipped != "1.5.0" || s.Problem != "" {
+		t.Errorf("cell-e's schema %+v: want 1.5.0, its cell add's, no problem", s)
+	}
+	if s := st.Schemas["cell-a"]; s.Version != "1.5.0" || s.LeftBy != "" || s.Problem != "" {
+		t.Errorf("cell-a's schema %+v: want 1.5.0, the rollback command undid 1.5.1-bad", s)
 	}
 }

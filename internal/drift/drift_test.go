@@ -570,3 +570,31 @@ func TestDriftOfACanaryHeldByAHalt(t *testing.T) {
 		t.Errorf("image findings %+v: want cell-a, with how to resolve the halt", images)
 	}
 }
+
+// A rolled-back release's rollback command exited 0 but reported the
+// version its migration left (it did not undo it), so the executor ran no
+// schema check: cell-a's 0002 is past its release's 0001, unproven under
+// the old image. That is its own finding (ahead), advising to check
+// cell-a's database — never to migrate the other cells to 0002, nor cell-a
+// down. Before, the command's exit 0 was taken as an undo: no finding.
+func TestSchemaAheadOfItsRelease(t *testing.T) {
+	f := testFleet(t, nil)
+	at := time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)
+	recs := shippedRecords(at)
+	zero := 0
+	a := &recs[1].Waves[0].Cells[0]
+	a.RollbackMigration = &executor.Migration{Image: "app:2", Task: "arn:aws:ecs:us-east-1:1:task/c/down", ExitCode: &zero, SchemaVersion: "0002", Stopped: at.Add(90 * time.Minute)}
+	recs[1].Waves[0].SchemaCheck = nil
+	recs[1].Waves = recs[1].Waves[:1]
+	st := desired.Resolve(f, recs)
+	got, notes := SchemaBehind(st, f.CellIDs())
+	if len(got) != 1 || len(notes) != 0 {
+		t.Fatalf("findings %+v, notes %q: want cell-a's only", got, notes)
+	}
+	b := got[0]
+	if b.Cell != "cell-a" || b.Status != StatusAhead || b.Key != SchemaKey || b.Old != "0001" || b.New != "0002" ||
+		!strings.Contains(b.Detail, "did not undo it") || !strings.Contains(b.Detail, "no schema check read the old image on it") ||
+		!strings.Contains(b.Next, "check the database of cell-a") || !strings.Contains(b.Next, "not a target for the other cells") {
+		t.Errorf("cell-a: %+v", b)
+	}
+}
