@@ -54,6 +54,22 @@ type Pin struct {
 	// Release: no rollout shipped to this cell (a new cell); it takes
 	// what the fleet's newest complete rollout, Rollout, shipped (release).
 	Release bool `json:"release,omitempty"`
+	// Halted: the cell's wave of Rollout halted without rolling it back,
+	// so it runs Image although no gate passed it. Every verb keeps it
+	// there — shipping the older image would be a rollback no gate asked
+	// for — until an operator resolves the halt; it is never the fleet's
+	// release.
+	Halted *Halt `json:"halted,omitempty"`
+}
+
+// Halt is why a halted wave holds a cell on what it shipped.
+type Halt struct {
+	Wave string `json:"wave"`
+	// Why is the halt's reason: the gate's inconclusive reading, or the
+	// breach under on_breach: halt.
+	Why string `json:"why"`
+	// Before is the image the cell ran before the wave ("" unknown).
+	Before string `json:"before,omitempty"`
 }
 
 // Note is the pin for the operator: what runs, why, and how to make the
@@ -63,8 +79,34 @@ func (p Pin) Note() string {
 		return fmt.Sprintf("%s gets %s, what rollout %s shipped to the fleet; the repository says %s — commit `cells:image: %s` to %s to make the repository say so",
 			p.Cell, p.Image, p.Rollout, p.RepoImage, p.Image, p.File)
 	}
-	return fmt.Sprintf("%s runs %s, shipped by rollout %s; the repository says %s — commit `cells:image: %s` to %s to make the repository say so",
-		p.Cell, p.Image, p.Rollout, p.RepoImage, p.Image, p.File)
+	return p.note(p.Cell, "runs", p.File)
+}
+
+// note says what cells (one, or several sharing the pin) run and why;
+// where is the file that would say so.
+func (p Pin) note(cells, run, where string) string {
+	if h := p.Halted; h != nil {
+		// Not "commit it": the gate has not passed the image.
+		return fmt.Sprintf("%s %s %s, shipped by rollout %s, whose wave %s halted without a rollback (%s); the repository says %s. Every verb keeps it until the halt is resolved: %s",
+			cells, run, p.Image, p.Rollout, h.Wave, h.Why, p.RepoImage, p.Resolve())
+	}
+	return fmt.Sprintf("%s %s %s, shipped by rollout %s; the repository says %s — commit `cells:image: %s` to %s to make the repository say so",
+		cells, run, p.Image, p.Rollout, p.RepoImage, p.Image, where)
+}
+
+// Resolve is the way out of a held pin's halt (Halted; "" for another
+// pin): bake the wave again, or go back through the gate.
+func (p Pin) Resolve() string {
+	h := p.Halted
+	if h == nil {
+		return ""
+	}
+	back := "`cellctl deploy --image …` with the image it ran before"
+	if h.Before != "" {
+		back = fmt.Sprintf("`cellctl deploy --image %s`", h.Before)
+	}
+	return fmt.Sprintf("`cellctl deploy --image %s --retry` bakes wave %s again and continues the rollout, or %s ships the image it ran before through the gate (`cellctl rollout status %s` shows the readings)",
+		p.Image, h.Wave, back, p.Rollout)
 }
 
 // State is the fleet as it should run.
@@ -103,7 +145,8 @@ func (s *State) Notes() []string {
 			continue
 		}
 		i := slices.IndexFunc(groups, func(g *group) bool {
-			return g.pin.Image == p.Image && g.pin.Rollout == p.Rollout && g.pin.RepoImage == p.RepoImage
+			return g.pin.Image == p.Image && g.pin.Rollout == p.Rollout && g.pin.RepoImage == p.RepoImage &&
+				(g.pin.Halted == nil) == (p.Halted == nil) && (p.Halted == nil || *g.pin.Halted == *p.Halted)
 		})
 		if i < 0 {
 			groups = append(groups, &group{pin: p})
@@ -124,8 +167,7 @@ func (s *State) Notes() []string {
 			// one line there says it for all of them.
 			where = fleet.ProjectFile
 		}
-		out[i] = fmt.Sprintf("%s run %s, shipped by rollout %s; the repository says %s — commit `cells:image: %s` to %s to make the repository say so",
-			strings.Join(g.cells, ", "), g.pin.Image, g.pin.Rollout, g.pin.RepoImage, g.pin.Image, where)
+		out[i] = g.pin.note(strings.Join(g.cells, ", "), "run", where)
 	}
 	return out
 }
@@ -165,23 +207,26 @@ func Load(ctx context.Context, fl *fleet.Fleet, rs Records) (*State, error) {
 }
 
 // Resolve is the desired state of fl given the rollout records: for each
-// cell, the newest record in which the cell's wave passed decides, if
-// that rollout shipped another image than the repository named and the
-// repository still names that image. A cell rolled back, or in a wave
-// that has not passed (pending, baking, halted), keeps looking at older
-// records: it runs what it ran before that rollout. A cell no record
-// decides (a new cell) takes what the fleet last shipped (release).
+// cell, the newest record whose wave left the cell on what it shipped
+// decides, if that rollout shipped another image than the repository
+// named and the repository still names that image. A wave leaves its
+// cells on what it shipped when it passed (kept), and when it halted
+// without rolling them back (held: the gate was inconclusive, or breached
+// under on_breach: halt) — the cell runs the new image, and shipping the
+// older one would be a rollback no gate decided. A held cell is never the
+// fleet's release, and its note says how to resolve the halt. A cell
+// rolled back, or in a wave that has not finished (pending, baking), keeps
+// looking at older records: it runs what it ran before that rollout. A
+// cell no record decides (a new cell) takes what the fleet last shipped
+// (release).
 func Resolve(fl *fleet.Fleet, recs []*executor.Record) *State {
 	st := &State{Fleet: fl, Repository: fl, Pins: map[string]Pin{}}
-	recs = newestFirst(recs)
+	recs = executor.NewestFirst(slices.Clone(recs))
 	decided := map[string]bool{}
-	for _, r := range recs {
+	for i, r := range recs {
 		for _, w := range r.Waves {
-			if !kept(w) {
-				continue
-			}
 			for _, cr := range w.Cells {
-				if decided[cr.Cell] || !keptCell(cr) {
+				if decided[cr.Cell] || !runs(w, cr) {
 					continue
 				}
 				decided[cr.Cell] = true
@@ -191,8 +236,17 @@ func Resolve(fl *fleet.Fleet, recs []*executor.Record) *State {
 					// image; or the repository moved since: it decides.
 					continue
 				}
-				st.Pins[c.ID] = Pin{Cell: c.ID, Image: cr.After.Image, RepoImage: c.Image, Rollout: r.ID, File: c.File}
-				if st.Release == nil && inherits(fl, c) {
+				p := Pin{Cell: c.ID, Image: cr.After.Image, RepoImage: c.Image, Rollout: r.ID, File: c.File, Halted: hold(w, cr)}
+				if cr.State == executor.CellStateUnchanged {
+					// The rollout found the cell on the image already and
+					// baked nothing: a halt that put it there still holds
+					// it (an ungated no-op is not a release).
+					if hr, h := heldBefore(recs[i+1:], cr); h != nil {
+						p.Rollout, p.Halted = hr, h
+					}
+				}
+				st.Pins[c.ID] = p
+				if st.Release == nil && p.Halted == nil && inherits(fl, c) {
 					// recs are newest first: the first such pin is the
 					// fleet's last shipped release.
 					st.Release = &Pin{Image: cr.After.Image, RepoImage: c.Image, Rollout: r.ID, File: fleet.ProjectFile}
@@ -237,6 +291,51 @@ func kept(w executor.WaveRecord) bool {
 // keptCell reports whether a cell of a kept wave runs what it shipped.
 func keptCell(cr executor.CellRecord) bool {
 	return cr.State == executor.CellStateUpdated || cr.State == executor.CellStateUnchanged
+}
+
+// runs reports whether a wave left the cell on what it shipped: kept, or
+// held by a halt (hold).
+func runs(w executor.WaveRecord, cr executor.CellRecord) bool {
+	return kept(w) && keptCell(cr) || hold(w, cr) != nil
+}
+
+// hold is why a wave that halted without a rollback holds the cell on
+// what it shipped (its update finished); nil when it does not.
+func hold(w executor.WaveRecord, cr executor.CellRecord) *Halt {
+	if w.State != executor.WaveHalted || cr.State != executor.CellStateUpdated {
+		return nil
+	}
+	h := &Halt{Wave: w.Name, Why: "no reason recorded"}
+	switch {
+	case w.Breach != nil:
+		h.Why = "breached under on_breach: halt: " + w.Breach.String()
+	case w.Reason != "":
+		h.Why = "inconclusive: " + w.Reason
+	}
+	if cr.Before != nil && cr.Before.Image != cr.After.Image {
+		h.Before = cr.Before.Image
+	}
+	return h
+}
+
+// heldBefore finds, in older records (newest first), the rollout that put
+// the cell on the image an unchanged cell record found, when that was a
+// held wave: ("", nil) when a passed wave put it there.
+func heldBefore(older []*executor.Record, found executor.CellRecord) (string, *Halt) {
+	for _, r := range older {
+		for _, w := range r.Waves {
+			for _, cr := range w.Cells {
+				if cr.Cell != found.Cell || !runs(w, cr) || cr.State == executor.CellStateUnchanged {
+					continue
+				}
+				if h := hold(w, cr); h != nil && cr.After.Image == found.After.Image {
+					return r.ID, h
+				}
+				return "", nil
+			}
+		}
+	}
+	return "", nil
 }
 
 // inherits reports whether a cell takes its image from the baseline (its

@@ -209,6 +209,22 @@ func TestSchemaProblems(t *testing.T) {
 			recs[2].Waves[0].Cells[0].State = executor.CellStateFailed
 			return fl
 		}, "cell-a", "its last migration failed in rollout r-badmig"},
+		// The rollback command exited 0 but reported the version the
+		// release's migration left: it did not undo it, and the executor
+		// skips the schema check after a rollback command that passed.
+		"rollback command did not undo": {func(recs []*executor.Record, fl *fleet.Fleet) *fleet.Fleet {
+			cr := &recs[1].Waves[0].Cells[0]
+			cr.RollbackMigration = migration("app:1.4.2", "1.5.1-bad", 0, cr.Migration.Stopped.Add(time.Minute))
+			recs[1].Waves[0].SchemaCheck = nil
+			return fl
+		}, "cell-a", "its rollback command exited 0 but reported schema 1.5.1-bad, what the migration left: it did not undo it"},
+		// The rolled-back migration reported no version: what it left is
+		// unknown, and no check read the old image on it.
+		"unknown version left": {func(recs []*executor.Record, fl *fleet.Fleet) *fleet.Fleet {
+			recs[1].Waves[0].Cells[0].Migration.SchemaVersion = ""
+			recs[1].Waves[0].SchemaCheck = nil
+			return fl
+		}, "cell-a", "left schema unknown in place, past the schema of its release (1.5.0), but no schema check read the old image on it"},
 		"never migrated": {func(recs []*executor.Record, fl *fleet.Fleet) *fleet.Fleet {
 			fl.Cells = append(fl.Cells, &fleet.Cell{Cell: spec.Cell{ID: "cell-e", Image: "app:1.5.0"}, File: "stacks/Pulumi.cell-e.yaml", Lines: map[string]int{"cells:image": 3}})
 			return fl
@@ -265,5 +281,106 @@ func TestResolveGivesANewCellTheFleetsRelease(t *testing.T) {
 	}}
 	if st := Resolve(testFleet(), []*executor.Record{shipped, own}); st.Fleet.Cell("cell-e").Image != "app:1.4.2" {
 		t.Errorf("after a rollout of the repository's image, a new cell gets %s", st.Fleet.Cell("cell-e").Image)
+	}
+}
+
+// inconclusiveRecord is a rollout of app:1.6.0 whose canary's gate could
+// not read its signal: the wave halted without a rollback (fail closed),
+// and cell-a runs 1.6.0, schema 1.6.0 included; wave w1 never started.
+func inconclusiveRecord(at time.Time) *executor.Record {
+	cr := cellRec("cell-a", executor.CellStateUpdated, "app:1.6.0", "app:1.4.2")
+	cr.Before = &executor.CellConfig{Image: "app:1.5.0"}
+	cr.Migration = migration("app:1.6.0", "1.6.0", 0, at)
+	return &executor.Record{ID: "r-inconclusive", State: executor.HaltedState, Started: at, Waves: []executor.WaveRecord{
+		{Name: "w0", State: executor.WaveHalted, Reason: "cell-a: 37 requests < min 100", Cells: []executor.CellRecord{cr}},
+		{Name: "w1", State: executor.WavePending, Cells: []executor.CellRecord{cellRec("cell-b", executor.CellPending, "app:1.6.0", "app:1.4.2")}},
+	}}
+}
+
+// After an inconclusive halt the canary runs the new image: the desired
+// state says so (an up must not downgrade it), its note is true and says
+// how to resolve the halt rather than to commit the image, and the
+// fleet's release stays what it last shipped and kept. Before, the halted
+// wave was skipped: cell-a's desired image was 1.5.0 and its note said it
+// ran that.
+func TestResolveKeepsAHaltedWavesCells(t *testing.T) {
+	t0 := time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC)
+	recs := append(demoRecords(t0)[:1], inconclusiveRecord(t0.Add(time.Hour)))
+	st := Resolve(demoFleet(), recs)
+	want := map[string]string{"cell-a": "app:1.6.0", "cell-b": "app:1.5.0", "cell-c": "app:1.5.0", "cell-d": "app:1.5.0"}
+	for id, img := range want {
+		if got := st.Fleet.Cell(id).Image; got != img {
+			t.Errorf("%s: desired image %s, want %s", id, got, img)
+		}
+	}
+	p := st.Pins["cell-a"]
+	if p.Halted == nil || p.Rollout != "r-inconclusive" || p.Halted.Wave != "w0" {
+		t.Fatalf("cell-a's pin %+v: want held by r-inconclusive's halted wave w0", p)
+	}
+	if st.Release == nil || st.Release.Image != "app:1.5.0" || st.Fleet.Baseline.Image != "app:1.5.0" {
+		t.Errorf("release %+v: want app:1.5.0 (a halted rollout ships no release)", st.Release)
+	}
+	var held string
+	for _, n := range st.Notes() {
+		if strings.HasPrefix(n, "cell-a ") {
+			held = n
+		}
+		if strings.Contains(n, "cell-a,") {
+			t.Errorf("note %q names cell-a with the cells running 1.5.0", n)
+		}
+	}
+	for _, w := range []string{"cell-a runs app:1.6.0", "rollout r-inconclusive", "wave w0 halted", "37 requests < min 100",
+		"`cellctl deploy --image app:1.6.0 --retry`", "`cellctl deploy --image app:1.5.0`"} {
+		if !strings.Contains(held, w) {
+			t.Errorf("cell-a's note %q lacks %q", held, w)
+		}
+	}
+	if strings.Contains(held, "commit") {
+		t.Errorf("cell-a's note %q: committing an image the gate has not passed is not the way out of a halt", held)
+	}
+	if s := st.Schemas["cell-a"]; s.Version != "1.6.0" || s.Shipped != "1.6.0" || s.Problem != "" || s.LeftBy != "" {
+		t.Errorf("cell-a's schema %+v: want 1.6.0, what the release it runs migrated it to", s)
+	}
+
+	// A later deploy of the desired state finds cell-a already on 1.6.0
+	// (unchanged, so not baked): that does not make 1.6.0 a release —
+	// cell-a is still held by the halt, and a new cell gets 1.5.0.
+	noop := &executor.Record{ID: "r-noop", State: executor.Complete, Started: t0.Add(2 * time.Hour), Waves: []executor.WaveRecord{
+		{Name: "w0", State: executor.WaveUnchanged, Cells: []executor.CellRecord{cellRec("cell-a", executor.CellStateUnchanged, "app:1.6.0", "app:1.4.2")}},
+		{Name: "w1", State: executor.WaveUnchanged, Cells: []executor.CellRecord{cellRec("cell-b", executor.CellStateUnchanged, "app:1.5.0", "app:1.4.2")}},
+	}}
+	fl := demoFleet()
+	fl.Cells = append(fl.Cells, &fleet.Cell{Cell: spec.Cell{ID: "cell-e", Image: "app:1.4.2"}, File: "stacks/Pulumi.cell-e.yaml", Lines: map[string]int{}})
+	st = Resolve(fl, append(recs, noop))
+	if p := st.Pins["cell-a"]; p.Halted == nil || p.Rollout != "r-inconclusive" || p.Image != "app:1.6.0" {
+		t.Errorf("cell-a's pin after an unchanged rollout %+v: want still held by r-inconclusive", p)
+	}
+	if st.Release == nil || st.Release.Image != "app:1.5.0" || st.Fleet.Cell("cell-e").Image != "app:1.5.0" {
+		t.Errorf("release %+v, new cell %s: want app:1.5.0", st.Release, st.Fleet.Cell("cell-e").Image)
+	}
+}
+
+// A new cell's schema comes from its cell add's record (executor.KindCellAdd),
+// which migrated it for the image it was given: that is its release's
+// schema, not one "from a rollout that has not kept the cell". And a
+// rollback command that undid the migration (it reported another version)
+// leaves nothing behind.
+func TestSchemaOfANewCellAndAnUndoneMigration(t *testing.T) {
+	t0 := time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC)
+	recs := demoRecords(t0)
+	cr := cellRec("cell-e", executor.CellStateUpdated, "app:1.5.0", "app:1.4.2")
+	cr.Migration = migration("app:1.5.0", "1.5.0", 0, t0.Add(3*time.Hour))
+	recs = append(recs, &executor.Record{ID: "a-0123456789ab", Kind: executor.KindCellAdd, State: executor.Complete, Started: t0.Add(3 * time.Hour),
+		Waves: []executor.WaveRecord{{Name: "cell add", State: executor.WaveDone, Cells: []executor.CellRecord{cr}}}})
+	a := &recs[1].Waves[0].Cells[0]
+	a.RollbackMigration = migration("app:1.5.0", "1.5.0", 0, a.Migration.Stopped.Add(time.Minute))
+	fl := demoFleet()
+	fl.Cells = append(fl.Cells, &fleet.Cell{Cell: spec.Cell{ID: "cell-e", Image: "app:1.4.2"}, File: "stacks/Pulumi.cell-e.yaml", Lines: map[string]int{}})
+	st := Resolve(fl, recs)
+	if s := st.Schemas["cell-e"]; s.Version != "1.5.0" || s.Shipped != "1.5.0" || s.Problem != "" {
+		t.Errorf("cell-e's schema %+v: want 1.5.0, its cell add's, no problem", s)
+	}
+	if s := st.Schemas["cell-a"]; s.Version != "1.5.0" || s.LeftBy != "" || s.Problem != "" {
+		t.Errorf("cell-a's schema %+v: want 1.5.0, the rollback command undid 1.5.1-bad", s)
 	}
 }

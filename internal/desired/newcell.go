@@ -2,7 +2,6 @@ package desired
 
 import (
 	"slices"
-	"sort"
 
 	"github.com/cellctl/cellctl/internal/fleet"
 	"github.com/cellctl/cellctl/waves/executor"
@@ -33,6 +32,10 @@ func release(st *State, fl *fleet.Fleet, recs []*executor.Record, decided map[st
 			continue
 		}
 		for _, cr := range w.Cells {
+			if p, ok := st.Pins[cr.Cell]; ok && p.Halted != nil {
+				// Held by a halt (found unchanged): not a release.
+				continue
+			}
 			if keptCell(cr) && cr.RepoImage != "" && cr.After.Image != cr.RepoImage {
 				if _, ok := shipped[cr.RepoImage]; !ok {
 					shipped[cr.RepoImage] = cr.After.Image
@@ -56,11 +59,4 @@ func release(st *State, fl *fleet.Fleet, recs []*executor.Record, decided map[st
 			st.Pins[c.ID] = Pin{Cell: c.ID, Image: img, RepoImage: c.Image, Rollout: newest.ID, File: c.File, Release: true}
 		}
 	}
-}
-
-// newestFirst sorts records newest first (by start).
-func newestFirst(recs []*executor.Record) []*executor.Record {
-	recs = slices.Clone(recs)
-	sort.SliceStable(recs, func(i, j int) bool { return recs[i].Started.After(recs[j].Started) })
-	return recs
 }

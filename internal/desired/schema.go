@@ -39,6 +39,11 @@ type Schema struct {
 	// problem: it is never called current.
 	Problem string `json:"problem,omitempty"`
 	Next    string `json:"next,omitempty"`
+	// Ahead: the Problem is a schema a rolled-back release left past its
+	// release's (LeftBy) that the old image is not proven to run on — not
+	// a half-migrated schema, and not one behind a target: neither
+	// migrating the other cells to it nor this one back is the advice.
+	Ahead bool `json:"ahead,omitempty"`
 }
 
 // schemas judges every cell's schema. recs are newest first.
@@ -49,7 +54,10 @@ func schemas(fl *fleet.Fleet, recs []*executor.Record) map[string]Schema {
 		s := Schema{SchemaState: current[c.ID]}
 		s.Cell = c.ID
 		s.Shipped, s.ShippedRollout = shippedSchema(recs, c.ID)
-		if s.Version != "" && s.Rollout != s.ShippedRollout {
+		// An unknown version (a migration that reported none) from
+		// another rollout than the release's is judged too: what a
+		// rolled-back migration left is no less there for being unnamed.
+		if s.Rollout != "" && s.Rollout != s.ShippedRollout {
 			judgeLeft(&s, find(recs, s.Rollout, c.ID))
 		}
 		if s.Failed != "" && s.Problem == "" {
@@ -79,18 +87,17 @@ func schemas(fl *fleet.Fleet, recs []*executor.Record) map[string]Schema {
 }
 
 // shippedSchema is the version reported by the newest passed forward
-// migration of a wave that passed and kept the cell.
+// migration of a wave that left the cell on what it shipped (runs: kept,
+// or held by a halt): the schema of the release the cell runs. A cell
+// add's record counts: it migrated the new cell for the image it gave it.
 func shippedSchema(recs []*executor.Record, cell string) (string, string) {
 	for _, r := range recs {
-		if !r.IsRollout() {
+		if !r.IsRollout() && r.Kind != executor.KindCellAdd {
 			continue
 		}
 		for _, w := range r.Waves {
-			if !kept(w) {
-				continue
-			}
 			for _, cr := range w.Cells {
-				if cr.Cell == cell && keptCell(cr) && cr.Migration.OK() {
+				if cr.Cell == cell && runs(w, cr) && cr.Migration.OK() {
 					return cr.Migration.SchemaVersion, r.ID
 				}
 			}
@@ -129,21 +136,47 @@ func find(recs []*executor.Record, id, cell string) cellIn {
 func judgeLeft(s *Schema, in cellIn) {
 	switch {
 	case in.cell == nil:
-		s.Problem = fmt.Sprintf("schema %s comes from rollout %s, whose record no longer names the cell", s.Version, s.Rollout)
+		s.Problem = fmt.Sprintf("schema %s comes from rollout %s, whose record no longer names the cell", orWhat(s.Version, "unknown"), s.Rollout)
 		s.Next = fmt.Sprintf("check the database of %s (`cellctl rollout status %s`)", s.Cell, s.Rollout)
 	case in.cell.State != executor.CellStateRolled:
-		s.Problem = fmt.Sprintf("schema %s comes from rollout %s, which has not kept or rolled back the cell (%s)", s.Version, s.Rollout, in.cell.State)
+		s.Problem = fmt.Sprintf("schema %s comes from rollout %s, which has not kept or rolled back the cell (%s)", orWhat(s.Version, "unknown"), s.Rollout, in.cell.State)
 		s.Next = fmt.Sprintf("finish that rollout: `cellctl rollout status %s` says where it stands", s.Rollout)
-	case in.cell.RollbackMigration.OK():
-		// The rollback command undid the migration and reported the
-		// version it returned to: nothing was left behind.
+	case undone(in.cell):
+		// The rollback command undid the migration: nothing was left
+		// behind.
 	default:
 		s.LeftBy = s.Rollout
-		if p := oldImageOnSchema(in); p != "" {
-			s.Problem = fmt.Sprintf("rollout %s rolled the cell back and left schema %s in place, but %s", s.Rollout, s.Version, p)
-			s.Next = fmt.Sprintf("check the database of %s: the image it runs must work on that schema (`cellctl rollout status %s`)", s.Cell, s.Rollout)
+		p := oldImageOnSchema(in)
+		if p == "" {
+			return
 		}
+		left := fmt.Sprintf("rollout %s rolled the cell back and left schema %s in place, past the schema of its release (%s)",
+			s.Rollout, orWhat(s.Version, "unknown"), orWhat(s.Shipped, "none reported"))
+		if rb := in.cell.RollbackMigration; rb.OK() {
+			left += fmt.Sprintf(" (its rollback command exited 0 but reported schema %s, what the migration left: it did not undo it)", rb.SchemaVersion)
+		}
+		s.Problem, s.Ahead = left+", but "+p, true
+		s.Next = fmt.Sprintf("check the database of %s: the image it runs must work on that schema (`cellctl rollout status %s` shows the migration); it is not a target for the other cells, and re-shipping rollout %s's release would ship what its gate rolled back",
+			s.Cell, s.Rollout, s.Rollout)
 	}
+}
+
+// undone reports whether a rolled-back cell's rollback command undid its
+// migration: it passed, and did not report the very version the
+// migration left (a command that cannot say is taken at its exit code).
+func undone(cr *executor.CellRecord) bool {
+	rb, m := cr.RollbackMigration, cr.Migration
+	if !rb.OK() {
+		return false
+	}
+	return rb.SchemaVersion == "" || m == nil || rb.SchemaVersion != m.SchemaVersion
+}
+
+func orWhat(s, what string) string {
+	if s == "" {
+		return what
+	}
+	return s
 }
 
 // judgeFailed judges a migration that failed after Version: fine when

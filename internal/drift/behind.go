@@ -105,7 +105,9 @@ const SchemaKey = "schema"
 // with "the newest version any cell reported": that may be a rolled-back
 // release's, and advising to ship it would re-ship what the gate rolled
 // back. A rolled-back release's schema left in place (expand-only, by
-// design) is a note saying what the schema is.
+// design) is a note saying what the schema is, once the gate passed the
+// old image on it; otherwise it is an `ahead` finding (StatusAhead), not a
+// behind one: the advice checks that cell's database and ships nothing.
 func SchemaBehind(st *desired.State, ids []string) ([]Finding, []string) {
 	var out []Finding
 	var notes []string
@@ -118,7 +120,11 @@ func SchemaBehind(st *desired.State, ids []string) ([]Finding, []string) {
 		if old == "" {
 			old = "unknown"
 		}
-		if s.Problem != "" {
+		switch {
+		case s.Ahead:
+			out = append(out, Finding{Kind: KindBehind, Cell: id, Status: StatusAhead, Key: SchemaKey, Old: orWhat(s.Shipped, "unknown"), New: old, Detail: s.Problem, Next: s.Next})
+			continue
+		case s.Problem != "":
 			out = append(out, Finding{Kind: KindBehind, Cell: id, Status: StatusChanged, Key: SchemaKey, Old: old, New: s.Shipped, Detail: s.Problem, Next: s.Next})
 			continue
 		}

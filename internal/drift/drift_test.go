@@ -524,3 +524,77 @@ func TestSkewOfAShippedRelease(t *testing.T) {
 		t.Errorf("image findings %+v: want cell-d, told to ship the release", images)
 	}
 }
+
+// After an inconclusive halt the canary cell-a runs app:2.2.0 (schema
+// 0002), held by the halt: behind does not tell `cellctl up cell-a` to
+// take it back to 2.1.0 (the downgrade), its schema is its release's, and
+// skew names it with the halt's way out instead of silence. Before, the
+// desired state skipped the halted wave: behind advised the downgrade,
+// skew found nothing, and the schema was "from a rollout that has not
+// kept the cell".
+func TestDriftOfACanaryHeldByAHalt(t *testing.T) {
+	f := testFleet(t, nil)
+	at := time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)
+	zero := 0
+	cr := executor.CellRecord{Cell: "cell-a", State: executor.CellStateUpdated, After: executor.CellConfig{Image: "registry.example.com/app:2.2.0"},
+		Before: &executor.CellConfig{Image: "registry.example.com/app:2.1.0"}, RepoImage: "registry.example.com/app:2.0.0",
+		Migration: &executor.Migration{Image: "registry.example.com/app:2.2.0", Task: "arn:aws:ecs:us-east-1:1:task/c/t2", ExitCode: &zero, SchemaVersion: "0002", Stopped: at.Add(time.Hour)}}
+	held := &executor.Record{ID: "r-0123456789ef", Kind: executor.KindRollout, State: executor.HaltedState, Started: at.Add(time.Hour), Waves: []executor.WaveRecord{
+		{Name: "canary", State: executor.WaveHalted, Reason: "cell-a: 12 requests < min 100", Cells: []executor.CellRecord{cr}},
+	}}
+	st := desired.Resolve(f, []*executor.Record{shippedRecords(at)[0], held})
+
+	dep := fakeDeployed{}
+	for _, c := range st.Fleet.Cells {
+		s := c.Cell
+		if c.ID == "cell-a" {
+			s.Image = "registry.example.com/app:2.2.0"
+		}
+		dep[c.ID] = s
+	}
+	if part := Behind(context.Background(), st.Fleet, nil, dep, 2); len(part.Findings) != 0 {
+		t.Errorf("behind findings %+v: want none (cell-a runs what the halt holds it on)", part.Findings)
+	}
+	if got, _ := SchemaBehind(st, f.CellIDs()); len(got) != 0 {
+		t.Errorf("schema findings %+v: want none (cell-a's 0002 is the schema of the release it runs)", got)
+	}
+	var images []Finding
+	for _, fd := range Skew(context.Background(), st.Fleet, nil, SkewOptions{Desired: st}).Findings {
+		if fd.Key == "image" {
+			images = append(images, fd)
+		}
+	}
+	if len(images) != 1 || images[0].Cell != "cell-a" || images[0].New != "registry.example.com/app:2.2.0" ||
+		!strings.Contains(images[0].Next, "wave canary halted") || !strings.Contains(images[0].Next, "`cellctl deploy --image registry.example.com/app:2.2.0 --retry`") ||
+		!strings.Contains(images[0].Next, "`cellctl deploy --image registry.example.com/app:2.1.0`") {
+		t.Errorf("image findings %+v: want cell-a, with how to resolve the halt", images)
+	}
+}
+
+// A rolled-back release's rollback command exited 0 but reported the
+// version its migration left (it did not undo it), so the executor ran no
+// schema check: cell-a's 0002 is past its release's 0001, unproven under
+// the old image. That is its own finding (ahead), advising to check
+// cell-a's database — never to migrate the other cells to 0002, nor cell-a
+// down. Before, the command's exit 0 was taken as an undo: no finding.
+func TestSchemaAheadOfItsRelease(t *testing.T) {
+	f := testFleet(t, nil)
+	at := time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)
+	recs := shippedRecords(at)
+	zero := 0
+	a := &recs[1].Waves[0].Cells[0]
+	a.RollbackMigration = &executor.Migration{Image: "app:2", Task: "arn:aws:ecs:us-east-1:1:task/c/down", ExitCode: &zero, SchemaVersion: "0002", Stopped: at.Add(90 * time.Minute)}
+	recs[1].Waves[0].SchemaCheck = nil
+	recs[1].Waves = recs[1].Waves[:1]
+	st := desired.Resolve(f, recs)
+	got, notes := SchemaBehind(st, f.CellIDs())
+	if len(got) != 1 || len(notes) != 0 {
+		t.Fatalf("findings %+v, notes %q: want cell-a's only", got, notes)
+	}
+	b := got[0]
+	if b.Cell != "cell-a" || b.Status != StatusAhead || b.Key != SchemaKey || b.Old != "0001" || b.New != "0002" ||
+		!strings.Contains(b.Detail, "did not undo it") || !strings.Contains(b.Detail, "no schema check read the old image on it") ||
+		!strings.Contains(b.Next, "check the database of cell-a") || !strings.Contains(b.Next, "not a target for the other cells") {
+		t.Errorf("cell-a: %+v", b)
+	}
+}

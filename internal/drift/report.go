@@ -43,6 +43,11 @@ const (
 	// behind
 	StatusChanged     = "changed"      // deployed value ≠ repo value (behind), live ≠ state (cloud)
 	StatusNotDeployed = "not_deployed" // declared in the repo, never deployed
+	// StatusAhead: a rolled-back release left the cell's schema past the
+	// schema of the release it runs (Old, the release's → New, what it
+	// is), and the old image is not proven to run on it. Not behind: the
+	// other cells must not be migrated to it, nor this one down.
+	StatusAhead = "ahead"
 	// StatusMissingState: the routing table sends tenants to the cell but
 	// the backend holds no state for it — its resources are likely live.
 	StatusMissingState = "missing_state"

@@ -165,6 +165,10 @@ func shippedImageNext(st *desired.State, kc KeyClass, c *fleet.Cell, baseline st
 	}
 	pin, pinned := st.Pins[c.ID]
 	switch {
+	case pinned && pin.Halted != nil:
+		// A halt holds the cell on what its wave shipped: resolving the
+		// halt is the way back to one image.
+		return fmt.Sprintf("rollout %s's wave %s halted with %s on %s (%s): %s", pin.Rollout, pin.Halted.Wave, c.ID, pin.Image, pin.Halted.Why, pin.Resolve())
 	case pinned && st.Release != nil:
 		return fmt.Sprintf("rollout %s shipped %s to %s; the fleet's last shipped release is %s (rollout %s): ship one image to every cell with `cellctl deploy --image …`",
 			pin.Rollout, pin.Image, c.ID, baseline, st.Release.Rollout)

@@ -13,7 +13,8 @@ import (
 // TestDeployInconclusiveGateHalts: the canary serves no traffic, so its
 // bake cannot judge it; with on_inconclusive: halt (the demo fleet's) the
 // rollout halts with exit 3 saying so, the canary keeps the new image
-// (nothing breached, so nothing is rolled back) and no later wave starts.
+// (nothing breached, so nothing is rolled back) and no later wave starts;
+// a later up keeps the canary there.
 func TestDeployInconclusiveGateHalts(t *testing.T) {
 	t.Parallel()
 	dir := deployedFleet(t)
@@ -35,6 +36,18 @@ func TestDeployInconclusiveGateHalts(t *testing.T) {
 	}
 	if !rowHas(r.stdout, "cell-a", img) || !rowHas(r.stdout, "cell-b", baseImage, "untouched") {
 		t.Errorf("final table:\n%s", r.stdout)
+	}
+	wantImages(t, dir, images(1, img, baseImage))
+
+	// The halt holds the canary on the new image: an up of it keeps it
+	// there, and its note says so and how to resolve the halt (before,
+	// the up took cell-a back to the repository's image, exit 0).
+	r = mustRun(t, dir, "up", "cell-a")
+	for _, want := range []string{"note: cell-a runs " + img, "whose wave canary halted without a rollback (inconclusive",
+		"`cellctl deploy --image " + img + " --retry`", "`cellctl deploy --image " + baseImage + "`"} {
+		if !strings.Contains(r.stderr, want) {
+			t.Errorf("up after the halt: stderr lacks %q:\n%s", want, r.stderr)
+		}
 	}
 	wantImages(t, dir, images(1, img, baseImage))
 }

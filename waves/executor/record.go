@@ -1,6 +1,7 @@
 package executor
 
 import (
+	"sort"
 	"time"
 
 	"github.com/cellctl/cellctl/waves"
@@ -171,6 +172,14 @@ func (r *Record) IsRollout() bool { return r.Kind == "" || r.Kind == KindRollout
 // complete and has not halted (a paused, interrupted, abandoned or
 // running record continues when its command runs again).
 func (r *Record) Unfinished() bool { return r.State != Complete && r.State != HaltedState }
+
+// NewestFirst sorts records newest first (by start), in place, and
+// returns them: the order a Store's listing gives, which every reader of
+// the fleet's records (the desired state, the schema target) relies on.
+func NewestFirst(recs []*Record) []*Record {
+	sort.SliceStable(recs, func(i, j int) bool { return recs[i].Started.After(recs[j].Started) })
+	return recs
+}
 
 // Step returns the step named name, or nil.
 func (r *Record) Step(name string) *StepRecord {

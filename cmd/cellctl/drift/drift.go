@@ -75,7 +75,8 @@ func NewCmdDrift(f *cmdutil.Factory, runF func(*DriftOptions) error) *cobra.Comm
             shipped and kept): which cells run which version, key by key,
             old → new; and each cell's database schema against what its
             release migrated it to (a rolled-back release's schema, left in
-            place by design, is a note, not a target).
+            place by design, is a note — an ahead finding when the old image
+            is not proven on it — never a target).
   --cloud   a refresh preview of each cell (never writes state): every
             resource whose live properties differ from Pulumi's state, old →
             new; resources that could not be read are not_checked. Properties

@@ -320,6 +320,9 @@ func schemaCell(s *render.Styles, sc *desired.Schema) string {
 		v = "unknown"
 	}
 	if sc.Problem != "" {
+		if sc.Ahead {
+			return v + " " + s.Bad("(left by rolled-back "+sc.LeftBy+", unproven: cellctl drift --behind)")
+		}
 		if sc.Failed != "" {
 			return v + " " + s.Bad("(migration failed in "+sc.FailedRollout+")")
 		}

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"sort"
 	"strings"
 
 	"gocloud.dev/blob"
@@ -79,7 +78,7 @@ func (b *Store) List(ctx context.Context) ([]*executor.Record, error) {
 		}
 		out = append(out, r)
 	}
-	sort.SliceStable(out, func(i, j int) bool { return out[i].Started.After(out[j].Started) })
+	executor.NewestFirst(out)
 	if len(bad) > 0 {
 		return out, &UnreadableError{Records: bad}
 	}
