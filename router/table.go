@@ -109,9 +109,9 @@ type Override struct {
 type Route struct {
 	Valid      bool   `json:"valid"` // the tenant id is valid; nothing else is set when false
 	Hash       uint64 `json:"hash,string"`
-	Bucket     int    `json:"bucket"`      // -1 when the tenant id is invalid
-	Cell       string `json:"cell"`        // the cell that serves the tenant now (a migrating tenant's current cell)
-	BucketCell string `json:"bucket_cell"` // the cell of the tenant's bucket (differs from Cell when overridden)
+	Bucket     int    `json:"bucket"`     // -1 when the tenant id is invalid
+	Cell       string `json:"cell"`       // the cell that serves the tenant now (a migrating tenant's current cell)
+	BucketCell string `json:"bucketCell"` // the cell of the tenant's bucket (differs from Cell when overridden)
 	// Override is the tenant's override, nil when it has none. It points
 	// into the table: read it, do not modify it.
 	Override *Override `json:"override,omitempty"`

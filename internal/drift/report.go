@@ -100,14 +100,14 @@ type CellSummary struct {
 	Skew       int    `json:"skew"`
 	Behind     int    `json:"behind"`
 	Cloud      int    `json:"cloud"`
-	NotChecked int    `json:"not_checked"`
+	NotChecked int    `json:"notChecked"`
 	// Excepted skew and Ignored cloud changes are counted, not findings.
 	Excepted int `json:"excepted"`
 	Ignored  int `json:"ignored"`
 	// Deployed and Repo are the cell's image as deployed and in the repo
 	// (--behind; "" when unknown).
-	Deployed string `json:"deployed_image,omitempty"`
-	Repo     string `json:"repo_image,omitempty"`
+	Deployed string `json:"deployedImage,omitempty"`
+	Repo     string `json:"repoImage,omitempty"`
 }
 
 // Total is the cell's number of findings.
@@ -116,7 +116,7 @@ func (c CellSummary) Total() int { return c.Skew + c.Behind + c.Cloud }
 // Report is one drift audit.
 type Report struct {
 	Checks []Kind `json:"checks"`
-	FailOn []Kind `json:"fail_on"`
+	FailOn []Kind `json:"failOn"`
 	// Cells are the audited cells, worst first.
 	Cells []CellSummary `json:"cells"`
 	// Findings in the order of Cells, then check, then subject.

@@ -19,8 +19,8 @@ type driftReport struct {
 		Cloud    int    `json:"cloud"`
 		Excepted int    `json:"excepted"`
 		Ignored  int    `json:"ignored"`
-		Deployed string `json:"deployed_image"`
-		Repo     string `json:"repo_image"`
+		Deployed string `json:"deployedImage"`
+		Repo     string `json:"repoImage"`
 	} `json:"cells"`
 	Findings []driftFinding `json:"findings"`
 	Excepted []driftFinding `json:"excepted"`

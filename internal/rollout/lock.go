@@ -362,8 +362,8 @@ func (s *Store) Override(ctx context.Context, me Holder, held Holder, user strin
 	data, err := json.MarshalIndent(struct {
 		By       Holder    `json:"by"`
 		User     string    `json:"user"`
-		HeldBy   Holder    `json:"held_by"`
-		Unread   string    `json:"held_by_unreadable,omitempty"`
+		HeldBy   Holder    `json:"heldBy"`
+		Unread   string    `json:"heldByUnreadable,omitempty"`
 		Recorded time.Time `json:"recorded"`
 	}{me, user, held, held.Unreadable, s.now()}, "", "  ")
 	if err != nil {

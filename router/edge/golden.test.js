@@ -92,7 +92,7 @@ test('every request vector: same response kind, cell and origin as Go', async ()
         break;
       case 'write_rejected':
         assert.equal(res.status, '503', label);
-        assert.deepEqual(res.headers['retry-after'], [{ key: 'Retry-After', value: String(want.retry_after) }], label);
+        assert.deepEqual(res.headers['retry-after'], [{ key: 'Retry-After', value: String(want.retryAfter) }], label);
         break;
       case 'no_origin':
         assert.equal(res.status, '502', label);

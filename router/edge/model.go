@@ -33,7 +33,7 @@ type Outcome struct {
 	Cell   string `json:"cell,omitempty"`
 	Origin string `json:"origin,omitempty"` // domain the request is sent to
 	// RetryAfter is the Retry-After of a rejected write, in seconds.
-	RetryAfter int `json:"retry_after,omitempty"`
+	RetryAfter int `json:"retryAfter,omitempty"`
 	// Lanes is the X-Cell-Lanes value sent with a forwarded request ("3,17"),
 	// empty when the cell has no lane layout (then none is sent).
 	Lanes string `json:"lanes,omitempty"`
