@@ -167,6 +167,31 @@ type Plan struct {
 	listKey string
 }
 
+// Scaled is a copy of the plan with every wait it holds multiplied by f —
+// each wave's bake, gate poll and delay (a rehearsal's --bake-scale) — so
+// a dry run's estimate and the run agree; a wait never drops below a
+// second (a bake must still cover one poll). p is left as it is; f <= 0
+// or 1 returns p.
+func (p *Plan) Scaled(f float64) *Plan {
+	if f <= 0 || f == 1 {
+		return p
+	}
+	cp := *p
+	cp.Waves = append([]Wave(nil), p.Waves...)
+	for i := range cp.Waves {
+		w := &cp.Waves[i]
+		w.Bake, w.Gate.Poll, w.Delay = scaled(w.Bake, f), scaled(w.Gate.Poll, f), scaled(w.Delay, f)
+	}
+	return &cp
+}
+
+func scaled(d time.Duration, f float64) time.Duration {
+	if d <= 0 {
+		return d
+	}
+	return max(time.Duration(float64(d)*f), time.Second)
+}
+
 // Wave is a set of cells deployed together.
 type Wave struct {
 	Name string

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/cellctl/cellctl/internal/awsname"
+	"github.com/cellctl/cellctl/internal/diag"
 )
 
 // Kind is the type of a configuration value.
@@ -284,16 +285,29 @@ const MaxCommandBytes = 2048
 
 // ParseCommand reads a command key's value: a JSON array of one or more
 // strings, the first (the executable) not empty, none with a control
-// character. The array is ECS's container command as is; no shell splits
-// or expands it (a command that wants one says ["sh", "-c", "…"]).
+// character, and nothing after the array. The array is ECS's container
+// command as is; no shell splits or expands it (a command that wants one
+// says ["sh", "-c", "…"]). It is strict where encoding/json is lenient: a
+// null element would decode as "" and a trailing "]" goes unnoticed by
+// Decoder.More, so each element is checked for a JSON string and the rest
+// of the input for nothing but spaces.
 func ParseCommand(s string) ([]string, error) {
-	var argv []string
+	var raw []json.RawMessage
 	dec := json.NewDecoder(strings.NewReader(s))
-	if err := dec.Decode(&argv); err != nil || dec.More() {
+	if err := dec.Decode(&raw); err != nil {
 		return nil, fmt.Errorf("must be %s", CommandHint)
 	}
-	if argv == nil {
+	if rest := strings.TrimSpace(s[dec.InputOffset():]); rest != "" {
+		return nil, fmt.Errorf("must be %s, with nothing after the array; got %s after it", CommandHint, diag.Echo(rest))
+	}
+	if raw == nil {
 		return nil, fmt.Errorf("must be %s, got null", CommandHint)
+	}
+	argv := make([]string, len(raw))
+	for i, el := range raw {
+		if len(el) == 0 || el[0] != '"' || json.Unmarshal(el, &argv[i]) != nil {
+			return nil, fmt.Errorf("element %d is %s, not a string: must be %s", i, jsonKind(el), CommandHint)
+		}
 	}
 	if len(argv) == 0 || argv[0] == "" {
 		return nil, fmt.Errorf("must name the executable first (%s), got an empty one", CommandHint)
@@ -306,6 +320,24 @@ func ParseCommand(s string) ([]string, error) {
 		}
 	}
 	return argv, nil
+}
+
+// jsonKind names what a JSON value is, for "element 1 is null".
+func jsonKind(v json.RawMessage) string {
+	if len(v) == 0 {
+		return "empty"
+	}
+	switch v[0] {
+	case 'n':
+		return "null"
+	case 't', 'f':
+		return "a boolean (" + string(v) + ")"
+	case '[':
+		return "an array"
+	case '{':
+		return "an object"
+	}
+	return "a number (" + string(v) + ")"
 }
 
 // FormatCommand is a command key's canonical text ("" for none): what

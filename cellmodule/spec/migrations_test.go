@@ -28,6 +28,15 @@ func TestParseCommand(t *testing.T) {
 		`[]`:                    "executable first",
 		`["", "up"]`:            "executable first",
 		`["./migrate", "a\nb"]`: "control character (U+000A)",
+		// encoding/json's leniencies, refused: a null element used to be
+		// run as "", a trailing "]" went unnoticed.
+		`["/app/migrate", null, "up"]`: "element 1 is null, not a string: must be a JSON array of strings",
+		`["/app/migrate", "up"]]`:      `with nothing after the array; got "]" after it`,
+		`["/app/migrate", "up"] x`:     `with nothing after the array; got "x" after it`,
+		`["/app/migrate", true]`:       "element 1 is a boolean (true), not a string",
+		`["/app/migrate", ["up"]]`:     "element 1 is an array, not a string",
+		`[{"a": 1}]`:                   "element 0 is an object, not a string",
+		`[null]`:                       "element 0 is null, not a string",
 	} {
 		if _, err := ParseCommand(in); err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("ParseCommand(%s): %v, want an error with %q", in, err, want)

@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -86,5 +87,57 @@ func TestSimHealthSetRefusesBadInput(t *testing.T) {
 		if code != exitcode.Error || !strings.Contains(stderr, tc.want) {
 			t.Errorf("%v: exit %d, stderr %q, want %q", tc.args, code, stderr, tc.want)
 		}
+	}
+}
+
+// sim reset empties the simulated cloud the fleet runs in, so it takes the
+// fleet lock: while a live rollout holds the fleet it exits 4 naming the
+// holder and empties nothing (it used to wipe the fleet mid-bake); once
+// the fleet is free it empties the cloud and gives the lock back.
+func TestSimResetRefusedWhileARolloutHoldsTheFleet(t *testing.T) {
+	dir := tempFleet(t)
+	if err := os.CopyFS(filepath.Join(dir, ".cellctl", "sim"), os.DirFS("../../testdata/sim/fleet-small")); err != nil {
+		t.Fatal(err)
+	}
+	resources := func() int {
+		t.Helper()
+		stdout, stderr, code := cellctl(t, "sim", "resources", "--dir", dir, "-o", "json")
+		var doc struct{ Resources []any }
+		if code != 0 || json.Unmarshal([]byte(stdout), &doc) != nil {
+			t.Fatalf("sim resources: exit %d %s", code, stderr)
+		}
+		return len(doc.Resources)
+	}
+	before := resources()
+	if before == 0 {
+		t.Fatal("the fixture cloud is empty")
+	}
+	lock := filepath.Join(dir, ".cellctl", "state", ".cellctl", "locks", "rollout.json")
+	if err := os.MkdirAll(filepath.Dir(lock), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	host, _ := os.Hostname()
+	holder := fmt.Sprintf(`{"id":"r-0123456789ab","verb":"deploy","host":%q,"pid":%d,"started":"2026-12-01T10:00:00Z","nonce":"feedface"}`, host, os.Getpid())
+	if err := os.WriteFile(lock, []byte(holder), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, stderr, code := cellctl(t, "sim", "reset", "--dir", dir)
+	if code != exitcode.Locked || !strings.Contains(stderr, "the fleet is held by deploy r-0123456789ab (host "+host) {
+		t.Fatalf("sim reset under a live rollout: exit %d, %s", code, stderr)
+	}
+	if n := resources(); n != before {
+		t.Fatalf("the refused reset left %d of %d resources", n, before)
+	}
+	if err := os.Remove(lock); err != nil {
+		t.Fatal(err)
+	}
+	if _, stderr, code := cellctl(t, "sim", "reset", "--dir", dir); code != 0 {
+		t.Fatalf("sim reset on a free fleet: exit %d, %s", code, stderr)
+	}
+	if n := resources(); n != 0 {
+		t.Errorf("%d resources left after the reset", n)
+	}
+	if _, err := os.Stat(lock); !os.IsNotExist(err) {
+		t.Errorf("the reset kept the fleet lock: %v", err)
 	}
 }

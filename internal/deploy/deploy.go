@@ -149,16 +149,7 @@ func Plan(fl, repo *fleet.Fleet, image string, scale float64) (executor.Plan, *w
 	if err != nil {
 		return executor.Plan{}, nil, err
 	}
-	wp := fl.Waves
-	if scale > 0 && scale != 1 {
-		cp := *wp
-		cp.Waves = append([]waves.Wave(nil), wp.Waves...)
-		for i := range cp.Waves {
-			cp.Waves[i].Bake = scaled(cp.Waves[i].Bake, scale)
-			cp.Waves[i].Gate.Poll = scaled(cp.Waves[i].Gate.Poll, scale)
-		}
-		wp = &cp
-	}
+	wp := fl.Waves.Scaled(scale)
 	inWave := map[string]bool{}
 	for _, w := range wp.Waves {
 		for _, c := range w.Cells {
@@ -185,17 +176,6 @@ func Plan(fl, repo *fleet.Fleet, image string, scale float64) (executor.Plan, *w
 		return executor.Plan{}, nil, fmt.Errorf("%s: %w", fleet.WavesFile, err)
 	}
 	return p, wp, nil
-}
-
-func scaled(d time.Duration, f float64) time.Duration {
-	if d <= 0 {
-		return d
-	}
-	s := time.Duration(float64(d) * f)
-	if s < time.Second {
-		s = time.Second
-	}
-	return s
 }
 
 // Updater is the executor's Updater over env: `up` of one cell with its

@@ -3,6 +3,7 @@ package deploy
 import (
 	"context"
 	"errors"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -17,6 +18,7 @@ import (
 	"github.com/cellctl/cellctl/internal/fleet"
 	"github.com/cellctl/cellctl/internal/rollout"
 	"github.com/cellctl/cellctl/internal/stackrun"
+	"github.com/cellctl/cellctl/waves"
 	"github.com/cellctl/cellctl/waves/executor"
 	"github.com/cellctl/cellctl/waves/executor/backend"
 	"github.com/cellctl/cellctl/waves/gate"
@@ -137,6 +139,51 @@ func TestPlanScalesBakesAndOverridesTheImage(t *testing.T) {
 	}
 	if fl.Waves.Waves[0].Bake != 30*time.Minute {
 		t.Errorf("the fleet's own waves were changed: %s", fl.Waves.Waves[0].Bake)
+	}
+}
+
+// oldImage reads every cell as running an older image: each one changes.
+type oldImage struct{}
+
+func (oldImage) Current(context.Context, string) (executor.CellConfig, error) {
+	return executor.CellConfig{Image: "app:old"}, nil
+}
+
+// --bake-scale scales a stage's delay as it scales its bake and poll, in
+// the plan that runs and so in the dry run's estimate: the seed pipeline
+// (delays of 10 and 30 minutes) used to say 55 minutes at 0.002, all but
+// the cell updates its unscaled delays.
+func TestBakeScaleScalesStageDelaysAndTheEstimate(t *testing.T) {
+	fl := demoFleet(t)
+	data, err := os.ReadFile("../../testdata/waves/seed/pipeline.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fl.Waves, err = waves.Parse("pipeline.yaml", data); err != nil {
+		t.Fatal(err)
+	}
+	p, wp, err := Plan(fl, nil, "app:v9", 0.002)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []time.Duration{0, 1200 * time.Millisecond, 3600 * time.Millisecond}
+	for i, w := range p.Waves {
+		if w.Delay != want[i] || wp.Waves[i].Delay != want[i] {
+			t.Errorf("stage %s: delay %s (waves plan %s), want %s", w.Name, w.Delay, wp.Waves[i].Delay, want[i])
+		}
+	}
+	if fl.Waves.Waves[2].Delay != 30*time.Minute {
+		t.Errorf("the fleet's own stages were changed: %s", fl.Waves.Waves[2].Delay)
+	}
+	const update = 5 * time.Minute
+	d, err := executor.Describe(context.Background(), oldImage{}, nil, p, update)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Three stages of one round of updates each; the rest is the scaled
+	// waits: a few seconds, not the 40 minutes of the unscaled delays.
+	if waits := d.Expected - 3*update; waits < 0 || waits > 10*time.Second {
+		t.Errorf("the dry run expects %s: %s of it waiting, want a few seconds", d.Expected, waits)
 	}
 }
 

@@ -28,7 +28,7 @@ func TestEveryMutatingVerbRefusedWhileTheFleetIsHeld(t *testing.T) {
 	for _, args := range [][]string{
 		{"up"}, {"up", "--router"}, {"destroy", "cell-d", "--yes"}, {"destroy", "cell-d", "--retire", "--yes"},
 		{"drain", "cell-d"}, {"drain", "cell-d", "--now"}, {"undrain", "cell-d"}, {"migrate", "acme", "--to", "cell-c"},
-		{"cell", "add"}, {"router", "canary"}, {"secret", "rotate"}, {"deploy", "--image", "app:9.9.9"},
+		{"cell", "add"}, {"router", "canary"}, {"secret", "rotate"}, {"deploy", "--image", "app:9.9.9"}, {"sim", "reset"},
 	} {
 		r := cellctl(t, dir, args...)
 		if r.code != 4 {

@@ -17,6 +17,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"sync"
 
@@ -622,19 +623,41 @@ func (w *workspace) writeBack() error {
 }
 
 // cleanErr shortens an Automation API error to what the user needs: the
-// CLI's stderr, without the command line and stdout dump.
+// CLI's stderr, without the command line and stdout dump, nor the lines
+// the CLI's AWS SDK logs there (withoutSDKLog).
 func cleanErr(err error) error {
 	if err == nil {
 		return nil
 	}
 	msg := err.Error()
 	if i := strings.Index(msg, "\nstderr: "); i >= 0 {
-		stderr := strings.TrimSpace(msg[i+len("\nstderr: "):])
+		stderr := strings.TrimSpace(withoutSDKLog(msg[i+len("\nstderr: "):]))
 		if stderr != "" {
 			return &cliError{msg: stderr, err: err}
 		}
 	}
 	return err
+}
+
+// sdkLogLine is a line aws-sdk-go-v2's default logger writes to stderr
+// ("SDK 2026/12/07 12:26:20 WARN Response has no supported checksum…"):
+// the pulumi CLI's S3 backend and KMS secrets provider print them before
+// the error itself, where they were taken for the stack's error.
+var sdkLogLine = regexp.MustCompile(`^SDK \d{4}/\d{2}/\d{2} \d{2}:\d{2}:\d{2} [A-Z]+ `)
+
+// withoutSDKLog drops the AWS SDK's log lines from the CLI's stderr.
+func withoutSDKLog(stderr string) string {
+	if !strings.Contains(stderr, "SDK ") {
+		return stderr
+	}
+	lines := strings.Split(stderr, "\n")
+	kept := lines[:0]
+	for _, l := range lines {
+		if !sdkLogLine.MatchString(l) {
+			kept = append(kept, l)
+		}
+	}
+	return strings.Join(kept, "\n")
 }
 
 type cliError struct {

@@ -26,19 +26,29 @@ type LockHolder struct {
 	User, Host string
 	PID        int
 	Since      string
-	// Stale is set when the holder ran on this machine and is gone.
-	Stale bool
+	// Stale is set when the holder ran on this machine and is gone;
+	// Running when it runs on this machine now. A holder on another host
+	// is neither: cellctl cannot check a process there.
+	Stale, Running bool
+}
+
+// holderOnThisHost fills in whether h, read from a lock, is stale or
+// running, by its pid when it ran on this machine.
+func holderOnThisHost(h LockHolder) LockHolder {
+	host, _ := os.Hostname()
+	if h.Host == host && h.PID > 0 {
+		h.Running = rollout.ProcessAlive(h.PID)
+		h.Stale = !h.Running
+	}
+	return h
 }
 
 // lockHolders parses the holders out of a lock conflict error.
 func lockHolders(msg string) []LockHolder {
-	host, _ := os.Hostname()
 	var out []LockHolder
 	for _, m := range lockLine.FindAllStringSubmatch(msg, -1) {
 		pid, _ := strconv.Atoi(m[3])
-		h := LockHolder{User: m[1], Host: m[2], PID: pid, Since: m[4]}
-		h.Stale = h.Host == host && pid > 0 && !rollout.ProcessAlive(pid)
-		out = append(out, h)
+		out = append(out, holderOnThisHost(LockHolder{User: m[1], Host: m[2], PID: pid, Since: m[4]}))
 	}
 	return out
 }
@@ -69,9 +79,12 @@ func firstLine(s string) string {
 	return s
 }
 
-// Unlock removes a stack's locks. Unless force is set it refuses while a
-// holder is still running on this machine or ran on another one. Every
-// error leaves the stack locked, so each is an outcome.LockedError.
+// Unlock removes a stack's locks. It refuses while a holder runs on this
+// machine, force or not: that lock is a live pulumi's (killing its lock
+// mid-update lets a second update interleave with it). Unless force is set
+// it also refuses a holder on another host, whose process cannot be
+// checked from here. Every error leaves the stack locked, so each is an
+// outcome.LockedError.
 func (e *Engine) Unlock(ctx context.Context, stack string, force bool) ([]LockHolder, error) {
 	holders, err := e.unlock(ctx, stack, force)
 	if err != nil {
@@ -91,11 +104,17 @@ func (e *Engine) unlock(ctx context.Context, stack string, force bool) ([]LockHo
 	if !inspectable && !force {
 		return nil, fmt.Errorf("cellctl cannot inspect locks on %s; if you are sure no operation runs on %s, use --force", e.backend, stack)
 	}
+	for _, h := range holders {
+		if h.Running {
+			return holders, fmt.Errorf("%s is locked by pid %d on this host (%s, since %s), which is still running: the lock is that "+
+				"process's own, so it is not removed, --force or not; wait for it to finish (or stop it), then rerun if a lock is left", stack, h.PID, h.User, h.Since)
+		}
+	}
 	if !force {
 		for _, h := range holders {
 			if !h.Stale {
-				return holders, fmt.Errorf("%s is locked by pid %d on %s (%s), which may still be running; "+
-					"wait for it, or use --force if you are sure it is gone", stack, h.PID, h.Host, h.User)
+				return holders, fmt.Errorf("%s is locked by pid %d on %s (%s), which may still be running: cellctl cannot check a process "+
+					"on another host; wait for it, or use --force if you are sure it is gone", stack, h.PID, h.Host, h.User)
 			}
 		}
 	}
@@ -125,7 +144,6 @@ func (e *Engine) currentLocks(_ context.Context, stack string) ([]LockHolder, bo
 	if err != nil {
 		return nil, true, err
 	}
-	host, _ := os.Hostname()
 	var out []LockHolder
 	for _, en := range entries {
 		if en.IsDir() || !strings.HasSuffix(en.Name(), ".json") {
@@ -144,9 +162,7 @@ func (e *Engine) currentLocks(_ context.Context, stack string) ([]LockHolder, bo
 		if json.Unmarshal(data, &l) != nil {
 			continue
 		}
-		h := LockHolder{User: l.Username, Host: l.Hostname, PID: l.Pid, Since: l.Timestamp.Format(time.RFC3339)}
-		h.Stale = h.Host == host && h.PID > 0 && !rollout.ProcessAlive(h.PID)
-		out = append(out, h)
+		out = append(out, holderOnThisHost(LockHolder{User: l.Username, Host: l.Hostname, PID: l.Pid, Since: l.Timestamp.Format(time.RFC3339)}))
 	}
 	return out, true, nil
 }

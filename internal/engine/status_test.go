@@ -124,8 +124,10 @@ func TestStatusOnARemoteBackend(t *testing.T) {
 }
 
 // Unlock removes a stale lock (its holder is gone from this host), and
-// refuses — leaving the lock, exit 4 — while the holder may still run,
-// unless forced. A backend whose locks cannot be inspected needs --force.
+// refuses — leaving the lock, exit 4 — while the holder may still run on
+// another host, unless forced. A holder running on this host is a live
+// pulumi's lock: refused even when forced (it used to be removed). A
+// backend whose locks cannot be inspected needs --force.
 func TestUnlock(t *testing.T) {
 	host, _ := os.Hostname()
 	for _, tc := range []struct {
@@ -140,9 +142,11 @@ func TestUnlock(t *testing.T) {
 	}{
 		{name: "no lock", noHolders: true},
 		{name: "a stale lock", host: host, pid: 999999999, unlocked: true},
-		{name: "a live holder", host: host, pid: os.Getpid(), want: "which may still be running; wait for it, or use --force"},
-		{name: "a live holder, forced", host: host, pid: os.Getpid(), force: true, unlocked: true},
-		{name: "a holder on another host", host: "ci-7", pid: 12, want: "locked by pid 12 on ci-7 (ops)"},
+		{name: "a live holder", host: host, pid: os.Getpid(), want: "which is still running: the lock is that process's own, so it is not removed, --force or not"},
+		{name: "a live holder, forced", host: host, pid: os.Getpid(), force: true, want: "which is still running: the lock is that process's own, so it is not removed, --force or not"},
+		{name: "a stale lock, forced", host: host, pid: 999999999, force: true, unlocked: true},
+		{name: "a holder on another host", host: "ci-7", pid: 12, want: "locked by pid 12 on ci-7 (ops), which may still be running: cellctl cannot check a process on another host; wait for it, or use --force"},
+		{name: "a holder on another host, forced", host: "ci-7", pid: 12, force: true, unlocked: true},
 		{name: "a backend without inspectable locks", backend: "s3://cells-state", want: "cellctl cannot inspect locks on s3://cells-state"},
 		{name: "a backend without inspectable locks, forced", backend: "s3://cells-state", force: true, noHolders: true},
 	} {
@@ -181,7 +185,7 @@ func TestUnlock(t *testing.T) {
 			if tc.noHolders != (len(holders) == 0) {
 				t.Errorf("holders = %+v", holders)
 			}
-			if tc.unlocked && (len(holders) != 1 || holders[0].PID != tc.pid || holders[0].Stale != (tc.pid != os.Getpid())) {
+			if tc.unlocked && (len(holders) != 1 || holders[0].PID != tc.pid || holders[0].Stale != (tc.host == host) || holders[0].Running) {
 				t.Errorf("holders = %+v", holders)
 			}
 			if tc.unlocked != (len(fe.cli.callsOf("cancel")) == 1) && tc.backend == "" {

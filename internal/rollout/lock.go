@@ -126,6 +126,17 @@ func (h Holder) GoneFromThisHost() bool {
 	return !ProcessAlive(h.PID)
 }
 
+// RunningOnThisHost reports whether the holder ran on this machine and its
+// process still runs: a live holder, whose lock nobody may remove. A holder
+// on another host cannot be checked from here (false: the caller says so).
+func (h Holder) RunningOnThisHost() bool {
+	host, err := os.Hostname()
+	if err != nil || host != h.Host || h.PID <= 0 {
+		return false
+	}
+	return ProcessAlive(h.PID)
+}
+
 // ProcessAlive reports whether pid runs on this machine: the one liveness
 // check of cellctl's locks (the fleet lock's holders, and the pulumi stack
 // locks `cellctl unlock` removes). Signal 0 probes without signalling;

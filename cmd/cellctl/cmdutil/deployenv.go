@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"strings"
 	"sync"
 	"time"
@@ -220,8 +219,7 @@ func outputs(ctx context.Context, eng *engine.Engine, stack string) (map[string]
 // clear the fleet lock. A holder on this host whose process still runs is
 // not dead: that is refused.
 func abandon(ctx context.Context, rs *rollout.Store, store *backend.Store, id string) (string, error) {
-	host, _ := os.Hostname()
-	if h, err := rs.Holder(ctx); err == nil && h != nil && h.ID == id && h.Host == host && rollout.ProcessAlive(h.PID) {
+	if h, err := rs.Holder(ctx); err == nil && h != nil && h.ID == id && h.RunningOnThisHost() {
 		return "", fmt.Errorf("%s is still running on this host (pid %d): stop it (Ctrl-C) instead of abandoning it", h, h.PID)
 	}
 	held, err := executor.Abandon(ctx, store, id, rollout.Me("deploy --abandon", "abandon-"+id, time.Now()))

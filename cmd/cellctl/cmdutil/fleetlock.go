@@ -10,6 +10,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/cellctl/cellctl/internal/engine"
 	"github.com/cellctl/cellctl/internal/outcome"
 	"github.com/cellctl/cellctl/internal/rollout"
 )
@@ -117,15 +118,8 @@ func (f *Factory) LockFleet(ctx context.Context, verb string, override bool) (re
 		f.lock.depth++
 		return f.releaseFleet, nil
 	}
-	if f.lock.store == nil {
-		if f.OpenLockStore != nil {
-			f.lock.store, err = f.OpenLockStore(ctx)
-		} else {
-			f.lock.store, err = f.openLockStore(ctx)
-		}
-		if err != nil {
-			return nil, err
-		}
+	if err := f.lockStoreLocked(ctx); err != nil {
+		return nil, err
 	}
 	me := rollout.Me(verb, rollout.NewID(), time.Now())
 	l, err := f.lock.store.Acquire(ctx, me)
@@ -168,6 +162,32 @@ func (f *Factory) LockFleet(ctx context.Context, verb string, override bool) (re
 	return func() {}, nil
 }
 
+// lockStoreLocked opens the fleet lock's store once; f.lock.mu is held.
+func (f *Factory) lockStoreLocked(ctx context.Context) error {
+	if f.lock.store != nil {
+		return nil
+	}
+	var err error
+	if f.OpenLockStore != nil {
+		f.lock.store, err = f.OpenLockStore(ctx)
+	} else {
+		f.lock.store, err = f.openLockStore(ctx)
+	}
+	return err
+}
+
+// FleetHolder reads who holds the fleet lock now (nil: nobody), without
+// taking it: for a verb that must not run under a live holder but takes
+// no lock of its own (unlock, which clears what a killed holder left).
+func (f *Factory) FleetHolder(ctx context.Context) (*rollout.Holder, error) {
+	f.lock.mu.Lock()
+	defer f.lock.mu.Unlock()
+	if err := f.lockStoreLocked(ctx); err != nil {
+		return nil, err
+	}
+	return f.lock.store.Holder(ctx)
+}
+
 // takesOver reports whether a held fleet lock is a dead verb's to take
 // over: held on this host by a process that is gone, by a verb that keeps
 // no resumable record of its own (not a rollout, a router canary or a
@@ -190,15 +210,13 @@ func (f *Factory) releaseFleet() {
 }
 
 // openLockStore opens the fleet lock in the backend the fleet's engine
-// uses (--backend, $PULUMI_BACKEND_URL or the fleet's .cellctl/state).
+// uses (--backend, $PULUMI_BACKEND_URL or the fleet's .cellctl/state:
+// engine.BackendURL, the engine's own rule), without building an engine —
+// a verb that runs no pulumi (sim reset) needs no pulumi CLI to take it.
 func (f *Factory) openLockStore(ctx context.Context) (*rollout.Store, error) {
 	fl, err := f.Fleet()
 	if err != nil {
 		return nil, err
 	}
-	eng, err := f.newEngine(fl, nil)
-	if err != nil {
-		return nil, err
-	}
-	return rollout.Open(ctx, eng.Backend())
+	return rollout.Open(ctx, engine.BackendURL(f.Global.Backend, fl.Dir))
 }

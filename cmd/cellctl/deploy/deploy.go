@@ -92,7 +92,7 @@ passed). Every run ends with the table cell → wave → image → state.`,
 	fl.BoolVar(&opts.Rebake, "rebake", false, "bake again waves that already passed")
 	fl.BoolVar(&opts.Retry, "retry", false, "try again the wave a halted rollout stopped at")
 	fl.StringVar(&opts.Abandon, "abandon", "", "break the lock of this rollout id (its holder is dead) and exit")
-	cmdutil.BakeScaleVar(fl, &opts.BakeScale, "multiply every bake and poll (rehearsals on --cloud sim only)")
+	cmdutil.BakeScaleVar(fl, &opts.BakeScale, "multiply every bake, poll and stage delay (rehearsals on --cloud sim only)")
 	return cmd
 }
 

@@ -124,7 +124,9 @@ holder. Read-only commands and every --dry-run never take it.`,
 		mutates(f, lifecycle.NewCmdUndrain(f, nil), "", "undrain", false),
 		mutates(f, lifecycle.NewCmdMigrate(f, nil), "", "migrate", false),
 		drift.NewCmdDrift(f, nil),
-		simulator.NewCmdSim(f),
+		// sim reset empties the simulated cloud the fleet runs in: under a
+		// live rollout that is the fleet's resources gone mid-bake.
+		mutates(f, simulator.NewCmdSim(f), "reset", "sim reset", false),
 		secret.NewCmdSecret(f),
 	)
 	return cmd

@@ -144,7 +144,7 @@ stacks it deploys and its bake; it takes no lock and writes nothing.`,
 	fl := cmd.Flags()
 	fl.IntVar(&opts.Steps, "steps", 0, "stop after this many steps (0: all); a later run continues")
 	fl.BoolVar(&opts.DryRun, "dry-run", false, "print the steps the rotation would run, the stacks each deploys and its bake; change nothing")
-	cmdutil.BakeScaleVar(fl, &opts.BakeScale, "multiply every bake and poll (rehearsals on --cloud sim only)")
+	cmdutil.BakeScaleVar(fl, &opts.BakeScale, "multiply every bake, poll and stage delay (rehearsals on --cloud sim only)")
 	return cmd
 }
 

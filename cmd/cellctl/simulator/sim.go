@@ -423,10 +423,15 @@ func newCmdSimReset(o *SimOptions) *cobra.Command {
 	return &cobra.Command{
 		Use:   "reset",
 		Short: "Empty the simulated cloud (resources, faults, latency, quotas)",
-		Long:  "Empty the simulated cloud: every account's resources, faults, latency, quotas\n(with --account, that account's only). The accounts and their roles stay.\nThe Pulumi state in .cellctl/state is not touched: follow with\n`cellctl up --refresh` or remove .cellctl/state too.",
+		Long:  "Empty the simulated cloud: every account's resources, faults, latency, quotas\n(with --account, that account's only). The accounts and their roles stay.\nThe Pulumi state in .cellctl/state is not touched: follow with\n`cellctl up --refresh` or remove .cellctl/state too.\n\nIt holds the fleet lock while it runs, as every verb that changes the fleet\ndoes: while a rollout (or any other such verb) holds the fleet, it exits 4\nnaming the holder and empties nothing.",
 		RunE: func(cmd *cobra.Command, args []string) error {
 			c, err := o.cloud()
 			if err != nil {
+				return err
+			}
+			// It builds no engine, so it takes the fleet lock itself
+			// (root marks it a mutating verb), before emptying anything.
+			if err := o.HoldFleet(cmd.Context()); err != nil {
 				return err
 			}
 			if o.Account != "" {

@@ -2,6 +2,7 @@ package stack
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -178,17 +179,21 @@ func statusRun(ctx context.Context, opts *StatusOptions) error {
 			unreadable = append(unreadable, st.Name+": "+st.Error)
 		}
 	}
-	if recsErr != nil {
-		// A record that does not read may be the unfinished canary's.
-		unreadable = append(unreadable, "the records in the backend: "+recsErr.Error())
-	}
 	if err := opts.View.Render(opts.IO, rows); err != nil {
 		return err
 	}
 	// A stack whose state cannot be read is not "fine": the report shows
-	// why, and the exit code says so.
+	// why, and the exit code says so. A record that does not read may be
+	// the unfinished canary's: said too, but not counted as a stack.
+	var problems []string
 	if len(unreadable) > 0 {
-		return fmt.Errorf("%d stack(s) could not be read:\n%s", len(unreadable), strings.Join(unreadable, "\n"))
+		problems = append(problems, fmt.Sprintf("%d stack(s) could not be read:\n%s", len(unreadable), strings.Join(unreadable, "\n")))
+	}
+	if recsErr != nil {
+		problems = append(problems, "the rollout records in the backend could not be read: "+recsErr.Error())
+	}
+	if len(problems) > 0 {
+		return errors.New(strings.Join(problems, "\n"))
 	}
 	return nil
 }
@@ -219,9 +224,9 @@ func writeStatusTable(io *iostreams.IOStreams, rows []CellStatus) error {
 			}
 		}
 		if r.Error != "" {
-			// The whole error goes to stderr; the table keeps one line.
-			msg, _, _ := strings.Cut(r.Error, "\n")
-			last = s.Bad("error: " + msg)
+			// The whole error goes to stderr, once; the table says in a
+			// few words what failed (an AWS error's code).
+			last = s.Bad("error: " + engine.ErrorSummary(r.Error))
 		}
 		image := r.Image
 		if image == "" {

@@ -3,6 +3,7 @@ package stack
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"io"
 	"strings"
 	"testing"
@@ -49,6 +50,48 @@ func TestStatusFailsOnAnUnreadableStack(t *testing.T) {
 	opts.Engine = func(*fleet.Fleet) (StatusReader, error) { return fakeStatus{{Name: "cell-a"}}, nil }
 	if err := statusRun(context.Background(), opts); err != nil {
 		t.Fatalf("a readable fleet: %v", err)
+	}
+}
+
+// With the KMS key disabled (the CLI's stderr, cleaned, as the engine
+// hands it over) and in an S3 outage, the table says which AWS call failed
+// and its error code — not the SDK's log line, not the whole message — and
+// the whole message is printed once, on stderr (the returned error); the
+// unreadable records are said apart, not counted as a stack.
+func TestStatusShowsTheAWSErrorOnceAndItsCodeInTheTable(t *testing.T) {
+	fl, err := fleet.Load("../../..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	kms := "error: decrypting secrets: secrets (code=PermissionDenied): operation error KMS: Decrypt, https response error StatusCode: 400, RequestID: , " +
+		"DisabledException: arn:aws:kms:us-east-1:123456789012:key/ae6ad1ed is disabled."
+	outage := `stack cell-b: error: read ".pulumi/meta.yaml": blob (key ".pulumi/meta.yaml") (code=Unknown): operation error S3: GetObject, exceeded maximum number of attempts, 3, ` +
+		`https response error StatusCode: 503, RequestID: R1, HostID: , api error ServiceUnavailable: Service is unable to handle request.`
+	records := errors.New("listing rollouts: blob (code=Unknown): operation error S3: ListObjectsV2, https response error StatusCode: 503, RequestID: R1, HostID: , api error ServiceUnavailable: Service is unable to handle request.")
+	io, _, out, _ := iostreams.Test()
+	view, err := render.Pick(render.FormatTable, statusTable)
+	if err != nil {
+		t.Fatal(err)
+	}
+	opts := &StatusOptions{IO: io, Fleet: func() (*fleet.Fleet, error) { return fl, nil }, View: view, Cells: []string{"cell-a", "cell-b"},
+		Engine: func(*fleet.Fleet) (StatusReader, error) {
+			return fakeStatus{{Name: "cell-a", Error: kms}, {Name: "cell-b", Error: outage}}, nil
+		},
+		Records: func() ([]*executor.Record, error) { return nil, records }}
+	err = statusRun(context.Background(), opts)
+	table := out.String()
+	for _, want := range []string{"error: KMS Decrypt: DisabledException", "error: S3 GetObject: ServiceUnavailable"} {
+		if !strings.Contains(table, want) {
+			t.Errorf("the table lacks %q:\n%s", want, table)
+		}
+	}
+	if strings.Contains(table, "Service is unable") || strings.Contains(table, "is disabled") {
+		t.Errorf("the table repeats the whole message:\n%s", table)
+	}
+	want := "2 stack(s) could not be read:\ncell-a: " + kms + "\ncell-b: " + outage +
+		"\nthe rollout records in the backend could not be read: " + records.Error()
+	if err == nil || err.Error() != want {
+		t.Errorf("err =\n%v\nwant\n%s", err, want)
 	}
 }
 
