@@ -103,6 +103,16 @@ type TaskSpec struct {
 	// answered, before RunOnce waits for it (the caller records it, so a
 	// run that dies while the task runs still names it).
 	Started func(taskArn string)
+	// ClientToken is RunTask's idempotency token: up to 64 ASCII
+	// characters 33-126 ("": the SDK makes one per call, which covers its
+	// own retries only). A caller that records the token before RunOnce
+	// and passes it again after a run died before it learnt the task gets
+	// that task back instead of a second one: RunTask answers with it, or —
+	// the template's copy registered again being another revision —
+	// ConflictException names it, and RunOnce follows that task (API
+	// Reference, "Ensuring idempotency": the token lives 24 hours in its
+	// cluster).
+	ClientToken string
 	// Detach, when closed, ends the wait without stopping the task:
 	// RunOnce (or Follow) returns the result so far, TaskArn set, and an
 	// error wrapping ErrDetached. It is the operator's first Ctrl-C: the
@@ -194,6 +204,9 @@ func (s TaskSpec) validate() error {
 	if s.Timeout <= 0 {
 		return fmt.Errorf("ECS one-off task from %s: a positive Timeout is required (a migration must not run unbounded)", s.Template)
 	}
+	if len(s.ClientToken) > 64 || strings.IndexFunc(s.ClientToken, func(r rune) bool { return r < 33 || r > 126 }) >= 0 {
+		return fmt.Errorf("ECS one-off task from %s: clientToken %q: up to 64 ASCII characters 33-126 are allowed", s.Template, s.ClientToken)
+	}
 	if s.StartedBy != "" && !startedByRE.MatchString(s.StartedBy) {
 		return fmt.Errorf("ECS one-off task from %s: startedBy %q: up to 128 letters, digits, '-', '/' and '_' are allowed", s.Template, s.StartedBy)
 	}
@@ -258,14 +271,27 @@ func (e *ECS) RunOnce(ctx context.Context, s TaskSpec) (TaskResult, error) {
 			AssignPublicIp: ecstypes.AssignPublicIpDisabled,
 		}},
 		PropagateTags: ecstypes.PropagateTagsTaskDefinition,
-		// ClientToken is left to the SDK, which fills it once per call
-		// (an idempotency token): its retries of a RunTask whose answer
-		// was lost do not start a second migration.
+		// Without the caller's ClientToken the SDK fills one per call:
+		// its retries of a RunTask whose answer was lost do not start a
+		// second migration.
+	}
+	if s.ClientToken != "" {
+		run.ClientToken = aws.String(s.ClientToken)
 	}
 	if s.StartedBy != "" {
 		run.StartedBy = aws.String(s.StartedBy)
 	}
 	ran, err := e.api.RunTask(ctx, run)
+	var conflict *ecstypes.ConflictException
+	if errors.As(err, &conflict) && s.ClientToken != "" && len(conflict.ResourceIds) == 1 {
+		// An earlier RunOnce with this token started the task (another
+		// revision of the same copy): that task is this run's.
+		res.TaskArn, res.TaskDefinitionArn = conflict.ResourceIds[0], ""
+		if s.Started != nil {
+			s.Started(res.TaskArn)
+		}
+		return e.finish(ctx, s, nil, res, s.Timeout)
+	}
 	if err != nil {
 		return res, fmt.Errorf("ECS RunTask (%s in %s): %w", res.TaskDefinitionArn, s.Cluster, err)
 	}

@@ -81,6 +81,9 @@ type fakeECS struct {
 	template     map[string]any
 	templateTags []any
 	runFailures  []any
+	// conflict makes RunTask answer ConflictException naming these tasks
+	// (its clientToken was used with other parameters).
+	conflict []any
 	// states are the task's members at each DescribeTasks (after
 	// missing MISSING answers); the last one repeats.
 	states       []map[string]any
@@ -200,6 +203,9 @@ func (f *fakeECS) ecs(op string, in map[string]any) (any, int) {
 		td["status"] = "ACTIVE"
 		return map[string]any{"taskDefinition": td, "tags": in["tags"]}, 0
 	case "RunTask":
+		if f.conflict != nil {
+			return map[string]any{"__type": "ConflictException", "message": "The clientToken is already in use with a different RunTask request.", "resourceIds": f.conflict}, 400
+		}
 		if f.runFailures != nil {
 			return map[string]any{"tasks": []any{}, "failures": f.runFailures}, 0
 		}
@@ -552,6 +558,33 @@ func TestRunOnceDetachedLeavesTheTaskRunning(t *testing.T) {
 	}
 	if len(f.stopRequests) != 0 {
 		t.Errorf("StopTask sent %q: a detached task keeps running", f.stopRequests)
+	}
+}
+
+func TestRunOnceWithARecordedTokenFollowsTheTaskItAlreadyStarted(t *testing.T) {
+	f := newFakeECS(t)
+	// The dead run's RunTask with this token started testTaskArn (of the
+	// revision it registered); this run's copy is another revision.
+	f.conflict = []any{testTaskArn}
+	f.states = []map[string]any{{"lastStatus": "RUNNING"}, stoppedWith(0, "EssentialContainerExited", "Essential container in task exited")}
+	e := f.start()
+	s := migrationSpec()
+	s.ClientToken = "cellctl-3f9a0b1c2d3e4f5a"
+	var started string
+	s.Started = func(arn string) { started = arn }
+	res, err := e.RunOnce(ctx, s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if run := f.body("RunTask"); run["clientToken"] != "cellctl-3f9a0b1c2d3e4f5a" {
+		t.Errorf("RunTask clientToken = %v, want the caller's", run["clientToken"])
+	}
+	if !res.Succeeded() || res.TaskArn != testTaskArn || started != testTaskArn || !strings.HasSuffix(res.TaskDefinitionArn, "cell-a-app:8") {
+		t.Errorf("result %+v (started %q): want the task the token started, followed to its end", res, started)
+	}
+	s.ClientToken = strings.Repeat("x", 65)
+	if _, err := e.RunOnce(ctx, s); err == nil || !strings.Contains(err.Error(), "clientToken") {
+		t.Errorf("a 65-character token: %v", err)
 	}
 }
 

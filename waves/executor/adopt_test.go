@@ -323,3 +323,37 @@ func TestANewRolloutWaitsForAMigrationAnAbandonedRolloutLeftRunning(t *testing.T
 		t.Errorf("the abandoned rollout's record keeps cell-a's task as %+v, want its end", mig)
 	}
 }
+
+func TestKilledBetweenATasksStartAndItsRecordTheRerunGetsThatTaskBack(t *testing.T) {
+	f, m := migratingFleet(t)
+	m.hang["cell-a migrate"] = true
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	// The start's token is saved; the process dies before the save that
+	// names the task it started.
+	died := killWhen(f, cancel, func(r *Record) bool { return r.Waves[0].Cells[0].Migration.Starting() })
+	_, _ = f.ex.Run(ctx, f.plan, f.opts())
+	if !died.Load() {
+		t.Fatal("the first run never recorded cell-a's start")
+	}
+	rec := f.store.record(t, f.plan.ID())
+	if mig := rec.Waves[0].Cells[0].Migration; !mig.Starting() || m.count("cell-a", "migrate") != 1 {
+		t.Fatalf("setup: record %+v, migrations %v: want the token recorded and the task started, unnamed", mig, m.runs())
+	}
+
+	revive(f)
+	f.store.lock = nil
+	m.setHang("cell-a migrate", false)
+	if _, err := f.run(t, f.opts()); err != nil {
+		t.Fatal(err)
+	}
+	if n := m.count("cell-a", "migrate"); n != 1 {
+		t.Errorf("cell-a's migration started %d times (%v): the rerun's start with the recorded token gets the first task back", n, m.runs())
+	}
+	if o := m.overlapping(); len(o) > 0 {
+		t.Errorf("two tasks ran at once on one database: %v", o)
+	}
+	if mig := f.store.record(t, f.plan.ID()).Waves[0].Cells[0].Migration; !mig.OK() || !strings.HasSuffix(mig.Task, "task0001") {
+		t.Errorf("cell-a's record: %+v, want the first task, passed", mig)
+	}
+}

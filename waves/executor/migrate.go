@@ -56,6 +56,12 @@ type MigrationRequest struct {
 	Cell     string
 	From, To CellConfig
 	Rollback bool
+	// Token is the idempotency token of the task's start (ECS RunTask's
+	// clientToken), recorded before Migrate is called: given a token
+	// again — a run died between starting the task and recording it — a
+	// Migrator returns the task that token started instead of starting
+	// another. "": the Migrator's own per-call token.
+	Token string
 	// Detach, when closed (the operator's first Ctrl-C), asks Migrate and
 	// Resume to stop waiting for the task and leave it running: they
 	// return the Migration naming the task and an error wrapping
@@ -88,6 +94,9 @@ func (p MigrationPlan) String() string {
 type Migration struct {
 	Image   string   `json:"image"`
 	Command []string `json:"command,omitempty"`
+	// Token is the idempotency token its start was asked with, recorded
+	// before the start (MigrationRequest.Token).
+	Token string `json:"token,omitempty"`
 	// Task is the task's ARN; TaskDefinition the revision it ran.
 	Task           string `json:"task,omitempty"`
 	TaskDefinition string `json:"taskDefinition,omitempty"`
@@ -113,6 +122,14 @@ type Migration struct {
 // runs on the cell's database.
 func (m *Migration) Unfinished() bool {
 	return m != nil && m.Task != "" && m.Stopped.IsZero()
+}
+
+// Starting reports whether the migration's start was asked for (its token
+// recorded) and its task never recorded: the run died in between, so a
+// task may run that the record does not name. A rerun starts it with the
+// same token, which gets that task back if there is one.
+func (m *Migration) Starting() bool {
+	return m != nil && m.Token != "" && m.Task == "" && m.Stopped.IsZero()
 }
 
 // OK reports whether the migration ran to a zero exit.
@@ -235,6 +252,11 @@ func (r *run) migrate(ctx context.Context, w Wave, wr *WaveRecord, cell string) 
 		// starts (a rerun migrates the cell).
 		return false
 	}
+	if done.Starting() && done.Image == p.Image && slices.Equal(done.Command, p.Command) {
+		// The last run asked for the start and died before it learnt
+		// the task: the same token gets that task back, if it started.
+		req.Token = done.Token
+	}
 	r.emit(Event{Kind: CellMigrating, Wave: w.Name, Cell: cell, Message: fmt.Sprintf("cell %s: migrating: %s", cell, p)})
 	m, err := r.runMigration(ctx, req, p, keep, r.save)
 	if ctx.Err() != nil {
@@ -322,6 +344,9 @@ func (r *run) rollbackMigration(ctx context.Context, wave string, wr *WaveRecord
 	if r.stopped() {
 		return "", fmt.Errorf("cell %s's rollback migration was not started: %w", cell, ErrStopped)
 	}
+	if done.Starting() && done.Image == p.Image && slices.Equal(done.Command, p.Command) {
+		req.Token = done.Token
+	}
 	r.emit(Event{Kind: CellMigrating, Wave: wave, Cell: cell, Message: fmt.Sprintf("cell %s: rolling back its migration: %s", cell, p)})
 	m, err := r.runMigration(ctx, req, p, keep, save)
 	if errors.Is(err, ErrStopped) {
@@ -343,9 +368,21 @@ func (r *run) rollbackMigration(ctx context.Context, wave string, wr *WaveRecord
 func (r *run) runMigration(ctx context.Context, req MigrationRequest, p MigrationPlan, keep func(*Migration), save func(context.Context) error) (*Migration, error) {
 	var at time.Time
 	var task string
+	if req.Token == "" {
+		req.Token = "cellctl-" + nonce() + nonce()
+	}
+	// The token first: a run that dies after the start and before the
+	// task is recorded leaves the token, and the rerun's start with it
+	// gets that task back.
+	keep(&Migration{Image: p.Image, Command: p.Command, Token: req.Token})
+	if err := save(ctx); err != nil {
+		m := Migration{Image: p.Image, Command: p.Command, Error: "not started: " + err.Error()}
+		r.ended(&m, nil)
+		return &m, nil
+	}
 	started := func(t string) {
 		at, task = r.clock.Now().UTC(), t
-		keep(&Migration{Image: p.Image, Command: p.Command, Task: t, Started: at})
+		keep(&Migration{Image: p.Image, Command: p.Command, Token: req.Token, Task: t, Started: at})
 		_ = save(ctx)
 	}
 	req.Detach = r.opts.Stop
@@ -362,11 +399,12 @@ func (r *run) runMigration(ctx context.Context, req MigrationRequest, p Migratio
 	if errors.Is(err, ErrStopped) && m.Task != "" {
 		// The task runs on: the record keeps it unfinished, as it was
 		// when it started, so the rerun follows it.
-		m = Migration{Image: p.Image, Command: p.Command, Task: m.Task, TaskDefinition: m.TaskDefinition, Started: m.Started}
+		m = Migration{Image: p.Image, Command: p.Command, Token: req.Token, Task: m.Task, TaskDefinition: m.TaskDefinition, Started: m.Started}
 		keep(&m)
 		_ = save(ctx)
 		return &m, err
 	}
+	m.Token = req.Token
 	r.ended(&m, err)
 	keep(&m)
 	_ = save(ctx)

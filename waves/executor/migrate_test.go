@@ -38,6 +38,9 @@ type fakeMigrator struct {
 	running map[string]int // by cell
 	// overlaps are the tasks started on a cell while another ran there.
 	overlaps []string
+	// tokens are the tasks started by token (RunTask's clientToken): a
+	// start with a token seen before answers that task.
+	tokens map[string]string
 }
 
 type fakeTask struct {
@@ -70,6 +73,12 @@ func (m *fakeMigrator) Migrate(ctx context.Context, req MigrationRequest, starte
 	p := m.Plan(req)
 	kind := kindOf(req)
 	m.mu.Lock()
+	if task, ok := m.tokens[req.Token]; ok && req.Token != "" {
+		m.log = append(m.log, fmt.Sprintf("%s token %s", req.Cell, task[strings.LastIndex(task, "/")+1:]))
+		m.mu.Unlock()
+		started(task)
+		return m.wait(ctx, req, task)
+	}
 	m.n++
 	task := fmt.Sprintf("arn:aws:ecs:us-east-1:111111111111:task/c/task%04d", m.n)
 	m.log = append(m.log, fmt.Sprintf("%s %s %s (service on %s)", req.Cell, p.Image, kind, m.cells.get(req.Cell).Image))
@@ -92,6 +101,9 @@ func (m *fakeMigrator) Migrate(ctx context.Context, req MigrationRequest, starte
 	}
 	m.running[req.Cell]++
 	m.tasks[task] = &fakeTask{cell: req.Cell, kind: kind, running: true, out: out}
+	if req.Token != "" {
+		m.tokens[req.Token] = task
+	}
 	onStart := m.onStart
 	m.mu.Unlock()
 	started(task)
@@ -177,7 +189,7 @@ func (m *fakeMigrator) runs() []string {
 
 func migratingFleet(t *testing.T) (*fleet, *fakeMigrator) {
 	f := newFleet(t)
-	m := &fakeMigrator{cells: f.cells, bad: map[string]string{}, runErr: map[string]error{}, hang: map[string]bool{}, tasks: map[string]*fakeTask{}, running: map[string]int{}}
+	m := &fakeMigrator{cells: f.cells, bad: map[string]string{}, runErr: map[string]error{}, hang: map[string]bool{}, tasks: map[string]*fakeTask{}, running: map[string]int{}, tokens: map[string]string{}}
 	f.ex.Migrator = m
 	return f, m
 }

@@ -89,7 +89,7 @@ func (m *Migrator) Migrate(ctx context.Context, req executor.MigrationRequest, s
 		Subnets: t.subnets, SecurityGroups: t.securityGroups,
 		StartedBy: "cellctl", Timeout: p.Timeout, Poll: m.Poll,
 		Tags:    map[string]string{"cell": req.Cell, "managed-by": "cellctl", "cellctl:purpose": purpose(req)},
-		Started: started, Detach: req.Detach,
+		Started: started, Detach: req.Detach, ClientToken: req.Token,
 	})
 	return result(out, res, err)
 }
