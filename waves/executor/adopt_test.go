@@ -357,3 +357,31 @@ func TestKilledBetweenATasksStartAndItsRecordTheRerunGetsThatTaskBack(t *testing
 		t.Errorf("cell-a's record: %+v, want the first task, passed", mig)
 	}
 }
+
+// noResume is a Migrator that cannot follow a task an earlier run started.
+type noResume struct{ m *fakeMigrator }
+
+func (n noResume) Plan(req MigrationRequest) MigrationPlan { return n.m.Plan(req) }
+func (n noResume) Migrate(ctx context.Context, req MigrationRequest, started func(string)) (Migration, error) {
+	return n.m.Migrate(ctx, req, started)
+}
+
+func TestAMigratorThatCannotFollowATaskFailsTheCellInsteadOfStartingAnother(t *testing.T) {
+	f, m := migratingFleet(t)
+	m.hang["cell-a migrate"] = true
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	killWhen(f, cancel, func(r *Record) bool { return r.Waves[0].Cells[0].Migration.Unfinished() })
+	_, _ = f.ex.Run(ctx, f.plan, f.opts())
+	revive(f)
+	f.store.lock = nil
+	f.ex.Migrator = noResume{m}
+	_, err := f.run(t, f.opts())
+	var h *HaltedError
+	if !errors.As(err, &h) || h.Breach == nil || h.Breach.Signal != SignalMigration || !strings.Contains(err.Error(), "cannot follow it") {
+		t.Fatalf("err = %v, want cell-a's migration failed saying the task cannot be followed", err)
+	}
+	if n := m.count("cell-a", "migrate"); n != 1 || len(m.overlapping()) > 0 {
+		t.Errorf("migrations %v: no second task may start", m.runs())
+	}
+}

@@ -171,6 +171,8 @@ func (m *Migration) Failure() string {
 		what = task + ": " + m.Error
 	case m.TimedOut:
 		what = task + " timed out and was stopped"
+	case m.Unfinished():
+		what = task + " was never seen to end (it may still run; rerunning the deploy follows it to its end)"
 	case m.ExitCode != nil:
 		what = fmt.Sprintf("%s exited %d", task, *m.ExitCode)
 	default:
@@ -423,8 +425,13 @@ func (r *run) runMigration(ctx context.Context, req MigrationRequest, p Migratio
 func (r *run) follow(ctx context.Context, wave string, req MigrationRequest, prev *Migration, keep func(*Migration), save func(context.Context) error) (*Migration, bool, error) {
 	res, ok := r.ex.Migrator.(Resumer)
 	if !ok {
-		return prev, false, fmt.Errorf("migration task %s, started by an earlier run, was never seen to end, and this migrator cannot follow it: "+
+		err := fmt.Errorf("migration task %s, started by an earlier run, was never seen to end, and this migrator cannot follow it: "+
 			"check that it has stopped (aws ecs describe-tasks), then rerun", prev.TaskID())
+		m := *prev
+		m.Error = err.Error()
+		keep(&m)
+		_ = save(ctx)
+		return &m, false, err
 	}
 	r.emit(Event{Kind: CellMigrating, Wave: wave, Cell: req.Cell, Message: fmt.Sprintf(
 		"cell %s: migration task %s, started by an earlier run at %s, was never seen to end: following it (no second task starts)",
