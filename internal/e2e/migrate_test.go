@@ -153,7 +153,8 @@ func TestKilledDeployFollowsItsHungMigrationInsteadOfStartingAnother(t *testing.
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(stackFile, append(stack, "  cells:migrationTimeoutSeconds: 60\n"...), 0o644); err != nil {
+	withTimeout := strings.Replace(string(stack), "config:\n", "config:\n  cells:migrationTimeoutSeconds: 60\n", 1)
+	if err := os.WriteFile(stackFile, []byte(withTimeout), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	mustRun(t, dir, "sim", "task", "set", "--image", img, "--hang")
