@@ -121,7 +121,9 @@ type Migration struct {
 // task may still run. A rerun follows it (Resumer) before anything else
 // runs on the cell's database.
 func (m *Migration) Unfinished() bool {
-	return m != nil && m.Task != "" && m.Stopped.IsZero()
+	// An exit code, a stop code or a timeout says it stopped, whatever
+	// Stopped says (a record an older cellctl or another verb wrote).
+	return m != nil && m.Task != "" && m.Stopped.IsZero() && m.ExitCode == nil && m.StopCode == "" && !m.TimedOut
 }
 
 // Starting reports whether the migration's start was asked for (its token
