@@ -471,7 +471,7 @@ func (r *run) rollback(ctx context.Context, w Wave, wr *WaveRecord) error {
 	}
 	if len(left) > 0 {
 		slices.Sort(left)
-		return fmt.Errorf("wave %s stopped while rolling back (cells whose migration task still runs: %s; the rerun follows it, then finishes their rollback): %w",
+		return fmt.Errorf("wave %s stopped while rolling back (cells left at their migration, which runs on or was not started: %s; the rerun follows or runs it, then finishes their rollback): %w",
 			w.Name, strings.Join(left, ", "), ErrStopped)
 	}
 	if err := errs.ErrorOrNil(); err != nil {
