@@ -2,6 +2,7 @@ package awsapi
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"regexp"
 	"slices"
@@ -102,7 +103,28 @@ type TaskSpec struct {
 	// answered, before RunOnce waits for it (the caller records it, so a
 	// run that dies while the task runs still names it).
 	Started func(taskArn string)
+	// ClientToken is RunTask's idempotency token: up to 64 ASCII
+	// characters 33-126 ("": the SDK makes one per call, which covers its
+	// own retries only). A caller that records the token before RunOnce
+	// and passes it again after a run died before it learnt the task gets
+	// that task back instead of a second one: RunTask answers with it, or —
+	// the template's copy registered again being another revision —
+	// ConflictException names it, and RunOnce follows that task (API
+	// Reference, "Ensuring idempotency": the token lives 24 hours in its
+	// cluster).
+	ClientToken string
+	// Detach, when closed, ends the wait without stopping the task:
+	// RunOnce (or Follow) returns the result so far, TaskArn set, and an
+	// error wrapping ErrDetached. It is the operator's first Ctrl-C: the
+	// caller has recorded the task, and a later run follows it to its end
+	// (Follow) instead of starting another. A cancelled ctx, by contrast,
+	// stops the task. nil: never.
+	Detach <-chan struct{}
 }
+
+// ErrDetached says the caller stopped waiting for a task (TaskSpec.Detach)
+// and left it running.
+var ErrDetached = errors.New("stopped waiting for the task, which was left running")
 
 // TaskResult is what a one-off task did.
 type TaskResult struct {
@@ -182,6 +204,9 @@ func (s TaskSpec) validate() error {
 	if s.Timeout <= 0 {
 		return fmt.Errorf("ECS one-off task from %s: a positive Timeout is required (a migration must not run unbounded)", s.Template)
 	}
+	if len(s.ClientToken) > 64 || strings.IndexFunc(s.ClientToken, func(r rune) bool { return r < 33 || r > 126 }) >= 0 {
+		return fmt.Errorf("ECS one-off task from %s: clientToken %q: up to 64 ASCII characters 33-126 are allowed", s.Template, s.ClientToken)
+	}
 	if s.StartedBy != "" && !startedByRE.MatchString(s.StartedBy) {
 		return fmt.Errorf("ECS one-off task from %s: startedBy %q: up to 128 letters, digits, '-', '/' and '_' are allowed", s.Template, s.StartedBy)
 	}
@@ -246,14 +271,27 @@ func (e *ECS) RunOnce(ctx context.Context, s TaskSpec) (TaskResult, error) {
 			AssignPublicIp: ecstypes.AssignPublicIpDisabled,
 		}},
 		PropagateTags: ecstypes.PropagateTagsTaskDefinition,
-		// ClientToken is left to the SDK, which fills it once per call
-		// (an idempotency token): its retries of a RunTask whose answer
-		// was lost do not start a second migration.
+		// Without the caller's ClientToken the SDK fills one per call:
+		// its retries of a RunTask whose answer was lost do not start a
+		// second migration.
+	}
+	if s.ClientToken != "" {
+		run.ClientToken = aws.String(s.ClientToken)
 	}
 	if s.StartedBy != "" {
 		run.StartedBy = aws.String(s.StartedBy)
 	}
 	ran, err := e.api.RunTask(ctx, run)
+	var conflict *ecstypes.ConflictException
+	if errors.As(err, &conflict) && s.ClientToken != "" && len(conflict.ResourceIds) == 1 {
+		// An earlier RunOnce with this token started the task (another
+		// revision of the same copy): that task is this run's.
+		res.TaskArn, res.TaskDefinitionArn = conflict.ResourceIds[0], ""
+		if s.Started != nil {
+			s.Started(res.TaskArn)
+		}
+		return e.finish(ctx, s, nil, res, s.Timeout)
+	}
 	if err != nil {
 		return res, fmt.Errorf("ECS RunTask (%s in %s): %w", res.TaskDefinitionArn, s.Cluster, err)
 	}
@@ -267,14 +305,52 @@ func (e *ECS) RunOnce(ctx context.Context, s TaskSpec) (TaskResult, error) {
 	if s.Started != nil {
 		s.Started(res.TaskArn)
 	}
+	return e.finish(ctx, s, &td, res, s.Timeout)
+}
 
-	task, err := e.wait(ctx, s, &res)
+// Follow waits for a task an earlier RunOnce started and never saw stop —
+// that run died, or detached, while the task ran — as RunOnce waits for
+// its own: until it is STOPPED, sending StopTask once s.Timeout has passed
+// since startedAt (at once when it already has), then reads its exit code
+// and last log lines from the revision it runs. It reads only s's Cluster,
+// Container, Timeout, Poll and Detach. A run that follows its migration's
+// task to its end, instead of starting another, is what keeps two
+// migrations off one database.
+func (e *ECS) Follow(ctx context.Context, s TaskSpec, taskArn string, startedAt time.Time) (TaskResult, error) {
+	res := TaskResult{TaskArn: taskArn}
+	var missing []string
+	for _, f := range []struct{ name, v string }{{"Cluster", s.Cluster}, {"Container", s.Container}, {"task ARN", taskArn}} {
+		if strings.TrimSpace(f.v) == "" {
+			missing = append(missing, f.name)
+		}
+	}
+	if len(missing) > 0 {
+		return res, fmt.Errorf("following an ECS task: %s required", strings.Join(missing, ", "))
+	}
+	if s.Timeout <= 0 {
+		return res, fmt.Errorf("following ECS task %s: a positive Timeout is required (a migration must not run unbounded)", taskArn)
+	}
+	return e.finish(ctx, s, nil, res, s.Timeout-time.Since(startedAt))
+}
+
+// finish waits for a started task (res.TaskArn) to stop, for at most
+// timeout before it stops it, and fills res from the stopped task and its
+// log stream. td is the revision it runs, when the caller has it (nil: the
+// one the stopped task names is described).
+func (e *ECS) finish(ctx context.Context, s TaskSpec, td *ecstypes.TaskDefinition, res TaskResult, timeout time.Duration) (TaskResult, error) {
+	task, err := e.wait(ctx, s, &res, timeout)
+	if errors.Is(err, ErrDetached) {
+		return res, fmt.Errorf("ECS task %s: %w", res.TaskArn, err)
+	}
 	if err != nil {
 		return e.abandon(ctx, s, res, err)
 	}
 	res.LastStatus = aws.ToString(task.LastStatus)
 	res.StopCode = string(task.StopCode)
 	res.StoppedReason = aws.ToString(task.StoppedReason)
+	if res.TaskDefinitionArn == "" {
+		res.TaskDefinitionArn = aws.ToString(task.TaskDefinitionArn)
+	}
 	if task.StartedAt != nil {
 		res.StartedAt = task.StartedAt.UTC()
 	}
@@ -296,7 +372,14 @@ func (e *ECS) RunOnce(ctx context.Context, s TaskSpec) (TaskResult, error) {
 		res.Reason = aws.ToString(c.Reason)
 	}
 
-	group, stream, region, ok := awslogsStream(td, s.Container, res.TaskArn, e.target.Region)
+	if td == nil {
+		desc, err := e.api.DescribeTaskDefinition(ctx, &ecs.DescribeTaskDefinitionInput{TaskDefinition: aws.String(res.TaskDefinitionArn)})
+		if err != nil || desc.TaskDefinition == nil {
+			return res, fmt.Errorf("ECS task %s stopped, but the revision it ran (%s) could not be described to find its log stream: %w", res.TaskArn, res.TaskDefinitionArn, err)
+		}
+		td = desc.TaskDefinition
+	}
+	group, stream, region, ok := awslogsStream(*td, s.Container, res.TaskArn, e.target.Region)
 	if !ok {
 		return res, nil
 	}
@@ -397,16 +480,18 @@ func mergeTags(base []ecstypes.Tag, over map[string]string) []ecstypes.Tag {
 	return out
 }
 
-// wait polls DescribeTasks until the task is STOPPED. After s.Timeout it
-// sends StopTask once, sets TimedOut and keeps polling for at most
-// StopWait. A MISSING answer is the API's eventual consistency right
-// after RunTask (API reference, RunTask) and is polled through.
-func (e *ECS) wait(ctx context.Context, s TaskSpec, res *TaskResult) (ecstypes.Task, error) {
+// wait polls DescribeTasks until the task is STOPPED. After timeout (what
+// is left of s.Timeout) it sends StopTask once, sets TimedOut and keeps
+// polling for at most StopWait. A MISSING answer is the API's eventual
+// consistency right after RunTask (API reference, RunTask) and is polled
+// through. A closed s.Detach ends the wait with ErrDetached, the task left
+// running.
+func (e *ECS) wait(ctx context.Context, s TaskSpec, res *TaskResult, timeout time.Duration) (ecstypes.Task, error) {
 	poll := s.Poll
 	if poll <= 0 {
 		poll = DefaultPoll
 	}
-	deadline := time.NewTimer(s.Timeout)
+	deadline := time.NewTimer(max(timeout, 0))
 	defer deadline.Stop()
 	timeoutC := deadline.C
 	var stopWaitC <-chan time.Time
@@ -418,11 +503,21 @@ func (e *ECS) wait(ctx context.Context, s TaskSpec, res *TaskResult) (ecstypes.T
 		if ok && aws.ToString(task.LastStatus) == "STOPPED" {
 			return task, nil
 		}
+		select {
+		case <-s.Detach:
+			// Before a timeout that is also due: a detached caller never
+			// stops the task.
+			return ecstypes.Task{}, ErrDetached
+		default:
+		}
 		tick := time.NewTimer(poll)
 		select {
 		case <-ctx.Done():
 			tick.Stop()
 			return ecstypes.Task{}, ctx.Err()
+		case <-s.Detach:
+			tick.Stop()
+			return ecstypes.Task{}, ErrDetached
 		case <-timeoutC:
 			tick.Stop()
 			timeoutC = nil

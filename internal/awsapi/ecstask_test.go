@@ -81,6 +81,9 @@ type fakeECS struct {
 	template     map[string]any
 	templateTags []any
 	runFailures  []any
+	// conflict makes RunTask answer ConflictException naming these tasks
+	// (its clientToken was used with other parameters).
+	conflict []any
 	// states are the task's members at each DescribeTasks (after
 	// missing MISSING answers); the last one repeats.
 	states       []map[string]any
@@ -184,7 +187,7 @@ func (f *fakeECS) ecs(op string, in map[string]any) (any, int) {
 	defer f.mu.Unlock()
 	switch op {
 	case "DescribeTaskDefinition":
-		if !reflect.DeepEqual(in["include"], []any{"TAGS"}) {
+		if inc, ok := in["include"]; (ok || in["taskDefinition"] == f.template["taskDefinitionArn"]) && !reflect.DeepEqual(inc, []any{"TAGS"}) {
 			f.t.Errorf("DescribeTaskDefinition include = %v, want [TAGS]", in["include"])
 		}
 		return map[string]any{"taskDefinition": f.template, "tags": f.templateTags}, 0
@@ -200,6 +203,9 @@ func (f *fakeECS) ecs(op string, in map[string]any) (any, int) {
 		td["status"] = "ACTIVE"
 		return map[string]any{"taskDefinition": td, "tags": in["tags"]}, 0
 	case "RunTask":
+		if f.conflict != nil {
+			return map[string]any{"__type": "ConflictException", "message": "The clientToken is already in use with a different RunTask request.", "resourceIds": f.conflict}, 400
+		}
 		if f.runFailures != nil {
 			return map[string]any{"tasks": []any{}, "failures": f.runFailures}, 0
 		}
@@ -526,6 +532,102 @@ func TestRunOnceStopsTheTaskWhenCancelled(t *testing.T) {
 	}
 	if len(f.stopRequests) != 1 || !strings.Contains(f.stopRequests[0], "context canceled") {
 		t.Errorf("StopTask reasons = %q", f.stopRequests)
+	}
+}
+
+func TestRunOnceDetachedLeavesTheTaskRunning(t *testing.T) {
+	f := newFakeECS(t)
+	f.states = []map[string]any{{"lastStatus": "RUNNING"}}
+	e := f.start()
+	detach := make(chan struct{})
+	f.onDescribe = func(n int) {
+		if n == 3 {
+			close(detach)
+		}
+	}
+	s := migrationSpec()
+	s.Detach = detach
+	var started string
+	s.Started = func(arn string) { started = arn }
+	res, err := e.RunOnce(ctx, s)
+	if !errors.Is(err, ErrDetached) || !strings.Contains(err.Error(), testTaskArn) {
+		t.Fatalf("err = %v, want ErrDetached naming the task", err)
+	}
+	if res.TaskArn != testTaskArn || started != testTaskArn || res.ExitCode != nil || res.LastStatus != "" {
+		t.Errorf("result = %+v (started %q): the task, and nothing it has not done", res, started)
+	}
+	if len(f.stopRequests) != 0 {
+		t.Errorf("StopTask sent %q: a detached task keeps running", f.stopRequests)
+	}
+}
+
+func TestRunOnceWithARecordedTokenFollowsTheTaskItAlreadyStarted(t *testing.T) {
+	f := newFakeECS(t)
+	// The dead run's RunTask with this token started testTaskArn (of the
+	// revision it registered); this run's copy is another revision.
+	f.conflict = []any{testTaskArn}
+	f.states = []map[string]any{{"lastStatus": "RUNNING"}, stoppedWith(0, "EssentialContainerExited", "Essential container in task exited")}
+	e := f.start()
+	s := migrationSpec()
+	s.ClientToken = "cellctl-3f9a0b1c2d3e4f5a"
+	var started string
+	s.Started = func(arn string) { started = arn }
+	res, err := e.RunOnce(ctx, s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if run := f.body("RunTask"); run["clientToken"] != "cellctl-3f9a0b1c2d3e4f5a" {
+		t.Errorf("RunTask clientToken = %v, want the caller's", run["clientToken"])
+	}
+	if !res.Succeeded() || res.TaskArn != testTaskArn || started != testTaskArn || !strings.HasSuffix(res.TaskDefinitionArn, "cell-a-app:8") {
+		t.Errorf("result %+v (started %q): want the task the token started, followed to its end", res, started)
+	}
+	s.ClientToken = strings.Repeat("x", 65)
+	if _, err := e.RunOnce(ctx, s); err == nil || !strings.Contains(err.Error(), "clientToken") {
+		t.Errorf("a 65-character token: %v", err)
+	}
+}
+
+func TestFollowWaitsForATaskAnEarlierRunStartedAndReadsItsEnd(t *testing.T) {
+	f := newFakeECS(t)
+	f.states = []map[string]any{{"lastStatus": "RUNNING"}, {"lastStatus": "RUNNING"},
+		stoppedWith(0, "EssentialContainerExited", "Essential container in task exited")}
+	// The revision the task runs (named by DescribeTasks) is the copy a
+	// RunOnce registered; its awslogs options name the stream.
+	f.streams["/cellctl/cell-a|"+testStream] = []string{"applied 0002_add_orders", "schema_version=0002"}
+	e := f.start()
+	res, err := e.Follow(ctx, TaskSpec{Cluster: testCluster, Container: "app", Timeout: time.Minute, Poll: time.Millisecond}, testTaskArn, time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !res.Succeeded() || res.TaskArn != testTaskArn || !strings.HasSuffix(res.TaskDefinitionArn, "cell-a-app:8") || res.StopCode != "EssentialContainerExited" ||
+		!reflect.DeepEqual(res.LastLines, []string{"applied 0002_add_orders", "schema_version=0002"}) {
+		t.Errorf("result = %+v", res)
+	}
+	for _, op := range f.ops() {
+		if op == "RunTask" || op == "RegisterTaskDefinition" || op == "StopTask" {
+			t.Errorf("Follow called %s (calls %v): it only watches the task", op, f.ops())
+		}
+	}
+	if td := f.body("DescribeTaskDefinition"); td["taskDefinition"] != "arn:aws:ecs:us-east-1:123456789012:task-definition/cell-a-app:8" {
+		t.Errorf("DescribeTaskDefinition %v: want the revision the task runs", td)
+	}
+}
+
+func TestFollowStopsATaskPastItsTimeoutCountedFromItsStart(t *testing.T) {
+	f := newFakeECS(t)
+	f.states = []map[string]any{{"lastStatus": "RUNNING"}}
+	e := f.start()
+	// Started two minutes ago with a minute's timeout: its time is up.
+	res, err := e.Follow(ctx, TaskSpec{Cluster: testCluster, Container: "app", Timeout: time.Minute, Poll: time.Millisecond}, testTaskArn, time.Now().Add(-2*time.Minute))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !res.TimedOut || res.StopCode != "UserInitiated" || !reflect.DeepEqual(f.stopRequests, []string{"cellctl: migration exceeded its timeout of 1m0s"}) {
+		t.Errorf("result %+v, StopTask reasons %q: want the task stopped at once", res, f.stopRequests)
+	}
+	if _, err := e.Follow(ctx, TaskSpec{Cluster: testCluster, Container: "app"}, testTaskArn, time.Now()); err == nil || !strings.Contains(err.Error(), "Timeout") {
+		t.Errorf("Follow without a timeout: err = %v", err)
 	}
 }
 

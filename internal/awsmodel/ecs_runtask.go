@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 )
 
 // Amazon ECS's task API as the simulator answers it for one-off tasks
@@ -26,12 +27,21 @@ const (
 	ECSInvalidParameter = "InvalidParameterException"
 	ECSClusterNotFound  = "ClusterNotFoundException"
 	ECSServer           = "ServerException"
+	ECSConflict         = "ConflictException"
 )
+
+// ClientTokenTTL is how long ECS keeps a RunTask clientToken (API
+// Reference, "Ensuring idempotency": RunTask's client token lives 24
+// hours).
+const ClientTokenTTL = 24 * time.Hour
 
 // ECSError is an ECS API error: the shape and AWS's message.
 type ECSError struct {
 	Code    string
 	Message string
+	// ResourceIDs are a ConflictException's resourceIds: the task ARNs
+	// already associated with the clientToken.
+	ResourceIDs []string
 }
 
 func (e *ECSError) Error() string { return e.Code + ": " + e.Message }
@@ -63,6 +73,7 @@ var ECSTaskRules = []APIRule{
 	{"ecs.runtask-compatibility", "Amazon ECS Developer Guide, Amazon ECS launch types: a task definition runs on FARGATE only when its compatibilities include FARGATE (InvalidParameterException \"Task definition does not support launch_type FARGATE.\")", ECSInvalidParameter},
 	{"ecs.runtask-awsvpc", "Amazon ECS API Reference, RunTask: networkConfiguration \"is required for task definitions that use the awsvpc network mode ... and it isn't supported for other network modes\"", ECSInvalidParameter},
 	{"ecs.awsvpc-limits", "Amazon ECS API Reference, AwsVpcConfiguration: subnets (required) \"There's a limit of 16 subnets\", securityGroups \"There's a limit of 5 security groups\", all from the same VPC; assignPublicIp ENABLED | DISABLED", ECSInvalidParameter},
+	{"ecs.runtask-clienttoken", "Amazon ECS API Reference, Ensuring idempotency (https://docs.aws.amazon.com/AmazonECS/latest/APIReference/ECS_Idempotency.html), RunTask: the client token is up to 64 ASCII characters in the range 33-126; requests with the same token are idempotent within one cluster for 24 hours — a retry with the same parameters returns the original request's result, one with other parameters fails with ConflictException, whose resourceIds are \"the existing task ARNs which are already associated with the clientToken\" (API Reference, ConflictException)", ECSConflict},
 	{"ecs.runtask-startedby", "Amazon ECS API Reference, RunTask: startedBy \"Up to 128 letters (uppercase and lowercase), numbers, hyphens (-), forward slash (/), and underscores (_) are allowed.\"", ECSInvalidParameter},
 	{"ecs.describetasks-limit", "Amazon ECS API Reference, DescribeTasks: tasks \"A list of up to 100 task IDs or full ARN entries.\"; a task not found is a Failure with reason MISSING", ECSInvalidParameter},
 	{"ecs.stoptask-reason", "Amazon ECS API Reference, StopTask: reason \"Up to 255 characters are allowed in this message.\"; the stopped task's stopCode is UserInitiated", ECSInvalidParameter},
@@ -329,6 +340,24 @@ func SubnetsVPCError() error {
 
 func SecurityGroupVPCError(sg string) error {
 	return ecsErr(ECSInvalidParameter, "Security group %s does not appear to belong to the same VPC as the input subnets.", sg)
+}
+
+// CheckClientToken checks RunTask's clientToken (ecs.runtask-clienttoken).
+func CheckClientToken(s string) error {
+	ok := len(s) <= 64
+	for i := 0; ok && i < len(s); i++ {
+		ok = s[i] >= 33 && s[i] <= 126
+	}
+	if !ok {
+		return ecsErr(ECSInvalidParameter, "clientToken can have up to 64 ASCII characters in the range 33-126.")
+	}
+	return nil
+}
+
+// ClientTokenConflictError is RunTask's answer to a clientToken already
+// used with other parameters (ecs.runtask-clienttoken).
+func ClientTokenConflictError(tasks []string) error {
+	return &ECSError{Code: ECSConflict, Message: "The clientToken is already in use with a different RunTask request.", ResourceIDs: tasks}
 }
 
 // CheckStartedBy checks RunTask's startedBy (ecs.runtask-startedby).

@@ -152,6 +152,7 @@ type migrationJSON struct {
 	SchemaVersion string    `json:"schemaVersion"`
 	Started       time.Time `json:"started"`
 	Stopped       time.Time `json:"stopped"`
+	TimedOut      bool      `json:"timedOut"`
 	Error         string    `json:"error"`
 }
 

@@ -1,7 +1,10 @@
 package e2e
 
 import (
+	"bytes"
 	"encoding/json"
+	"io"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
@@ -133,6 +136,75 @@ func TestDeployRunsEachCellsMigrationBeforeItsUpdateInWaveOrder(t *testing.T) {
 			t.Errorf("status: %s's schema %+v, want 8.1.0", s.Name, s.Schema)
 		}
 	}
+}
+
+// TestKilledDeployFollowsItsHungMigrationInsteadOfStartingAnother: kill -9
+// while the canary's migration runs (the simulator's hanging task) leaves
+// the task running, named in the rollout's record; the rerun of the same
+// deploy follows that task — to its timeout, counted from its start —
+// and never starts a second migration on the canary's database.
+func TestKilledDeployFollowsItsHungMigrationInsteadOfStartingAnother(t *testing.T) {
+	t.Parallel()
+	dir := deployedFleet(t)
+	const img = "registry.example.com/shop/api:8.2.0"
+	// The least timeout allowed, so the rerun's wait for the hung task ends.
+	stackFile := filepath.Join(dir, "stacks", "Pulumi.cell-a.yaml")
+	stack, err := os.ReadFile(stackFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	withTimeout := strings.Replace(string(stack), "config:\n", "config:\n  cells:migrationTimeoutSeconds: 60\n", 1)
+	if err := os.WriteFile(stackFile, []byte(withTimeout), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	mustRun(t, dir, "sim", "task", "set", "--image", img, "--hang")
+
+	cmd := command(dir, "deploy", "--image", img, "--bake-scale", "0.002")
+	var errOut bytes.Buffer
+	cmd.Stdout, cmd.Stderr = io.Discard, &errOut
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	// RUNNING: past RunTask's answer, which the record names before the
+	// wait begins.
+	waitFor(t, "the canary's migration task to run", hangGuard, func() bool {
+		ts := migrationTasks(t, dir, img)
+		return len(ts) == 1 && ts[0].LastStatus == "RUNNING"
+	})
+	if err := cmd.Process.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	_ = cmd.Wait()
+	first := migrationTasks(t, dir, img)
+	if len(first) != 1 || first[0].LastStatus != "RUNNING" {
+		t.Fatalf("after kill -9 the task must still run (nobody stopped it): %+v", first)
+	}
+	id := rolloutID(t, errOut.String())
+	if m := rolloutStatus(t, dir, id).Waves[0].Cells[0].Migration; m == nil || m.Task != first[0].ARN || !m.Stopped.IsZero() {
+		t.Fatalf("the killed run's record must name the running task %s, unfinished: %+v", first[0].ARN, m)
+	}
+
+	r := cellctl(t, dir, "deploy", "--image", img, "--bake-scale", "0.002")
+	if r.code != 3 {
+		t.Fatalf("the rerun follows the hung task to its timeout, which fails the canary: want exit 3, got %s", r)
+	}
+	tasks := migrationTasks(t, dir, img)
+	if len(tasks) != 1 || tasks[0].ARN != first[0].ARN {
+		t.Fatalf("tasks of %s: %+v — the rerun must follow task %s, not start another", img, tasks, first[0].ID)
+	}
+	if tasks[0].LastStatus != "STOPPED" || tasks[0].StopCode != "UserInitiated" {
+		t.Errorf("the hung task must have been stopped at its timeout: %+v", tasks[0])
+	}
+	for _, want := range []string{first[0].ID, "was never seen to end: following it", "timed out"} {
+		if !strings.Contains(r.stderr, want) {
+			t.Errorf("the rerun must say %q:\n%s", want, r.stderr)
+		}
+	}
+	m := rolloutStatus(t, dir, id).Waves[0].Cells[0].Migration
+	if m == nil || m.Task != first[0].ARN || !m.TimedOut || m.Stopped.IsZero() {
+		t.Errorf("the record must keep the followed task, timed out: %+v", m)
+	}
+	wantImages(t, dir, images(0, img, baseImage))
 }
 
 // pgEnv is the environment that makes the simulated Aurora clusters run

@@ -65,7 +65,10 @@ type Options struct {
 	Alive func(Holder) bool
 	// Stop, when closed, asks the run to stop at the next safe point: cell
 	// updates already running finish, no new cell starts, a bake stops
-	// polling, a rollback in progress completes. The run then returns
+	// polling, a rollback in progress completes — except that no run
+	// waits on a migration task after it (MigrationRequest.Detach: the
+	// task runs on, the record names it, a rerun follows it) or starts
+	// one, and a cell left at its migration waits for the rerun. The run then returns
 	// ErrStopped with the record saved, and a rerun continues. It is the
 	// first Ctrl-C; cancelling ctx is the second (it cancels the updates
 	// themselves). nil: never.

@@ -15,7 +15,9 @@ import (
 
 // fakeMigrator runs migrations against fakeCells: a migration of an image
 // in bad exits 1 with the given log line; every run is logged, with the
-// service image the cell ran at that moment, so tests see the order.
+// service image the cell ran at that moment, so tests see the order. Its
+// tasks live on like ECS's: a hung task outlives the run that started it
+// (a kill sends no StopTask), and a later Resume follows it.
 type fakeMigrator struct {
 	mu    sync.Mutex
 	cells *fakeCells
@@ -24,8 +26,34 @@ type fakeMigrator struct {
 	runErr map[string]error
 	// rollbackCmd is the rollback command ("" none).
 	rollbackCmd string
-	log         []string // "cell image migrate|rollback (service on X)"
-	n           int
+	// hang: "cell migrate|rollback" → that cell's task of that kind runs
+	// until ctx ends (the run dies: the task runs on) or Detach closes,
+	// and a Resume waits the same while it is still set.
+	hang map[string]bool
+	// onStart runs once a task has started (its start recorded).
+	onStart func(cell, kind string)
+	log     []string // "cell image migrate|rollback (service on X)", "cell resume task"
+	n       int
+	tasks   map[string]*fakeTask
+	running map[string]int // by cell
+	// overlaps are the tasks started on a cell while another ran there.
+	overlaps []string
+	// tokens are the tasks started by token (RunTask's clientToken): a
+	// start with a token seen before answers that task.
+	tokens map[string]string
+}
+
+type fakeTask struct {
+	cell, kind string
+	running    bool
+	out        Migration
+}
+
+func kindOf(req MigrationRequest) string {
+	if req.Rollback {
+		return "rollback"
+	}
+	return "migrate"
 }
 
 func (m *fakeMigrator) Plan(req MigrationRequest) MigrationPlan {
@@ -43,13 +71,16 @@ func (m *fakeMigrator) Plan(req MigrationRequest) MigrationPlan {
 
 func (m *fakeMigrator) Migrate(ctx context.Context, req MigrationRequest, started func(string)) (Migration, error) {
 	p := m.Plan(req)
+	kind := kindOf(req)
 	m.mu.Lock()
+	if task, ok := m.tokens[req.Token]; ok && req.Token != "" {
+		m.log = append(m.log, fmt.Sprintf("%s token %s", req.Cell, task[strings.LastIndex(task, "/")+1:]))
+		m.mu.Unlock()
+		started(task)
+		return m.wait(ctx, req, task)
+	}
 	m.n++
 	task := fmt.Sprintf("arn:aws:ecs:us-east-1:111111111111:task/c/task%04d", m.n)
-	kind := "migrate"
-	if req.Rollback {
-		kind = "rollback"
-	}
 	m.log = append(m.log, fmt.Sprintf("%s %s %s (service on %s)", req.Cell, p.Image, kind, m.cells.get(req.Cell).Image))
 	err := m.runErr[p.Image]
 	line, bad := m.bad[p.Image]
@@ -57,7 +88,6 @@ func (m *fakeMigrator) Migrate(ctx context.Context, req MigrationRequest, starte
 	if err != nil && !req.Rollback {
 		return Migration{}, err
 	}
-	started(task)
 	code := 0
 	out := Migration{Image: p.Image, Command: p.Command, Task: task, LastLines: []string{"applying 0002_orders", "schema_version=2"}, SchemaVersion: "2"}
 	if bad && !req.Rollback {
@@ -65,7 +95,90 @@ func (m *fakeMigrator) Migrate(ctx context.Context, req MigrationRequest, starte
 		out.LastLines, out.SchemaVersion = []string{"applying 0002_orders", line}, ""
 	}
 	out.ExitCode = &code
-	return out, nil
+	m.mu.Lock()
+	if m.running[req.Cell] > 0 {
+		m.overlaps = append(m.overlaps, fmt.Sprintf("%s: %s task %s started while another ran", req.Cell, kind, task))
+	}
+	m.running[req.Cell]++
+	m.tasks[task] = &fakeTask{cell: req.Cell, kind: kind, running: true, out: out}
+	if req.Token != "" {
+		m.tokens[req.Token] = task
+	}
+	onStart := m.onStart
+	m.mu.Unlock()
+	started(task)
+	if onStart != nil {
+		onStart(req.Cell, kind)
+	}
+	return m.wait(ctx, req, task)
+}
+
+// Resume follows a task an earlier run started (Resumer).
+func (m *fakeMigrator) Resume(ctx context.Context, req MigrationRequest, running Migration) (Migration, error) {
+	m.mu.Lock()
+	m.log = append(m.log, fmt.Sprintf("%s resume %s", req.Cell, running.TaskID()))
+	_, ok := m.tasks[running.Task]
+	m.mu.Unlock()
+	if !ok {
+		return running, fmt.Errorf("no task %s", running.Task)
+	}
+	return m.wait(ctx, req, running.Task)
+}
+
+// wait waits for a task as ECS's would run: a hung one until the caller
+// gives up, any other to its end.
+func (m *fakeMigrator) wait(ctx context.Context, req MigrationRequest, task string) (Migration, error) {
+	m.mu.Lock()
+	t := m.tasks[task]
+	hang := t.running && m.hang[t.cell+" "+t.kind]
+	m.mu.Unlock()
+	if hang {
+		select {
+		case <-ctx.Done():
+			return Migration{Task: task}, ctx.Err()
+		case <-req.Detach:
+			return Migration{Task: task}, fmt.Errorf("%w (task %s left running)", ErrStopped, task)
+		}
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if t.running {
+		t.running = false
+		m.running[t.cell]--
+	}
+	return t.out, nil
+}
+
+func (m *fakeMigrator) setHang(key string, on bool) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.hang[key] = on
+}
+
+// stillRunning reports whether a task has not ended.
+func (m *fakeMigrator) stillRunning(task string) bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	t, ok := m.tasks[task]
+	return ok && t.running
+}
+
+// count is how many tasks of a kind (migrate, rollback) were started on a
+// cell.
+func (m *fakeMigrator) count(cell, kind string) int {
+	n := 0
+	for _, r := range m.runs() {
+		if strings.HasPrefix(r, cell+" ") && strings.Contains(r, " "+kind+" (") {
+			n++
+		}
+	}
+	return n
+}
+
+func (m *fakeMigrator) overlapping() []string {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return append([]string(nil), m.overlaps...)
 }
 
 func (m *fakeMigrator) runs() []string {
@@ -76,7 +189,7 @@ func (m *fakeMigrator) runs() []string {
 
 func migratingFleet(t *testing.T) (*fleet, *fakeMigrator) {
 	f := newFleet(t)
-	m := &fakeMigrator{cells: f.cells, bad: map[string]string{}, runErr: map[string]error{}}
+	m := &fakeMigrator{cells: f.cells, bad: map[string]string{}, runErr: map[string]error{}, hang: map[string]bool{}, tasks: map[string]*fakeTask{}, running: map[string]int{}, tokens: map[string]string{}}
 	f.ex.Migrator = m
 	return f, m
 }

@@ -2,6 +2,7 @@ package executor
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 
@@ -115,11 +116,14 @@ func describeCfg(c CellConfig) string {
 }
 
 // settle runs before a rollout changes anything: it reads every record
-// (when the store can list them) for the configurations that breached, and
-// finishes any other rollout's wave left mid-rollback — its run was killed
-// and its lock abandoned — so no cell is left on a breached configuration
-// and no new rollout records one as the configuration to go back to. If
-// that rollback cannot be finished, the new rollout is refused saying so.
+// (when the store can list them) for the configurations that breached,
+// follows to its end any migration task another rollout left running (its
+// run was killed and its lock abandoned), and finishes any other rollout's
+// wave left mid-rollback — its rollback migrations included — so no cell
+// is left on a breached configuration, no new rollout records one as the
+// configuration to go back to, and no migration of this rollout runs on a
+// database while an earlier one's task still does. If that cannot be
+// done, the new rollout is refused saying so.
 func (r *run) settle(ctx context.Context) error {
 	l, ok := r.ex.Store.(Lister)
 	if !ok {
@@ -139,14 +143,84 @@ func (r *run) settle(ctx context.Context) error {
 				if err := r.finishRollback(ctx, o, i); err != nil {
 					return err
 				}
+			} else if err := r.settleTasks(ctx, o, i); err != nil {
+				return err
 			}
 		}
 	}
 	return nil
 }
 
-// finishRollback redeploys the configuration each cell of another
-// rollout's wave ran before that wave, and records the wave rolled back.
+// saver saves another rollout's record (settle writes it under this run's
+// lock: that rollout's run is gone).
+func (r *run) saver(o *Record) func(context.Context) error {
+	return func(ctx context.Context) error {
+		o.Updated = r.clock.Now().UTC()
+		if err := r.ex.Store.Save(context.WithoutCancel(ctx), o); err != nil {
+			return fmt.Errorf("saving the record of rollout %s: %w", o.ID, err)
+		}
+		return nil
+	}
+}
+
+// settleTasks follows to its end every migration task another rollout's
+// wave left unfinished (not one mid-rollback: finishRollback follows
+// those), and keeps its outcome in that rollout's record.
+func (r *run) settleTasks(ctx context.Context, o *Record, i int) error {
+	wr := &o.Waves[i]
+	followed := false
+	for j := range wr.Cells {
+		c := &wr.Cells[j]
+		for _, back := range []bool{false, true} {
+			m := c.Migration
+			req := MigrationRequest{Cell: c.Cell, To: c.After.Clone()}
+			if c.Before != nil {
+				req.From = c.Before.Clone()
+			}
+			if back {
+				m = c.RollbackMigration
+				req = MigrationRequest{Cell: c.Cell, From: c.After.Clone(), Rollback: true}
+				if c.Before != nil {
+					req.To = c.Before.Clone()
+				}
+			}
+			if !m.Unfinished() {
+				continue
+			}
+			if r.ex.Migrator == nil {
+				return &RefusedError{Reason: fmt.Sprintf("rollout %s left migration task %s of cell %s unfinished, and this deploy runs no migrations to follow it: "+
+					"check that it has stopped (aws ecs describe-tasks), then run the deploy with the fleet's migrations", o.ID, m.TaskID(), c.Cell)}
+			}
+			r.emit(Event{Kind: Note, Wave: wr.Name, Cell: c.Cell, Message: fmt.Sprintf(
+				"rollout %s left migration task %s of cell %s unfinished (its run is gone): following it to its end before rollout %s starts", o.ID, m.TaskID(), c.Cell, r.j.rec.ID)})
+			keep := func(got *Migration) {
+				if back {
+					c.RollbackMigration = got
+				} else {
+					c.Migration = got
+				}
+			}
+			followed = true
+			_, _, err := r.follow(ctx, wr.Name, req, m, keep, r.saver(o))
+			if err != nil {
+				if errors.Is(err, ErrStopped) {
+					return fmt.Errorf("before rollout %s: %w", r.j.rec.ID, err)
+				}
+				return &RefusedError{Reason: fmt.Sprintf("rollout %s left migration task %s of cell %s unfinished and it could not be followed to its end (%v): "+
+					"no rollout starts while it may run; check it, then rerun `cellctl deploy`", o.ID, m.TaskID(), c.Cell, err)}
+			}
+		}
+	}
+	if !followed {
+		return nil
+	}
+	return r.saver(o)(ctx)
+}
+
+// finishRollback returns each cell of another rollout's wave to the
+// configuration it ran before that wave — its rollback migration first,
+// as the wave's own rollback runs it (restoreCell) — and records the wave
+// rolled back.
 func (r *run) finishRollback(ctx context.Context, o *Record, i int) error {
 	wr := &o.Waves[i]
 	r.emit(Event{Kind: Note, Wave: wr.Name, Message: fmt.Sprintf(
@@ -154,16 +228,24 @@ func (r *run) finishRollback(ctx context.Context, o *Record, i int) error {
 		o.ID, wr.Name, r.j.rec.ID)})
 	var errs *multierror.Error
 	var left []string
+	save := r.saver(o)
 	for j := range wr.Cells {
 		c := &wr.Cells[j]
 		if !touched(c.State) || c.State == CellStateRolled {
 			continue
 		}
-		var err error
-		if c.Before == nil {
-			err = fmt.Errorf("no configuration was recorded before the wave")
-		} else {
-			_, err = r.ex.Updater.Apply(ctx, c.Cell, c.Before.Clone())
+		if r.ex.Migrator == nil && (c.Migration != nil && c.Migration.Task != "") && !c.RollbackMigration.OK() {
+			// Said, not hidden: the rollback command cannot run here.
+			r.emit(Event{Kind: Note, Wave: wr.Name, Cell: c.Cell, Message: fmt.Sprintf(
+				"cell %s: rollout %s migrated its database (task %s), and this deploy runs no migrations: its rollback command, if any, is not run; the schema stays as that migration left it",
+				c.Cell, o.ID, c.Migration.TaskID())})
+		}
+		err := r.restoreCell(ctx, wr.Name, wr, c.Cell, save)
+		if errors.Is(err, ErrStopped) {
+			if serr := save(ctx); serr != nil {
+				return serr
+			}
+			return fmt.Errorf("while finishing rollout %s's rollback of wave %s (cell %s's migration task runs on; the rerun follows it): %w", o.ID, wr.Name, c.Cell, err)
 		}
 		c.Updated = r.clock.Now().UTC()
 		if err != nil {
@@ -182,9 +264,8 @@ func (r *run) finishRollback(ctx context.Context, o *Record, i int) error {
 			o.Halt = wr.Breach
 		}
 	}
-	o.Updated = r.clock.Now().UTC()
-	if serr := r.ex.Store.Save(context.WithoutCancel(ctx), o); serr != nil {
-		return fmt.Errorf("saving the record of rollout %s after finishing its rollback: %w", o.ID, serr)
+	if serr := save(ctx); serr != nil {
+		return fmt.Errorf("after finishing its rollback: %w", serr)
 	}
 	if err := errs.ErrorOrNil(); err != nil {
 		return &RefusedError{Reason: fmt.Sprintf(

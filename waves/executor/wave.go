@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"github.com/cellctl/cellctl/waves"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -386,6 +387,32 @@ func (r *run) breach(ctx context.Context, w Wave, wr *WaveRecord, b Breach, verd
 	return r.rollback(ctx, w, wr)
 }
 
+// restoreCell returns one cell of a wave to the configuration it ran
+// before the wave: its rollback migration first (after any migration task
+// of its still running has ended), then its recorded configuration, which
+// is applied even when the rollback migration failed — the old image is
+// what must run again. ErrStopped: the operator's stop left a migration
+// task running, and nothing was applied (a rerun finishes the cell).
+func (r *run) restoreCell(ctx context.Context, wave string, wr *WaveRecord, cell string, save func(context.Context) error) error {
+	r.j.mu.Lock()
+	before := wr.cell(cell).Before
+	r.j.mu.Unlock()
+	if before == nil {
+		return fmt.Errorf("no configuration was recorded before the wave")
+	}
+	failed, err := r.rollbackMigration(ctx, wave, wr, cell, save)
+	if err != nil {
+		return err
+	}
+	if _, err := r.ex.Updater.Apply(ctx, cell, before.Clone()); err != nil {
+		return err
+	}
+	if failed != "" {
+		return fmt.Errorf("%s; the service runs its previous configuration again", failed)
+	}
+	return nil
+}
+
 // rollback redeploys every cell the wave touched with the configuration it
 // ran before the wave, all at once: restoring a known-good configuration
 // is urgent, and max_parallel bounds the risk of a new one.
@@ -407,32 +434,26 @@ func (r *run) rollback(ctx context.Context, w Wave, wr *WaveRecord) error {
 		errs *multierror.Error
 		emu  sync.Mutex
 	)
+	var left []string
 	for _, c := range cells {
 		g.Go(func() error {
 			r.setCell(wr, c, CellRollingBack, "")
 			_ = r.save(ctx)
-			r.j.mu.Lock()
-			before := wr.cell(c).Before
-			r.j.mu.Unlock()
-			var err error
-			if before == nil {
-				err = fmt.Errorf("no configuration was recorded before the wave")
-			} else {
-				// The rollback command (from the old image) runs before
-				// the service returns to it; the service returns either
-				// way — the old image is what must run again.
-				failed := r.rollbackMigration(ctx, w, wr, c)
-				_, err = r.ex.Updater.Apply(ctx, c, before.Clone())
-				if err == nil && failed != "" {
-					err = fmt.Errorf("%s; the service runs its previous configuration again", failed)
-				}
-			}
-			if err != nil {
+			err := r.restoreCell(ctx, w.Name, wr, c, r.save)
+			switch {
+			case errors.Is(err, ErrStopped):
+				// Its migration task runs on: the cell stays rolling back
+				// for the rerun, which follows the task.
+				emu.Lock()
+				left = append(left, c)
+				emu.Unlock()
+				return nil
+			case err != nil:
 				r.setCell(wr, c, CellRollbackFailed, err.Error())
 				emu.Lock()
 				errs = multierror.Append(errs, fmt.Errorf("%s: %w", c, err))
 				emu.Unlock()
-			} else {
+			default:
 				r.setCell(wr, c, CellStateRolled, "")
 				r.emit(Event{Kind: CellRolledBack, Wave: w.Name, Cell: c})
 			}
@@ -447,6 +468,11 @@ func (r *run) rollback(ctx context.Context, w Wave, wr *WaveRecord) error {
 	if err := ctx.Err(); err != nil {
 		// The wave stays rolling-back in the record: a rerun finishes it.
 		return fmt.Errorf("wave %s interrupted while rolling back; rerun the same deploy to finish the rollback: %w", w.Name, err)
+	}
+	if len(left) > 0 {
+		slices.Sort(left)
+		return fmt.Errorf("wave %s stopped while rolling back (cells left at their migration, which runs on or was not started: %s; the rerun follows or runs it, then finishes their rollback): %w",
+			w.Name, strings.Join(left, ", "), ErrStopped)
 	}
 	if err := errs.ErrorOrNil(); err != nil {
 		// The wave stays rolling-back in the record: a rerun finishes it.

@@ -145,6 +145,12 @@ var formats = []render.Format[Report]{
 	}},
 }
 
+// InterruptNotice is what deploy's first Ctrl-C does: the cell updates in
+// flight finish, and a migration task in flight is not waited for (up to
+// its timeout) — it runs on in ECS, the record names it, and the rerun
+// follows it instead of starting another.
+const InterruptNotice = cmdutil.StacksInFlight + "; a migration task in flight keeps running without cellctl waiting for it: the rollout's record names it, and rerunning the same deploy follows it to its end"
+
 func deployRun(ctx context.Context, o *Options) error {
 	if o.BakeScale != 0 {
 		if o.Cloud != cmdutil.CloudSim {
@@ -168,6 +174,8 @@ func deployRun(ctx context.Context, o *Options) error {
 	// NO_COLOR, one plain line per step.
 	display := deployview.NewDisplay(o.IO.ErrOut, o.IO.IsStderrTTY() && o.IO.ColorErr(), render.Err(o.IO))
 	defer display.Close()
+	// Said from here on when the first Ctrl-C comes (main prints it).
+	stop := cmdutil.Graceful(ctx, InterruptNotice).Done()
 	env, done, err := o.Env(ctx, fl, display.Engine)
 	if err != nil {
 		return err
@@ -178,7 +186,7 @@ func deployRun(ctx context.Context, o *Options) error {
 	res, err := deploy.Run(ctx, env, deploy.Options{
 		Image: o.Image, DryRun: o.DryRun, Through: o.Through, Wave: o.Wave, Rebake: o.Rebake, Retry: o.Retry,
 		Abandon: o.Abandon, BakeScale: o.BakeScale, Host: host, PID: os.Getpid(),
-		Alive: func(h executor.Holder) bool { return rollout.ProcessAlive(h.PID) }, Stop: cmdutil.Graceful(ctx, cmdutil.StacksInFlight).Done(),
+		Alive: func(h executor.Holder) bool { return rollout.ProcessAlive(h.PID) }, Stop: stop,
 	})
 	if res != nil {
 		if verr := o.View.Render(o.IO, Report{Abandon: o.Abandon != "", Result: res}); verr != nil && err == nil {

@@ -129,3 +129,30 @@ func TestFleetAndWiringErrorsStopTheDeploy(t *testing.T) {
 		t.Errorf("a deploy that never started printed %q", out)
 	}
 }
+
+// TestFirstInterruptSaysAMigrationTaskRunsOn: the notice main prints on
+// the first Ctrl-C of a deploy says a migration in flight is not waited
+// for, and that the rerun follows it.
+func TestFirstInterruptSaysAMigrationTaskRunsOn(t *testing.T) {
+	io, _, _, _ := iostreams.Test()
+	v, err := render.Pick(cmdutil.FormatTable, formats...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	g, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	ctx := cmdutil.WithGraceful(context.Background(), g)
+	var notice string
+	o := &Options{IO: io, Cloud: cmdutil.CloudSim, View: v,
+		Fleet: func() (*fleet.Fleet, error) { return &fleet.Fleet{}, nil },
+		Env: func(ctx context.Context, _ *fleet.Fleet, _ func(stackrun.Event)) (*deploy.Env, func(), error) {
+			notice, _ = cmdutil.GracefulNotice(ctx)
+			return nil, nil, errors.New("stop here")
+		}}
+	_ = deployRun(ctx, o)
+	for _, want := range []string{"finishing the stacks in flight", "migration task in flight keeps running", "rerunning the same deploy follows it"} {
+		if !strings.Contains(notice, want) {
+			t.Errorf("the first interrupt's notice %q does not say %q", notice, want)
+		}
+	}
+}

@@ -88,6 +88,15 @@ func (h *apiHandler) serveECS(w http.ResponseWriter, op string, body []byte, reg
 		}
 		return err
 	})
+	var ee *awsmodel.ECSError
+	if errors.As(err, &ee) && ee.ResourceIDs != nil {
+		// ConflictException carries a member besides its message.
+		b, _ := json.Marshal(map[string]any{"__type": ee.Code, "message": ee.Message, "resourceIds": ee.ResourceIDs})
+		w.Header().Set("Content-Type", "application/x-amz-json-1.1")
+		w.WriteHeader(http.StatusBadRequest)
+		w.Write(b)
+		return
+	}
 	if err != nil {
 		h.fail(w, false, modelError(err))
 		return
@@ -126,7 +135,7 @@ func strs(v any) []string {
 
 func runTask(t *store.TaskAPI, region string, in map[string]any) (any, error) {
 	rt := store.RunTaskInput{Cluster: store.Str(in["cluster"]), TaskDefinition: store.Str(in["taskDefinition"]),
-		LaunchType: store.Str(in["launchType"]), StartedBy: store.Str(in["startedBy"]), Group: store.Str(in["group"])}
+		LaunchType: store.Str(in["launchType"]), StartedBy: store.Str(in["startedBy"]), Group: store.Str(in["group"]), ClientToken: store.Str(in["clientToken"])}
 	if rt.TaskDefinition == "" {
 		return nil, ecsBad("taskDefinition can not be blank.")
 	}

@@ -3,6 +3,8 @@ package awsapi
 import (
 	"context"
 	"encoding/json"
+	"errors"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -435,5 +437,45 @@ func TestGetLogEventsPaging(t *testing.T) {
 	}
 	if _, err := f.logs.GetLogEvents(ctx, &cloudwatchlogs.GetLogEventsInput{LogGroupName: group, LogStreamName: stream, NextToken: aws.String("forged")}); apiCode(err) != awsmodel.LogsInvalidParameter {
 		t.Errorf("forged token: %v", err)
+	}
+}
+
+// RunTask's clientToken (ecs.runtask-clienttoken): the same token with the
+// same parameters answers the task it started, never a second one; with
+// other parameters (another revision) ConflictException names that task;
+// a token is up to 64 characters 33-126 and lives 24 hours in its cluster.
+func TestRunTaskClientTokenIsIdempotent(t *testing.T) {
+	f := newTaskFixture(t)
+	ctx := context.Background()
+	td := f.register(t, "registry/app:v2")
+	run := func(taskDef, token string) (*ecs.RunTaskOutput, error) {
+		return f.ecs.RunTask(ctx, &ecs.RunTaskInput{Cluster: aws.String(f.cluster), TaskDefinition: aws.String(taskDef), ClientToken: aws.String(token),
+			LaunchType: ecstypes.LaunchTypeFargate, NetworkConfiguration: f.network(), StartedBy: aws.String("cellctl"), Count: aws.Int32(1)})
+	}
+	first, err := run(*td.TaskDefinitionArn, "cellctl-0123456789abcdef")
+	if err != nil || len(first.Tasks) != 1 {
+		t.Fatalf("RunTask: %+v %v", first, err)
+	}
+	arn := *first.Tasks[0].TaskArn
+	again, err := run(*td.TaskDefinitionArn, "cellctl-0123456789abcdef")
+	if err != nil || len(again.Tasks) != 1 || *again.Tasks[0].TaskArn != arn {
+		t.Fatalf("the same token and parameters must answer task %s: %+v %v", arn, again, err)
+	}
+	other := f.register(t, "registry/app:v2")
+	_, err = run(*other.TaskDefinitionArn, "cellctl-0123456789abcdef")
+	var conflict *ecstypes.ConflictException
+	if !errors.As(err, &conflict) || !slices.Equal(conflict.ResourceIds, []string{arn}) {
+		t.Fatalf("the same token with another revision: want ConflictException naming %s, got %v", arn, err)
+	}
+	if _, err := run(*td.TaskDefinitionArn, strings.Repeat("x", 65)); apiCode(err) != awsmodel.ECSInvalidParameter {
+		t.Errorf("a 65-character token: %v", err)
+	}
+	if runs, _ := f.cloud.Tasks(); len(runs) != 1 {
+		t.Fatalf("%d tasks ran, want 1", len(runs))
+	}
+	// A day later the token is forgotten: it starts a task again.
+	f.clk.Advance(awsmodel.ClientTokenTTL + time.Minute)
+	if out, err := run(*other.TaskDefinitionArn, "cellctl-0123456789abcdef"); err != nil || *out.Tasks[0].TaskArn == arn {
+		t.Errorf("after the token's lifetime: %+v %v", out, err)
 	}
 }

@@ -123,6 +123,12 @@ type TaskRecord struct {
 	AssignPublicIP string           `json:"assignPublicIp,omitempty"`
 	Overrides      map[string]any   `json:"overrides,omitempty"`
 	Containers     []*TaskContainer `json:"containers"`
+	// ClientToken is the RunTask clientToken that started the task, and
+	// Request a digest of that call's other parameters: a RunTask with the
+	// token again returns the task, or a ConflictException when its
+	// parameters differ (ecs.runtask-clienttoken).
+	ClientToken string `json:"clientToken,omitempty"`
+	Request     string `json:"request,omitempty"`
 
 	LastStatus    string `json:"lastStatus"`
 	DesiredStatus string `json:"desiredStatus"`

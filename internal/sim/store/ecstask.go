@@ -2,6 +2,7 @@ package store
 
 import (
 	"crypto/rand"
+	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
@@ -323,6 +324,41 @@ type RunTaskInput struct {
 	// containerOverrides' commands by container name.
 	Overrides        map[string]any
 	CommandOverrides map[string][]string
+	// ClientToken is RunTask's idempotency token ("": none).
+	ClientToken string
+}
+
+// digest identifies a RunTask call's parameters other than its
+// clientToken: a retry with the same token must send the same.
+func (in RunTaskInput) digest() string {
+	in.ClientToken = ""
+	b, _ := json.Marshal(in)
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:])
+}
+
+// byClientToken is what a RunTask with a clientToken already used in the
+// cluster within its lifetime answers: the tasks that token started when
+// the parameters are the same, else ConflictException naming them.
+func (t *TaskAPI) byClientToken(cl *Record, in RunTaskInput, now time.Time) ([]*TaskRecord, error) {
+	var same []*TaskRecord
+	for _, tr := range t.ECS.Tasks {
+		if tr.ClientToken == in.ClientToken && tr.ClusterARN == Str(cl.Outputs["arn"]) && now.Sub(tr.Created) < awsmodel.ClientTokenTTL {
+			same = append(same, tr)
+		}
+	}
+	if len(same) == 0 {
+		return nil, nil
+	}
+	slices.SortFunc(same, func(a, b *TaskRecord) int { return a.Seq - b.Seq })
+	if same[0].Request != in.digest() {
+		arns := make([]string, len(same))
+		for i, tr := range same {
+			arns[i] = tr.ARN
+		}
+		return nil, awsmodel.ClientTokenConflictError(arns)
+	}
+	return same, nil
 }
 
 // RunTaskFailure is a RunTask or DescribeTasks Failure.
@@ -355,9 +391,17 @@ func (t *TaskAPI) RunTask(region string, in RunTaskInput) ([]*TaskRecord, []RunT
 	if err := awsmodel.CheckStartedBy(in.StartedBy); err != nil {
 		return nil, nil, err
 	}
+	if err := awsmodel.CheckClientToken(in.ClientToken); err != nil {
+		return nil, nil, err
+	}
 	cl := t.Cluster(region, in.Cluster)
 	if cl == nil {
 		return nil, nil, awsmodel.ClusterNotFoundError()
+	}
+	if in.ClientToken != "" {
+		if done, err := t.byClientToken(cl, in, t.c.Now()); err != nil || len(done) > 0 {
+			return done, nil, err
+		}
 	}
 	ref, err := awsmodel.ParseTaskDefRef(in.TaskDefinition, "TaskDefinition not found.")
 	if err != nil {
@@ -415,6 +459,9 @@ func (t *TaskAPI) RunTask(region string, in RunTaskInput) ([]*TaskRecord, []RunT
 			ClusterARN: Str(cl.Outputs["arn"]), Cluster: clusterName, Stack: cl.Key(), TaskDefARN: td.ARN, Family: td.Family, Revision: td.Revision,
 			LaunchType: launch, StartedBy: in.StartedBy, Group: in.Group, CPU: td.CPU, Memory: td.Mem, Overrides: in.Overrides,
 			LastStatus: awsmodel.TaskProvisioning, DesiredStatus: awsmodel.TaskRunning, Reported: true, Entered: now, Created: now, Seq: t.ECS.Seq}
+		if in.ClientToken != "" {
+			tr.ClientToken, tr.Request = in.ClientToken, in.digest()
+		}
 		if tr.Group == "" {
 			tr.Group = "family:" + td.Family
 		}

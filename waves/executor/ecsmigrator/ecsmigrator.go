@@ -21,9 +21,11 @@ import (
 	"github.com/cellctl/cellctl/waves/executor/cellspec"
 )
 
-// TaskRunner runs one one-off task to its end (internal/awsapi.ECS).
+// TaskRunner runs one one-off task to its end, or follows one an earlier
+// run started to its end (internal/awsapi.ECS).
 type TaskRunner interface {
 	RunOnce(ctx context.Context, s awsapi.TaskSpec) (awsapi.TaskResult, error)
+	Follow(ctx context.Context, s awsapi.TaskSpec, taskArn string, startedAt time.Time) (awsapi.TaskResult, error)
 }
 
 // Migrator implements executor.Migrator.
@@ -37,7 +39,10 @@ type Migrator struct {
 	Poll time.Duration
 }
 
-var _ executor.Migrator = (*Migrator)(nil)
+var (
+	_ executor.Migrator = (*Migrator)(nil)
+	_ executor.Resumer  = (*Migrator)(nil)
+)
 
 // Plan: a forward migration runs when the cell runs migrations and the
 // image or the command changes (a rollout that only resizes a cell does
@@ -74,21 +79,7 @@ func (m *Migrator) Plan(req executor.MigrationRequest) executor.MigrationPlan {
 
 // Migrate runs the planned migration as a task in the cell's cluster.
 func (m *Migrator) Migrate(ctx context.Context, req executor.MigrationRequest, started func(string)) (executor.Migration, error) {
-	p := m.Plan(req)
-	out := executor.Migration{Image: p.Image, Command: p.Command}
-	if p.None() {
-		return out, errors.New("nothing to migrate")
-	}
-	_, to, _ := specs(req)
-	outs, err := m.Outputs(ctx, req.Cell)
-	if err != nil {
-		return out, fmt.Errorf("reading cell %s's outputs: %w", req.Cell, err)
-	}
-	t, err := template(outs)
-	if err != nil {
-		return out, fmt.Errorf("cell %s: %w", req.Cell, err)
-	}
-	runner, err := m.Runner(ctx, req.Cell, to.Region)
+	p, t, runner, out, err := m.prepare(ctx, req)
 	if err != nil {
 		return out, err
 	}
@@ -98,16 +89,82 @@ func (m *Migrator) Migrate(ctx context.Context, req executor.MigrationRequest, s
 		Subnets: t.subnets, SecurityGroups: t.securityGroups,
 		StartedBy: "cellctl", Timeout: p.Timeout, Poll: m.Poll,
 		Tags:    map[string]string{"cell": req.Cell, "managed-by": "cellctl", "cellctl:purpose": purpose(req)},
-		Started: started,
+		Started: started, Detach: req.Detach, ClientToken: req.Token,
 	})
-	out.Task, out.TaskDefinition = res.TaskArn, res.TaskDefinitionArn
+	return result(out, res, err)
+}
+
+// Resume follows the migration task an earlier run started (running.Task)
+// to its end, as Migrate follows its own: its timeout counts from when it
+// started (running.Started), and its exit code and last log lines are
+// read the same way.
+func (m *Migrator) Resume(ctx context.Context, req executor.MigrationRequest, running executor.Migration) (executor.Migration, error) {
+	p, t, runner, out, err := m.prepare(ctx, req)
+	out.Task, out.Started = running.Task, running.Started
+	if err != nil {
+		return out, err
+	}
+	started := running.Started
+	if started.IsZero() {
+		// A record that never said when: the timeout counts from now.
+		started = time.Now()
+	}
+	res, err := runner.Follow(ctx, awsapi.TaskSpec{Cluster: t.cluster, Container: t.container, Timeout: p.Timeout, Poll: m.Poll, Detach: req.Detach},
+		running.Task, started)
+	out, err = result(out, res, err)
+	if out.Started.IsZero() {
+		out.Started = running.Started
+	}
+	return out, err
+}
+
+// prepare reads what a migration of req runs and where: its plan, the
+// cell's task template and the task runner of its account and region.
+func (m *Migrator) prepare(ctx context.Context, req executor.MigrationRequest) (executor.MigrationPlan, taskTemplate, TaskRunner, executor.Migration, error) {
+	p := m.Plan(req)
+	out := executor.Migration{Image: p.Image, Command: p.Command}
+	if p.None() {
+		return p, taskTemplate{}, nil, out, errors.New("nothing to migrate")
+	}
+	_, to, _ := specs(req)
+	outs, err := m.Outputs(ctx, req.Cell)
+	if err != nil {
+		return p, taskTemplate{}, nil, out, fmt.Errorf("reading cell %s's outputs: %w", req.Cell, err)
+	}
+	t, err := template(outs)
+	if err != nil {
+		return p, taskTemplate{}, nil, out, fmt.Errorf("cell %s: %w", req.Cell, err)
+	}
+	runner, err := m.Runner(ctx, req.Cell, to.Region)
+	if err != nil {
+		return p, taskTemplate{}, nil, out, err
+	}
+	return p, t, runner, out, nil
+}
+
+// result is the migration a task's result says ran (out holds what it
+// was to run). A detached wait is the executor's ErrStopped: the task was
+// left running.
+func result(out executor.Migration, res awsapi.TaskResult, err error) (executor.Migration, error) {
+	if res.TaskArn != "" {
+		out.Task = res.TaskArn
+	}
+	if res.TaskDefinitionArn != "" {
+		out.TaskDefinition = res.TaskDefinitionArn
+	}
 	out.ExitCode, out.StopCode, out.StoppedReason = res.ExitCode, res.StopCode, res.StoppedReason
 	if res.Reason != "" && out.StoppedReason == "" {
 		out.StoppedReason = res.Reason
 	}
 	out.LastLines, out.TimedOut = res.LastLines, res.TimedOut
-	out.Started, out.Stopped = res.StartedAt, res.StoppedAt
+	if !res.StartedAt.IsZero() {
+		out.Started = res.StartedAt
+	}
+	out.Stopped = res.StoppedAt
 	out.SchemaVersion = awsapi.SchemaVersion(res.LastLines)
+	if errors.Is(err, awsapi.ErrDetached) {
+		return out, fmt.Errorf("%w (%v)", executor.ErrStopped, err)
+	}
 	if err != nil {
 		return out, err
 	}

@@ -18,6 +18,15 @@ type fakeRunner struct {
 	specs []awsapi.TaskSpec
 	res   awsapi.TaskResult
 	err   error
+	// followed are the tasks Follow was asked to watch, with their start.
+	followed []string
+	since    []time.Time
+}
+
+func (f *fakeRunner) Follow(_ context.Context, s awsapi.TaskSpec, taskArn string, startedAt time.Time) (awsapi.TaskResult, error) {
+	f.specs = append(f.specs, s)
+	f.followed, f.since = append(f.followed, taskArn), append(f.since, startedAt)
+	return f.res, f.err
 }
 
 func (f *fakeRunner) RunOnce(_ context.Context, s awsapi.TaskSpec) (awsapi.TaskResult, error) {
@@ -111,5 +120,41 @@ func TestMigrateWithoutATemplateSaysHowToTurnMigrationsOn(t *testing.T) {
 	_, err := m.Migrate(context.Background(), executor.MigrationRequest{Cell: "cell-a", From: cfg(t, "app:1", nil, nil), To: cfg(t, "app:2", []string{"./migrate"}, nil)}, func(string) {})
 	if err == nil || !strings.Contains(err.Error(), "cells:migrationCommand") || !strings.Contains(err.Error(), "leave the image") {
 		t.Fatalf("err = %v", err)
+	}
+}
+
+func TestResumeFollowsTheRecordedTaskWithItsTimeoutFromItsStart(t *testing.T) {
+	zero := 0
+	task := "arn:aws:ecs:eu-west-1:111111111111:task/cell-a/abc"
+	run := &fakeRunner{res: awsapi.TaskResult{TaskArn: task, TaskDefinitionArn: "arn:…:cells-cell-a-migrate:4",
+		ExitCode: &zero, LastStatus: "STOPPED", StopCode: "EssentialContainerExited", LastLines: []string{"schema_version=0002"}}}
+	m := &Migrator{
+		Outputs: func(context.Context, string) (map[string]any, error) { return migrationOutput, nil },
+		Runner:  func(context.Context, string, string) (TaskRunner, error) { return run, nil },
+	}
+	started := time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC)
+	detach := make(chan struct{})
+	req := executor.MigrationRequest{Cell: "cell-a", From: cfg(t, "app:1", []string{"./migrate", "up"}, nil), To: cfg(t, "app:2", []string{"./migrate", "up"}, nil), Detach: detach}
+	got, err := m.Resume(context.Background(), req, executor.Migration{Image: "app:2", Task: task, Started: started})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(run.followed, []string{task}) || !run.since[0].Equal(started) {
+		t.Fatalf("followed %v since %v: want the recorded task, timed from its recorded start", run.followed, run.since)
+	}
+	s := run.specs[0]
+	if s.Cluster != "arn:aws:ecs:eu-west-1:111111111111:cluster/cell-a" || s.Container != "migrate" || s.Timeout != 15*time.Minute || s.Detach == nil {
+		t.Errorf("follow spec %+v", s)
+	}
+	if !got.OK() || got.Task != task || got.SchemaVersion != "0002" || !got.Started.Equal(started) || got.Image != "app:2" {
+		t.Errorf("migration %+v", got)
+	}
+
+	// Stopping the wait leaves the task running: the executor's ErrStopped.
+	run.err = errors.Join(errors.New("ECS task abc"), awsapi.ErrDetached)
+	run.res = awsapi.TaskResult{TaskArn: task}
+	got, err = m.Resume(context.Background(), req, executor.Migration{Task: task, Started: started})
+	if !errors.Is(err, executor.ErrStopped) || got.Task != task || got.ExitCode != nil {
+		t.Errorf("detached: %+v, %v", got, err)
 	}
 }
