@@ -79,10 +79,11 @@ func schemas(fl *fleet.Fleet, recs []*executor.Record) map[string]Schema {
 }
 
 // shippedSchema is the version reported by the newest passed forward
-// migration of a wave that passed and kept the cell.
+// migration of a wave that passed and kept the cell (a rollout's, or the
+// cell add's that created it).
 func shippedSchema(recs []*executor.Record, cell string) (string, string) {
 	for _, r := range recs {
-		if !r.IsRollout() {
+		if !r.ShipsCells() {
 			continue
 		}
 		for _, w := range r.Waves {
