@@ -75,6 +75,11 @@ type Env struct {
 	// Migrator runs each changed cell's schema migration (a one-off task
 	// of the new image) before its update (nil: the fleet has none).
 	Migrator executor.Migrator
+	// Bootstrap puts a cell database's users and grants in place from its
+	// stack's outputs as deployed — what up runs after each cell's up
+	// (cmdutil.Factory.BootstrapCell) — and says what it did. A rollout
+	// runs it where a cell's change needs it (bootstrap.go); nil: never.
+	Bootstrap func(ctx context.Context, cell *fleet.Cell, outputs map[string]any) (string, error)
 	// LastRun says whether a stack's last operation completed with
 	// nothing pending (why not, otherwise): a cell already on the desired
 	// configuration is skipped only then (nil: always).
@@ -221,7 +226,7 @@ func Run(ctx context.Context, env *Env, o Options) (*Result, error) {
 		if est <= 0 {
 			est = waves.DefaultCellUpdate
 		}
-		d, err := executor.Describe(ctx, up, env.Migrator, plan, est)
+		d, err := executor.Describe(ctx, up, env.Migrator, env.bootstrapper(), plan, est)
 		if d != nil {
 			nameSettings(d, env.Fleet)
 		}
@@ -277,6 +282,8 @@ func Run(ctx context.Context, env *Env, o Options) (*Result, error) {
 		Store:    env.Store,
 		Clock:    env.Clock,
 		Progress: env.Progress,
+
+		Bootstrapper: env.bootstrapper(),
 	}
 	opts := executor.Options{Through: o.Through, Wave: o.Wave, Rebake: o.Rebake, Retry: o.Retry,
 		Host: o.Host, PID: o.PID, Alive: o.Alive, Stop: o.Stop}

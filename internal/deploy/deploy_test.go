@@ -3,6 +3,7 @@ package deploy
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -176,7 +177,7 @@ func TestBakeScaleScalesStageDelaysAndTheEstimate(t *testing.T) {
 		t.Errorf("the fleet's own stages were changed: %s", fl.Waves.Waves[2].Delay)
 	}
 	const update = 5 * time.Minute
-	d, err := executor.Describe(context.Background(), oldImage{}, nil, p, update)
+	d, err := executor.Describe(context.Background(), oldImage{}, nil, nil, p, update)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -383,5 +384,75 @@ func TestDryRunNamesSettingsByTheirKeys(t *testing.T) {
 	want := []string{fl.ConfigKey("taskCpu"), fl.ConfigKey("taskMemory")}
 	if !slices.Equal(keys, want) {
 		t.Fatalf("the canary's changes are named %v, want %v", keys, want)
+	}
+}
+
+// TestADeployThatTurnsMigrationsOnBootstrapsEachCell: the demo fleet's
+// repository runs migrations (cells:migrationCommand) and its cells were
+// deployed without; the deploy that turns them on (the image kept)
+// bootstraps each cell's database users from its stack's outputs as its
+// update left them — the ones that run migrations, whose bootstrap has the
+// migrator's user — and the dry run says so. Before, only up bootstrapped,
+// and the next rollout's migration failed with role "cellctl_migrator"
+// does not exist.
+func TestADeployThatTurnsMigrationsOnBootstrapsEachCell(t *testing.T) {
+	fl := demoFleet(t)
+	if !fl.Cells[0].RunsMigrations() {
+		t.Fatal("the demo fleet runs migrations")
+	}
+	c := &cloud{outputs: map[string]map[string]any{}}
+	for _, cell := range fl.Cells {
+		s := cell.Cell
+		s.MigrationCommand = nil
+		c.deploy(t, s)
+	}
+	e := env(t, fl, c)
+	var mu sync.Mutex
+	var boots []string
+	e.Bootstrap = func(_ context.Context, cell *fleet.Cell, outs map[string]any) (string, error) {
+		s, err := spec.DecodeDeployed(cell.ID, outs)
+		if err != nil {
+			return "", err
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		boots = append(boots, fmt.Sprintf("%s migrations=%v", cell.ID, s.RunsMigrations()))
+		return "database users and grants in place", nil
+	}
+	ctx := context.Background()
+	dry, err := Run(ctx, e, Options{DryRun: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, w := range dry.Description.Waves {
+		for _, cd := range w.Cells {
+			if cd.Bootstrap == nil || !cd.Bootstrap.AfterUpdate || !strings.Contains(cd.Bootstrap.Why, "turns migrations on") {
+				t.Errorf("the dry run of %s: bootstrap %+v, want one after the update", cd.Cell, cd.Bootstrap)
+			}
+		}
+	}
+	if len(boots) != 0 {
+		t.Fatalf("the dry run bootstrapped %v", boots)
+	}
+	if _, err := Run(ctx, e, Options{BakeScale: 0.0001, Host: "h", PID: 1}); err != nil {
+		t.Fatal(err)
+	}
+	slices.Sort(boots)
+	var want []string
+	for _, id := range fl.CellIDs() {
+		want = append(want, id+" migrations=true")
+	}
+	if !slices.Equal(boots, want) {
+		t.Errorf("bootstraps %v, want each cell once, from its stack as the update left it: %v", boots, want)
+	}
+
+	// A rollout that changes no migration setting and runs no migration
+	// (no migrator) bootstraps nothing.
+	boots = nil
+	if _, err := Run(ctx, e, Options{Image: "app:v2", BakeScale: 0.0001, Host: "h", PID: 1}); err != nil {
+		t.Fatal(err)
+	}
+	if len(boots) != 0 {
+		t.Errorf("bootstraps %v: nothing needed them", boots)
 	}
 }

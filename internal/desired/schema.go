@@ -89,10 +89,11 @@ func schemas(fl *fleet.Fleet, recs []*executor.Record) map[string]Schema {
 // shippedSchema is the version reported by the newest passed forward
 // migration of a wave that left the cell on what it shipped (runs: kept,
 // or held by a halt): the schema of the release the cell runs. A cell
-// add's record counts: it migrated the new cell for the image it gave it.
+// add's record counts (ShipsCells): it migrated the new cell for the image
+// it gave it.
 func shippedSchema(recs []*executor.Record, cell string) (string, string) {
 	for _, r := range recs {
-		if !r.IsRollout() && r.Kind != executor.KindCellAdd {
+		if !r.ShipsCells() {
 			continue
 		}
 		for _, w := range r.Waves {

@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"slices"
 	"strings"
 	"testing"
 
@@ -58,9 +59,14 @@ func TestCellAddQuotaRefusalWritesNothing(t *testing.T) {
 // repository still names 1.4.2, as when CI ships from a clean checkout),
 // `cell add` gives the new cell 1.5.0 and says so, migrates its database
 // from that image before the router gives it tenants, and records the
-// migration: status shows the cell on 1.5.0 with schema 1.5.0, and a
-// later up keeps it there. Before, the cell came up on 1.4.2 with schema
-// "-" and took 19.9 % of the tenants.
+// migration: status shows the cell on 1.5.0 with schema 1.5.0 and no
+// schema problem, drift --behind has no schema finding for it (the cell
+// add's record is the cell's shipped schema, as a rollout's wave is), its
+// migration task ran in its own cluster, and a later up keeps it there.
+// Before, the cell came up on 1.4.2 with schema "-" and took 19.9 % of
+// the tenants; then, migrated, status and drift --behind called its
+// schema a problem ("comes from rollout a-…, which has not kept or rolled
+// back the cell") with advice that did nothing.
 func TestCellAddJoinsTheShippedRelease(t *testing.T) {
 	t.Parallel()
 	dir := deployedFleet(t)
@@ -84,19 +90,31 @@ func TestCellAddJoinsTheShippedRelease(t *testing.T) {
 	if img := cellImages(t, dir)["cell-e"]; img != shipped {
 		t.Errorf("cell-e runs %q, want %s (what the fleet shipped)", img, shipped)
 	}
+	if tasks := migrationTasks(t, dir, shipped); !slices.ContainsFunc(tasks, func(tk sim.TaskRun) bool {
+		return cellOfStack(tk.Stack) == "cell-e" && tk.ExitCode != nil && *tk.ExitCode == 0 && slices.Equal(tk.Command, []string{"/app/migrate", "up"})
+	}) {
+		t.Errorf("no migration task of %s ran to exit 0 in cell-e: %+v", shipped, tasks)
+	}
 	var status struct {
 		Stacks []struct {
 			Name   string `json:"name"`
 			Schema *struct {
 				Version string `json:"version"`
+				Problem string `json:"problem"`
 			} `json:"schema"`
 		} `json:"stacks"`
 	}
 	decode(t, mustRun(t, dir, "status", "-o", "json"), &status)
 	for _, s := range status.Stacks {
-		if strings.HasPrefix(s.Name, "cell-") && (s.Schema == nil || s.Schema.Version != "1.5.0") {
-			t.Errorf("status: %s's schema %+v, want 1.5.0", s.Name, s.Schema)
+		if strings.HasPrefix(s.Name, "cell-") && (s.Schema == nil || s.Schema.Version != "1.5.0" || s.Schema.Problem != "") {
+			t.Errorf("status: %s's schema %+v, want 1.5.0 with no problem", s.Name, s.Schema)
 		}
+	}
+	var behind driftReport
+	d := cellctl(t, dir, "drift", "--behind", "-o", "json")
+	decode(t, d, &behind)
+	if f := behind.find("cell-e", "schema"); f != nil {
+		t.Errorf("drift --behind after the add: cell-e's schema is a finding (%s; %s): %s", f.Detail, f.Next, d)
 	}
 	mustRun(t, dir, "up", "cell-e")
 	if img := cellImages(t, dir)["cell-e"]; img != shipped {

@@ -325,3 +325,67 @@ func TestMigrationSQLRunsOnPostgreSQL(t *testing.T) {
 		t.Errorf("no bootstrap statement ran on PostgreSQL through the Data API: %+v", stmts.Statements)
 	}
 }
+
+// TestDeployThatTurnsMigrationsOnBootstrapsFirst: cell-a runs without
+// migrations (its up bootstrapped the app's user alone, on a real
+// PostgreSQL); the deploy that turns them on (cells:migrationCommand, the
+// image kept) says in its dry run that it bootstraps cell-a's database
+// users after the update, and does: the migrator's user exists, and the
+// next rollout's migration runs as it and creates its table. Before, only
+// up bootstrapped: that migration failed with role "cellctl_migrator"
+// does not exist, and the canary was rolled back.
+func TestDeployThatTurnsMigrationsOnBootstrapsFirst(t *testing.T) {
+	t.Parallel()
+	const db = "sim_cells_cell_a_db" // store.SimDatabase of cell-a's cluster
+	env, psql := pgEnv(t, db)
+	dir := deployedFleet(t)
+	project := filepath.Join(dir, "Pulumi.yaml")
+	on, err := os.ReadFile(project)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const setting = "  cells:migrationCommand: '[\"/app/migrate\", \"up\"]'\n"
+	if !strings.Contains(string(on), setting) {
+		t.Fatalf("the demo fleet's Pulumi.yaml no longer sets %q", setting)
+	}
+	if err := os.WriteFile(project, []byte(strings.Replace(string(on), setting, "", 1)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if up := cellctlWith(t, env, dir, "up", "cell-a"); up.code != 0 || !strings.Contains(up.stderr, "cell-a: database users and grants in place") {
+		t.Fatalf("up cell-a without migrations: %s", up)
+	}
+	users := func() string {
+		return psql(db, "SELECT coalesce(string_agg(rolname, ',' ORDER BY rolname), '') FROM pg_roles WHERE rolname IN ('cellctl_app', 'cellctl_migrator')")
+	}
+	if got := users(); got != "cellctl_app" {
+		t.Fatalf("database users of cell-a without migrations: %q, want the app's alone", got)
+	}
+
+	if err := os.WriteFile(project, on, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	dry := cellctlWith(t, env, dir, "deploy", "--dry-run")
+	if dry.code != 0 || !strings.Contains(dry.stdout, "bootstrap the database users after the update: cells:migrationCommand turns migrations on") {
+		t.Errorf("the dry run must say cell-a bootstraps after its update: %s", dry)
+	}
+	r := cellctlWith(t, env, dir, "deploy", "--bake-scale", "0.002")
+	if r.code != 0 {
+		t.Fatalf("the deploy that turns migrations on: %s", r)
+	}
+	if !strings.Contains(r.stderr, "cell cell-a: database users and grants in place") {
+		t.Errorf("the deploy that turns migrations on must bootstrap cell-a, and say so: %s", r)
+	}
+	if got := users(); got != "cellctl_app,cellctl_migrator" {
+		t.Errorf("database users of cell-a after the deploy: %q, want the migrator's too", got)
+	}
+
+	const good = "registry.example.com/shop/api:9.1.0"
+	mustRun(t, dir, "sim", "task", "set", "--image", good, "--sql", filepath.Join(repoRoot, "testdata", "migrations", "0002_add_orders.sql"))
+	r = cellctlWith(t, env, dir, "deploy", "--image", good, "--bake-scale", "0.002", "--through", "canary")
+	if r.code != 0 {
+		t.Fatalf("the next rollout's migration in the canary: %s", r)
+	}
+	if owner := psql(db, "SELECT tableowner FROM pg_tables WHERE tablename = 'orders'"); owner != "cellctl_migrator" {
+		t.Errorf("orders is owned by %q, want the migrator", owner)
+	}
+}

@@ -14,6 +14,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/cellctl/cellctl/internal/desired"
 	"github.com/cellctl/cellctl/internal/fleet"
 	"github.com/cellctl/cellctl/router"
 	"github.com/cellctl/cellctl/waves/executor"
@@ -432,6 +433,17 @@ func TestAddCellGetsTheShippedReleaseAndItsSchema(t *testing.T) {
 	}
 	if s := executor.SchemaVersions(*recs)["cell-e"]; s.Version != "1.5.0" || s.Rollout != rec.ID {
 		t.Errorf("cell-e's schema from the records: %+v", s)
+	}
+	// status and drift --behind judge each schema through the desired
+	// state: the add's migration is the schema cell-e was shipped, not a
+	// schema "from a rollout which has not kept the cell".
+	fl, err := fleet.Load(h.dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fleetRecs, _ := h.env.Records(context.Background())
+	if s := desired.Resolve(fl, append(slices.Clone(*recs), fleetRecs...)).Schemas["cell-e"]; s.Version != "1.5.0" || s.Shipped != "1.5.0" || s.ShippedRollout != rec.ID || s.Problem != "" {
+		t.Errorf("cell-e's schema as status and drift judge it: %+v", s)
 	}
 	if !slices.Contains(rep.Steps, gets) || owned(h.table(t), "cell-e") == 0 {
 		t.Errorf("steps:\n%s", strings.Join(rep.Steps, "\n"))

@@ -55,6 +55,9 @@ type CellDescription struct {
 	// Migration is the schema migration the update runs before the
 	// service moves (nil: none).
 	Migration *MigrationPlan `json:"migration,omitempty"`
+	// Bootstrap is when and why the update puts the cell's database
+	// users in place (nil: it does not).
+	Bootstrap *BootstrapPlan `json:"bootstrap,omitempty"`
 	// Error says why the cell's current configuration could not be read,
 	// or its preview failed.
 	Error string `json:"error,omitempty"`
@@ -78,8 +81,10 @@ type ResourceChange struct {
 // take (from past runs, or a rule of thumb). A cell that cannot be read is
 // described with its error, and Describe also returns the errors: a plan
 // that cannot be checked is not a plan to approve. m, when not nil, says
-// which cells' updates run a schema migration first.
-func Describe(ctx context.Context, u CurrentReader, m Migrator, plan Plan, updateEstimate time.Duration) (*Description, error) {
+// which cells' updates run a schema migration first; b, when not nil,
+// which put their database users in place, as the run does (before a
+// migration only when one runs).
+func Describe(ctx context.Context, u CurrentReader, m Migrator, b Bootstrapper, plan Plan, updateEstimate time.Duration) (*Description, error) {
 	if err := plan.Validate(); err != nil {
 		return nil, fmt.Errorf("invalid rollout plan: %w", err)
 	}
@@ -101,9 +106,15 @@ func Describe(ctx context.Context, u CurrentReader, m Migrator, plan Plan, updat
 				} else {
 					cd.Changes = Diff(cur, plan.Desired[c])
 					cd.Unchanged = cur.Equal(plan.Desired[c])
+					req := MigrationRequest{Cell: c, From: cur, To: plan.Desired[c]}
 					if m != nil && !cd.Unchanged {
-						if p := m.Plan(MigrationRequest{Cell: c, From: cur, To: plan.Desired[c]}); !p.None() {
+						if p := m.Plan(req); !p.None() {
 							cd.Migration = &p
+						}
+					}
+					if b != nil && !cd.Unchanged {
+						if p := b.Plan(req); !p.None() && (p.AfterUpdate || cd.Migration != nil) {
+							cd.Bootstrap = &p
 						}
 					}
 				}

@@ -51,7 +51,7 @@ func TestDescribeIsThePlanWithChangesExposureAndTime(t *testing.T) {
 	f.plan.Waves[1].Exposure = &Exposure{Buckets: 0.25, Pinned: 0.30}
 	f.plan.Waves[2].Exposure = &Exposure{Buckets: 0.70, Pinned: 0.60}
 	f.plan.Waves[0].Gate = "error_rate_5xx < 0.5%, min 100 requests"
-	d, err := Describe(context.Background(), f.cells, nil, f.plan, 2*time.Minute)
+	d, err := Describe(context.Background(), f.cells, nil, nil, f.plan, 2*time.Minute)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -78,7 +78,7 @@ func TestDescribeIsThePlanWithChangesExposureAndTime(t *testing.T) {
 func TestDescribeReportsUnreadableCells(t *testing.T) {
 	f := newFleet(t)
 	f.cells.currentErr = map[string]error{"cell-d": errors.New("stack not found")}
-	d, err := Describe(context.Background(), f.cells, nil, f.plan, time.Minute)
+	d, err := Describe(context.Background(), f.cells, nil, nil, f.plan, time.Minute)
 	if err == nil || !strings.Contains(err.Error(), "cell-d: stack not found") {
 		t.Fatalf("err = %v", err)
 	}

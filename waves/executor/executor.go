@@ -35,6 +35,11 @@ type Executor struct {
 	Store    Store
 	Clock    Clock
 	Progress Progress
+
+	// Bootstrapper puts a cell's database users in place where its change
+	// needs them: before its migration, or after an update that turns
+	// migrations on (nil: none).
+	Bootstrapper Bootstrapper
 }
 
 // Options are one run's choices (the deploy command's flags).

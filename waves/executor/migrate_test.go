@@ -402,7 +402,7 @@ func TestRerunAfterAPassedMigrationDoesNotMigrateAgain(t *testing.T) {
 func TestDescribeListsEachChangedCellsMigration(t *testing.T) {
 	f, m := migratingFleet(t)
 	f.cells.current["cell-b"] = withImage(oldConfig(), "app:v2") // already there
-	d, err := Describe(context.Background(), f.cells, m, f.plan, time.Minute)
+	d, err := Describe(context.Background(), f.cells, m, nil, f.plan, time.Minute)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -51,8 +51,7 @@ func SchemaVersions(recs []*Record) map[string]SchemaState {
 		}
 	}
 	for _, r := range recs {
-		// A cell add's record holds its new cell's first migration.
-		if r == nil || (!r.IsRollout() && r.Kind != KindCellAdd) {
+		if r == nil || !r.ShipsCells() {
 			continue
 		}
 		for _, w := range r.Waves {
@@ -83,3 +82,11 @@ func SchemaVersions(recs []*Record) map[string]SchemaState {
 	}
 	return out
 }
+
+// ShipsCells reports whether r's waves ship configurations to cells, each
+// kept by the cell when its wave passed: a rollout's, and a cell add's one
+// wave (its new cell's first configuration and migration). Whoever reads
+// what a cell was shipped — its schema (SchemaVersions, and the schema a
+// cell's kept release migrated it to in internal/desired) — reads both, so
+// a cell that joined through `cell add` is judged as a cell a wave reached.
+func (r *Record) ShipsCells() bool { return r.IsRollout() || r.Kind == KindCellAdd }

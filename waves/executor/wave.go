@@ -227,8 +227,9 @@ func (r *run) update(ctx context.Context, w Wave, wr *WaveRecord) error {
 				}
 			}
 			// The schema first: the new image's migration runs before the
-			// service moves to it, and a failed one fails the cell's update.
-			if !r.migrate(ctx, w, wr, c) {
+			// service moves to it, and a failed one fails the cell's update
+			// — after the database users it logs in as are in place.
+			if !r.bootstrap(ctx, w, wr, c, false) || !r.migrate(ctx, w, wr, c) {
 				return nil
 			}
 			r.j.mu.Lock()
@@ -245,7 +246,9 @@ func (r *run) update(ctx context.Context, w Wave, wr *WaveRecord) error {
 			} else if err != nil {
 				r.setCell(wr, c, CellStateFailed, err.Error())
 				r.emit(Event{Kind: CellFailed, Wave: w.Name, Cell: c, Err: err})
-			} else {
+			} else if r.bootstrap(ctx, w, wr, c, true) {
+				// An update that turns migrations on is done once the
+				// migrator's user exists: the next migration needs it.
 				r.setCell(wr, c, CellStateUpdated, "")
 				r.emit(Event{Kind: CellUpdated, Wave: w.Name, Cell: c})
 			}

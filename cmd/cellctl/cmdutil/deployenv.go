@@ -111,6 +111,7 @@ func (f *Factory) DeployEnv(ctx context.Context, fl *fleet.Fleet, events func(st
 		Log: f.IO.ErrOut,
 	}
 	env.Migrator = migrator(fl, bundle, env.Outputs)
+	env.Bootstrap = f.BootstrapCell
 	return env, func() { _ = rs.Close() }, nil
 }
 

@@ -38,8 +38,14 @@ func Describe(s *render.Styles, d *executor.Description) string {
 				fmt.Fprintf(&b, "  %s: unchanged\n", c.Cell)
 			default:
 				fmt.Fprintf(&b, "  %s:\n", c.Cell)
+				if c.Bootstrap != nil && !c.Bootstrap.AfterUpdate {
+					fmt.Fprintf(&b, "    bootstrap the database users first: %s\n", c.Bootstrap.Why)
+				}
 				if c.Migration != nil {
 					fmt.Fprintf(&b, "    migrate first: %s\n", c.Migration)
+				}
+				if c.Bootstrap != nil && c.Bootstrap.AfterUpdate {
+					fmt.Fprintf(&b, "    bootstrap the database users after the update: %s\n", c.Bootstrap.Why)
 				}
 				for _, ch := range c.Changes {
 					fmt.Fprintf(&b, "    %s: %s → %s\n", ch.Key, ch.Old, ch.New)
@@ -73,6 +79,9 @@ func Markdown(d *executor.Description) string {
 				changes = []string{"**cannot read:** " + c.Error}
 			case c.Unchanged:
 				changes = []string{"unchanged"}
+			}
+			if c.Bootstrap != nil {
+				changes = append(changes, "bootstrap the database users "+c.Bootstrap.String())
 			}
 			if c.Migration != nil {
 				changes = append(changes, "migrate first: `"+c.Migration.String()+"`")

@@ -65,3 +65,31 @@ func TestDryRunListsTheMigrationStep(t *testing.T) {
 		t.Errorf("text:\n%s", txt)
 	}
 }
+
+// TestDryRunListsTheBootstrapStep: a cell whose update turns migrations on
+// says it bootstraps its database users after the update; a migrating
+// cell, before its migration.
+func TestDryRunListsTheBootstrapStep(t *testing.T) {
+	d := &executor.Description{ID: "r-00000000000b", Waves: []executor.WaveDescription{{Name: "canary", Bake: 10 * time.Minute,
+		Cells: []executor.CellDescription{
+			{Cell: "cell-a", Changes: []executor.Change{{Key: "cells:migrationCommand", Old: "null", New: `["./migrate","up"]`}},
+				Bootstrap: &executor.BootstrapPlan{Why: "migrations turned on", AfterUpdate: true}},
+			{Cell: "cell-b", Changes: []executor.Change{{Key: "image", Old: `"app:1"`, New: `"app:2"`}},
+				Migration: &executor.MigrationPlan{Image: "app:2", Command: []string{"./migrate", "up"}},
+				Bootstrap: &executor.BootstrapPlan{Why: "the migration logs in as cellctl_migrator"}},
+		}}}}
+	io, _, _, _ := iostreams.Test()
+	txt := Describe(render.Out(io), d)
+	for _, want := range []string{
+		"  cell-a:\n    bootstrap the database users after the update: migrations turned on\n    cells:migrationCommand:",
+		"  cell-b:\n    bootstrap the database users first: the migration logs in as cellctl_migrator\n    migrate first: ./migrate up (image app:2)\n",
+	} {
+		if !strings.Contains(txt, want) {
+			t.Errorf("text lacks %q:\n%s", want, txt)
+		}
+	}
+	if md := Markdown(d); !strings.Contains(md, "| canary | cell-a | bootstrap the database users after the update: migrations turned on<br>") ||
+		!strings.Contains(md, "| canary | cell-b | bootstrap the database users before the migration: the migration logs in as cellctl_migrator<br>migrate first:") {
+		t.Errorf("markdown:\n%s", md)
+	}
+}
