@@ -56,10 +56,10 @@ type AddOptions struct {
 // Placement is where a new cell lives: its stack file's account settings.
 type Placement struct {
 	Account      string `json:"account,omitempty"`
-	RoleARN      string `json:"role_arn,omitempty"`
-	ExternalID   string `json:"external_id,omitempty"`
-	HostedZoneID string `json:"hosted_zone_id,omitempty"`
-	FleetDomain  string `json:"fleet_domain,omitempty"`
+	RoleARN      string `json:"roleArn,omitempty"`
+	ExternalID   string `json:"externalId,omitempty"`
+	HostedZoneID string `json:"hostedZoneId,omitempty"`
+	FleetDomain  string `json:"fleetDomain,omitempty"`
 }
 
 // placement checks --account/--role/--external-id as AWS and the loader
@@ -108,7 +108,7 @@ type AddReport struct {
 	Cell      string `json:"cell"`
 	Index     int    `json:"index"`
 	Wave      string `json:"wave"`
-	StackFile string `json:"stack_file"`
+	StackFile string `json:"stackFile"`
 	// Placement is the account the cell lives in, when not the caller's.
 	Placement *Placement `json:"placement,omitempty"`
 	Steps     []string   `json:"steps"`

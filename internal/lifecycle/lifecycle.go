@@ -113,13 +113,13 @@ type Report struct {
 	Transitions []*router.Transition `json:"transitions"`
 	// DeployedVersion is the table version the deployed router served
 	// before the command (0 with RouterDeployed false: never deployed).
-	DeployedVersion int64 `json:"deployed_version"`
-	RouterDeployed  bool  `json:"router_deployed"`
+	DeployedVersion int64 `json:"deployedVersion"`
+	RouterDeployed  bool  `json:"routerDeployed"`
 	// Published lists the table versions the router was published with.
 	Published []int64 `json:"published"`
 	// Stacks are the results of the runs the command made, in order.
 	Stacks []*stackrun.Result `json:"-"`
-	DryRun bool               `json:"dry_run"`
+	DryRun bool               `json:"dryRun"`
 }
 
 // tablePaths are where the fleet's routing table and the previous one live.

@@ -136,8 +136,8 @@ func TestAddDryRunJSON(t *testing.T) {
 		Cell      string `json:"cell"`
 		Index     int    `json:"index"`
 		Wave      string `json:"wave"`
-		StackFile string `json:"stack_file"`
-		DryRun    bool   `json:"dry_run"`
+		StackFile string `json:"stackFile"`
+		DryRun    bool   `json:"dryRun"`
 	}
 	dec := json.NewDecoder(strings.NewReader(stdout))
 	if err := dec.Decode(&rep); err != nil || dec.More() {

@@ -228,7 +228,7 @@ func writeStatus(w io.Writer, s *render.Styles, r *executor.Record) {
 	for _, n := range r.Notes {
 		fmt.Fprintf(w, "note: %s\n", n)
 	}
-	if !r.IsRollout() && r.Kind != executor.KindCellAdd {
+	if !r.ShipsCells() {
 		return
 	}
 	for _, wr := range r.Waves {
