@@ -436,21 +436,78 @@ func fleetMigrated(ctx context.Context, env *Env, fl *fleet.Fleet, id string) (s
 // it and the desired state holds the image the cell was given. A failed
 // migration is recorded too (status shows it), and the cell gets no
 // tenants.
+//
+// One migration at a time, as a rollout's: the record is saved running
+// before the task starts (its RunTask token) and again once the task is
+// named, so a cell add killed mid-migration leaves the task in the
+// records; its rerun follows that task to its end (executor.Resumer)
+// instead of starting a second one on the same database.
 func migrateNew(ctx context.Context, env *Env, m executor.Migrator, req executor.MigrationRequest, p executor.MigrationPlan,
 	repoImage string, step func(string, ...any), undo string) error {
 	id := req.Cell
-	step("migrating %s's database: %s", id, p)
 	now := time.Now().UTC()
-	started := time.Time{}
-	mig, err := m.Migrate(ctx, req, func(task string) {
-		started = time.Now().UTC()
-		step("%s's migration task %s started", id, task[strings.LastIndex(task, "/")+1:])
-	})
+	rec, prior, err := cellAddInFlight(ctx, env, id)
+	if err != nil {
+		return fmt.Errorf("reading the records for a migration an earlier `cell add %s` left: %w\n%s", id, err, undo)
+	}
+	if rec == nil {
+		rec = &executor.Record{ID: executor.NewID(executor.KindCellAdd), Kind: executor.KindCellAdd, Started: now}
+	}
+	wr := executor.WaveRecord{Name: "cell add", State: executor.WaveUpdating, Started: rec.Started}
+	cr := executor.CellRecord{Cell: id, State: executor.CellStateUpdating, After: req.To, RepoImage: repoImage}
+	save := func(mig *executor.Migration) error {
+		c, w := cr, wr
+		c.Migration = mig
+		w.Cells = []executor.CellRecord{c}
+		rec.State, rec.Updated, rec.Waves = executor.Running, time.Now().UTC(), []executor.WaveRecord{w}
+		return env.Record(ctx, rec)
+	}
+	var mig executor.Migration
+	if prior.Unfinished() {
+		res, ok := m.(executor.Resumer)
+		if !ok {
+			return fmt.Errorf("an earlier `cell add %s` left migration task %s running (record %s), and this migrator cannot follow it: check that it has stopped (aws ecs describe-tasks), then rerun\n%s",
+				id, prior.TaskID(), rec.ID, undo)
+		}
+		step("following %s's migration task %s, which an earlier `cell add` left running (record %s): no second task starts on its database", id, prior.TaskID(), rec.ID)
+		req.Token = prior.Token
+		mig, err = res.Resume(ctx, req, *prior)
+	} else {
+		req.Token = "cellctl-" + rec.ID
+		if prior.Starting() {
+			// The earlier run died between asking for the task and naming
+			// it: the same token gets that task back, if it started.
+			req.Token = prior.Token
+		}
+		if err := save(&executor.Migration{Image: p.Image, Command: p.Command, Token: req.Token}); err != nil {
+			return fmt.Errorf("keeping %s's migration in record %s before its start failed (nothing was started): %w\n%s", id, rec.ID, err, undo)
+		}
+		step("migrating %s's database: %s", id, p)
+		started := time.Time{}
+		mig, err = m.Migrate(ctx, req, func(task string) {
+			started = time.Now().UTC()
+			step("%s's migration task %s started", id, task[strings.LastIndex(task, "/")+1:])
+			// Best effort: the token saved above already lets a rerun get
+			// this task back.
+			_ = save(&executor.Migration{Image: p.Image, Command: p.Command, Token: req.Token, Task: task, Started: started})
+		})
+		if mig.Started.IsZero() {
+			mig.Started = started
+		}
+	}
 	if mig.Image == "" {
 		mig.Image, mig.Command = p.Image, p.Command
 	}
-	if mig.Started.IsZero() {
-		mig.Started = started
+	if mig.Token == "" {
+		mig.Token = req.Token
+	}
+	if errors.Is(err, executor.ErrStopped) {
+		// Interrupted: the task runs on, named in the record; the rerun
+		// follows it.
+		if serr := save(&mig); serr != nil {
+			return fmt.Errorf("%w; keeping the running task in record %s failed too: %v\n%s", err, rec.ID, serr, undo)
+		}
+		return fmt.Errorf("%s's migration task %s runs on (record %s): rerun `cellctl cell add` to follow it: %w", id, mig.TaskID(), rec.ID, err)
 	}
 	if mig.Stopped.IsZero() {
 		mig.Stopped = time.Now().UTC()
@@ -458,10 +515,9 @@ func migrateNew(ctx context.Context, env *Env, m executor.Migrator, req executor
 	if err != nil && mig.Error == "" {
 		mig.Error = err.Error()
 	}
-	cr := executor.CellRecord{Cell: id, State: executor.CellStateUpdated, After: req.To, RepoImage: repoImage, Migration: &mig, Updated: mig.Stopped}
-	wr := executor.WaveRecord{Name: "cell add", State: executor.WaveDone, Started: now, Finished: mig.Stopped}
-	rec := &executor.Record{ID: executor.NewID(executor.KindCellAdd), Kind: executor.KindCellAdd, State: executor.Complete,
-		Started: now, Updated: mig.Stopped, Finished: mig.Stopped}
+	cr.State, cr.Migration, cr.Updated = executor.CellStateUpdated, &mig, mig.Stopped
+	wr.State, wr.Finished = executor.WaveDone, mig.Stopped
+	rec.State, rec.Updated, rec.Finished, rec.Error = executor.Complete, mig.Stopped, mig.Stopped, ""
 	if !mig.OK() {
 		cr.State, cr.Error = executor.CellStateFailed, "migration failed: "+mig.Failure()
 		wr.State, wr.Reason = executor.WaveHalted, cr.Error
@@ -485,6 +541,32 @@ func migrateNew(ctx context.Context, env *Env, m executor.Migrator, req executor
 	}
 	step("%s's migration task %s exited 0%s (record %s)", id, mig.TaskID(), version, rec.ID)
 	return nil
+}
+
+// cellAddInFlight finds the newest cell add record of cell that is still
+// unfinished — its run died or was stopped during the migration — and that
+// record's migration: what a rerun must follow or restart with the same
+// token before anything else runs on the cell's database. (nil, nil):
+// none, or no record reader.
+func cellAddInFlight(ctx context.Context, env *Env, cell string) (*executor.Record, *executor.Migration, error) {
+	if env.Records == nil {
+		return nil, nil, nil
+	}
+	recs, err := env.Records(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	for _, r := range executor.NewestFirst(slices.Clone(recs)) {
+		if r.Kind != executor.KindCellAdd || !r.Unfinished() || len(r.Waves) == 0 {
+			continue
+		}
+		for _, c := range r.Waves[0].Cells {
+			if c.Cell == cell && (c.Migration.Unfinished() || c.Migration.Starting()) {
+				return r, c.Migration, nil
+			}
+		}
+	}
+	return nil, nil, nil
 }
 
 // addStep is one step of a cell add: what a dry run says it would do, and

@@ -422,8 +422,8 @@ func TestAddCellGetsTheShippedReleaseAndItsSchema(t *testing.T) {
 	if err != nil {
 		t.Fatalf("%v\n%s", err, h.log)
 	}
-	if got := strings.Join(h.eng.runs(), ";"); got != "up cell-e;migrate cell-e registry.example.com/shop/api:1.5.0;record complete;up router" {
-		t.Fatalf("runs %q: want the up, the migration and its record, then the router", got)
+	if got := strings.Join(h.eng.runs(), ";"); got != "up cell-e;record running;migrate cell-e registry.example.com/shop/api:1.5.0;record running;record complete;up router" {
+		t.Fatalf("runs %q: want the up, the migration (its record saved before the start, once the task is named, and at its end), then the router", got)
 	}
 	rec := (*recs)[0]
 	cr := rec.Waves[0].Cells[0]
@@ -461,7 +461,7 @@ func TestAddCellFailedMigrationRoutesNothing(t *testing.T) {
 		!strings.Contains(err.Error(), "cell-e has no traffic") {
 		t.Fatalf("err = %v", err)
 	}
-	if got := strings.Join(h.eng.runs(), ";"); got != "up cell-e;migrate cell-e registry.example.com/shop/api:1.5.0;record halted" {
+	if got := strings.Join(h.eng.runs(), ";"); got != "up cell-e;record running;migrate cell-e registry.example.com/shop/api:1.5.0;record running;record halted" {
 		t.Fatalf("runs %q", got)
 	}
 	if s := executor.SchemaVersions(*recs)["cell-e"]; s.Failed == "" {
@@ -483,5 +483,88 @@ func TestAddCellInAFleetNeverMigratedRunsNoMigration(t *testing.T) {
 	}
 	if got := strings.Join(h.eng.runs(), ";"); got != "up cell-e;up router" || len(*recs) != 0 {
 		t.Fatalf("runs %q, records %d: want no migration", got, len(*recs))
+	}
+}
+
+// resumingMigrator is a Migrator whose first task outlives its run (the
+// run is killed while it waits: Migrate returns when ctx ends, the task
+// still running) and that follows a task by its record (Resumer).
+type resumingMigrator struct {
+	fakeMigrator
+	migrates, resumed []string
+	die               func() // the run is killed -9 once the task started
+}
+
+func (m *resumingMigrator) Migrate(ctx context.Context, req executor.MigrationRequest, started func(string)) (executor.Migration, error) {
+	m.migrates = append(m.migrates, req.Token)
+	if len(m.migrates) > 1 {
+		return executor.Migration{}, errors.New("a second migration task started on the cell's database")
+	}
+	task := "arn:aws:ecs:us-east-1:123456789012:task/cells-cell-e/hung"
+	started(task)
+	m.die()
+	<-ctx.Done() // the run dies while the task runs
+	return executor.Migration{Task: task}, ctx.Err()
+}
+
+func (m *resumingMigrator) Resume(_ context.Context, req executor.MigrationRequest, running executor.Migration) (executor.Migration, error) {
+	m.resumed = append(m.resumed, running.Task)
+	exit := 0
+	return executor.Migration{Image: req.To.Image, Command: running.Command, Token: running.Token, Task: running.Task, Started: running.Started,
+		ExitCode: &exit, SchemaVersion: "1.5.0"}, nil
+}
+
+// TestAddCellKilledDuringItsMigrationFollowsTheTaskOnRerun: a cell add
+// whose run dies while its migration task runs leaves the task named in a
+// running cell-add record; the rerun follows that task to its end (the
+// Resumer) and starts no second task on the cell's database, and the one
+// record ends complete with the task's result.
+func TestAddCellKilledDuringItsMigrationFollowsTheTaskOnRerun(t *testing.T) {
+	h, recs := migratingHarness(t, 0)
+	mig := &resumingMigrator{fakeMigrator: fakeMigrator{eng: h.eng}}
+	h.env.Migrator = func(*fleet.Fleet, Engine) executor.Migrator { return mig }
+	fleetRecs, _ := h.env.Records(context.Background())
+	h.env.Records = func(context.Context) ([]*executor.Record, error) {
+		return append(slices.Clone(*recs), fleetRecs...), nil
+	}
+	ctx, kill := context.WithCancel(context.Background())
+	dead := false
+	h.env.Record = func(_ context.Context, rec *executor.Record) error {
+		if dead {
+			return errors.New("killed: a dead process saves nothing")
+		}
+		c := *rec
+		c.Waves = slices.Clone(rec.Waves)
+		*recs = append([]*executor.Record{&c}, *recs...)
+		return nil
+	}
+	mig.die = func() { dead = true; kill() }
+	before := h.tableBytes(t)
+	if _, err := AddCell(ctx, h.env, AddOptions{Index: -1, Take: router.TakeAuto}); err == nil {
+		t.Fatal("the killed cell add did not fail")
+	}
+	if h.tableBytes(t) != before {
+		t.Fatal("the killed cell add routed tenants before its migration ended")
+	}
+	if len(*recs) == 0 {
+		t.Fatal("the killed cell add left no record naming its migration task")
+	}
+	first := (*recs)[0]
+	if first.Kind != executor.KindCellAdd || first.State != executor.Running || !first.Waves[0].Cells[0].Migration.Unfinished() {
+		t.Fatalf("after the kill the newest record is %+v", first)
+	}
+	dead = false
+	if _, err := AddCell(context.Background(), h.env, AddOptions{ID: "cell-e", Index: -1, Take: router.TakeAuto}); err != nil {
+		t.Fatalf("rerun: %v\n%s", err, h.log)
+	}
+	if len(mig.migrates) != 1 || len(mig.resumed) != 1 || mig.resumed[0] != first.Waves[0].Cells[0].Migration.Task {
+		t.Fatalf("started %d task(s) (tokens %v), followed %v: want one start and the rerun following its task", len(mig.migrates), mig.migrates, mig.resumed)
+	}
+	last := (*recs)[0]
+	if last.ID != first.ID || last.State != executor.Complete || !last.Waves[0].Cells[0].Migration.OK() {
+		t.Fatalf("the rerun's record %s (%s), want %s complete with the task's exit 0", last.ID, last.State, first.ID)
+	}
+	if owned(h.table(t), "cell-e") == 0 {
+		t.Error("cell-e got no tenants after its migration passed")
 	}
 }
