@@ -238,39 +238,8 @@ func TestARollbackWaitsForAForwardMigrationStillRunningOnTheCell(t *testing.T) {
 func TestANewRolloutRunsAnAbandonedRollbacksDownMigrationBeforeItMigrates(t *testing.T) {
 	f, m := migratingFleet(t)
 	m.rollbackCmd = "migrate down"
-	m.hang["cell-c rollback"] = true
 	f.gate.answer = healthByImage(f.cells, map[string]bool{"cell-c app:v2": true})
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	died := killWhen(f, cancel, func(r *Record) bool { return r.Waves[1].Cells[1].RollbackMigration.Unfinished() })
-	_, _ = f.ex.Run(ctx, f.plan, f.opts())
-	if !died.Load() {
-		t.Fatal("the first run never recorded cell-c's rollback task")
-	}
-	abandoned := f.plan.ID()
-	down := f.store.record(t, abandoned).Waves[1].Cells[1].RollbackMigration
-	revive(f)
-	// deploy --abandon: the dead run's lock broken, its record abandoned.
-	if _, err := Abandon(context.Background(), f.store, abandoned, Holder{Host: "laptop", PID: 9}); err != nil {
-		t.Fatal(err)
-	}
-
-	// A new rollout (app:v3) migrates every cell, cell-c included.
-	for c := range f.plan.Desired {
-		f.plan.Desired[c] = withImage(oldConfig(), "app:v3")
-	}
-	m.setHang("cell-c rollback", false)
-	if _, err := f.run(t, f.opts()); err != nil {
-		t.Fatal(err)
-	}
-	if o := m.overlapping(); len(o) > 0 {
-		t.Errorf("the new rollout migrated while the abandoned rollback's task ran: %v", o)
-	}
-	runs := m.runs()
-	resumed, up := indexOf(runs, "cell-c resume "+down.TaskID()), indexOf(runs, "cell-c app:v3 migrate")
-	if resumed < 0 || up < 0 || resumed > up {
-		t.Errorf("migrations %v: the abandoned rollback's task on cell-c ends before the new rollout migrates it", runs)
-	}
+	abandoned, runs := abandonedThenV3(t, f, m, "cell-c", "rollback", func(r *Record) *Migration { return r.Waves[1].Cells[1].RollbackMigration })
 	if n := m.count("cell-c", "rollback"); n != 1 {
 		t.Errorf("cell-c's rollback migration started %d times: %v", n, runs)
 	}
@@ -290,35 +259,7 @@ func TestANewRolloutRunsAnAbandonedRollbacksDownMigrationBeforeItMigrates(t *tes
 
 func TestANewRolloutWaitsForAMigrationAnAbandonedRolloutLeftRunning(t *testing.T) {
 	f, m := migratingFleet(t)
-	m.hang["cell-a migrate"] = true
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	died := killWhen(f, cancel, func(r *Record) bool { return r.Waves[0].Cells[0].Migration.Unfinished() })
-	_, _ = f.ex.Run(ctx, f.plan, f.opts())
-	if !died.Load() {
-		t.Fatal("the first run never recorded cell-a's migration task")
-	}
-	abandoned := f.plan.ID()
-	first := f.store.record(t, abandoned).Waves[0].Cells[0].Migration
-	revive(f)
-	if _, err := Abandon(context.Background(), f.store, abandoned, Holder{Host: "laptop", PID: 9}); err != nil {
-		t.Fatal(err)
-	}
-	for c := range f.plan.Desired {
-		f.plan.Desired[c] = withImage(oldConfig(), "app:v3")
-	}
-	m.setHang("cell-a migrate", false)
-	if _, err := f.run(t, f.opts()); err != nil {
-		t.Fatal(err)
-	}
-	if o := m.overlapping(); len(o) > 0 {
-		t.Errorf("the new rollout migrated while the abandoned rollout's task ran: %v", o)
-	}
-	runs := m.runs()
-	resumed, up := indexOf(runs, "cell-a resume "+first.TaskID()), indexOf(runs, "cell-a app:v3 migrate")
-	if resumed < 0 || up < 0 || resumed > up {
-		t.Errorf("migrations %v: the abandoned rollout's task on cell-a ends before the new rollout migrates it", runs)
-	}
+	abandoned, _ := abandonedThenV3(t, f, m, "cell-a", "migrate", func(r *Record) *Migration { return r.Waves[0].Cells[0].Migration })
 	if mig := f.store.record(t, abandoned).Waves[0].Cells[0].Migration; mig.Unfinished() || !mig.OK() {
 		t.Errorf("the abandoned rollout's record keeps cell-a's task as %+v, want its end", mig)
 	}
@@ -384,4 +325,46 @@ func TestAMigratorThatCannotFollowATaskFailsTheCellInsteadOfStartingAnother(t *t
 	if n := m.count("cell-a", "migrate"); n != 1 || len(m.overlapping()) > 0 {
 		t.Errorf("migrations %v: no second task may start", m.runs())
 	}
+}
+
+// abandonedThenV3 runs the fleet's rollout until the task of cell's
+// migration (step "migrate" or "rollback", hung) is recorded, kills the
+// run, abandons the rollout (deploy --abandon), and runs a new rollout of
+// app:v3 to every cell. It checks that the new rollout followed the
+// abandoned task to its end before migrating cell, never two tasks at
+// once, and returns the abandoned rollout's id and the migrations run.
+func abandonedThenV3(t *testing.T, f *fleet, m *fakeMigrator, cell, step string, task func(*Record) *Migration) (string, []string) {
+	t.Helper()
+	m.hang[cell+" "+step] = true
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	died := killWhen(f, cancel, func(r *Record) bool { return task(r).Unfinished() })
+	_, _ = f.ex.Run(ctx, f.plan, f.opts())
+	if !died.Load() {
+		t.Fatalf("the first run never recorded %s's %s task", cell, step)
+	}
+	abandoned := f.plan.ID()
+	left := task(f.store.record(t, abandoned))
+	revive(f)
+	// deploy --abandon: the dead run's lock broken, its record abandoned.
+	if _, err := Abandon(context.Background(), f.store, abandoned, Holder{Host: "laptop", PID: 9}); err != nil {
+		t.Fatal(err)
+	}
+	// A new rollout (app:v3) migrates every cell, cell included.
+	for c := range f.plan.Desired {
+		f.plan.Desired[c] = withImage(oldConfig(), "app:v3")
+	}
+	m.setHang(cell+" "+step, false)
+	if _, err := f.run(t, f.opts()); err != nil {
+		t.Fatal(err)
+	}
+	if o := m.overlapping(); len(o) > 0 {
+		t.Errorf("the new rollout migrated while the abandoned rollout's task ran: %v", o)
+	}
+	runs := m.runs()
+	resumed, up := indexOf(runs, cell+" resume "+left.TaskID()), indexOf(runs, cell+" app:v3 migrate")
+	if resumed < 0 || up < 0 || resumed > up {
+		t.Errorf("migrations %v: the abandoned rollout's task on %s ends before the new rollout migrates it", runs, cell)
+	}
+	return abandoned, runs
 }
