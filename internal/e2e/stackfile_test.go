@@ -55,7 +55,17 @@ func TestStackFileEditsDuringRunsAreKept(t *testing.T) {
 			t.Fatal(err)
 		}
 		data = bytes.Replace(data, []byte("  cells:index: 2\n"), []byte("  cells:index: 2\n"+line+"\n"), 1)
-		if err := os.WriteFile(file, data, 0o644); err != nil {
+		// Saved as an editor saves (a new file renamed over the old),
+		// so a run reading the file sees the old or the new version,
+		// never the moment between a truncate and a write: a preview
+		// that copied an empty file into its workspace once failed for
+		// want of the origin secret (CI, 7eeec56) — the race was the
+		// test's own write, not cellctl's.
+		tmp := file + ".edit"
+		if err := os.WriteFile(tmp, data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Rename(tmp, file); err != nil {
 			t.Fatal(err)
 		}
 		return string(data)
