@@ -212,15 +212,15 @@ DEMO_VIEWER_ZONE = Z0987654321ZYXWVUTSRQ app.example.com
 demo: build pulumi
 	$(BIN)/cellctl --cloud sim sim zone add $(DEMO_CELLS_ZONE)
 	$(BIN)/cellctl --cloud sim sim zone add $(DEMO_VIEWER_ZONE)
-	$(BIN)/cellctl --cloud sim up
+	$(BIN)/cellctl --cloud sim up --yes
 	$(BIN)/cellctl --cloud sim status
-	$(BIN)/cellctl --cloud sim deploy --image $(DEMO_GOOD) --bake-scale 0.002
+	$(BIN)/cellctl --cloud sim deploy --image $(DEMO_GOOD) --bake-scale 0.002 --yes
 	$(BIN)/cellctl --cloud sim sim health set --image $(DEMO_BAD) --error-rate 3% --p99 900ms
-	$(BIN)/cellctl --cloud sim deploy --image $(DEMO_BAD) --bake-scale 0.002; rc=$$?; \
+	$(BIN)/cellctl --cloud sim deploy --image $(DEMO_BAD) --bake-scale 0.002 --yes; rc=$$?; \
 	if [ $$rc -eq 3 ]; then echo "rehearsal: the bad image was caught at the canary and rolled back (exit 3, as expected)"; \
 	else echo "rehearsal: expected the bad image to halt with exit 3, got $$rc" >&2; exit 1; fi
 	$(BIN)/cellctl --cloud sim sim task set --image $(DEMO_BAD_MIGRATION) --exit 1 --log 'ERROR: relation "orders" already exists'
-	$(BIN)/cellctl --cloud sim deploy --image $(DEMO_BAD_MIGRATION) --bake-scale 0.002; rc=$$?; \
+	$(BIN)/cellctl --cloud sim deploy --image $(DEMO_BAD_MIGRATION) --bake-scale 0.002 --yes; rc=$$?; \
 	if [ $$rc -eq 3 ]; then echo "rehearsal: the failing migration was caught at the canary: it kept its image and no other cell ran it (exit 3, as expected)"; \
 	else echo "rehearsal: expected the failing migration to halt with exit 3, got $$rc" >&2; exit 1; fi
 	$(BIN)/cellctl --cloud sim rollout list

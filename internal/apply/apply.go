@@ -67,6 +67,10 @@ type Env struct {
 	// the origin-verify secret with what the newest rotation shipped
 	// (behind.go); nil: the engine's backend is read.
 	Records func(ctx context.Context) ([]*executor.Record, error)
+	// Confirm, when set, is asked with the plan an up will run once every
+	// gate passed and before its first write (the operator's yes at a
+	// terminal); its error stops the run with nothing changed.
+	Confirm func(ctx context.Context, p *runplan.Plan) error
 }
 
 func (env *Env) log() io.Writer {
@@ -154,6 +158,11 @@ func run(ctx context.Context, env *Env, op stackrun.Operation, o Options) (*Repo
 	rep := &Report{Plan: p, DryRun: o.DryRun}
 	if o.DryRun {
 		return rep, nil
+	}
+	if op == stackrun.OpUp && env.Confirm != nil {
+		if err := env.Confirm(ctx, p); err != nil {
+			return nil, err
+		}
 	}
 	rep.Result, err = execute(ctx, env, eng, p)
 	return rep, err

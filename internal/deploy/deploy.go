@@ -65,7 +65,12 @@ type Env struct {
 	// (a Pulumi preview of its stack with cfg as its configuration) and
 	// returns the resource changes; nil: the dry run lists the changed
 	// settings only.
-	Preview  func(ctx context.Context, cell string, cfg spec.Cell) ([]stackrun.Change, error)
+	Preview func(ctx context.Context, cell string, cfg spec.Cell) ([]stackrun.Change, error)
+	// Confirm, when set, is asked once the fleet's lock is known free and
+	// before the first write (the operator's yes at a terminal), with the
+	// rollout's description (the dry run's, without its preview) to call
+	// if it shows one; its error stops the deploy with nothing changed.
+	Confirm  func(ctx context.Context, describe func() (*executor.Description, error)) error
 	Progress executor.Progress
 	Clock    executor.Clock
 	Log      io.Writer
@@ -221,7 +226,7 @@ func Run(ctx context.Context, env *Env, o Options) (*Result, error) {
 		return nil, err
 	}
 	up := Updater(env)
-	if o.DryRun {
+	describe := func() (*executor.Description, error) {
 		est := o.UpdateEstimate
 		if est <= 0 {
 			est = waves.DefaultCellUpdate
@@ -230,6 +235,10 @@ func Run(ctx context.Context, env *Env, o Options) (*Result, error) {
 		if d != nil {
 			nameSettings(d, env.Fleet)
 		}
+		return d, err
+	}
+	if o.DryRun {
+		d, err := describe()
 		if err == nil && env.Preview != nil {
 			err = previewCells(ctx, env.Preview, plan, d)
 		}
@@ -251,6 +260,11 @@ func Run(ctx context.Context, env *Env, o Options) (*Result, error) {
 				held = &executor.LockedError{Holder: *h}
 			}
 			return nil, outcome.Locked("", held)
+		}
+	}
+	if env.Confirm != nil {
+		if err := env.Confirm(ctx, describe); err != nil {
+			return nil, err
 		}
 	}
 	if env.Prepare != nil {

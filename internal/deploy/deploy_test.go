@@ -284,6 +284,49 @@ func TestASecondRolloutIsRefusedWithExitFourNamingTheHolder(t *testing.T) {
 	}
 }
 
+// A deploy asks env.Confirm once the fleet's lock is known free and
+// before its first write, able to describe the rollout as its dry run
+// does; a no prepares, updates and records nothing.
+func TestADeployIsConfirmedBeforeItsFirstWrite(t *testing.T) {
+	fl := demoFleet(t)
+	c := &cloud{outputs: map[string]map[string]any{}}
+	for _, cell := range fl.Cells {
+		s := cell.Cell
+		s.Image = "app:v1"
+		c.deploy(t, s)
+	}
+	e := env(t, fl, c)
+	prepared := 0
+	e.Prepare = func(context.Context, []stackrun.Request) error { prepared++; return nil }
+	no := errors.New("not confirmed")
+	var described *executor.Description
+	e.Confirm = func(_ context.Context, describe func() (*executor.Description, error)) error {
+		d, err := describe()
+		if err != nil {
+			return err
+		}
+		described = d
+		return no
+	}
+	ctx := context.Background()
+	if _, err := Run(ctx, e, Options{Image: "app:v2", BakeScale: 0.0001, Host: "h", PID: 1}); !errors.Is(err, no) {
+		t.Fatalf("a no is the error: %v", err)
+	}
+	if described == nil || len(described.Waves) != 3 || described.Waves[0].Cells[0].Cell != "cell-a" {
+		t.Fatalf("asked with %+v", described)
+	}
+	if prepared != 0 || len(c.ups) != 0 {
+		t.Fatalf("a no prepared %d times and updated %d stacks", prepared, len(c.ups))
+	}
+	if _, err := e.Store.Load(ctx, described.ID); !errors.Is(err, executor.ErrNoRecord) {
+		t.Fatalf("a no left a rollout record: %v", err)
+	}
+	e.Confirm = func(context.Context, func() (*executor.Description, error)) error { return nil }
+	if _, err := Run(ctx, e, Options{Image: "app:v2", BakeScale: 0.0001, Host: "h", PID: 1}); err != nil || prepared != 1 || c.image("cell-d") != "app:v2" {
+		t.Fatalf("a yes: %v, prepared %d, cell-d runs %s", err, prepared, c.image("cell-d"))
+	}
+}
+
 // The dry run previews each changed cell's update with the configuration
 // the rollout ships (not the repository's stack file): the resource changes
 // are listed under the cell; an unchanged cell is not previewed; a failed

@@ -161,7 +161,8 @@ func runEnv(dir string) []string {
 	for _, kv := range os.Environ() {
 		// No backend, passphrase or cloud of the caller's: the fleet's
 		// own settings decide (its Pulumi.yaml chooses sim).
-		if strings.HasPrefix(kv, "PULUMI_BACKEND_URL=") || strings.HasPrefix(kv, "PULUMI_CONFIG_PASSPHRASE") || strings.HasPrefix(kv, "CELLCTL_CLOUD=") {
+		if strings.HasPrefix(kv, "PULUMI_BACKEND_URL=") || strings.HasPrefix(kv, "PULUMI_CONFIG_PASSPHRASE") || strings.HasPrefix(kv, "CELLCTL_CLOUD=") ||
+			strings.HasPrefix(kv, "CELLCTL_SKIP_CONFIRMATIONS=") {
 			continue
 		}
 		// The simulated clusters run real SQL only in the tests that ask
@@ -172,7 +173,12 @@ func runEnv(dir string) []string {
 		}
 		env = append(env, kv)
 	}
-	return append(env, "PULUMI_HOME="+pulumiHom, "PULUMI_SKIP_UPDATE_CHECK=true", "NO_COLOR=1", "TMPDIR="+tmpDirOf(dir))
+	// The documented commands are written as typed at a terminal, where
+	// a fleet-changing verb asks and the operator answers y; here no
+	// terminal can answer, so every run says yes once, as a CI job does
+	// (TestAFleetChangeWithNoTerminalNeedsYes runs without it).
+	return append(env, "PULUMI_HOME="+pulumiHom, "PULUMI_SKIP_UPDATE_CHECK=true", "NO_COLOR=1", "TMPDIR="+tmpDirOf(dir),
+		"CELLCTL_SKIP_CONFIRMATIONS=true")
 }
 
 // shellCommand prepares a shell line as a user types it at the root of the

@@ -387,6 +387,13 @@ func AddCell(ctx context.Context, env *Env, o AddOptions) (*AddReport, error) {
 		rep.Transitions = append(rep.Transitions, planned)
 		return rep, nil
 	}
+	would := make([]string, len(steps))
+	for i, s := range steps {
+		would[i] = s.would
+	}
+	if err := env.confirm(ctx, Proposal{Steps: would, Transitions: []*router.Transition{planned}}); err != nil {
+		return nil, err
+	}
 	for _, s := range steps {
 		if err := s.do(ctx); err != nil {
 			return rep, err

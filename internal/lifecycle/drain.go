@@ -67,15 +67,20 @@ func Drain(ctx context.Context, env *Env, o DrainOptions) (*Report, error) {
 	if markErr != nil && first == nil {
 		return nil, markErr
 	}
-	if o.DryRun {
-		// The second step is shown when it follows from the first; if it
-		// does not (a tenant still served), the real run stops there too.
-		for _, tr := range []*router.Transition{first, second} {
-			if tr != nil {
-				rep.Transitions = append(rep.Transitions, tr)
-			}
+	// The second step is shown when it follows from the first; if it
+	// does not (a tenant still served), the real run stops there too.
+	var planned []*router.Transition
+	for _, tr := range []*router.Transition{first, second} {
+		if tr != nil {
+			planned = append(planned, tr)
 		}
+	}
+	if o.DryRun {
+		rep.Transitions = planned
 		return rep, nil
+	}
+	if err := env.confirm(ctx, Proposal{Transitions: planned}); err != nil {
+		return nil, err
 	}
 
 	eng, err := env.Engine(fl)
@@ -182,6 +187,9 @@ func single(ctx context.Context, env *Env, fl *fleet.Fleet, tr *router.Transitio
 	if dryRun {
 		rep.Transitions = append(rep.Transitions, tr)
 		return rep, nil
+	}
+	if err := env.confirm(ctx, Proposal{Transitions: []*router.Transition{tr}}); err != nil {
+		return nil, err
 	}
 	eng, err := env.Engine(fl)
 	if err != nil {

@@ -82,6 +82,25 @@ type Env struct {
 	Stop <-chan struct{}
 	// Sleep waits d or until ctx is done; nil: a real timer.
 	Sleep func(ctx context.Context, d time.Duration) error
+	// Confirm, when set, is asked with what a change will do once it is
+	// planned and before its first write (the operator's yes at a
+	// terminal); its error stops the change with nothing written.
+	Confirm func(ctx context.Context, p Proposal) error
+}
+
+// Proposal is what a lifecycle change will do, as its dry run shows it:
+// the routing transitions it publishes, and cell add's steps before them.
+type Proposal struct {
+	Steps       []string
+	Transitions []*router.Transition
+}
+
+// confirm asks env.Confirm, when there is one.
+func (env *Env) confirm(ctx context.Context, p Proposal) error {
+	if env.Confirm == nil {
+		return nil
+	}
+	return env.Confirm(ctx, p)
 }
 
 func (env *Env) logf(format string, args ...any) {

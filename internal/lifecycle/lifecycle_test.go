@@ -349,6 +349,54 @@ func TestDrainDryRunWritesNothing(t *testing.T) {
 	}
 }
 
+// TestAChangeIsConfirmedBeforeItsFirstWrite: drain, undrain and migrate
+// ask env.Confirm with the transitions their dry run reports, after the
+// table was checked and before anything is written or published; a no
+// leaves the table and the router as they were.
+func TestAChangeIsConfirmedBeforeItsFirstWrite(t *testing.T) {
+	no := errors.New("not confirmed")
+	for name, change := range map[string]func(env *Env) error{
+		"drain": func(env *Env) error {
+			_, err := Drain(context.Background(), env, DrainOptions{Cell: "cell-d", Now: true})
+			return err
+		},
+		"migrate": func(env *Env) error {
+			_, err := Migrate(context.Background(), env, MigrateOptions{Tenant: "acme", To: "cell-c"})
+			return err
+		},
+	} {
+		h := newHarness(t, 1)
+		before := h.tableBytes(t)
+		var asked []*router.Transition
+		h.env.Confirm = func(_ context.Context, p Proposal) error {
+			asked = p.Transitions
+			return no
+		}
+		if err := change(h.env); !errors.Is(err, no) {
+			t.Fatalf("%s: a no is the error: %v", name, err)
+		}
+		if len(asked) == 0 || (name == "drain" && len(asked) != 2) {
+			t.Fatalf("%s: asked with %d transitions", name, len(asked))
+		}
+		if h.tableBytes(t) != before {
+			t.Fatalf("%s: a no changed stacks/routing.json", name)
+		}
+		for _, c := range h.eng.runs() {
+			if strings.HasPrefix(c, "run ") {
+				t.Fatalf("%s: a no ran the engine: %v", name, h.eng.runs())
+			}
+		}
+		// A yes goes ahead.
+		h.env.Confirm = func(context.Context, Proposal) error { return nil }
+		if err := change(h.env); err != nil {
+			t.Fatalf("%s after a yes: %v", name, err)
+		}
+		if h.tableBytes(t) == before {
+			t.Fatalf("%s: a yes changed nothing", name)
+		}
+	}
+}
+
 // TestDrainPublishFailureResumes: when the first publish fails the table
 // is saved draining, the error says how to continue or undo, and running
 // the drain again publishes it and finishes.

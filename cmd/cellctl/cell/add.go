@@ -37,6 +37,8 @@ type AddOptions struct {
 	Engine   func(fl *fleet.Fleet, events func(stackrun.Event)) (lc.Engine, error)
 	Parallel int
 	View     render.View[*lc.AddReport]
+	// Yes skips the confirmation asked at a terminal (--yes).
+	Yes bool
 	// QuotaCheck checks the new cell fits the account's quotas before it
 	// is created, as up does (nil: no check); --skip-quota-check turns it
 	// off.
@@ -113,6 +115,7 @@ have room, before anything is written or created.`,
 				return fmt.Errorf("--index %d: cells:index is from 0 to %d (VPC 10.N.0.0/16); leave --index out to take the next free one", opts.Index, lc.MaxIndex)
 			}
 			opts.Parallel = f.Global.Parallel
+			opts.Yes = f.Global.Yes
 			var err error
 			if opts.View, err = render.Pick(f.Global.Output, addFormats...); err != nil {
 				return err
@@ -171,6 +174,7 @@ func addRun(ctx context.Context, opts *AddOptions) error {
 	if !opts.SkipQuotaCheck {
 		env.QuotaCheck = opts.QuotaCheck
 	}
+	env.Confirm = cmdutil.Confirmation{IO: opts.IO, Yes: opts.Yes, Verb: "cell add"}.Proposal
 	rep, err := lc.AddCell(ctx, env, lc.AddOptions{ID: opts.ID, Index: opts.Index, Wave: opts.Wave, Take: take, DryRun: opts.DryRun,
 		Account: opts.Account, Role: opts.Role, ExternalID: opts.ExternalID, HostedZoneID: opts.HostedZoneID, FleetDomain: opts.FleetDomain})
 	display.Close()

@@ -41,6 +41,8 @@ type Options struct {
 	Retry     bool
 	Abandon   string
 	BakeScale float64
+	// Yes skips the confirmation asked at a terminal (--yes).
+	Yes bool
 }
 
 // NewCmdDeploy builds `cellctl deploy`.
@@ -72,6 +74,7 @@ passed). Every run ends with the table cell → wave → image → state.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Cloud, opts.Output = f.Global.Cloud, f.Global.Output
+			opts.Yes = f.Global.Yes
 			var err error
 			if opts.View, err = render.Pick(f.Global.Output, formats...); err != nil {
 				return err
@@ -182,6 +185,16 @@ func deployRun(ctx context.Context, o *Options) error {
 	}
 	defer done()
 	env.Progress = display
+	confirm := cmdutil.Confirmation{IO: o.IO, Yes: o.Yes, Verb: "deploy"}
+	env.Confirm = func(ctx context.Context, describe func() (*executor.Description, error)) error {
+		return confirm.Ask(ctx, func() (string, error) {
+			d, err := describe()
+			if err != nil {
+				return "", err
+			}
+			return deployview.Describe(render.Err(o.IO), d), nil
+		})
+	}
 	host, _ := os.Hostname()
 	res, err := deploy.Run(ctx, env, deploy.Options{
 		Image: o.Image, DryRun: o.DryRun, Through: o.Through, Wave: o.Wave, Rebake: o.Rebake, Retry: o.Retry,

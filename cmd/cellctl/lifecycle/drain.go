@@ -55,6 +55,7 @@ draining and owns nothing) continues where it stopped when run again.`,
   cellctl drain cell-b --move-pinned --now`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			opts.Yes = f.Global.Yes
 			opts.Cell = args[0]
 			opts.Parallel = f.Global.Parallel
 			var err error
@@ -75,7 +76,7 @@ draining and owns nothing) continues where it stopped when run again.`,
 }
 
 func drainRun(ctx context.Context, opts *DrainOptions) error {
-	env, done := opts.env(ctx)
+	env, done := opts.env(ctx, "drain")
 	grace := opts.Grace
 	if grace == 0 {
 		grace = -1 // --grace 0: no wait

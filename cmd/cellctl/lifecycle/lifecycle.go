@@ -30,17 +30,20 @@ type Deps struct {
 	Load     func() (*fleet.Fleet, error)
 	Engine   EngineFunc
 	Parallel int
+	// Yes skips the confirmation asked at a terminal (--yes).
+	Yes bool
 }
 
 func depsOf(f *cmdutil.Factory) Deps {
 	return Deps{IO: f.IO, Load: f.TableLoader(), Engine: f.RoutingEngine}
 }
 
-// env builds the use case's environment: progress on stderr, the first
-// interrupt as the stop signal. done stops the progress display.
-func (d Deps) env(ctx context.Context) (*lifecycle.Env, func()) {
+// env builds verb's environment: progress on stderr, the first interrupt
+// as the stop signal, the operator's confirmation at a terminal before the
+// first write. done stops the progress display.
+func (d Deps) env(ctx context.Context, verb string) (*lifecycle.Env, func()) {
 	display := progress.New(d.IO.ErrOut, d.IO.IsStderrTTY() && d.IO.ColorErr(), render.Err(d.IO))
-	return &lifecycle.Env{
+	env := &lifecycle.Env{
 		Load: d.Load,
 		Engine: func(fl *fleet.Fleet) (lifecycle.Engine, error) {
 			return d.Engine(fl, display.Handle)
@@ -49,7 +52,9 @@ func (d Deps) env(ctx context.Context) (*lifecycle.Env, func()) {
 		Log:      d.IO.ErrOut,
 		Events:   display.Handle,
 		Stop:     cmdutil.Graceful(ctx, cmdutil.StacksInFlight).Done(),
-	}, display.Close
+		Confirm:  cmdutil.Confirmation{IO: d.IO, Yes: d.Yes, Verb: verb}.Proposal,
+	}
+	return env, display.Close
 }
 
 // Formats are the views of a lifecycle report: each transition's moves

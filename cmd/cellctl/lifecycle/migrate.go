@@ -49,6 +49,7 @@ the deployed router serves a newer table.`,
   cellctl migrate acme --abort`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			opts.Yes = f.Global.Yes
 			opts.Tenant = args[0]
 			opts.Parallel = f.Global.Parallel
 			var err error
@@ -72,7 +73,7 @@ the deployed router serves a newer table.`,
 }
 
 func migrateRun(ctx context.Context, opts *MigrateOptions) error {
-	env, done := opts.env(ctx)
+	env, done := opts.env(ctx, "migrate")
 	rep, err := lifecycle.Migrate(ctx, env, lifecycle.MigrateOptions{
 		Tenant: opts.Tenant, To: opts.To, Finish: opts.Finish, Abort: opts.Abort, DryRun: opts.DryRun,
 	})

@@ -34,6 +34,7 @@ as drain: refused when the deployed router serves a newer table.`,
   cellctl undrain cell-d`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			opts.Yes = f.Global.Yes
 			opts.Cell = args[0]
 			opts.Parallel = f.Global.Parallel
 			var err error
@@ -51,7 +52,7 @@ as drain: refused when the deployed router serves a newer table.`,
 }
 
 func undrainRun(ctx context.Context, opts *UndrainOptions) error {
-	env, done := opts.env(ctx)
+	env, done := opts.env(ctx, "undrain")
 	rep, err := lifecycle.Undrain(ctx, env, lifecycle.UndrainOptions{Cell: opts.Cell, DryRun: opts.DryRun})
 	done()
 	return show(opts.IO, opts.View, rep, err)

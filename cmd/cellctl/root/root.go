@@ -49,7 +49,11 @@ Exit codes: 0 ok, 1 error, 2 findings (drift, quota, isolation),
 Every command that changes the fleet (up, destroy, deploy, drain, undrain,
 migrate, cell add, router canary, secret rotate) holds the fleet lock in
 the backend while it runs; another one is refused with exit 4, naming the
-holder. Read-only commands and every --dry-run never take it.`,
+holder. Read-only commands and every --dry-run never take it.
+
+At a terminal, up, deploy, drain, undrain, migrate, cell add and destroy
+ask before their first write; where nobody can answer (CI, a script) they
+need --yes, or CELLCTL_SKIP_CONFIRMATIONS=true.`,
 		Version:       version.Read().String(),
 		SilenceUsage:  true,
 		SilenceErrors: true,
@@ -57,6 +61,11 @@ holder. Read-only commands and every --dry-run never take it.`,
 			if g.NoColor {
 				f.IO.DisableColor()
 			}
+			skip, err := cmdutil.SkipConfirmations(os.Getenv(cmdutil.SkipConfirmationsEnv))
+			if err != nil {
+				return err
+			}
+			g.Yes = g.Yes || skip
 			if cmdutil.IsCloudless(cmd) {
 				return nil
 			}
@@ -93,7 +102,7 @@ holder. Read-only commands and every --dry-run never take it.`,
 	pf.StringVarP(&g.Output, "output", "o", cmdutil.FormatTable, "output format: table, json (markdown where supported)")
 	pf.IntVar(&g.Parallel, "parallel", defaultParallel(), "stacks to work on at once")
 	pf.BoolVar(&g.NoColor, "no-color", false, "disable colour (also NO_COLOR=1)")
-	pf.BoolVarP(&g.Yes, "yes", "y", false, "answer yes to confirmations (for CI)")
+	pf.BoolVarP(&g.Yes, "yes", "y", false, "answer yes to the confirmation a fleet-changing verb asks at a terminal (needed where there is none, as in CI; also "+cmdutil.SkipConfirmationsEnv+"=true)")
 
 	// Every command is registered here, in help order. The verbs that
 	// change the fleet are marked here (mutates), and take the fleet lock

@@ -124,7 +124,7 @@ func (opts *DestroyOptions) confirm(c *fleet.Cell) error {
 		return nil
 	}
 	if !opts.IO.CanPrompt() {
-		return fmt.Errorf("destroying %s needs confirmation: pass --yes", c.ID)
+		return fmt.Errorf("destroying %s needs confirmation and there is no terminal to answer on: pass --yes (or set %s=true)", c.ID, cmdutil.SkipConfirmationsEnv)
 	}
 	fmt.Fprintf(opts.IO.ErrOut, "This destroys every resource of %s (%s, %s). Type the cell id to confirm: ", c.ID, c.Region, c.CIDR())
 	line, _ := bufio.NewReader(opts.IO.In).ReadString('\n')

@@ -7,6 +7,7 @@ import (
 	"flag"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -267,8 +268,50 @@ func upOptions(t *testing.T, eng *fakeEngine, tty bool) (*UpOptions, *bytes.Buff
 		t.Fatal(err)
 	}
 	v, _ := render.Pick(render.FormatTable, tableView, jsonView)
-	return &UpOptions{IO: io, Fleet: func() (*fleet.Fleet, error) { return fl, nil }, View: v, Parallel: 1,
+	return &UpOptions{IO: io, Fleet: func() (*fleet.Fleet, error) { return fl, nil }, View: v, Parallel: 1, Yes: true,
 		Engine: func(*fleet.Fleet, func(stackrun.Event)) (apply.Engine, error) { return eng, nil }}, out, errOut
+}
+
+// At a terminal, up shows the plan its dry run prints and runs it only on
+// a yes; a no changes nothing.
+func TestUpAsksAtATerminal(t *testing.T) {
+	for _, answer := range []string{"n\n", "y\n"} {
+		eng := &fakeEngine{}
+		opts, _, errOut := upOptions(t, eng, true)
+		opts.Yes, opts.Cells = false, []string{"cell-b"}
+		opts.IO.SetTTY(true, true, true)
+		opts.IO.In = strings.NewReader(answer)
+		err := upRun(context.Background(), opts)
+		if !strings.HasPrefix(errOut.String(), "plan: up 1 stack\n  up cell-b (81 resources)\nGo ahead? [y/N] ") {
+			t.Fatalf("%q: the question shows the plan: %q", answer, errOut.String())
+		}
+		switch answer {
+		case "n\n":
+			if !errors.Is(err, cmdutil.ErrNotConfirmed) || len(eng.runs) > 0 {
+				t.Fatalf("a no: %v, runs %v", err, eng.runs)
+			}
+		default:
+			if err != nil || !slices.Equal(eng.runs, []string{"up cell-b"}) {
+				t.Fatalf("a yes: %v, runs %v", err, eng.runs)
+			}
+		}
+	}
+}
+
+// With no terminal and no --yes, up is refused once its change passed
+// every check, before the engine runs anything; bad input says so first.
+func TestUpWithNoTerminalNeedsYes(t *testing.T) {
+	eng := &fakeEngine{}
+	opts, _, _ := upOptions(t, eng, false)
+	opts.Yes, opts.Cells = false, []string{"cell-b"}
+	err := upRun(context.Background(), opts)
+	if err == nil || !strings.Contains(err.Error(), "cellctl up changes the fleet and asks first") || len(eng.runs) > 0 {
+		t.Fatalf("%v, runs %v", err, eng.runs)
+	}
+	opts.Cells = []string{"cell-z"}
+	if err := upRun(context.Background(), opts); err == nil || !strings.Contains(err.Error(), `unknown cell "cell-z"`) {
+		t.Fatalf("bad input first: %v", err)
+	}
 }
 
 // upRun through its narrow dependencies: the table on stdout, plain
@@ -330,7 +373,7 @@ func TestDestroyConfirm(t *testing.T) {
 	c := fl.Cell("cell-d")
 	io, in, _, errOut := iostreams.Test()
 	opts := &DestroyOptions{IO: io}
-	if err := opts.confirm(c); err == nil || err.Error() != "destroying cell-d needs confirmation: pass --yes" {
+	if err := opts.confirm(c); err == nil || err.Error() != "destroying cell-d needs confirmation and there is no terminal to answer on: pass --yes (or set CELLCTL_SKIP_CONFIRMATIONS=true)" {
 		t.Fatalf("no terminal, no --yes: %v", err)
 	}
 	io.SetTTY(false, true, true)

@@ -36,6 +36,8 @@ type UpOptions struct {
 	// Bootstrap runs each cell database's users and grants after its up
 	// (cmdutil.Factory.Bootstrap; nil: none).
 	Bootstrap func(ctx context.Context, cell *fleet.Cell, outputs map[string]any) error
+	// Yes skips the confirmation asked at a terminal (--yes).
+	Yes bool
 }
 
 // NewCmdUp builds `cellctl up`.
@@ -73,6 +75,7 @@ changes nothing.`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Cells = args
 			opts.Parallel = f.Global.Parallel
+			opts.Yes = f.Global.Yes
 			var err error
 			if opts.View, err = render.Pick(f.Global.Output, tableView, jsonView); err != nil {
 				return err
@@ -103,6 +106,7 @@ func upRun(ctx context.Context, opts *UpOptions) error {
 	case opts.QuotaCheck != nil:
 		env.QuotaCheck = func(ctx context.Context, cells []string) error { return opts.QuotaCheck(ctx, fl, cells) }
 	}
+	env.Confirm = cmdutil.Confirmation{IO: opts.IO, Yes: opts.Yes, Verb: "up"}.Plan
 	rep, err := apply.Up(ctx, env, apply.Options{Cells: opts.Cells, Router: opts.Router, Refresh: opts.Refresh, DryRun: opts.DryRun})
 	done()
 	return show(opts.IO, opts.View, rep, err)
