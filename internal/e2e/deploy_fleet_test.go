@@ -17,11 +17,23 @@ import (
 // (real pulumi runs of five stacks), so it runs once per test binary and
 // each test gets its own copy of the fleet directory — stack files, the
 // file backend and the simulated cloud — to deploy to.
-var (
-	deployedOnce sync.Once
-	deployedBase string
-	deployedErr  string
-)
+var demoFixture = &deployedFixture{what: "the demo fleet"}
+
+// twoCellFixture is the demo fleet cut to cell-a and cell-b (twoCellFleet:
+// waves canary and wave-1), deployed once likewise: for the tests whose
+// claim holds for every cell and wave alike, at half the engine runs of
+// the demo fleet's four cells and three waves.
+var twoCellFixture = &deployedFixture{what: "the two-cell fleet", prepare: twoCellFleet}
+
+// deployedFixture is a fleet deployed once per test binary.
+type deployedFixture struct {
+	what    string
+	prepare func(t testing.TB, dir string) // changes the demo fleet's files before the up
+
+	once sync.Once
+	base string
+	err  string
+}
 
 // baseImage is the image the demo fleet's repository sets.
 const baseImage = "registry.example.com/shop/api:1.4.2"
@@ -32,29 +44,45 @@ var demoCells = []string{"cell-a", "cell-b", "cell-c", "cell-d"}
 // deployedFleet returns a private copy of the demo fleet, deployed.
 func deployedFleet(t *testing.T) string {
 	t.Helper()
-	deployedOnce.Do(func() {
+	return demoFixture.copy(t)
+}
+
+// deployedTwoCellFleet returns a private copy of the two-cell fleet
+// (cell-a in wave canary, cell-b in wave-1, and the router), deployed.
+func deployedTwoCellFleet(t *testing.T) string {
+	t.Helper()
+	return twoCellFixture.copy(t)
+}
+
+// copy deploys the fixture the first time and returns a private copy.
+func (f *deployedFixture) copy(t *testing.T) string {
+	t.Helper()
+	f.once.Do(func() {
 		// Beside the test binary's tools: TestMain removes it at the end.
 		base, err := os.MkdirTemp(filepath.Dir(binDir), "deployed-")
 		if err != nil {
-			deployedErr = err.Error()
+			f.err = err.Error()
 			return
 		}
 		copyFleetFiles(t, base)
+		if f.prepare != nil {
+			f.prepare(t, base)
+		}
 		addDemoZones(t, base)
 		r := cellctl(t, base, "up")
 		if r.code != 0 {
-			deployedErr = "up of the demo fleet: " + r.String()
+			f.err = "up of " + f.what + ": " + r.String()
 			return
 		}
-		deployedBase = base
+		f.base = base
 	})
-	if deployedErr != "" {
-		t.Fatal(deployedErr)
+	if f.err != "" {
+		t.Fatal(f.err)
 	}
 	dir := filepath.Join(t.TempDir(), "fleet")
 	// cp -a keeps the backend's and the simulator's files exactly (modes,
 	// times); nothing in them names the directory they live in.
-	if out, err := exec.Command("cp", "-a", deployedBase, dir).CombinedOutput(); err != nil {
+	if out, err := exec.Command("cp", "-a", f.base, dir).CombinedOutput(); err != nil {
 		t.Fatalf("copying the deployed fleet: %v\n%s", err, out)
 	}
 	return dir

@@ -18,10 +18,12 @@ import (
 // state — the repository plus what the rollout shipped — so no verb
 // silently downgrades a cell, drift reports no cell behind, and each says
 // what to commit. Before internal/desired, the rotation left every cell
-// on the repository's image with exit 0.
+// on the repository's image with exit 0. On the deployed two-cell fleet:
+// the claim is every cell's, wave by wave, so two waves of one cell each
+// test it as the demo's three did, at half the engine runs.
 func TestShippedImageHolds(t *testing.T) {
 	t.Parallel()
-	dir := deployedFleet(t)
+	dir := deployedTwoCellFleet(t)
 	const shipped = "registry.example.com/shop/api:2.0.0"
 	mustRun(t, dir, "deploy", "--image", shipped, "--bake-scale", "0.002")
 	check := func(after string) {

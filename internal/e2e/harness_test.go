@@ -177,8 +177,31 @@ func runEnv(dir string) []string {
 	// a fleet-changing verb asks and the operator answers y; here no
 	// terminal can answer, so every run says yes once, as a CI job does
 	// (TestAFleetChangeWithNoTerminalNeedsYes runs without it).
-	return append(env, "PULUMI_HOME="+pulumiHom, "PULUMI_SKIP_UPDATE_CHECK=true", "NO_COLOR=1", "TMPDIR="+tmpDirOf(dir),
+	env = append(env, "PULUMI_HOME="+pulumiHom, "PULUMI_SKIP_UPDATE_CHECK=true", "NO_COLOR=1", "TMPDIR="+tmpDirOf(dir),
 		"CELLCTL_SKIP_CONFIRMATIONS=true")
+	if extra, ok := fleetEnv.Load(filepath.Clean(dir)); ok {
+		env = append(env, extra.([]string)...) // later entries win (os/exec)
+	}
+	return env
+}
+
+// fleetEnv is, per fleet directory, what a test adds to the environment
+// of every cellctl run there (setFleetEnv).
+var fleetEnv sync.Map // filepath.Clean(dir) → []string
+
+// setFleetEnv adds kv ("KEY=value") to the environment of every run of
+// cellctl in dir — for this test only, where t.Setenv would change the
+// whole test process's environment and so keep the test from running in
+// parallel with the others.
+func setFleetEnv(t testing.TB, dir string, kv ...string) {
+	t.Helper()
+	key := filepath.Clean(dir)
+	var env []string
+	if v, ok := fleetEnv.Load(key); ok {
+		env = v.([]string)
+	}
+	fleetEnv.Store(key, append(append([]string(nil), env...), kv...))
+	t.Cleanup(func() { fleetEnv.Delete(key) })
 }
 
 // shellCommand prepares a shell line as a user types it at the root of the

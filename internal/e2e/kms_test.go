@@ -22,7 +22,7 @@ import (
 
 // twoCellFleet cuts the demo fleet to cell-a (canary) and cell-b
 // (wave-1), with the router: the cheapest fleet on which every verb runs.
-func twoCellFleet(t *testing.T, dir string) {
+func twoCellFleet(t testing.TB, dir string) {
 	t.Helper()
 	for _, c := range []string{"cell-c", "cell-d"} {
 		if err := os.Remove(filepath.Join(dir, "stacks", "Pulumi."+c+".yaml")); err != nil {

@@ -77,10 +77,11 @@ func drainCell(t *testing.T, dir, cell string) {
 // --cloud or `sim` commands see the other's resources; destroying prod's
 // cell leaves staging's as it was.
 func TestTwoFleetsShareOneSimulatedAccount(t *testing.T) {
+	t.Parallel()
 	account := t.TempDir()
-	t.Setenv(cloud.SimDirEnv, account) // every cellctl below, and cloud.SimDir here
 	prod, staging := freshClone(t), freshClone(t)
 	for _, dir := range []string{prod, staging} {
+		setFleetEnv(t, dir, cloud.SimDirEnv+"="+account) // every cellctl below (not t.Setenv: the test runs in parallel)
 		drainCell(t, dir, "cell-d")
 	}
 	addDemoZones(t, prod) // the account's zones, seen by both fleets
@@ -94,7 +95,7 @@ func TestTwoFleetsShareOneSimulatedAccount(t *testing.T) {
 	setBaseline(t, staging, "staging:namePrefix", "cells") // prod's names: refused below
 
 	mustRun(t, prod, "up", "cell-d", "-y")
-	live, err := sim.Open(cloud.SimDir(prod))
+	live, err := sim.Open(account)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -39,13 +39,16 @@ func secondCheckout(t *testing.T, dir string) (string, func(args ...string) resu
 // one (not pulled) would ship the old origin-verify value: up, a gated
 // deploy and up --router are refused with exit 4 and `git pull` before
 // anything runs, and every cell keeps accepting what CloudFront sends.
-// Once pulled, the second checkout's up goes ahead.
+// Once pulled, the second checkout's up goes ahead. On the deployed
+// two-cell fleet: the rotation and the refusals are every cell's alike,
+// and two cells (the one the stale checkout ups, and another) show it at
+// half the engine runs of the demo's four.
 func TestStaleCheckoutNeverPutsTheOldOriginSecretBack(t *testing.T) {
 	t.Parallel()
-	dir := deployedFleet(t)
+	dir := deployedTwoCellFleet(t)
 	stale, run2 := secondCheckout(t, dir)
 	mustRun(t, dir, "secret", "rotate", "--bake-scale", "0.002")
-	cells := []string{"cell-a", "cell-b", "cell-c", "cell-d"}
+	cells := []string{"cell-a", "cell-b"}
 	checkNoRefusal(t, dir, "after the rotation", cells)
 	before := originView(t, dir)
 

@@ -16,8 +16,9 @@ import (
 
 // s3Backend serves an S3 that nobody here wrote (gofakes3, in memory) on
 // loopback with one bucket, and returns the Pulumi backend URL naming it
-// the way `pulumi login` documents a custom S3 endpoint.
-func s3Backend(t *testing.T, bucket string) string {
+// the way `pulumi login` documents a custom S3 endpoint, and the
+// environment the clients need to reach it (for setFleetEnv).
+func s3Backend(t *testing.T, bucket string) (string, []string) {
 	t.Helper()
 	mem := s3mem.New()
 	if err := mem.CreateBucket(bucket); err != nil {
@@ -27,13 +28,15 @@ func s3Backend(t *testing.T, bucket string) string {
 	t.Cleanup(srv.Close)
 	// The clients (the pulumi CLI's and cellctl's aws-sdk-go-v2) sign with
 	// whatever they find; gofakes3 does not check.
-	t.Setenv("AWS_ACCESS_KEY_ID", "AKIAGOFAKES3")
-	t.Setenv("AWS_SECRET_ACCESS_KEY", "gofakes3-not-a-secret")
-	t.Setenv("AWS_SESSION_TOKEN", "")
-	t.Setenv("AWS_CONFIG_FILE", os.DevNull)
-	t.Setenv("AWS_SHARED_CREDENTIALS_FILE", os.DevNull)
-	t.Setenv("AWS_EC2_METADATA_DISABLED", "true")
-	return "s3://" + bucket + "?endpoint=" + srv.URL + "&s3ForcePathStyle=true&region=us-east-1"
+	env := []string{
+		"AWS_ACCESS_KEY_ID=AKIAGOFAKES3",
+		"AWS_SECRET_ACCESS_KEY=gofakes3-not-a-secret",
+		"AWS_SESSION_TOKEN=",
+		"AWS_CONFIG_FILE=" + os.DevNull,
+		"AWS_SHARED_CREDENTIALS_FILE=" + os.DevNull,
+		"AWS_EC2_METADATA_DISABLED=true",
+	}
+	return "s3://" + bucket + "?endpoint=" + srv.URL + "&s3ForcePathStyle=true&region=us-east-1", env
 }
 
 // syncStacks copies one checkout's committed files (stacks/) to another,
@@ -57,10 +60,15 @@ func syncStacks(t *testing.T, from, to string) {
 // promotes the next wave of the first one's rollout; a deploy killed -9 in
 // the first is resumed by the second; a third audits drift and status.
 func TestTwoCheckoutsShareAnS3Backend(t *testing.T) {
-	backend := s3Backend(t, "cells-state")
-	t.Setenv(cloud.SimDirEnv, t.TempDir())
+	t.Parallel()
+	backend, s3env := s3Backend(t, "cells-state")
+	account := cloud.SimDirEnv + "=" + t.TempDir()
 	a, b, c := freshClone(t), freshClone(t), freshClone(t)
 	for _, dir := range []string{a, b, c} {
+		// The bucket's clients and the one simulated account, for every
+		// cellctl run in each checkout (not t.Setenv: the test runs in
+		// parallel with the others).
+		setFleetEnv(t, dir, append(s3env, account)...)
 		twoCellFleet(t, dir)
 		writeWaves(t, dir, `waves:
   - {name: canary, cells: [cell-a], bake: 5m}

@@ -39,6 +39,16 @@ import (
 type afterRun struct {
 	inner auto.PulumiCommand
 
+	// selected names the stack whose `stack select --stack S` is answered
+	// without the CLI: the fleet's file backend holds its checkpoint, so
+	// the select (a start of the CLI, about a third of a CPU-second, before
+	// every operation of every stack) could only succeed, and what it
+	// records — the workspace's current stack, in a workspace made for
+	// this one run — is never read: every command the SDK runs names its
+	// stack with --stack. A stack the backend lacks, or a scratch or
+	// remote backend, is selected by the CLI as before.
+	selected string
+
 	mu       sync.Mutex
 	seen     *observed // the events of the operation being streamed
 	finished *finishedOp
@@ -118,6 +128,9 @@ func (a *afterRun) tap(out chan<- events.EngineEvent) chan<- events.EngineEvent 
 func (a *afterRun) Run(ctx context.Context, workdir string, stdin io.Reader, extraOut, extraErr []io.Writer,
 	extraEnv []string, args ...string,
 ) (string, string, int, error) {
+	if a.selected != "" && slices.Equal(args, []string{"stack", "select", "--stack", a.selected}) {
+		return "", "", 0, nil
+	}
 	if out, ok := a.answer(ctx, args); ok {
 		return out, "", 0, nil
 	}

@@ -18,6 +18,8 @@ import (
 	"github.com/pulumi/pulumi/sdk/v3/go/common/apitype"
 	pworkspace "github.com/pulumi/pulumi/sdk/v3/go/common/workspace"
 	"github.com/pulumi/pulumi/sdk/v3/go/pulumi"
+
+	"github.com/cellctl/cellctl/internal/stackrun"
 )
 
 // countingCommand records the CLI commands that really ran.
@@ -280,4 +282,30 @@ func (s *scriptedCommand) count() int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.n
+}
+
+// An operation on a stack the file backend holds starts no `pulumi stack
+// select` (afterRun answers it: the CLI could only succeed, and nothing
+// reads the selection); a stack the backend lacks is still selected, and
+// so created, by the CLI.
+func TestHeldStackIsNotSelectedByTheCLI(t *testing.T) {
+	fe := newFakeEngine(t)
+	ctx := context.Background()
+	if res := fe.RunStack(ctx, stackrun.Request{Stack: "cell-a", Op: stackrun.OpUp}); res.Result != stackrun.Succeeded {
+		t.Fatalf("first up of cell-a: %s %v", res.Result, res.Err)
+	}
+	first := strings.Join(fe.cli.calledVerbs(), ",")
+	if !strings.HasPrefix(first, "stack select,stack init,") {
+		t.Fatalf("a stack the backend lacks must be selected and created by the CLI; ran %s", first)
+	}
+	for _, op := range []stackrun.Operation{stackrun.OpUp, stackrun.OpPreview, stackrun.OpRefresh, stackrun.OpDestroy} {
+		before := len(fe.cli.calledVerbs())
+		if res := fe.RunStack(ctx, stackrun.Request{Stack: "cell-a", Op: op}); res.Result != stackrun.Succeeded {
+			t.Fatalf("%s of cell-a: %s %v", op, res.Result, res.Err)
+		}
+		ran := fe.cli.calledVerbs()[before:]
+		if slices.Contains(ran, "stack select") || len(ran) == 0 || ran[0] != string(op) {
+			t.Errorf("%s of a stack the backend holds ran %v, want the operation first and no stack select", op, ran)
+		}
+	}
 }

@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"errors"
+	"slices"
 	"strings"
 	"testing"
 
@@ -72,6 +73,11 @@ func TestRefreshDriftReportsEveryResource(t *testing.T) {
 	}
 	if c := fe.cli.callsOf("refresh"); len(c) != 1 || c[0].Env["PULUMI_SKIP_CONFIRMATIONS"] != "" {
 		t.Errorf("the refresh preview must run without PULUMI_SKIP_CONFIRMATIONS: %v", c)
+	}
+	// On a file backend the state is the checkpoint's: the refresh
+	// preview is the only start of the CLI.
+	if v := fe.cli.calledVerbs(); !slices.Equal(v, []string{"refresh"}) {
+		t.Errorf("a file backend's drift check ran %v, want only the refresh", v)
 	}
 	if _, err := fe.RefreshDrift(context.Background(), "cell-a"); !errors.Is(err, ErrNotDeployed) {
 		t.Errorf("a stack never deployed: %v", err)

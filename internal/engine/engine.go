@@ -348,6 +348,9 @@ func (e *Engine) open(ctx context.Context, name string, create bool, mode access
 		}
 	}
 	w.after = newAfterRun(e.opts.Pulumi)
+	if scratch == "" && e.holdsStack(name) {
+		w.after.selected = name
+	}
 	ws, err := auto.NewLocalWorkspace(ctx,
 		auto.WorkDir(dir),
 		auto.Program(program),
@@ -444,6 +447,21 @@ func (e *Engine) backendFor(ctx context.Context, stack string, create bool, mode
 		return "", "", fmt.Errorf("preparing a scratch backend for the preview of %s: %w", stack, err)
 	}
 	return "file://" + filepath.ToSlash(dir), dir, nil
+}
+
+// holdsStack says whether the fleet's file backend holds a checkpoint of
+// stack (plain or gzipped; open checked it is one). Such a stack needs no
+// `pulumi stack select` before its operation (afterRun answers it).
+func (e *Engine) holdsStack(stack string) bool {
+	if !strings.HasPrefix(e.backend, "file://") {
+		return false
+	}
+	for _, f := range []string{e.checkpointPath(stack), e.checkpointPath(stack) + ".gz"} {
+		if st, err := os.Stat(f); err == nil && st.Mode().IsRegular() {
+			return true
+		}
+	}
+	return false
 }
 
 // stacksInBackend says which of the fleet's stacks the backend holds: by
