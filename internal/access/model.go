@@ -216,6 +216,7 @@ type Model struct {
 	buckets    map[string]*Resource // bucket name -> bucket
 	prefixes   []Prefix
 	dbClusters []dbCluster
+	images     []Image
 }
 
 // NewModel is an empty model.

@@ -107,16 +107,25 @@ func (m *Model) CheckDenied(paths []Path) []Result {
 
 func (m *Model) checkOne(p Path) Result {
 	res := Result{Path: p}
+	if p.Resource == AnyResource {
+		res.ARN = AnyResource
+		return m.decide(res, p)
+	}
 	r := m.ResourceByLabel(p.Resource)
 	if r == nil {
 		res.Decision, res.Reason = Undecidable, fmt.Sprintf("the render has no resource %s", p.Resource)
 		return res
 	}
+	res.ARN = r.ARN + p.Suffix
+	return m.decide(res, p)
+}
+
+// decide evaluates a path on its resolved ARN.
+func (m *Model) decide(res Result, p Path) Result {
 	if m.Principal(p.Principal) == nil {
 		res.Decision, res.Reason = Undecidable, fmt.Sprintf("the render has no principal %s", p.Principal)
 		return res
 	}
-	res.ARN = r.ARN + p.Suffix
 	v := m.Evaluate(Request{Principal: p.Principal, Action: p.Action, Resource: res.ARN, Context: p.Context})
 	res.Decision, res.Reason, res.Deciding = v.Decision, v.Reason, v.Deciding
 	for _, iv := range v.Implied {
