@@ -81,6 +81,13 @@ func Build(stacks []offline.Stack) (*Model, error) {
 				if k := str(in, "kmsMasterKeyId"); k != "" {
 					q.Key = keyARN(k, s)
 				}
+				m.queueSettings(q).fifo, _ = in["fifoQueue"].(bool)
+				if err := m.readRedrivePolicy(q, str(in, "redrivePolicy")); err != nil {
+					fail(s, r, "redrivePolicy", err)
+				}
+				if err := m.readRedriveAllowPolicy(q, str(in, "redriveAllowPolicy"), label); err != nil {
+					fail(s, r, "redriveAllowPolicy", err)
+				}
 			case "aws:secretsmanager/secret:Secret":
 				sec := m.AddResource(&Resource{ARN: str(out, "arn"), Account: s.Account, Region: s.Region, Kind: KindSecret, Owner: s.Owner, Label: label})
 				sec.Key = AWSManagedKey(s.Partition, s.Region, s.Account, "secretsmanager")
@@ -117,7 +124,7 @@ func Build(stacks []offline.Stack) (*Model, error) {
 				}
 			case "aws:iam/rolePolicy:RolePolicy", "aws:iam/rolePolicyAttachment:RolePolicyAttachment", "aws:ecr/repositoryPolicy:RepositoryPolicy",
 				"aws:s3/bucketPolicy:BucketPolicy", "aws:s3/bucketServerSideEncryptionConfigurationV2:BucketServerSideEncryptionConfigurationV2",
-				"aws:sqs/queuePolicy:QueuePolicy", "aws:secretsmanager/secretPolicy:SecretPolicy", "aws:s3/accessPoint:AccessPoint":
+				"aws:sqs/queuePolicy:QueuePolicy", "aws:sqs/redriveAllowPolicy:RedriveAllowPolicy", "aws:secretsmanager/secretPolicy:SecretPolicy", "aws:s3/accessPoint:AccessPoint":
 				later = append(later, pending{s, r})
 			}
 		}
@@ -224,6 +231,15 @@ func Build(stacks []offline.Stack) (*Model, error) {
 				continue
 			}
 			repo.Policy = &Policy{Name: label + " (repository policy)", Doc: doc}
+		case "aws:sqs/redriveAllowPolicy:RedriveAllowPolicy":
+			q := m.queueByURL(str(in, "queueUrl"))
+			if q == nil {
+				fail(s, r, "queueUrl", fmt.Errorf("no queue %q in the render", str(in, "queueUrl")))
+				continue
+			}
+			if err := m.readRedriveAllowPolicy(q, str(in, "redriveAllowPolicy"), label); err != nil {
+				fail(s, r, "redriveAllowPolicy", err)
+			}
 		case "aws:secretsmanager/secretPolicy:SecretPolicy":
 			sec := m.resources[str(in, "secretArn")]
 			if sec == nil {

@@ -217,6 +217,8 @@ type Model struct {
 	prefixes   []Prefix
 	dbClusters []dbCluster
 	images     []Image
+	redrives   []redrive
+	queues     map[*Resource]*queueSettings
 }
 
 // NewModel is an empty model.
