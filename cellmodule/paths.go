@@ -2,6 +2,7 @@ package cellmodule
 
 import (
 	"github.com/cellctl/cellctl/internal/access"
+	"github.com/cellctl/cellctl/internal/awsfacts"
 )
 
 // BucketLabel is the fleet bucket in the access model: the router stack's
@@ -40,9 +41,15 @@ func ThroughAccessPoint(id string, paths []access.Path) []access.Path {
 // bucket's encryption, which the evaluator adds), uses its queue, logs in
 // to its database as its user and to its cache; ECS starts it as its
 // roles and writes its logs; the migrator logs in as
-// cellctl_migrator. account is the cell's account (the trust policies'
-// aws:SourceAccount); migrations reports whether the cell runs them.
-func RequiredPaths(id, account string, migrations bool) []access.Path {
+// cellctl_migrator; ECS pulls the image as the execution role when it is
+// in an ECR private registry (a login, which takes no resource, then the
+// manifest and the layers from the repository; across accounts the
+// repository's policy must allow it too). An image from any other
+// registry has no IAM path: the access model notes it (access.Image).
+// account is the cell's account (the trust policies'
+// aws:SourceAccount); migrations reports whether the cell runs them;
+// image is the image its tasks run.
+func RequiredPaths(id, account string, migrations bool, image string) []access.Path {
 	task, exec := id+"/task-role", id+"/execution-role"
 	prefix := StoragePrefix(id)
 	object := "/" + prefix + "probe"
@@ -66,6 +73,13 @@ func RequiredPaths(id, account string, migrations bool) []access.Path {
 		p("the task connects to its cache as its user", task, "elasticache:Connect", id+"/cache-user", "", nil),
 		p("ECS writes the task's logs", exec, "logs:PutLogEvents", id+"/logs", ":log-stream:probe", nil),
 		p("ECS creates the task's log streams", exec, "logs:CreateLogStream", id+"/logs", ":log-stream:probe", nil),
+	}
+	if ecr, ok := awsfacts.ParseECRImage(image); ok {
+		repo := access.RepositoryLabel(ecr)
+		paths = append(paths, p("ECS logs in to the image's registry", exec, awsfacts.ECRTokenAction, access.AnyResource, "", nil))
+		for _, a := range awsfacts.ECRPullActions {
+			paths = append(paths, p("ECS pulls the image ("+a+")", exec, a, repo, "", nil))
+		}
 	}
 	if migrations {
 		paths = append(paths,
@@ -91,7 +105,7 @@ var servingActions = map[string]bool{"s3:PutObject": true, "s3:GetObject": true,
 // AWS.
 func ServingPaths(id string) []access.Path {
 	var out []access.Path
-	for _, p := range RequiredPaths(id, "", false) {
+	for _, p := range RequiredPaths(id, "", false, "") {
 		if p.Principal == id+"/task-role" && servingActions[p.Action] {
 			out = append(out, p)
 		}

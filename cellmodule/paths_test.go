@@ -11,7 +11,7 @@ import (
 // nothing ECS does to start it, and no other cell's resource.
 func TestServingPathsAreTheTasksRequestPath(t *testing.T) {
 	required := map[string]bool{}
-	for _, p := range RequiredPaths("cell-b", "123456789012", true) {
+	for _, p := range RequiredPaths("cell-b", "123456789012", true, "") {
 		required[p.Name+"|"+p.Principal+"|"+p.Action+"|"+p.Resource+p.Suffix] = true
 	}
 	var got [][3]string

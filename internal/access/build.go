@@ -5,6 +5,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/cellctl/cellctl/internal/awsfacts"
 	"github.com/cellctl/cellctl/internal/offline"
 	"github.com/cellctl/cellctl/internal/policy"
 	"github.com/cellctl/cellctl/internal/props"
@@ -80,6 +81,13 @@ func Build(stacks []offline.Stack) (*Model, error) {
 				if k := str(in, "kmsMasterKeyId"); k != "" {
 					q.Key = keyARN(k, s)
 				}
+				m.queueSettings(q).fifo, _ = in["fifoQueue"].(bool)
+				if err := m.readRedrivePolicy(q, str(in, "redrivePolicy")); err != nil {
+					fail(s, r, "redrivePolicy", err)
+				}
+				if err := m.readRedriveAllowPolicy(q, str(in, "redriveAllowPolicy"), label); err != nil {
+					fail(s, r, "redriveAllowPolicy", err)
+				}
 			case "aws:secretsmanager/secret:Secret":
 				sec := m.AddResource(&Resource{ARN: str(out, "arn"), Account: s.Account, Region: s.Region, Kind: KindSecret, Owner: s.Owner, Label: label})
 				sec.Key = AWSManagedKey(s.Partition, s.Region, s.Account, "secretsmanager")
@@ -110,9 +118,13 @@ func Build(stacks []offline.Stack) (*Model, error) {
 			case "aws:cloudwatch/logGroup:LogGroup":
 				m.AddResource(&Resource{ARN: str(out, "arn"), Account: s.Account, Region: s.Region, Kind: KindOther, Owner: s.Owner, Label: label,
 					Probes: []Probe{{Action: "logs:PutLogEvents", Suffix: ":log-stream:probe"}, {Action: "logs:GetLogEvents", Suffix: ":log-stream:probe"}}})
-			case "aws:iam/rolePolicy:RolePolicy", "aws:iam/rolePolicyAttachment:RolePolicyAttachment",
+			case "aws:ecs/taskDefinition:TaskDefinition":
+				if err := m.addImages(s, r, str(in, "containerDefinitions")); err != nil {
+					fail(s, r, "containerDefinitions", err)
+				}
+			case "aws:iam/rolePolicy:RolePolicy", "aws:iam/rolePolicyAttachment:RolePolicyAttachment", "aws:ecr/repositoryPolicy:RepositoryPolicy",
 				"aws:s3/bucketPolicy:BucketPolicy", "aws:s3/bucketServerSideEncryptionConfigurationV2:BucketServerSideEncryptionConfigurationV2",
-				"aws:sqs/queuePolicy:QueuePolicy", "aws:secretsmanager/secretPolicy:SecretPolicy", "aws:s3/accessPoint:AccessPoint":
+				"aws:sqs/queuePolicy:QueuePolicy", "aws:sqs/redriveAllowPolicy:RedriveAllowPolicy", "aws:secretsmanager/secretPolicy:SecretPolicy", "aws:s3/accessPoint:AccessPoint":
 				later = append(later, pending{s, r})
 			}
 		}
@@ -210,6 +222,24 @@ func Build(stacks []offline.Stack) (*Model, error) {
 				continue
 			}
 			q.Policy = &Policy{Name: label + " (queue policy)", Doc: doc}
+		case "aws:ecr/repositoryPolicy:RepositoryPolicy":
+			// A repository the stack owns, in its account and region.
+			repo := m.repository(awsfacts.ECRImage{Partition: s.Partition, Account: s.Account, Region: s.Region, Repository: str(in, "repository")})
+			doc, err := parsePolicy(in["policy"])
+			if err != nil {
+				fail(s, r, "policy", err)
+				continue
+			}
+			repo.Policy = &Policy{Name: label + " (repository policy)", Doc: doc}
+		case "aws:sqs/redriveAllowPolicy:RedriveAllowPolicy":
+			q := m.queueByURL(str(in, "queueUrl"))
+			if q == nil {
+				fail(s, r, "queueUrl", fmt.Errorf("no queue %q in the render", str(in, "queueUrl")))
+				continue
+			}
+			if err := m.readRedriveAllowPolicy(q, str(in, "redriveAllowPolicy"), label); err != nil {
+				fail(s, r, "redriveAllowPolicy", err)
+			}
 		case "aws:secretsmanager/secretPolicy:SecretPolicy":
 			sec := m.resources[str(in, "secretArn")]
 			if sec == nil {

@@ -112,6 +112,9 @@ func (m *Model) evaluate(req Request) Verdict {
 	resAccount := ""
 	if r != nil {
 		resAccount = r.Account
+	} else if req.Resource == AnyResource {
+		// An action that takes no resource is the caller's account's.
+		resAccount = p.Account
 	} else if a, ok := ParseARN(req.Resource); ok {
 		if a.Service == "kms" || a.Service == "iam" {
 			// Its own policy decides, and the model does not hold it.
@@ -188,10 +191,29 @@ func (m *Model) evaluate(req Request) Verdict {
 		v.Reason = "no policy allows it (" + v.Reason + ")"
 	case !identity:
 		v.Reason = "the caller's identity policy does not allow it (" + v.Reason + "); the resource allows: " + refList(res.allow)
+	case cross && r != nil && r.Policy == nil:
+		v.Reason = fmt.Sprintf("%s has no %s in the render (%s); the identity allows: %s", r.Label, policyNoun(r.Kind), v.Reason, refList(id.allow))
 	default:
 		v.Reason = "the resource's policy does not allow it (" + v.Reason + "); the identity allows: " + refList(id.allow)
 	}
 	return v
+}
+
+// policyNoun names a resource kind's own policy.
+func policyNoun(kind string) string {
+	switch kind {
+	case KindRepository:
+		return "repository policy"
+	case KindBucket:
+		return "bucket policy"
+	case KindQueue:
+		return "queue policy"
+	case KindSecret:
+		return "secret policy"
+	case KindAccessPoint:
+		return "access point policy"
+	}
+	return "resource policy"
 }
 
 func kindNoun(kind string) string {

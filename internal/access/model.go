@@ -216,6 +216,9 @@ type Model struct {
 	buckets    map[string]*Resource // bucket name -> bucket
 	prefixes   []Prefix
 	dbClusters []dbCluster
+	images     []Image
+	redrives   []redrive
+	queues     map[*Resource]*queueSettings
 }
 
 // NewModel is an empty model.

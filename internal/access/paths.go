@@ -43,14 +43,22 @@ type Report struct {
 	// Actions are the actions policies name that AWS does not define
 	// (Model.UnknownActions).
 	Actions []string `json:"actions"`
+	// Redrives are the queues whose dead-letter queue would not take
+	// their failed messages (Model.Redrives).
+	Redrives []string `json:"redrives"`
 }
 
 // OK reports whether every path is as required, every data key safe and
 // every action one AWS defines.
-func (r Report) OK() bool { return len(r.Findings()) == 0 && len(r.Keys) == 0 && len(r.Actions) == 0 }
+func (r Report) OK() bool {
+	return len(r.Findings()) == 0 && len(r.Keys) == 0 && len(r.Actions) == 0 && len(r.Redrives) == 0
+}
 
-// Problems are the findings that are not paths: data keys and actions.
-func (r Report) Problems() []string { return append(append([]string{}, r.Keys...), r.Actions...) }
+// Problems are the findings that are not paths: data keys, actions and
+// dead-letter queues.
+func (r Report) Problems() []string {
+	return append(append(append([]string{}, r.Keys...), r.Actions...), r.Redrives...)
+}
 
 // Findings are the results that break the fleet's promise: required
 // paths first.
@@ -80,7 +88,7 @@ func (r Report) Counts() (allowed, required, denied, forbidden int) {
 // when denied — an undecidable answer is a finding either way.
 func (m *Model) Check(required []Path, isCell func(owner string) bool) Report {
 	return Report{Required: m.CheckRequired(required), Forbidden: m.CheckForbidden(isCell), Keys: append([]string{}, m.KeyLifetime()...),
-		Actions: append([]string{}, m.UnknownActions()...)}
+		Actions: append([]string{}, m.UnknownActions()...), Redrives: append([]string{}, m.Redrives()...)}
 }
 
 // CheckRequired evaluates paths that must be Allowed.
@@ -107,16 +115,25 @@ func (m *Model) CheckDenied(paths []Path) []Result {
 
 func (m *Model) checkOne(p Path) Result {
 	res := Result{Path: p}
+	if p.Resource == AnyResource {
+		res.ARN = AnyResource
+		return m.decide(res, p)
+	}
 	r := m.ResourceByLabel(p.Resource)
 	if r == nil {
 		res.Decision, res.Reason = Undecidable, fmt.Sprintf("the render has no resource %s", p.Resource)
 		return res
 	}
+	res.ARN = r.ARN + p.Suffix
+	return m.decide(res, p)
+}
+
+// decide evaluates a path on its resolved ARN.
+func (m *Model) decide(res Result, p Path) Result {
 	if m.Principal(p.Principal) == nil {
 		res.Decision, res.Reason = Undecidable, fmt.Sprintf("the render has no principal %s", p.Principal)
 		return res
 	}
-	res.ARN = r.ARN + p.Suffix
 	v := m.Evaluate(Request{Principal: p.Principal, Action: p.Action, Resource: res.ARN, Context: p.Context})
 	res.Decision, res.Reason, res.Deciding = v.Decision, v.Reason, v.Deciding
 	for _, iv := range v.Implied {

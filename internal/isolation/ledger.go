@@ -440,8 +440,6 @@ var (
 	// zoneIDPattern: a Route 53 hosted zone id.
 	zoneIDPattern = regexp.MustCompile(`^Z[A-Z0-9]{1,31}$`)
 	accountID     = regexp.MustCompile(`^\d{12}$`)
-	// ecrHost: <account>.dkr.ecr.<region>.amazonaws.com.
-	ecrHost = regexp.MustCompile(`^\d{12}\.dkr\.ecr\.([a-z0-9-]+)\.amazonaws\.com`)
 )
 
 // zoneProperties are the top-level inputs that name a hosted zone records
@@ -633,13 +631,9 @@ func images(defs string) []repository {
 		if c.Image == "" {
 			continue
 		}
-		repo, _, _ := strings.Cut(c.Image, "@")
-		if i := strings.LastIndex(repo, ":"); i > strings.LastIndex(repo, "/") {
-			repo = repo[:i]
-		}
-		r := repository{id: repo}
-		if m := ecrHost.FindStringSubmatch(repo); m != nil {
-			r.region = m[1]
+		r := repository{id: awsfacts.ImageRepository(c.Image)}
+		if ecr, ok := awsfacts.ParseECRImage(c.Image); ok {
+			r.region = ecr.Region
 		}
 		out = append(out, r)
 	}

@@ -58,7 +58,7 @@ func (r *Report) AccessModel(f *fleet.Fleet) (*access.Model, error) {
 func RequiredPaths(f *fleet.Fleet) []access.Path {
 	var out []access.Path
 	for _, c := range f.Cells {
-		paths := cellmodule.RequiredPaths(c.ID, renderAccount(c.Access().Account), c.RunsMigrations())
+		paths := cellmodule.RequiredPaths(c.ID, renderAccount(c.Access().Account), c.RunsMigrations(), c.Image)
 		if f.Router != nil && stacks.CrossAccount(f, c) {
 			paths = cellmodule.ThroughAccessPoint(c.ID, paths)
 		}

@@ -31,7 +31,27 @@ type Document struct {
 	Version   string      `json:"Version"`
 	ID        string      `json:"Id,omitempty"`
 	Statement []Statement `json:"Statement"`
+	// Layout is how JSON writes the document (Parse leaves it zero).
+	Layout Layout `json:"-"`
 }
+
+// Layout is one of the ways a document is written. AWS reads every
+// spelling of a document alike (key order, "s3:*" or ["s3:*"]), but
+// Pulumi compares a policy's text: a deployed document written another
+// way is an update of its resource. So each program keeps the layout its
+// documents were first deployed in.
+type Layout int
+
+const (
+	// TypeOrder writes the keys in the order of this package's types and
+	// every element as a list, except a principal kind of one value,
+	// written as a string (the cell template's documents).
+	TypeOrder Layout = iota
+	// SortedKeys writes every object's keys sorted and every element as
+	// a list unless the statement's Scalar covers it (the router's
+	// documents, first written as Go maps by encoding/json).
+	SortedKeys
+)
 
 // Statement is one statement. Exactly one of Action and NotAction is set,
 // at most one of Resource and NotResource, and Principal or NotPrincipal
@@ -46,6 +66,13 @@ type Statement struct {
 	Resource     Values     `json:"Resource,omitempty"`
 	NotResource  Values     `json:"NotResource,omitempty"`
 	Condition    Conditions `json:"Condition,omitempty"`
+	// Scalar names the elements the SortedKeys layout writes as a single
+	// string rather than a list of one: "Action", "NotAction",
+	// "Resource", "NotResource", "Principal" (every kind) or
+	// "Principal.AWS", "Condition" (every key) or "Condition.<operator>"
+	// or "Condition.<operator>.<key>". An element with more than one
+	// value is a list whatever Scalar says.
+	Scalar []string `json:"-"`
 }
 
 // Values is a string-or-list element. It is written as a list (the form
@@ -93,9 +120,10 @@ const (
 // Everyone is the wildcard principal.
 func Everyone() *Principal { return &Principal{All: true} }
 
-// AWSPrincipals names IAM principals (ARNs or account ids).
+// AWSPrincipals names IAM principals (ARNs or account ids); {"AWS": "*"}
+// is everyone, as Parse reads it.
 func AWSPrincipals(arns ...string) *Principal {
-	return &Principal{Kinds: map[string]Values{KindAWS: arns}}
+	return &Principal{Kinds: map[string]Values{KindAWS: arns}, All: len(arns) == 1 && arns[0] == "*"}
 }
 
 // ServicePrincipals names AWS services (e.g. ecs-tasks.amazonaws.com).
@@ -106,7 +134,7 @@ func ServicePrincipals(services ...string) *Principal {
 // MarshalJSON writes "*" or an object whose single-principal kinds are
 // plain strings (the form AWS echoes back and the programs rendered).
 func (p Principal) MarshalJSON() ([]byte, error) {
-	if p.All {
+	if p.All && len(p.Kinds) == 0 {
 		return []byte(`"*"`), nil
 	}
 	out := make(map[string]any, len(p.Kinds))
@@ -150,10 +178,75 @@ func New(statements ...Statement) Document {
 	return Document{Version: Version, Statement: statements}
 }
 
-// JSON encodes the document.
+// JSON encodes the document in its Layout.
 func (d Document) JSON() (string, error) {
-	b, err := json.Marshal(d)
+	var v any = d
+	if d.Layout == SortedKeys {
+		v = d.sorted()
+	}
+	b, err := json.Marshal(v)
 	return string(b), err
+}
+
+// sorted is the document as maps, which encoding/json writes with sorted
+// keys, each element a string where the statement's Scalar covers it.
+func (d Document) sorted() map[string]any {
+	out := map[string]any{"Version": d.Version}
+	if d.ID != "" {
+		out["Id"] = d.ID
+	}
+	statements := make([]map[string]any, len(d.Statement))
+	for i, s := range d.Statement {
+		m := map[string]any{"Effect": s.Effect}
+		if s.Sid != "" {
+			m["Sid"] = s.Sid
+		}
+		for name, v := range map[string]Values{"Action": s.Action, "NotAction": s.NotAction, "Resource": s.Resource, "NotResource": s.NotResource} {
+			if len(v) > 0 {
+				m[name] = s.element(name, v)
+			}
+		}
+		for name, p := range map[string]*Principal{"Principal": s.Principal, "NotPrincipal": s.NotPrincipal} {
+			switch {
+			case p == nil:
+			case p.All && len(p.Kinds) == 0:
+				m[name] = "*"
+			default:
+				kinds := map[string]any{}
+				for k, v := range p.Kinds {
+					kinds[k] = s.element(name+"."+k, v)
+				}
+				m[name] = kinds
+			}
+		}
+		if len(s.Condition) > 0 {
+			ops := map[string]any{}
+			for op, keys := range s.Condition {
+				c := map[string]any{}
+				for k, v := range keys {
+					c[k] = s.element("Condition."+op+"."+k, v)
+				}
+				ops[op] = c
+			}
+			m["Condition"] = ops
+		}
+		statements[i] = m
+	}
+	out["Statement"] = statements
+	return out
+}
+
+// element is one element's value: its one string where Scalar covers the
+// element (by its path or a path above it), else the list.
+func (s Statement) element(path string, v Values) any {
+	if len(v) == 1 {
+		for _, sc := range s.Scalar {
+			if path == sc || strings.HasPrefix(path, sc+".") {
+				return v[0]
+			}
+		}
+	}
+	return []string(v)
 }
 
 // Parse reads a policy document in any of AWS's accepted forms (a single

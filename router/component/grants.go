@@ -9,6 +9,7 @@ import (
 	"github.com/pulumi/pulumi/sdk/v3/go/pulumi"
 
 	"github.com/cellctl/cellctl/cellmodule/spec"
+	"github.com/cellctl/cellctl/internal/policy"
 )
 
 // CellGrant is a cell in another account than the fleet bucket's: its
@@ -59,17 +60,18 @@ const DelegationSid = "DelegateToAccessPoints"
 // grant more. One statement whatever the number of cells: a statement
 // pair per cell passed S3's 20 KB bucket policy limit at about 40 cells
 // (awsmodel s3.bucket-policy-size).
-func delegationStatement(partition, region, account, bucketArn string) map[string]any {
-	return map[string]any{
-		"Sid":       DelegationSid,
-		"Effect":    "Allow",
-		"Principal": map[string]any{"AWS": "*"},
-		"Action":    append(append([]string{}, spec.PrefixObjectActions...), spec.PrefixListActions...),
-		"Resource":  []string{bucketArn, bucketArn + "/*"},
-		"Condition": map[string]any{
-			"StringEquals": map[string]any{"s3:DataAccessPointAccount": account},
-			"ArnLike":      map[string]any{"s3:DataAccessPointArn": spec.AccessPointARN(partition, region, account, "*")},
+func delegationStatement(partition, region, account, bucketArn string) policy.Statement {
+	return policy.Statement{
+		Sid:       DelegationSid,
+		Effect:    policy.Allow,
+		Principal: policy.AWSPrincipals("*"),
+		Action:    append(append(policy.Values{}, spec.PrefixObjectActions...), spec.PrefixListActions...),
+		Resource:  policy.Values{bucketArn, bucketArn + "/*"},
+		Condition: policy.Conditions{
+			"StringEquals": {"s3:DataAccessPointAccount": {account}},
+			"ArnLike":      {"s3:DataAccessPointArn": {spec.AccessPointARN(partition, region, account, "*")}},
 		},
+		Scalar: []string{"Principal", "Condition"},
 	}
 }
 
@@ -86,26 +88,25 @@ func AccessPointPolicy(accessPointArn, prefix, role string) (string, error) {
 	if role == "" {
 		return "{}", nil
 	}
-	return policyJSON(map[string]any{
-		"Version": "2012-10-17",
-		"Statement": []map[string]any{
-			{
-				"Sid":       "CellObjects",
-				"Effect":    "Allow",
-				"Principal": map[string]any{"AWS": role},
-				"Action":    spec.PrefixObjectActions,
-				"Resource":  spec.AccessPointObjectARN(accessPointArn, prefix+"*"),
-			},
-			{
-				"Sid":       "CellList",
-				"Effect":    "Allow",
-				"Principal": map[string]any{"AWS": role},
-				"Action":    spec.PrefixListActions,
-				"Resource":  accessPointArn,
-				"Condition": map[string]any{"StringLike": map[string]any{"s3:prefix": []string{prefix, prefix + "*"}}},
-			},
+	return routerPolicy(
+		policy.Statement{
+			Sid:       "CellObjects",
+			Effect:    policy.Allow,
+			Principal: policy.AWSPrincipals(role),
+			Action:    spec.PrefixObjectActions,
+			Resource:  policy.Values{spec.AccessPointObjectARN(accessPointArn, prefix+"*")},
+			Scalar:    []string{"Principal", "Resource"},
 		},
-	})
+		policy.Statement{
+			Sid:       "CellList",
+			Effect:    policy.Allow,
+			Principal: policy.AWSPrincipals(role),
+			Action:    spec.PrefixListActions,
+			Resource:  policy.Values{accessPointArn},
+			Condition: policy.Conditions{"StringLike": {"s3:prefix": {prefix, prefix + "*"}}},
+			Scalar:    []string{"Principal", "Resource"},
+		},
+	).JSON()
 }
 
 // accessPoints are the fleet bucket's access points, one per cell in
@@ -167,12 +168,13 @@ func (r *Router) locate(ctx *pulumi.Context) (location, error) {
 // when there is none, as a statement with an empty principal list is not a
 // valid policy. Empty roles (destroyed cells) are skipped.
 func BucketKeyPolicy(partition, account, region, bucketArn string, roles []string) (string, error) {
-	statements := []map[string]any{{
-		"Sid":       "OwningAccount",
-		"Effect":    "Allow",
-		"Principal": map[string]any{"AWS": fmt.Sprintf("arn:%s:iam::%s:root", partition, account)},
-		"Action":    "kms:*",
-		"Resource":  "*",
+	statements := []policy.Statement{{
+		Sid:       "OwningAccount",
+		Effect:    policy.Allow,
+		Principal: policy.AWSPrincipals(fmt.Sprintf("arn:%s:iam::%s:root", partition, account)),
+		Action:    policy.Values{"kms:*"},
+		Resource:  policy.Values{"*"},
+		Scalar:    []string{"Principal", "Action", "Resource"},
 	}}
 	var arns []string
 	for _, r := range roles {
@@ -181,19 +183,22 @@ func BucketKeyPolicy(partition, account, region, bucketArn string, roles []strin
 		}
 	}
 	if len(arns) > 0 {
-		statements = append(statements, map[string]any{
-			"Sid":       "CellsThroughS3",
-			"Effect":    "Allow",
-			"Principal": map[string]any{"AWS": arns},
-			"Action":    spec.FleetKeyActions,
-			"Resource":  "*",
-			"Condition": map[string]any{"StringEquals": map[string]any{
-				"kms:ViaService":                  spec.ViaS3(region),
-				spec.FleetKeyEncryptionContextKey: bucketArn,
+		// The roles stay a list even when there is one: the text this
+		// policy has always had (routerPolicy).
+		statements = append(statements, policy.Statement{
+			Sid:       "CellsThroughS3",
+			Effect:    policy.Allow,
+			Principal: policy.AWSPrincipals(arns...),
+			Action:    spec.FleetKeyActions,
+			Resource:  policy.Values{"*"},
+			Condition: policy.Conditions{"StringEquals": {
+				"kms:ViaService":                  {spec.ViaS3(region)},
+				spec.FleetKeyEncryptionContextKey: {bucketArn},
 			}},
+			Scalar: []string{"Resource", "Condition"},
 		})
 	}
-	return policyJSON(map[string]any{"Version": "2012-10-17", "Statement": statements})
+	return routerPolicy(statements...).JSON()
 }
 
 // bucketKey is the customer managed key of the fleet bucket, always: one

@@ -100,11 +100,10 @@ func TestCrossAccountGrantsFitS3LimitsAt256Cells(t *testing.T) {
 		role := fmt.Sprintf("arn:aws:iam::%012d:role/%s-task-role-0123abc", 200000000000+i, id)
 		arn := str(out(ap, "arn"))
 		for _, st := range parsePolicy(t, name+"'s policy", doc) {
-			p, _ := st.Principal.(map[string]any)
-			if ps := stringOrList(p["AWS"]); !slices.Equal(ps, []string{role}) {
+			if ps := st.Principal.AWS(); !slices.Equal(ps, []string{role}) {
 				t.Errorf("%s's policy statement %q names %v, want only %s", name, st.Sid, ps, role)
 			}
-			for _, res := range stringOrList(st.Resource) {
+			for _, res := range st.Resource {
 				if res != arn+"/object/cells/"+id+"/*" && res != arn {
 					t.Errorf("%s's policy statement %q reaches %s, outside %s's prefix", name, st.Sid, res, id)
 				}

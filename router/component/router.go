@@ -7,7 +7,6 @@
 package component
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"sort"
@@ -25,6 +24,7 @@ import (
 	"github.com/pulumi/pulumi/sdk/v3/go/pulumi"
 
 	"github.com/cellctl/cellctl/cellmodule"
+	"github.com/cellctl/cellctl/internal/policy"
 	"github.com/cellctl/cellctl/router/canary"
 	"github.com/cellctl/cellctl/router/edge"
 )
@@ -302,20 +302,21 @@ func (r *Router) bucket(ctx *pulumi.Context, name string, args *RouterArgs, tags
 	}
 	delegate := len(args.CellGrants) > 0
 	policy := r.Bucket.Arn.ApplyT(func(arn string) (string, error) {
-		statements := []map[string]any{{
-			"Sid":       "DenyInsecureTransport",
-			"Effect":    "Deny",
-			"Principal": "*",
-			"Action":    "s3:*",
-			"Resource":  []string{arn, arn + "/*"},
-			"Condition": map[string]any{"Bool": map[string]string{"aws:SecureTransport": "false"}},
+		statements := []policy.Statement{{
+			Sid:       "DenyInsecureTransport",
+			Effect:    policy.Deny,
+			Principal: policy.Everyone(),
+			Action:    policy.Values{"s3:*"},
+			Resource:  policy.Values{arn, arn + "/*"},
+			Condition: policy.Conditions{"Bool": {"aws:SecureTransport": {"false"}}},
+			Scalar:    []string{"Action", "Condition"},
 		}}
 		// Cells in other accounts: one statement, whatever their number
 		// (grants.go); a one-account fleet's policy is the TLS rule alone.
 		if delegate {
 			statements = append(statements, delegationStatement(where.partition, where.region, where.account, arn))
 		}
-		return policyJSON(map[string]any{"Version": "2012-10-17", "Statement": statements})
+		return routerPolicy(statements...).JSON()
 	}).(pulumi.StringOutput)
 	// The public access block must exist first: it does not stop this
 	// Deny-only policy, but AWS evaluates both on every request.
@@ -342,14 +343,12 @@ func (r *Router) edgeFunction(ctx *pulumi.Context, name string, args *RouterArgs
 	if err != nil {
 		return err
 	}
-	trust, err := policyJSON(map[string]any{
-		"Version": "2012-10-17",
-		"Statement": []map[string]any{{
-			"Effect":    "Allow",
-			"Principal": map[string]any{"Service": []string{"edgelambda.amazonaws.com", "lambda.amazonaws.com"}},
-			"Action":    "sts:AssumeRole",
-		}},
-	})
+	trust, err := routerPolicy(policy.Statement{
+		Effect:    policy.Allow,
+		Principal: policy.ServicePrincipals("edgelambda.amazonaws.com", "lambda.amazonaws.com"),
+		Action:    policy.Values{"sts:AssumeRole"},
+		Scalar:    []string{"Action"},
+	}).JSON()
 	if err != nil {
 		return err
 	}
@@ -369,18 +368,15 @@ func (r *Router) edgeFunction(ctx *pulumi.Context, name string, args *RouterArgs
 	// Lambda to /aws/lambda/<function> ("Lambda@Edge CloudWatch metrics
 	// and logs", CloudFront Developer Guide). Pulumi names the function
 	// <name>-edge-<suffix>.
-	logs, err := policyJSON(map[string]any{
-		"Version": "2012-10-17",
-		"Statement": []map[string]any{{
-			"Sid":    "EdgeFunctionLogs",
-			"Effect": "Allow",
-			"Action": []string{"logs:CreateLogGroup", "logs:CreateLogStream", "logs:PutLogEvents"},
-			"Resource": []string{
-				"arn:aws:logs:*:*:log-group:/aws/lambda/" + EdgeRegion + "." + name + "-edge-*",
-				"arn:aws:logs:*:*:log-group:/aws/lambda/" + name + "-edge-*",
-			},
-		}},
-	})
+	logs, err := routerPolicy(policy.Statement{
+		Sid:    "EdgeFunctionLogs",
+		Effect: policy.Allow,
+		Action: policy.Values{"logs:CreateLogGroup", "logs:CreateLogStream", "logs:PutLogEvents"},
+		Resource: policy.Values{
+			"arn:aws:logs:*:*:log-group:/aws/lambda/" + EdgeRegion + "." + name + "-edge-*",
+			"arn:aws:logs:*:*:log-group:/aws/lambda/" + name + "-edge-*",
+		},
+	}).JSON()
 	if err != nil {
 		return err
 	}
@@ -545,7 +541,13 @@ func viewerCertificateArgs(args *RouterArgs, arn pulumi.StringOutput) *cloudfron
 	}
 }
 
-func policyJSON(doc map[string]any) (string, error) {
-	b, err := json.Marshal(doc)
-	return string(b), err
+// routerPolicy is a document of the router's: written with sorted keys
+// and the single strings each statement's Scalar names, the text its
+// documents have had since they were first deployed (built then as Go
+// maps), so moving them to the typed document changed no deployed
+// policy (internal/plan's TestRouterPoliciesRenderAsBefore).
+func routerPolicy(statements ...policy.Statement) policy.Document {
+	d := policy.New(statements...)
+	d.Layout = policy.SortedKeys
+	return d
 }

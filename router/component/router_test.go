@@ -18,6 +18,7 @@ import (
 	"github.com/cellctl/cellctl/internal/fleet"
 	"github.com/cellctl/cellctl/internal/fleet/fleettest"
 	"github.com/cellctl/cellctl/internal/offline"
+	"github.com/cellctl/cellctl/internal/policy"
 	"github.com/cellctl/cellctl/router"
 	"github.com/cellctl/cellctl/router/component"
 	"github.com/cellctl/cellctl/router/edge"
@@ -224,25 +225,15 @@ func stringOrList(v any) []string {
 	return nil
 }
 
-type policyStatement struct {
-	Sid       string         `json:"Sid"`
-	Effect    string         `json:"Effect"`
-	Principal any            `json:"Principal"`
-	Action    any            `json:"Action"`
-	Resource  any            `json:"Resource"`
-	Condition map[string]any `json:"Condition"`
-}
-
-func parsePolicy(t *testing.T, what, doc string) []policyStatement {
+// parsePolicy reads a rendered policy through the one reader the access
+// model and the audits use.
+func parsePolicy(t *testing.T, what, doc string) []policy.Statement {
 	t.Helper()
-	var p struct {
-		Version   string            `json:"Version"`
-		Statement []policyStatement `json:"Statement"`
+	p, err := policy.Parse(doc)
+	if err != nil {
+		t.Fatalf("%s is not a policy document: %v\n%s", what, err, doc)
 	}
-	if err := json.Unmarshal([]byte(doc), &p); err != nil {
-		t.Fatalf("%s is not a JSON policy document: %v\n%s", what, err, doc)
-	}
-	if p.Version != "2012-10-17" {
+	if p.Version != policy.Version {
 		t.Errorf("%s: Version %q, want 2012-10-17 (older versions do not support policy variables)", what, p.Version)
 	}
 	return p.Statement
@@ -322,13 +313,12 @@ func TestFleetBucketIsPrivateVersionedEncryptedAndTLSOnly(t *testing.T) {
 	}
 	denies := false
 	for _, st := range parsePolicy(t, "fleet bucket policy", str(in(pol, "policy"))) {
-		if st.Effect != "Deny" || !slices.Contains(stringOrList(st.Action), "s3:*") {
+		if st.Effect != "Deny" || !slices.Contains(st.Action, "s3:*") {
 			continue
 		}
-		res := stringOrList(st.Resource)
-		cond, _ := st.Condition["Bool"].(map[string]any)
-		if slices.Contains(res, arn) && slices.Contains(res, arn+"/*") && cond["aws:SecureTransport"] == "false" &&
-			(st.Principal == "*" || fmt.Sprint(st.Principal) == "map[AWS:*]") {
+		res := st.Resource
+		if slices.Contains(res, arn) && slices.Contains(res, arn+"/*") && slices.Equal(st.Condition["Bool"]["aws:SecureTransport"], policy.Values{"false"}) &&
+			st.Principal != nil && st.Principal.All {
 			denies = true
 		}
 	}
@@ -418,8 +408,7 @@ func TestFleetBucketKeyIsAlwaysThereAndOutlivesItsGrants(t *testing.T) {
 			}
 			var principals []string
 			for _, st := range parsePolicy(t, "key policy", str(in(key, "policy"))) {
-				p, _ := st.Principal.(map[string]any)
-				ps := stringOrList(p["AWS"])
+				ps := st.Principal.AWS()
 				if len(ps) == 0 {
 					t.Errorf("key policy statement %q names no principal", st.Sid)
 				}
@@ -429,8 +418,9 @@ func TestFleetBucketKeyIsAlwaysThereAndOutlivesItsGrants(t *testing.T) {
 					}
 					continue
 				}
-				via, _ := st.Condition["StringEquals"].(map[string]any)
-				if via["kms:ViaService"] != "s3.us-east-1.amazonaws.com" || via["kms:EncryptionContext:aws:s3:arn"] != "arn:aws:s3:::"+f.Router.FleetBucket {
+				via := st.Condition["StringEquals"]
+				if !slices.Equal(via["kms:ViaService"], policy.Values{"s3.us-east-1.amazonaws.com"}) ||
+					!slices.Equal(via["kms:EncryptionContext:aws:s3:arn"], policy.Values{"arn:aws:s3:::" + f.Router.FleetBucket}) {
 					t.Errorf("statement %q lets %v use the key outside S3 or for another bucket: %v", st.Sid, ps, st.Condition)
 				}
 				principals = append(principals, ps...)
@@ -509,13 +499,11 @@ func TestEdgeFunctionLivesInUSEast1AndPublishesVersions(t *testing.T) {
 	}
 	assumers := map[string]bool{}
 	for _, st := range parsePolicy(t, "edge role trust policy", str(in(role, "assumeRolePolicy"))) {
-		if st.Effect != "Allow" || !slices.Contains(stringOrList(st.Action), "sts:AssumeRole") {
+		if st.Effect != "Allow" || !slices.Contains(st.Action, "sts:AssumeRole") || st.Principal == nil {
 			continue
 		}
-		if p, ok := st.Principal.(map[string]any); ok {
-			for _, s := range stringOrList(p["Service"]) {
-				assumers[s] = true
-			}
+		for _, s := range st.Principal.Kinds[policy.KindService] {
+			assumers[s] = true
 		}
 	}
 	for _, svc := range []string{"lambda.amazonaws.com", "edgelambda.amazonaws.com"} {

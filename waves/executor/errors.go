@@ -32,6 +32,10 @@ type HaltedError struct {
 	// cannot tell that from another change made meanwhile, so the message
 	// says both.
 	SchemaBreach *Breach
+	// SchemaUntouched: no migration of this rollout ran on the database
+	// of SchemaBreach's cell (its task never started), so the message
+	// does not blame a schema.
+	SchemaUntouched bool
 	// Next is the command the operator runs next.
 	Next string
 }
@@ -49,7 +53,9 @@ func (e *HaltedError) Error() string {
 		fmt.Fprintf(&b, "; rolling back failed: %v", e.RollbackErr)
 	case e.RolledBack:
 		fmt.Fprintf(&b, "; wave %s rolled back to its previous configuration", e.Wave)
-		if e.SchemaBreach != nil {
+		if e.SchemaBreach != nil && e.SchemaUntouched {
+			fmt.Fprintf(&b, "; but after the rollback %s: %s", e.SchemaBreach, untouchedSchemaWords)
+		} else if e.SchemaBreach != nil {
 			fmt.Fprintf(&b, "; but after the rollback %s: the old image fails too — most likely on the schema the migration left (a migration must stay compatible with the image it replaces, or set cells:migrationRollbackCommand), unless something else changed since the wave started (its access, its dependencies: see `cellctl health`)", e.SchemaBreach)
 		}
 	default:

@@ -134,6 +134,14 @@ func (m *Migration) Starting() bool {
 	return m != nil && m.Token != "" && m.Task == "" && m.Stopped.IsZero()
 }
 
+// NeverRan reports whether the migration's task is known never to have
+// reached the database: ECS stopped it before its container started
+// (stop code TaskFailedToStart, no exit code: "Stopped tasks errors",
+// Amazon ECS Developer Guide), so the schema is as it was.
+func (m *Migration) NeverRan() bool {
+	return m != nil && m.ExitCode == nil && m.StopCode == "TaskFailedToStart"
+}
+
 // OK reports whether the migration ran to a zero exit.
 func (m *Migration) OK() bool {
 	return m != nil && m.Error == "" && !m.TimedOut && m.ExitCode != nil && *m.ExitCode == 0
@@ -543,7 +551,29 @@ func (r *run) schemaCheck(ctx context.Context, w Wave, wr *WaveRecord) (*Breach,
 		return nil, err
 	}
 	if res.Breach != nil {
-		r.emit(Event{Kind: Note, Wave: w.Name, Cell: res.Breach.Cell, Message: fmt.Sprintf("after the rollback %s: the old image fails too, most likely on the migrated schema (or on another change since the wave started)", res.Breach)})
+		msg := fmt.Sprintf("after the rollback %s: the old image fails too, most likely on the migrated schema (or on another change since the wave started)", res.Breach)
+		r.j.mu.Lock()
+		untouched := schemaUntouched(wr, res.Breach.Cell)
+		r.j.mu.Unlock()
+		if untouched {
+			msg = fmt.Sprintf("after the rollback %s: %s", res.Breach, untouchedSchemaWords)
+		}
+		r.emit(Event{Kind: Note, Wave: w.Name, Cell: res.Breach.Cell, Message: msg})
 	}
 	return res.Breach, nil
 }
+
+// schemaUntouched reports whether no migration of the wave ran on cell's
+// database (its task never started): a breach after the rollback is then
+// not the old image on a migrated schema.
+func schemaUntouched(wr *WaveRecord, cell string) bool {
+	cr := wr.cell(cell)
+	return cr != nil && cr.Migration.NeverRan()
+}
+
+// untouchedSchemaWords say what is known of a cell that still breaches
+// after its rollback when no migration of the rollout ran on its
+// database.
+const untouchedSchemaWords = "the cell still breaches on its previous configuration, and no migration of this rollout ran on its database " +
+	"(its task never started), so the cause is not this rollout's schema: something changed since the wave started — " +
+	"an out-of-band change, its access, its dependencies (see `cellctl health`)"

@@ -41,6 +41,9 @@ type fakeMigrator struct {
 	// tokens are the tasks started by token (RunTask's clientToken): a
 	// start with a token seen before answers that task.
 	tokens map[string]string
+	// neverStarts: that cell's forward task is started and ECS stops it
+	// before its container runs (TaskFailedToStart).
+	neverStarts map[string]bool
 }
 
 type fakeTask struct {
@@ -95,6 +98,10 @@ func (m *fakeMigrator) Migrate(ctx context.Context, req MigrationRequest, starte
 		out.LastLines, out.SchemaVersion = []string{"applying 0002_orders", line}, ""
 	}
 	out.ExitCode = &code
+	if m.neverStarts[req.Cell] && !req.Rollback {
+		out = Migration{Image: p.Image, Command: p.Command, Task: task, StopCode: "TaskFailedToStart",
+			StoppedReason: "CannotPullContainerError: pull image manifest has been retried 5 time(s)"}
+	}
 	m.mu.Lock()
 	if m.running[req.Cell] > 0 {
 		m.overlaps = append(m.overlaps, fmt.Sprintf("%s: %s task %s started while another ran", req.Cell, kind, task))
@@ -350,6 +357,50 @@ func TestOldImageFailingOnTheNewSchemaIsReportedAfterTheRollback(t *testing.T) {
 	}
 	if rec.Waves[1].State != WaveRolledBack {
 		t.Errorf("wave-2 is %s", rec.Waves[1].State)
+	}
+}
+
+// A cell whose migration task never started (ECS stopped it before its
+// container ran) and that still breaches after the rollback: no migration
+// of this rollout touched its database, so the halt says what is known —
+// the cell still breaches on its previous configuration — and not that
+// the old image fails on a migrated schema.
+func TestACellStillBreachingAfterItsRollbackWithoutAMigrationIsNotBlamedOnTheSchema(t *testing.T) {
+	f, m := migratingFleet(t)
+	m.neverStarts = map[string]bool{"cell-b": true}
+	rolled := false
+	base := healthByImage(f.cells, nil)
+	f.gate.answer = func(q GateQuery) ([]Verdict, error) {
+		vs, err := base(q)
+		if rolled {
+			for i := range vs {
+				if vs[i].Cell == "cell-b" {
+					b := &Breach{Cell: "cell-b", Signal: "error_rate_5xx", Reading: "41%", Threshold: "< 0.5%"}
+					vs[i] = Verdict{Cell: "cell-b", Decision: waves.Breached, Breach: b}
+				}
+			}
+		}
+		return vs, err
+	}
+	f.ex.Progress = ProgressFunc(func(e Event) {
+		f.events.Event(e)
+		if e.Kind == CellRolledBack {
+			rolled = true
+		}
+	})
+	_, err := f.run(t, f.opts())
+	var h *HaltedError
+	if !errors.As(err, &h) || !h.RolledBack || h.SchemaBreach == nil || h.SchemaBreach.Cell != "cell-b" {
+		t.Fatalf("want a rollback whose check after it names cell-b, got %v (%+v)", err, h)
+	}
+	if strings.Contains(err.Error(), "schema the migration left") || !strings.Contains(err.Error(), "still breaches on its previous configuration") ||
+		!strings.Contains(err.Error(), "no migration of this rollout ran on its database") || !strings.Contains(err.Error(), "out-of-band change") {
+		t.Errorf("halt %q: want what is known (still breaching, no migration ran, an out-of-band change among the causes), not the schema", err)
+	}
+	for _, msg := range f.events.messages() {
+		if strings.Contains(msg, "migrated schema") {
+			t.Errorf("note %q blames a schema no migration changed", msg)
+		}
 	}
 }
 

@@ -497,6 +497,12 @@ func (r *run) rollback(ctx context.Context, w Wave, wr *WaveRecord) error {
 	if b != nil {
 		cell = b.Cell
 	}
-	return &HaltedError{RolloutID: r.j.rec.ID, Wave: w.Name, Breach: b, RolledBack: true, SchemaBreach: schema,
+	untouched := false
+	if schema != nil {
+		r.j.mu.Lock()
+		untouched = schemaUntouched(wr, schema.Cell)
+		r.j.mu.Unlock()
+	}
+	return &HaltedError{RolloutID: r.j.rec.ID, Wave: w.Name, Breach: b, RolledBack: true, SchemaBreach: schema, SchemaUntouched: untouched,
 		Next: fmt.Sprintf("cell %s breached; see the readings with `cellctl rollout status %s`, ship a fix as a new rollout", cell, r.j.rec.ID)}
 }

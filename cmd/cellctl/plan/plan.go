@@ -117,6 +117,7 @@ type pathsDoc struct {
 	Findings  []access.Result `json:"findings"`
 	Keys      []string        `json:"keys"`
 	Actions   []string        `json:"actions"`
+	Redrives  []string        `json:"redrives"`
 	Paths     []access.Result `json:"requiredPaths"`
 	// Evaluated counts the forbidden paths some Allow statement could
 	// reach, each evaluated in full; nothing allows the rest.
@@ -133,7 +134,7 @@ func newPathsDoc(r *access.Report) *pathsDoc {
 		return nil
 	}
 	allowed, required, denied, forbidden := r.Counts()
-	return &pathsDoc{OK: r.OK(), Keys: r.Keys, Actions: r.Actions, Required: countDoc{required, allowed}, Forbidden: countDoc{forbidden, denied},
+	return &pathsDoc{OK: r.OK(), Keys: r.Keys, Actions: r.Actions, Redrives: r.Redrives, Required: countDoc{required, allowed}, Forbidden: countDoc{forbidden, denied},
 		Findings: append([]access.Result{}, r.Findings()...), Paths: r.Required, Evaluated: r.Forbidden.Evaluated}
 }
 
@@ -392,6 +393,9 @@ func printPaths(io *iostreams.IOStreams, r *access.Report) {
 	}
 	for _, a := range r.Actions {
 		fmt.Fprintf(out, "  - [action] %s\n", a)
+	}
+	for _, q := range r.Redrives {
+		fmt.Fprintf(out, "  - [redrive] %s\n", q)
 	}
 	for _, f := range findings {
 		kind := "forbidden"
