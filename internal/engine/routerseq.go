@@ -228,7 +228,7 @@ func (e *seqError) Unwrap() error { return e.err }
 // as the engine tells it (its diagnostics, or the CLI's error).
 func wrapDetached(outer, runErr error) error {
 	var se *seqError
-	if errors.As(runErr, &se) {
+	if errors.As(runErr, &se) && !strings.Contains(outer.Error(), se.advice) {
 		return fmt.Errorf("%w; %s", outer, se.advice)
 	}
 	return outer
@@ -254,7 +254,7 @@ func (e *Engine) routerPasses(ctx context.Context, seq *routerSeq, err error, pa
 	// deployed, after the change (cause) failed on it detached.
 	relink := func(cause error) error {
 		if rerr := pass(routerPass{name: "relink", attach: true, hold: true, primaryOnly: true}); rerr != nil {
-			return detachedError(seq.primaryID, fmt.Errorf("%w (attaching the policy again failed too: %v)", cause, rerr))
+			return detachedError(seq.primaryID, fmt.Errorf("%w (attaching the policy again failed too: %v)", cause, cleanErr(rerr)))
 		}
 		if now, rerr := e.routerSequence(ctx, nil); rerr != nil || now.policy == "" {
 			return detachedError(seq.primaryID, cause)

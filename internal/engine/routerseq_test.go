@@ -170,6 +170,9 @@ func TestAPrimaryLeftDetachedIsSaidWithTheCommandThatFinishes(t *testing.T) {
 			t.Errorf("error %q lacks %q", msg, want)
 		}
 	}
+	if n := strings.Count(msg, "cellctl up --router"); n != 1 {
+		t.Errorf("error %q gives its advice %d times", msg, n)
+	}
 	lr.fail = nil
 	res = lr.up(t, stackrun.OpUp)
 	if res.Result != stackrun.Succeeded || !reflect.DeepEqual(lr.shapes, []shape{{false, false}, {true, false}}) {
