@@ -99,6 +99,7 @@ func routerProgram(ctx *pulumi.Context, f *fleet.Fleet) error {
 		ViewerCertificateArn: f.Router.ViewerCertificateArn,
 		Traffic:              f.Router.Traffic,
 		AttachPolicy:         f.Router.AttachDeploymentPolicy,
+		HoldLinkedFields:     f.Router.HoldLinkedFields,
 		Dashboard:            &component.DashboardArgs{Name: awsname.Dashboard(f.Baseline.NamePrefix, f.Project), Region: f.Router.Region, Cells: dash},
 	})
 	if err != nil {

@@ -43,14 +43,8 @@ func init() {
 // CDLockedFields are the distribution settings CloudFront refuses to
 // change while the distribution is linked by a continuous deployment
 // policy (the primary with its policy attached, or its staging
-// distribution). The Developer Guide lists what may change on a linked
-// pair — cache behaviors (their function associations included), origins
-// and origin groups, custom error responses, geographic restrictions, the
-// default root object, logging and the comment; everything else in
-// DistributionConfig is refused, and aws/aws-cli#10446 reports the viewer
-// certificate and minimum TLS version (viewerCertificate) refused until the
-// policy is detached.
-var CDLockedFields = []string{"aliases", "enabled", "httpVersion", "isIpv6Enabled", "priceClass", "viewerCertificate", "webAclId"}
+// distribution): awsfacts.CloudFrontCDLockedFields, with its sources.
+var CDLockedFields = awsfacts.CloudFrontCDLockedFields
 
 // MaxOriginsPerDistribution is CloudFront's default quota "Origins per
 // distribution" (Developer Guide, Quotas, General quotas on distributions:

@@ -48,6 +48,10 @@ type Env struct {
 	// Outputs reads a deployed stack's outputs (secrets masked); nil,
 	// nil when it was never deployed.
 	Outputs func(ctx context.Context, stack string) (map[string]any, error)
+	// LinkedChange says how the engine applies a router change that
+	// touches a setting CloudFront locks on the linked primary (the unlink
+	// sequence, engine.RouterLinkedChange; "": none); nil: not asked.
+	LinkedChange func(ctx context.Context) (string, error)
 	// Prepare checks every change the rollout may make before its first
 	// wave — the apply path's gates (internal/apply.Runner.Prepare):
 	// offline render and isolation audit, immutable index and region —
@@ -325,7 +329,7 @@ func Run(ctx context.Context, env *Env, o Options) (*Result, error) {
 // after the last wave, and `cellctl router canary`.
 func RouterCanaryEnv(env *Env) *routercanary.Env {
 	return &routercanary.Env{Runner: env.Runner, Outputs: env.Outputs, Reader: env.Reader, Log: env.Log,
-		Clock: env.Clock, Store: env.Store, Fleet: env.Fleet}
+		Clock: env.Clock, Store: env.Store, Fleet: env.Fleet, LinkedChange: env.LinkedChange}
 }
 
 // previewParallel bounds the previews a dry run runs at once: each is a

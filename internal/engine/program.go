@@ -14,19 +14,19 @@ import (
 // fleet; the loaded fleet, which other runs share, is never changed.
 //
 // The router renders its primary distribution with its continuous
-// deployment policy attached: what every up of a deployed router sends.
-// A run that may create the primary asks for programWith(…, false)
+// deployment policy attached: what every up of a deployed, linked router
+// sends. A run of the router asks for the pass of its sequence
 // (routerseq.go).
 func (e *Engine) program(stack string, in stackrun.Inputs) (pulumi.RunFunc, error) {
-	return e.programWith(stack, in, true)
+	return e.programWith(stack, in, singlePass.passes[0])
 }
 
-func (e *Engine) programWith(stack string, in stackrun.Inputs, attachPolicy bool) (pulumi.RunFunc, error) {
+func (e *Engine) programWith(stack string, in stackrun.Inputs, pass routerPass) (pulumi.RunFunc, error) {
 	f, err := withInputs(e.opts.Fleet, stack, in)
 	if err != nil {
 		return nil, err
 	}
-	f = withPolicy(f, stack, attachPolicy)
+	f = withPass(f, stack, pass)
 	if e.opts.Program != nil {
 		return e.opts.Program(f), nil
 	}

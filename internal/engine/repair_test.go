@@ -232,8 +232,14 @@ func TestRouterFirstUpAttachesThePolicyInASecondPass(t *testing.T) {
 	for _, c := range fe.fleet.CellIDs() {
 		writeCheckpoint(t, fe.root, "cells", c, deploymentWith(c, map[string]any{"albDnsName": c + ".elb"}))
 	}
-	primary := map[string]any{"urn": urn("router", distributionType, component.PrimaryDistributionName(fleet.RouterStack)), "type": distributionType, "custom": true, "id": "E1"}
 	fe.cli.op = func(c *fakeCall) fakeResult {
+		// The primary as the pass left it: attached to its policy or not.
+		policy := ""
+		if attach[len(attach)-1] {
+			policy = "cdp-1"
+		}
+		primary := map[string]any{"urn": urn("router", distributionType, component.PrimaryDistributionName(fleet.RouterStack)), "type": distributionType, "custom": true, "id": "E1",
+			"outputs": map[string]any{"continuousDeploymentPolicyId": policy}}
 		return fakeResult{Deployment: deploymentWith("router", nil, primary)}
 	}
 	attach = nil

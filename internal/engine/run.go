@@ -59,16 +59,34 @@ func (e *Engine) runStack(ctx context.Context, req stackrun.Request) *stackrun.R
 		return secs(d)
 	}
 	defer func() { res.Timing.Finish = lap() }()
-	// The router's first up creates its primary distribution without the
-	// continuous deployment policy, then attaches it (routerseq.go).
-	attach := true
+	// The router's up runs the passes its state calls for: a first up
+	// creates the primary without its continuous deployment policy and
+	// attaches it, a change CloudFront refuses on a linked primary goes
+	// through the unlink sequence (routerseq.go).
+	seq := singlePass
 	var err error
 	if name == fleet.RouterStack && (op == stackrun.OpUp || op == stackrun.OpPreview) {
-		if attach, err = e.primaryDeployed(ctx); err != nil {
+		runFleet, ferr := withInputs(e.opts.Fleet, name, req.Inputs)
+		if ferr != nil {
+			return fail(ferr)
+		}
+		if seq, err = e.routerSequence(ctx, runFleet); err != nil {
 			return fail(err)
 		}
 	}
-	program, err := e.programWith(name, req.Inputs, attach)
+	first := seq.passes[0]
+	if op == stackrun.OpPreview {
+		// A preview shows where the sequence ends: the primary attached
+		// when it exists, and every change applied.
+		first = seq.passes[len(seq.passes)-1]
+		if seq.primaryURN == "" {
+			first = seq.passes[0]
+		}
+		if seq.unlinked() {
+			res.Notes = append(res.Notes, seq.previewNote())
+		}
+	}
+	program, err := e.programWith(name, req.Inputs, first)
 	if err != nil {
 		return fail(err)
 	}
@@ -129,7 +147,7 @@ func (e *Engine) runStack(ctx context.Context, req stackrun.Request) *stackrun.R
 	runErr = retryBusy(ctx, func() error {
 		var err error
 		tr = newTracker(name, e.opts.Events)
-		_, err = e.execute(ctx, req, w, tr, res)
+		_, err = e.execute(ctx, req, w, tr, res, e.targets(seq, first))
 		return err
 	})
 	// The counts are the cloud resources' (stackrun.CloudResource), as
@@ -137,27 +155,26 @@ func (e *Engine) runStack(ctx context.Context, req stackrun.Request) *stackrun.R
 	// stack and the components (83 for a cell of 81 resources).
 	changes, diags, failedRes := tr.snapshot()
 	summary := tr.cloudCounts()
-	if runErr == nil && op == stackrun.OpUp && !attach {
-		// The second pass of the router's first up: the primary exists
-		// now, so the same program renders it attached to its policy.
-		attached, err := e.programWith(name, req.Inputs, true)
-		if err != nil {
-			return fail(err)
+	if op == stackrun.OpUp && len(seq.passes) > 1 {
+		// The router's further passes, in the same workspace: each renders
+		// the same program in its pass's shape (routerseq.go).
+		pass := func(p routerPass) error {
+			program, err := e.programWith(name, req.Inputs, p)
+			if err != nil {
+				return err
+			}
+			w.stack.Workspace().SetProgram(program)
+			tr = newTracker(name, e.opts.Events)
+			_, err = e.execute(ctx, passRequest(req), w, tr, res, e.targets(seq, p))
+			more := tr.cloudCounts()
+			c2, d2, f2 := tr.snapshot()
+			changes, diags, failedRes = append(changes, c2...), append(diags, d2...), append(failedRes, f2...)
+			if summary != nil && more != nil {
+				summary[string(apitype.OpUpdate)] += more[string(apitype.OpUpdate)]
+			}
+			return err
 		}
-		w.stack.Workspace().SetProgram(attached)
-		again := req
-		again.Refresh = false
-		tr = newTracker(name, e.opts.Events)
-		_, runErr = e.execute(ctx, again, w, tr, res)
-		second := tr.cloudCounts()
-		c2, d2, f2 := tr.snapshot()
-		changes, diags, failedRes = append(changes, c2...), append(diags, d2...), append(failedRes, f2...)
-		if summary != nil && second != nil {
-			summary[string(apitype.OpUpdate)] += second[string(apitype.OpUpdate)]
-		}
-		if runErr == nil {
-			res.Notes = append(res.Notes, attachNote)
-		}
+		runErr = e.routerPasses(ctx, seq, runErr, pass, res)
 	}
 	res.Timing.Engine = lap()
 	res.Planned = changes
@@ -172,9 +189,9 @@ func (e *Engine) runStack(ctx context.Context, req stackrun.Request) *stackrun.R
 		}
 		msg := strings.Join(dedupe(diags), "; ")
 		if msg == "" {
-			return fail(cleanErr(runErr))
+			return fail(wrapDetached(cleanErr(runErr), runErr))
 		}
-		return fail(&engineError{msg: msg, err: runErr})
+		return fail(wrapDetached(&engineError{msg: msg, err: runErr}, runErr))
 	}
 	if op == stackrun.OpRefresh {
 		if outs, err := w.stack.Outputs(ctx); err == nil {
@@ -201,7 +218,7 @@ func (e *engineError) Error() string { return e.msg }
 func (e *engineError) Unwrap() error { return e.err }
 
 // execute runs one engine operation, feeding its events to tr.
-func (e *Engine) execute(ctx context.Context, req stackrun.Request, w *workspace, tr *tracker, res *stackrun.Result) (map[string]int, error) {
+func (e *Engine) execute(ctx context.Context, req stackrun.Request, w *workspace, tr *tracker, res *stackrun.Result, targets []string) (map[string]int, error) {
 	ch := make(chan events.EngineEvent)
 	done := make(chan struct{})
 	go tr.consume(ch, done)
@@ -216,6 +233,9 @@ func (e *Engine) execute(ctx context.Context, req stackrun.Request, w *workspace
 		opts := []optup.Option{optup.EventStreams(w.tap(ch)), optup.SuppressProgress(), optup.ShowSecrets(false)}
 		if req.Refresh {
 			opts = append(opts, optup.Refresh())
+		}
+		if len(targets) > 0 {
+			opts = append(opts, optup.Target(targets))
 		}
 		var r auto.UpResult
 		r, runErr = w.stack.Up(ctx, opts...)

@@ -145,6 +145,11 @@ type Router struct {
 	// attach as a second pass right after a first create); the loader
 	// never sets it, so an offline render shows what a first up creates.
 	AttachDeploymentPolicy bool
+	// HoldLinkedFields keeps the primary distribution's settings CloudFront
+	// locks while the policy links it as they are deployed; like
+	// AttachDeploymentPolicy, only the engine sets it, on the per-run copy
+	// of a pass of the router's unlink sequence (internal/engine/routerseq.go).
+	HoldLinkedFields bool
 	// access is where the router stack lives (Access).
 	access Access
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/cellctl/cellctl/internal/fleet"
@@ -238,5 +239,28 @@ func Plan(ctx context.Context, env *Env, o Options) (*Route, error) {
 	if err != nil {
 		return nil, fmt.Errorf("router canary: reading the router's stack outputs: %w", err)
 	}
-	return c.route(ctx, outs, c.canary())
+	rt, err := c.route(ctx, outs, c.canary())
+	if err != nil {
+		return nil, err
+	}
+	if env.LinkedChange != nil && updates(rt) {
+		note, err := env.LinkedChange(ctx)
+		if err != nil {
+			return nil, fmt.Errorf("router canary: reading the router's state: %w", err)
+		}
+		if note != "" {
+			rt.Note = strings.TrimPrefix(rt.Note+"; "+note, "; ")
+		}
+	}
+	return rt, nil
+}
+
+// updates reports whether a route runs an update of the router stack.
+func updates(rt *Route) bool {
+	for _, p := range rt.Phases {
+		if p.Update {
+			return true
+		}
+	}
+	return false
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/cellctl/cellctl/router/canary"
@@ -137,5 +138,31 @@ func TestDryRunOfANewCanary(t *testing.T) {
 	}
 	if recs := env.Store.(*store).canaries(t); len(recs) != 0 {
 		t.Errorf("the dry run left %d records", len(recs))
+	}
+}
+
+// A dry run whose updates touch a setting CloudFront locks on the linked
+// primary says that each update runs the unlink sequence (the engine's
+// word, from the router's state); a route with no update does not ask,
+// and an unreadable state stops the dry run.
+func TestDryRunSaysALinkedChangeRunsTheUnlinkSequence(t *testing.T) {
+	const note = "the change touches priceClass …: up applies it with the unlink sequence"
+	r := deployedRouter()
+	env := newEnv(r, &edge{})
+	asked := 0
+	env.LinkedChange = func(context.Context) (string, error) { asked++; return note, nil }
+	rt := dryRun(t, env, r, Options{})
+	if !strings.Contains(rt.Note, note) || asked != 1 {
+		t.Errorf("note %q (asked %d times), want the unlink sequence's", rt.Note, asked)
+	}
+	asked = 0
+	if rt := dryRun(t, env, r, Options{Discard: true}); rt.Start != StartNothingToDiscard || asked != 0 || strings.Contains(rt.Note, "unlink") {
+		t.Errorf("nothing to discard: %+v, asked %d", rt, asked)
+	}
+	env.LinkedChange = func(context.Context) (string, error) { return "", errors.New("state unreadable") }
+	dry := *env
+	dry.Store = readOnly{env.Store.(*store), t}
+	if _, err := Plan(context.Background(), &dry, Options{}); err == nil || !strings.Contains(err.Error(), "state unreadable") {
+		t.Errorf("an unreadable state: err %v", err)
 	}
 }

@@ -96,6 +96,12 @@ type Env struct {
 	// Prepare runs once the fleet lock is held, before the first step
 	// (the apply path's gates over the whole fleet); nil: nothing.
 	Prepare func(ctx context.Context) error
+	// LinkedChange says how the engine applies a router change that
+	// touches a setting CloudFront locks on the linked primary distribution
+	// (price class, aliases, certificate, HTTP version): each step's up
+	// runs the unlink sequence (detach the policy, apply, attach it again;
+	// engine.RouterLinkedChange). The dry run prints it; nil: not asked.
+	LinkedChange func(ctx context.Context) (string, error)
 	// Fleet is the desired fleet the router ships; with it the canary
 	// fingerprints the router's inputs (Inputs) and runs no engine when
 	// they and the deployed outputs are those the last shipped canary

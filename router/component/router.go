@@ -111,6 +111,13 @@ type RouterArgs struct {
 	// created without it and the engine's second pass attaches it
 	// (docs/ARCHITECTURE.md, "The router's create/update sequence").
 	AttachPolicy bool
+	// HoldLinkedFields keeps the primary distribution's settings CloudFront
+	// locks on a linked distribution (awsfacts.CloudFrontCDLockedFields) as
+	// they are deployed (Pulumi ignoreChanges): the pass that detaches the
+	// policy, and the one that attaches it again after a failed change,
+	// change nothing CloudFront would refuse (docs/ARCHITECTURE.md,
+	// "Changing a linked distribution").
+	HoldLinkedFields bool
 	// Dashboard is the fleet's CloudWatch dashboard (dashboard.go); nil:
 	// none.
 	Dashboard *DashboardArgs

@@ -7,6 +7,7 @@ import (
 	"github.com/pulumi/pulumi/sdk/v3/go/pulumi"
 
 	"github.com/cellctl/cellctl/cellmodule"
+	"github.com/cellctl/cellctl/internal/awsfacts"
 	"github.com/cellctl/cellctl/router/canary"
 )
 
@@ -53,7 +54,14 @@ func (r *Router) distributions(ctx *pulumi.Context, name string, args *RouterArg
 	// Viewers never reach a staging distribution by name; CloudFront
 	// routes to it from the primary. It has no aliases of its own.
 	sargs.Aliases = pulumi.StringArray{}
-	r.StagingDistribution, err = cloudfront.NewDistribution(ctx, name+"-cdn-staging", sargs, parent)
+	// The staging distribution is linked for as long as it exists (the
+	// policy names it), so CloudFront refuses every change of its locked
+	// settings (awsfacts.CloudFrontCDLockedFields): it keeps the ones it
+	// was created with. Viewers reach it only through the primary, whose
+	// settings they see; a new price class or certificate goes to the
+	// primary alone, by the unlink sequence (internal/engine/routerseq.go).
+	locked := pulumi.IgnoreChanges(awsfacts.CloudFrontCDLockedFields)
+	r.StagingDistribution, err = cloudfront.NewDistribution(ctx, name+"-cdn-staging", sargs, parent, locked)
 	if err != nil {
 		return err
 	}
@@ -71,12 +79,21 @@ func (r *Router) distributions(ctx *pulumi.Context, name string, args *RouterArg
 	pargs := distributionArgs(args, secret, viewerCert, tags, primaryArn)
 	// CloudFront refuses the policy on CreateDistribution: a first up
 	// creates the primary without it, a second pass attaches it.
+	// Detached, the id is rendered empty rather than left out: the
+	// provider keeps an absent continuousDeploymentPolicyId as it was
+	// (hashicorp/terraform-provider-aws#34511) and CloudFront detaches only
+	// on an explicit empty id (aws/aws-sdk-js-v3#7417).
 	attached := pulumi.String("").ToStringOutput()
+	pargs.ContinuousDeploymentPolicyId = attached
 	if args.AttachPolicy {
 		attached = r.DeploymentPolicy.ID().ToStringOutput()
 		pargs.ContinuousDeploymentPolicyId = attached
 	}
-	r.Distribution, err = cloudfront.NewDistribution(ctx, PrimaryDistributionName(name), pargs, parent)
+	popts := []pulumi.ResourceOption{parent}
+	if args.HoldLinkedFields {
+		popts = append(popts, pulumi.IgnoreChanges(awsfacts.CloudFrontCDLockedFields))
+	}
+	r.Distribution, err = cloudfront.NewDistribution(ctx, PrimaryDistributionName(name), pargs, popts...)
 	r.attachedPolicy = attached
 	r.primaryArn, r.stagingArn = primaryArn, stagingArn
 	return err
@@ -198,16 +215,12 @@ func distributionArgs(args *RouterArgs, secret, viewerCert pulumi.StringOutput, 
 			},
 		},
 	}
-	priceClass := args.PriceClass
-	if priceClass == "" {
-		priceClass = "PriceClass_100"
-	}
 	return &cloudfront.DistributionArgs{
 		Enabled:       pulumi.Bool(true),
 		Comment:       pulumi.String("cellctl router: tenant → cell"),
 		IsIpv6Enabled: pulumi.Bool(true),
 		HttpVersion:   pulumi.String(HTTPVersion),
-		PriceClass:    pulumi.String(priceClass),
+		PriceClass:    pulumi.String(priceClassOf(args.PriceClass)),
 		Origins:       origins,
 		DefaultCacheBehavior: &cloudfront.DistributionDefaultCacheBehaviorArgs{
 			// The edge function points every forwarded request at its
@@ -282,6 +295,43 @@ func ReadServedTables(outputs map[string]any) []ServedTable {
 			s.GeneratedAt, _ = e["generatedAt"].(string)
 		}
 		out = append(out, s)
+	}
+	return out
+}
+
+// priceClassOf is the price class the distributions render for the
+// configured one ("": PriceClass_100).
+func priceClassOf(configured string) string {
+	if configured == "" {
+		return "PriceClass_100"
+	}
+	return configured
+}
+
+// PrimaryLinkedSettings are the values the router renders for the primary
+// distribution's settings CloudFront locks on a linked distribution
+// (awsfacts.CloudFrontCDLockedFields), as Pulumi input names and plain
+// values — what the engine compares with the deployed primary to tell a
+// change that needs the unlink sequence. A certificate the router
+// requests itself is known only once deployed: its viewerCertificate is
+// left out (a new one comes with new aliases, which are compared).
+func PrimaryLinkedSettings(priceClass string, viewerDomains []string, certificateArn string) map[string]any {
+	aliases := make([]any, 0, len(viewerDomains))
+	for _, d := range viewerDomains {
+		aliases = append(aliases, d)
+	}
+	out := map[string]any{
+		"enabled":       true,
+		"isIpv6Enabled": true,
+		"httpVersion":   HTTPVersion,
+		"priceClass":    priceClassOf(priceClass),
+		"aliases":       aliases,
+	}
+	switch {
+	case len(viewerDomains) == 0:
+		out["viewerCertificate"] = map[string]any{"cloudfrontDefaultCertificate": true}
+	case certificateArn != "":
+		out["viewerCertificate"] = map[string]any{"acmCertificateArn": certificateArn}
 	}
 	return out
 }

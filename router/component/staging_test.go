@@ -7,6 +7,7 @@ import (
 
 	"github.com/pulumi/pulumi/sdk/v3/go/common/resource"
 
+	"github.com/cellctl/cellctl/internal/awsfacts"
 	"github.com/cellctl/cellctl/internal/awsmodel"
 	"github.com/cellctl/cellctl/internal/fleet"
 	"github.com/cellctl/cellctl/internal/offline"
@@ -213,5 +214,35 @@ func TestRouterRefusesAWeightAboveCloudFrontsCap(t *testing.T) {
 	}
 	if component.HTTPVersion != "http2" {
 		t.Fatalf("HTTPVersion %q", component.HTTPVersion)
+	}
+}
+
+// TestLinkedSettingsAreHeldWhereCloudFrontLocksThem: the staging
+// distribution, linked for as long as it exists, never sends a change of
+// the settings CloudFront locks on a linked distribution (Pulumi
+// ignoreChanges); the primary holds them only in the passes of the unlink
+// sequence that detach or re-attach the policy — the pass that applies a
+// new price class sends it. The detached primary sends an explicit empty
+// policy id (an absent one leaves the attachment as it is).
+func TestLinkedSettingsAreHeldWhereCloudFrontLocksThem(t *testing.T) {
+	locked := strings.Join(awsfacts.CloudFrontCDLockedFields, ",")
+	r := mustRunRouter(t, attached(demoFleet(t)))
+	if got := strings.Join(r.staging(t).IgnoreChanges, ","); got != locked {
+		t.Errorf("the staging distribution ignores changes of %q, want %q", got, locked)
+	}
+	if got := r.primary(t).IgnoreChanges; len(got) != 0 {
+		t.Errorf("an attached primary ignores changes of %v: a change of its settings would never be sent", got)
+	}
+	f := demoFleet(t)
+	rt := *f.Router
+	rt.HoldLinkedFields = true
+	f.Router = &rt
+	r = mustRunRouter(t, f)
+	p := r.primary(t)
+	if got := strings.Join(p.IgnoreChanges, ","); got != locked {
+		t.Errorf("the detach pass's primary ignores changes of %q, want %q", got, locked)
+	}
+	if v := in(p, "continuousDeploymentPolicyId"); !v.IsString() || v.StringValue() != "" {
+		t.Errorf("the detached primary sends continuousDeploymentPolicyId %v, want an explicit \"\"", v)
 	}
 }

@@ -71,6 +71,9 @@ func (f *Factory) DeployEnv(ctx context.Context, fl *fleet.Fleet, events func(st
 		Runner:     gated,
 		Outputs:    func(ctx context.Context, stack string) (map[string]any, error) { return outputs(ctx, eng, stack) },
 		Prepare:    gated.Prepare,
+		// The router canary's dry run says when a step runs the unlink
+		// sequence (the engine decides it from the router's state).
+		LinkedChange: eng.RouterLinkedChange,
 		Reader: func(ctx context.Context, a fleet.Access) (gate.Reader, error) {
 			mu.Lock()
 			defer mu.Unlock()

@@ -6,6 +6,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -37,6 +38,11 @@ type PlanOptions struct {
 	// Render renders the fleet offline (internal/plan's Render; tests wrap
 	// it to add resources to the render).
 	Render func(ctx context.Context, f *fleet.Fleet, opts offline.Options) (*offline.Report, error)
+
+	// LinkedChange says how up applies a router change that touches a
+	// setting CloudFront locks on the deployed, linked primary
+	// (engine.RouterLinkedChange; "": none); nil: not asked.
+	LinkedChange func(ctx context.Context, f *fleet.Fleet) (string, error)
 
 	Stacks    []string
 	Resources bool
@@ -72,6 +78,10 @@ type Rendered struct {
 	// NetworkPaths are the network paths: every required path open, every
 	// forbidden one closed (a render of the whole fleet only).
 	NetworkPaths *netpath.Report
+	// Notes say how the rendered change will be applied where that is not
+	// one update: a router change CloudFront refuses on the linked primary
+	// goes through the unlink sequence.
+	Notes []string
 }
 
 // planDoc is `plan -o json`: the report, and the ledger when the whole
@@ -81,6 +91,7 @@ type planDoc struct {
 	Ledger       *isolation.Ledger `json:"ledger,omitempty"`
 	Paths        *pathsDoc         `json:"paths,omitempty"`
 	NetworkPaths *networkPathsDoc  `json:"networkPaths,omitempty"`
+	Notes        []string          `json:"notes,omitempty"`
 }
 
 // networkPathsDoc is the network paths section of `plan -o json`: the
@@ -140,7 +151,7 @@ func newPathsDoc(r *access.Report) *pathsDoc {
 
 var (
 	planJSON = render.JSONFormat(func(r *Rendered) any {
-		doc := planDoc{r.Report, r.Ledger, newPathsDoc(r.Paths), newNetworkPathsDoc(r.NetworkPaths)}
+		doc := planDoc{r.Report, r.Ledger, newPathsDoc(r.Paths), newNetworkPathsDoc(r.NetworkPaths), r.Notes}
 		if !r.Strict {
 			return doc
 		}
@@ -157,7 +168,14 @@ var (
 // NewCmdPlan builds `cellctl plan`.
 func NewCmdPlan(f *cmdutil.Factory, runF func(*PlanOptions) error) *cobra.Command {
 	opts := &PlanOptions{IO: f.IO, Fleet: f.Fleet, Render: offline.Render,
-		Backend: func(dir string) string { return engine.BackendURL(f.Global.Backend, dir) }}
+		Backend: func(dir string) string { return engine.BackendURL(f.Global.Backend, dir) },
+		LinkedChange: func(ctx context.Context, fl *fleet.Fleet) (string, error) {
+			eng, err := f.Engine(fl, nil)
+			if err != nil {
+				return "", err
+			}
+			return eng.RouterLinkedChange(ctx)
+		}}
 	cmd := &cobra.Command{
 		Use:   "plan [stack...]",
 		Short: "Render the fleet's stacks offline and audit cell isolation",
@@ -205,6 +223,13 @@ deprecation or of the dates Lambda blocks creating and updating functions
 on it; a runtime Lambda already blocks fails the render, as it fails the
 create.
 
+When the router is deployed and the change touches a setting CloudFront
+refuses to change on a distribution linked by a continuous deployment
+policy (price class, viewer domains and certificate, HTTP version), a note
+says so, read from the router's deployed state: up applies such a change
+with the unlink sequence (detach the policy from the primary distribution,
+apply the change, attach the policy again).
+
 Exits 2 when the isolation audit (or, with --strict, an AWS rule) finds a
 violation, an access or network path is not as required, or a shared part
 is not declared.`,
@@ -245,6 +270,14 @@ func planRun(ctx context.Context, opts *PlanOptions) error {
 		return err
 	}
 	shown := &Rendered{Fleet: fl, Report: report, Resources: opts.Resources, Strict: opts.Strict}
+	if opts.LinkedChange != nil && fl.Router != nil && (len(opts.Stacks) == 0 || slices.Contains(opts.Stacks, fleet.RouterStack)) {
+		// Read from the router's deployed state. Advisory: a state that
+		// cannot be read leaves the plan as the offline render says it,
+		// and the up itself decides its passes from the state.
+		if note, err := opts.LinkedChange(ctx, fl); err == nil && note != "" {
+			shown.Notes = append(shown.Notes, fleet.RouterStack+": "+note)
+		}
+	}
 	if opts.Strict {
 		shown.Violations = report.Rules()
 		shown.QuotaIncreases = report.JudgeQuotas().Increases
@@ -353,6 +386,9 @@ func printPlan(io *iostreams.IOStreams, r *Rendered) error {
 	// Warnings never fail the plan: AWS accepts the resource today.
 	for _, w := range report.Warnings {
 		fmt.Fprintf(out, "%s %s\n", s.Bad("warning:"), w.String())
+	}
+	for _, n := range r.Notes {
+		fmt.Fprintf(out, "note: %s\n", n)
 	}
 	if r.Strict {
 		printRules(io, r.Violations)

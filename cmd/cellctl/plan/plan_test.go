@@ -76,3 +76,40 @@ func TestPlanPrintsRuntimeWarnings(t *testing.T) {
 		}
 	}
 }
+
+// TestPlanSaysALinkedRouterChangeTakesTheUnlinkSequence: the router's
+// deployed state says the change touches a setting CloudFront locks on
+// the linked primary; the plan says how up applies it (table and JSON),
+// without failing. A plan of the cells alone does not ask.
+func TestPlanSaysALinkedRouterChangeTakesTheUnlinkSequence(t *testing.T) {
+	fl, err := fleet.Load("../../..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	const note = "the change touches priceClass of the primary CloudFront distribution E1, which CloudFront refuses while the continuous deployment policy cdp-1 links it: up applies it with the unlink sequence"
+	asked := 0
+	linked := func(context.Context, *fleet.Fleet) (string, error) { asked++; return note, nil }
+	for _, format := range []string{render.FormatTable, render.FormatJSON} {
+		io, _, out, _ := iostreams.Test()
+		view, _ := render.Pick(format, planTable, planJSON)
+		err = planRun(context.Background(), &PlanOptions{IO: io, View: view, Parallel: 2, LinkedChange: linked,
+			Fleet: func() (*fleet.Fleet, error) { return fl, nil }, Stacks: []string{fleet.RouterStack}})
+		if err != nil {
+			t.Fatalf("%s: %v", format, err)
+		}
+		want := "note: router: " + note
+		if format == render.FormatJSON {
+			want = `"notes": [`
+		}
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("%s: no unlink note in:\n%s", format, out.String())
+		}
+	}
+	asked = 0
+	io, _, _, _ := iostreams.Test()
+	view, _ := render.Pick(render.FormatTable, planTable, planJSON)
+	if err := planRun(context.Background(), &PlanOptions{IO: io, View: view, Parallel: 2, LinkedChange: linked,
+		Fleet: func() (*fleet.Fleet, error) { return fl, nil }, Stacks: []string{"cell-a"}}); err != nil || asked != 0 {
+		t.Errorf("a plan of cell-a: err %v, asked the router's state %d times", err, asked)
+	}
+}
