@@ -121,12 +121,7 @@ func records(ctx context.Context, env *Env, eng Engine) ([]*executor.Record, err
 // (nil otherwise: one an older cellctl wrote, or one that has not reached
 // its first step, says nothing — an older record is no guide then).
 func lastRotation(recs []*executor.Record) *executor.Record {
-	var newest *executor.Record
-	for _, r := range recs {
-		if r.Kind == executor.KindRotation && (newest == nil || r.Started.After(newest.Started)) {
-			newest = r
-		}
-	}
+	newest := executor.Newest(recs, executor.KindRotation)
 	if newest == nil || newest.Origin == nil || newest.Origin.To == "" {
 		return nil
 	}

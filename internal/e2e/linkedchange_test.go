@@ -5,33 +5,15 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-
-	"github.com/cellctl/cellctl/internal/sim"
 )
 
-// linkedPrimary reads the router's primary distribution from the
-// simulated cloud: its price class and the continuous deployment policy
-// it is attached to ("" : none).
+// linkedPrimary is the router's primary distribution's price class and
+// the continuous deployment policy it is attached to ("": none), read
+// from the simulated cloud.
 func linkedPrimary(t *testing.T, dir string) (priceClass, policy string) {
 	t.Helper()
-	cloud, err := sim.Open(filepath.Join(dir, ".cellctl", "sim"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	dists, err := cloud.Resources(sim.Filter{Stack: "router", Type: "cloudfront/distribution"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, d := range dists {
-		if staging, _ := d.Inputs["staging"].(bool); staging {
-			continue
-		}
-		priceClass, _ = d.Inputs["priceClass"].(string)
-		policy, _ = d.Outputs["continuousDeploymentPolicyId"].(string)
-		return priceClass, policy
-	}
-	t.Fatal("the router has no primary distribution")
-	return "", ""
+	st := readEdge(t, dir)
+	return st.primaryPriceClass, st.primaryPolicy
 }
 
 // TestLinkedPrimaryTakesANewPriceClass: after the first up the router's

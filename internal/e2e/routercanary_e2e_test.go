@@ -17,6 +17,9 @@ type edgeState struct {
 	primary, staging string // lambdaArn of each distribution
 	policyEnabled    bool
 	primaryHTTP      string
+	// primaryPriceClass and primaryPolicy: the primary's price class and
+	// the continuous deployment policy it is attached to ("": none).
+	primaryPriceClass, primaryPolicy string
 }
 
 func readEdge(t *testing.T, dir string) edgeState {
@@ -38,6 +41,8 @@ func readEdge(t *testing.T, dir string) edgeState {
 		} else {
 			st.primary = arn
 			st.primaryHTTP, _ = d.Inputs["httpVersion"].(string)
+			st.primaryPriceClass, _ = d.Inputs["priceClass"].(string)
+			st.primaryPolicy, _ = d.Outputs["continuousDeploymentPolicyId"].(string)
 		}
 		n++
 	}

@@ -72,9 +72,12 @@ func (e *Engine) RefreshDrift(ctx context.Context, stack string) ([]RefreshedRes
 
 	// The state's resources first: whatever the refresh reports (or fails
 	// to), each of them is accounted for.
-	deployment, err := e.stateOf(ctx, w, stack)
+	deployment, err := e.latestState(ctx, w.stack, stack)
 	if err != nil {
 		return nil, fmt.Errorf("stack %s: reading its state: %w", stack, err)
+	}
+	if deployment == nil {
+		return nil, ErrNotDeployed
 	}
 	var state apitype.DeploymentV3
 	if err := json.Unmarshal(deployment, &state); err != nil {
@@ -138,33 +141,6 @@ func (e *Engine) RefreshDrift(ctx context.Context, stack string) ([]RefreshedRes
 		out = append(out, *r)
 	}
 	return out, nil
-}
-
-// stateOf is the stack's latest deployment, its secrets encrypted: on a
-// file backend read from the checkpoint open checked (the file `pulumi
-// stack export` reads; a start of the CLI is about a third of a
-// CPU-second, per stack and drift check), elsewhere exported.
-func (e *Engine) stateOf(ctx context.Context, w *workspace, stack string) (json.RawMessage, error) {
-	data, isFile, err := e.readCheckpoint(stack)
-	if err != nil {
-		return nil, err
-	}
-	if isFile && data != nil {
-		var cp struct {
-			Checkpoint struct {
-				Latest json.RawMessage `json:"latest"`
-			} `json:"checkpoint"`
-		}
-		if err := json.Unmarshal(data, &cp); err != nil {
-			return nil, err
-		}
-		return cp.Checkpoint.Latest, nil
-	}
-	dep, err := w.stack.Export(ctx)
-	if err != nil {
-		return nil, cleanErr(err)
-	}
-	return dep.Deployment, nil
 }
 
 // refreshCollector keeps, per URN, the step a refresh preview reported

@@ -386,12 +386,7 @@ func (r *Rotator) current(ctx context.Context) (rec *executor.Record, legacy boo
 			return nil, false, fmt.Errorf("reading the rotation records: %w", err)
 		}
 	}
-	var newest *executor.Record
-	for _, rc := range recs {
-		if rc.Kind == executor.KindRotation && (newest == nil || rc.Started.After(newest.Started)) {
-			newest = rc
-		}
-	}
+	newest := executor.Newest(recs, executor.KindRotation)
 	if r.Legacy != nil {
 		data, err := r.Legacy.LoadLegacy(ctx)
 		if err != nil {

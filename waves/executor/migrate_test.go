@@ -318,19 +318,18 @@ func TestRollbackCommandRunsFromTheOldImageBeforeTheServiceReturns(t *testing.T)
 	}
 }
 
-func TestOldImageFailingOnTheNewSchemaIsReportedAfterTheRollback(t *testing.T) {
-	f, _ := migratingFleet(t)
-	// cell-c's new image breaches; after the rollback the old image breaches
-	// too (it cannot read the migrated schema).
-	broken := false
-	base := healthByImage(f.cells, map[string]bool{"cell-c app:v2": true})
+// breachesAfterRollback answers the gate with base until the first cell
+// is rolled back, then with cell breaching (its old image, on whatever the
+// rollout left, fails too).
+func breachesAfterRollback(f *fleet, base func(GateQuery) ([]Verdict, error), cell string) {
+	rolled := false
 	f.gate.answer = func(q GateQuery) ([]Verdict, error) {
 		vs, err := base(q)
-		if broken {
+		if rolled {
 			for i := range vs {
-				if vs[i].Cell == "cell-b" {
-					b := &Breach{Cell: "cell-b", Signal: "error_rate_5xx", Reading: "41%", Threshold: "< 0.5%"}
-					vs[i] = Verdict{Cell: "cell-b", Decision: waves.Breached, Breach: b}
+				if vs[i].Cell == cell {
+					b := &Breach{Cell: cell, Signal: "error_rate_5xx", Reading: "41%", Threshold: "< 0.5%"}
+					vs[i] = Verdict{Cell: cell, Decision: waves.Breached, Breach: b}
 				}
 			}
 		}
@@ -339,9 +338,16 @@ func TestOldImageFailingOnTheNewSchemaIsReportedAfterTheRollback(t *testing.T) {
 	f.ex.Progress = ProgressFunc(func(e Event) {
 		f.events.Event(e)
 		if e.Kind == CellRolledBack {
-			broken = true
+			rolled = true
 		}
 	})
+}
+
+func TestOldImageFailingOnTheNewSchemaIsReportedAfterTheRollback(t *testing.T) {
+	f, _ := migratingFleet(t)
+	// cell-c's new image breaches; after the rollback the old image breaches
+	// too (it cannot read the migrated schema).
+	breachesAfterRollback(f, healthByImage(f.cells, map[string]bool{"cell-c app:v2": true}), "cell-b")
 	_, err := f.run(t, f.opts())
 	var h *HaltedError
 	if !errors.As(err, &h) || !h.RolledBack || h.SchemaBreach == nil || h.SchemaBreach.Cell != "cell-b" {
@@ -368,26 +374,7 @@ func TestOldImageFailingOnTheNewSchemaIsReportedAfterTheRollback(t *testing.T) {
 func TestACellStillBreachingAfterItsRollbackWithoutAMigrationIsNotBlamedOnTheSchema(t *testing.T) {
 	f, m := migratingFleet(t)
 	m.neverStarts = map[string]bool{"cell-b": true}
-	rolled := false
-	base := healthByImage(f.cells, nil)
-	f.gate.answer = func(q GateQuery) ([]Verdict, error) {
-		vs, err := base(q)
-		if rolled {
-			for i := range vs {
-				if vs[i].Cell == "cell-b" {
-					b := &Breach{Cell: "cell-b", Signal: "error_rate_5xx", Reading: "41%", Threshold: "< 0.5%"}
-					vs[i] = Verdict{Cell: "cell-b", Decision: waves.Breached, Breach: b}
-				}
-			}
-		}
-		return vs, err
-	}
-	f.ex.Progress = ProgressFunc(func(e Event) {
-		f.events.Event(e)
-		if e.Kind == CellRolledBack {
-			rolled = true
-		}
-	})
+	breachesAfterRollback(f, healthByImage(f.cells, nil), "cell-b")
 	_, err := f.run(t, f.opts())
 	var h *HaltedError
 	if !errors.As(err, &h) || !h.RolledBack || h.SchemaBreach == nil || h.SchemaBreach.Cell != "cell-b" {

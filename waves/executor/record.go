@@ -181,6 +181,18 @@ func NewestFirst(recs []*Record) []*Record {
 	return recs
 }
 
+// Newest is the record of kind that started last (nil: none), by the same
+// order as NewestFirst, without sorting recs.
+func Newest(recs []*Record, kind Kind) *Record {
+	var newest *Record
+	for _, r := range recs {
+		if r.Kind == kind && (newest == nil || r.Started.After(newest.Started)) {
+			newest = r
+		}
+	}
+	return newest
+}
+
 // Step returns the step named name, or nil.
 func (r *Record) Step(name string) *StepRecord {
 	for i := range r.Steps {
