@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"reflect"
+	"slices"
 	"sort"
 	"strings"
 
@@ -129,7 +131,7 @@ func (e *Engine) RouterLinkedChange(ctx context.Context) (string, error) {
 // inputs do not hold was not rendered then and is not judged.
 func lockedChanges(want, deployed map[string]any) []string {
 	var changed []string
-	for _, k := range sortedKeys(want) {
+	for _, k := range slices.Sorted(maps.Keys(want)) {
 		w, d := want[k], deployed[k]
 		if _, ok := deployed[k]; !ok {
 			continue
@@ -155,15 +157,6 @@ func lockedChanges(want, deployed map[string]any) []string {
 		}
 	}
 	return changed
-}
-
-func sortedKeys(m map[string]any) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
 }
 
 func stringSet(v any) []string {
