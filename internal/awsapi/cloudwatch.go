@@ -3,6 +3,8 @@ package awsapi
 import (
 	"context"
 	"fmt"
+	"maps"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -158,7 +160,7 @@ func (c *CloudWatch) MetricData(ctx context.Context, qs []Query, start, end time
 			return nil, fmt.Errorf("metric %s: period %s must be a positive whole number of seconds", q.ID, q.Period)
 		}
 		var dims []types.Dimension
-		for _, k := range sortedKeys(q.Dimensions) {
+		for _, k := range slices.Sorted(maps.Keys(q.Dimensions)) {
 			dims = append(dims, types.Dimension{Name: aws.String(k), Value: aws.String(q.Dimensions[k])})
 		}
 		in.MetricDataQueries = append(in.MetricDataQueries, types.MetricDataQuery{
@@ -226,13 +228,4 @@ func dedupe(names []string) []string {
 		}
 	}
 	return out
-}
-
-func sortedKeys(m map[string]string) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
 }

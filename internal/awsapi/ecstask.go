@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"regexp"
 	"slices"
 	"sort"
@@ -474,7 +475,7 @@ func mergeTags(base []ecstypes.Tag, over map[string]string) []ecstypes.Tag {
 		m[k] = v
 	}
 	var out []ecstypes.Tag
-	for _, k := range sortedKeys(m) {
+	for _, k := range slices.Sorted(maps.Keys(m)) {
 		out = append(out, ecstypes.Tag{Key: aws.String(k), Value: aws.String(m[k])})
 	}
 	return out

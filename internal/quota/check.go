@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"math"
 	"slices"
 	"sort"
@@ -253,7 +254,7 @@ func Check(ctx context.Context, o Options) (*Report, error) {
 			placeSet[place{keyOf(a), c.Region}] = true
 		}
 	}
-	regions := sortedKeys(regionSet)
+	regions := slices.Sorted(maps.Keys(regionSet))
 	sort.SliceStable(accts, func(i, j int) bool { return accts[i].Account < accts[j].Account })
 	type unit struct {
 		access fleet.Access // read with, in its region
@@ -670,15 +671,6 @@ func fmtNum(f float64) string {
 		return fmt.Sprintf("%.2g", f)
 	}
 	return fmt.Sprintf("%.2f", f)
-}
-
-func sortedKeys(m map[string]bool) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
 }
 
 // Preflight checks, before an up creates newCells (and the router, with

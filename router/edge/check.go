@@ -4,8 +4,9 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"math"
-	"sort"
+	"slices"
 	"strings"
 
 	"github.com/cellctl/cellctl/internal/diag"
@@ -89,7 +90,7 @@ func CheckConfig(data, image []byte) error {
 			return fail("origins must be an object of cell → DNS name")
 		}
 	}
-	for _, cell := range sortedKeys(origins) {
+	for _, cell := range slices.Sorted(maps.Keys(origins)) {
 		i, ok := index[cell]
 		if !ok {
 			return fail("origins names unknown cell %s", quote(cell))
@@ -119,7 +120,7 @@ func CheckConfig(data, image []byte) error {
 		if !ok {
 			return fail("lanes must be an object of cell → [lanes, shard size]")
 		}
-		for _, cell := range sortedKeys(lanes) {
+		for _, cell := range slices.Sorted(maps.Keys(lanes)) {
 			if _, known := index[cell]; !known {
 				return fail("lanes names unknown cell %s", quote(cell))
 			}
@@ -205,15 +206,6 @@ func integer(v any) (int64, bool) {
 		return 0, false
 	}
 	return int64(f), true
-}
-
-func sortedKeys(m map[string]any) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
 }
 
 func quote(v any) string {

@@ -5,8 +5,8 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
-	"sort"
 	"strings"
 	"time"
 
@@ -372,7 +372,7 @@ func checkCross(v *store.View, t target, op int, outs resource.PropertyMap, self
 		}
 		if len(ids) > 0 && len(azs) < 2 {
 			if t.typ == "aws:rds/subnetGroup:SubnetGroup" {
-				return fail("DBSubnetGroupDoesNotCoverEnoughAZs", "The DB subnet group doesn't meet Availability Zone (AZ) coverage requirement. Current AZ coverage: %s. Add subnets to cover at least 2 AZs.", strings.Join(sortedKeys(azs), ", "))
+				return fail("DBSubnetGroupDoesNotCoverEnoughAZs", "The DB subnet group doesn't meet Availability Zone (AZ) coverage requirement. Current AZ coverage: %s. Add subnets to cover at least 2 AZs.", strings.Join(slices.Sorted(maps.Keys(azs)), ", "))
 			}
 			return fail("ValidationError", "At least two subnets in two different Availability Zones must be specified")
 		}
@@ -604,15 +604,6 @@ func stringsAtPath(m resource.PropertyMap, path string) []string {
 		}
 	}
 	walk(resource.NewObjectProperty(m), strings.Split(path, "."))
-	return out
-}
-
-func sortedKeys(m map[string]bool) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Strings(out)
 	return out
 }
 
