@@ -122,6 +122,14 @@ func (m *Model) Redrives() []string {
 			bad(fmt.Sprintf("%s is %s, the queue %s (a dead-letter queue must be of the source queue's type)", dlq.Label, queueType(ds.fifo), queueType(ss.fifo)))
 			continue
 		}
+		if customerManaged(dlq.Key) {
+			// SQS moves the message itself, under the dead-letter queue's
+			// key; no AWS document states what that key's policy must
+			// allow for the move, so cellctl cannot decide that it works,
+			// and an undecided path is a finding, never a pass.
+			bad(fmt.Sprintf("%s is encrypted with the customer managed key %s, and no AWS document states what SQS needs from a key to move a message into a queue, so cellctl cannot decide that the move works; give the dead-letter queue SSE-SQS or the AWS managed key alias/aws/sqs", dlq.Label, dlq.Key))
+			continue
+		}
 		if a := ds.allow; a != nil {
 			switch {
 			case strings.EqualFold(a.Permission, "denyAll"):
@@ -134,6 +142,12 @@ func (m *Model) Redrives() []string {
 		}
 	}
 	return out
+}
+
+// customerManaged reports whether a queue's key is one the account
+// manages (not SSE-SQS, which names no key, nor the AWS managed aws/sqs).
+func customerManaged(key string) bool {
+	return key != "" && awsManagedService(key) == "" && !strings.HasSuffix(key, ":alias/aws/sqs")
 }
 
 func queueType(fifo bool) string {

@@ -34,6 +34,12 @@ func TestTheQueueRedrivesToItsDeadLetterQueue(t *testing.T) {
 		{"a FIFO dead-letter queue", func(t *testing.T, rep *Report) {
 			recordedNamed(t, rep, "cell-a", "cell-a-dlq").Inputs["fifoQueue"] = resource.NewBoolProperty(true)
 		}, "is FIFO, the queue standard"},
+		{"a dead-letter queue under a customer managed key", func(t *testing.T, rep *Report) {
+			recordedNamed(t, rep, "cell-a", "cell-a-dlq").Inputs["kmsMasterKeyId"] = resource.NewStringProperty("1234abcd-12ab-34cd-56ef-1234567890ab")
+		}, "is encrypted with the customer managed key arn:aws:kms:us-east-1:"},
+		{"a dead-letter queue under aws/sqs", func(t *testing.T, rep *Report) {
+			recordedNamed(t, rep, "cell-a", "cell-a-dlq").Inputs["kmsMasterKeyId"] = resource.NewStringProperty("alias/aws/sqs")
+		}, ""},
 		{"another cell's DLQ in another Region", func(t *testing.T, rep *Report) {
 			dlq, _ := props.Plain(recordedNamed(t, rep, "cell-d", "cell-d-dlq").Outputs)["arn"].(string)
 			recordedNamed(t, rep, "cell-a", "cell-a-queue").Inputs["redrivePolicy"] =
