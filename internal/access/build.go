@@ -61,7 +61,7 @@ func Build(stacks []offline.Stack) (*Model, error) {
 					}
 				}
 			case "aws:kms/key:Key":
-				doc := defaultKeyPolicy(s.Partition, s.Account)
+				doc := policy.DefaultKeyPolicy(s.Partition, s.Account)
 				if raw, ok := in["policy"]; ok && raw != nil && raw != "" {
 					d, err := parsePolicy(raw)
 					if err != nil {
@@ -334,15 +334,6 @@ func keyARN(ref string, s offline.Stack) string {
 		}
 		return "key/" + ref
 	}())
-}
-
-// defaultKeyPolicy is the policy KMS gives a key created without one: the
-// account's root, which enables IAM policies ("Default key policy", KMS
-// Developer Guide).
-func defaultKeyPolicy(partition, account string) policy.Document {
-	return policy.New(policy.Statement{Sid: "Enable IAM User Permissions", Effect: policy.Allow,
-		Principal: policy.AWSPrincipals(fmt.Sprintf("arn:%s:iam::%s:root", partition, account)),
-		Action:    policy.Values{"kms:*"}, Resource: policy.Values{"*"}})
 }
 
 func parsePolicy(v any) (policy.Document, error) {

@@ -1,7 +1,6 @@
 package awsmodel
 
 import (
-	"encoding/json"
 	"fmt"
 	"github.com/cellctl/cellctl/internal/policy"
 	"slices"
@@ -102,20 +101,10 @@ func init() {
 }
 
 // defaultKeyPolicy is the key policy KMS attaches when CreateKey has none
-// ("Default key policy", AWS KMS Developer Guide).
+// (policy.DefaultKeyPolicy, "Default key policy", AWS KMS Developer Guide).
 func defaultKeyPolicy(env Env) string {
-	doc, _ := json.Marshal(map[string]any{
-		"Version": "2012-10-17",
-		"Id":      "key-default-1",
-		"Statement": []map[string]any{{
-			"Sid":       "Enable IAM User Permissions",
-			"Effect":    "Allow",
-			"Principal": map[string]any{"AWS": env.ARN("iam", "", env.Account, "root")},
-			"Action":    "kms:*",
-			"Resource":  "*",
-		}},
-	})
-	return string(doc)
+	doc, _ := policy.DefaultKeyPolicy(env.normalized().Partition, env.Account).JSON()
+	return doc
 }
 
 // keyPolicyLetsAccountManage reports whether an unconditioned Allow

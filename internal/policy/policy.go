@@ -178,6 +178,20 @@ func New(statements ...Statement) Document {
 	return Document{Version: Version, Statement: statements}
 }
 
+// DefaultKeyPolicy is the key policy KMS gives a key created without one:
+// the account's root may do anything with the key, which enables IAM
+// policies to grant its use ("Default key policy", AWS KMS Developer
+// Guide). It is written as GetKeyPolicy returns it, one string per element
+// (the key order is JSON's, which AWS does not fix).
+func DefaultKeyPolicy(partition, account string) Document {
+	d := New(Statement{Sid: "Enable IAM User Permissions", Effect: Allow,
+		Principal: AWSPrincipals(fmt.Sprintf("arn:%s:iam::%s:root", partition, account)),
+		Action:    Values{"kms:*"}, Resource: Values{"*"},
+		Scalar: []string{"Action", "Resource", "Principal"}})
+	d.ID, d.Layout = "key-default-1", SortedKeys
+	return d
+}
+
 // JSON encodes the document in its Layout.
 func (d Document) JSON() (string, error) {
 	var v any = d
