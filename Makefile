@@ -81,7 +81,7 @@ iam-actions: iamsim
 	$(NODE) $(IAMSIM_DIR)/gen-actions.js $(IAM_ACTIONS)
 	gofmt -w $(IAM_ACTIONS)
 
-test: lint lint-workflows build pulumi iamsim test-go test-race test-node fuzz
+test: lint lint-workflows build pulumi iamsim test-go
 
 # The fast tier, to run before every commit (at most 5 minutes on a warm
 # machine): gofmt and vet, the unit tests without coverage (the layers
@@ -102,6 +102,16 @@ check: lint build pulumi iamsim
 # -json`, read by bin/testtimes: the log reads as plain `go test`, every
 # test's wall time lands in $(TIMES)/*.tsv, and the 15 slowest tests and
 # packages are printed at the end (docs/TESTING.md has the budgets).
+#
+# The end-to-end package is the run's longest part, and much of its time is
+# waiting on the pulumi engine's processes; so once the unit tests are done,
+# the rest of the suite (BESIDE_E2E: the race pass, the node tests, the
+# fuzz) runs beside it instead of after it. Each still runs whole and fails
+# the run on its own: `make test-go BESIDE_E2E=` runs the two Go runs only.
+BESIDE_E2E    ?= test-race test-node fuzz
+# Named apart from $(MAKE) so that `make -n test` prints this recipe
+# instead of running it (make runs any line naming $(MAKE) even under -n).
+SUBMAKE        = $(MAKE) --no-print-directory
 COVER_MIN     ?= 80
 COVER_PKG_MIN ?= 60
 COVER_OUT     ?= $(CURDIR)/.cover.out
@@ -116,10 +126,11 @@ test-go: $(BIN)/testtimes iamsim
 	( set -o pipefail; $(GO) test -json -count=1 -ldflags=$(TEST_LDFLAGS) -timeout 60m -parallel $(E2E_PARALLEL) ./internal/e2e/ | $(BIN)/testtimes -o $(TIMES)/e2e.tsv ) & e2e=$$!; \
 	( set -o pipefail; $(GO) test -json -count=1 -ldflags=$(TEST_LDFLAGS) -timeout 40m -coverpkg="$$product" -coverprofile=$(COVER_OUT) $$units \
 	  | $(BIN)/testtimes -o $(TIMES)/unit.tsv | sed -E 's/ of statements in .*/ of the product'"'"'s statements/' ); unit=$$?; \
+	beside=0; for t in $(BESIDE_E2E); do $(SUBMAKE) $$t || beside=1; done; \
 	wait $$e2e; e2e_rc=$$?; \
 	$(BIN)/testtimes -top 15 $(TIMES)/unit.tsv $(TIMES)/e2e.tsv || true; \
 	cover=0; if [ $$unit -eq 0 ]; then scripts/coverage-check $(COVER_OUT) $(COVER_MIN) $(COVER_PKG_MIN) || cover=$$?; fi; \
-	[ $$unit -eq 0 ] && [ $$e2e_rc -eq 0 ] && [ $$cover -eq 0 ]
+	[ $$unit -eq 0 ] && [ $$beside -eq 0 ] && [ $$e2e_rc -eq 0 ] && [ $$cover -eq 0 ]
 
 # The packages whose code runs goroutines against shared state (the wave
 # executor, the engine driver, the rollout lock and record store, the
