@@ -52,7 +52,7 @@ func TestAnAccountPerCellFleetOf256CellsRendersClean(t *testing.T) {
 		t.Fatalf("%d AWS rule violations:\n  %s", len(vs), strings.Join(lines, "\n  "))
 	}
 	start := time.Now()
-	paths, _, err := rep.Paths(f)
+	paths, _, err := rep.Paths(f, sharedOf(t, f))
 	took := time.Since(start)
 	if err != nil {
 		t.Fatal(err)
