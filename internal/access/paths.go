@@ -195,12 +195,12 @@ func (m *Model) targets(isCell func(string) bool) []target {
 		} else {
 			prs = cellProbes(r)
 		}
-		suffixes, bySuffix := bySuffix(prs)
+		suffixes, own := bySuffix(prs)
 		for _, suf := range suffixes {
-			out = append(out, target{res: r, arn: r.ARN + suf, owner: r.Owner, from: from, actions: bySuffix[suf],
+			out = append(out, target{res: r, arn: r.ARN + suf, owner: r.Owner, from: from, actions: own[suf],
 				name: fmt.Sprintf("%%s must not reach %s's %s", r.Owner, r.Label)})
 		}
-		out = append(out, crossAccountTargets(r, from, bySuffix)...)
+		out = append(out, crossAccountTargets(r, from, own)...)
 	}
 	for _, x := range m.prefixes {
 		if !isCell(x.Owner) {

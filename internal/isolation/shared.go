@@ -62,8 +62,8 @@ func LoadDeclarations(dir, stackDir string) (*Declarations, error) {
 // declaration lists (router: the router stack's). A resource is named the
 // way the ledger names it when a cell depends on it: by its ARN's part
 // (arnPartOf: a bucket by its name, anything else by its ARN) and, for
-// the router's, also by its logical name (the ledger lists the router's
-// request path and its bucket key by name). The access paths exempt these
+// the router's key and request path, also by its logical name (the
+// ledger lists those by name). The access paths exempt these
 // from the cross-account forbidden paths.
 func (d *Declarations) DeclaredARNs(resources []*offline.Resource, router bool) []string {
 	if len(d.Entries) == 0 {
@@ -86,7 +86,11 @@ func (d *Declarations) DeclaredARNs(resources []*offline.Resource, router bool) 
 		a := arnPartOf(m)
 		keys := []string{a.kind + " " + a.id}
 		if router {
-			keys = append(keys, a.kind+" "+r.Name)
+			// By name: the router's key (builder.anyKey) and its request
+			// path (builder.routerStack), as the ledger lists them.
+			if a.kind == KindKMSKey {
+				keys = append(keys, KindKMSKey+" "+r.Name)
+			}
 			if kind, ok := routerRequestPath[r.Type]; ok {
 				keys = append(keys, kind+" "+r.Name)
 			}
