@@ -190,6 +190,8 @@ type Resource struct {
 	// prefix it is the way to (accesspoint.go).
 	bucket *Resource
 	serves string
+	// shared: the fleet declares it shared (DeclareShared).
+	shared bool
 }
 
 // Probe is one request against a resource: the action, a suffix to the
@@ -342,6 +344,20 @@ func (m *Model) AddAWSManagedKey(partition, region, account, service string) *Re
 	})
 	return m.AddResource(&Resource{ARN: arn, Account: account, Region: region, Kind: KindKey,
 		Label: "aws/" + service + " (" + account + ")", Policy: &Policy{Name: "aws/" + service + " (AWS managed key policy)", Doc: doc}})
+}
+
+// DeclareShared records that the resource with the ARN is one the fleet
+// shares on purpose (stacks/shared.yaml): the cross-account forbidden
+// paths leave it out, and who of another account reaches it is what the
+// cell and router families decide (a cell's own prefix of the fleet
+// bucket, never another's). It reports whether the model has it (a
+// distribution or a zone is no resource of the model).
+func (m *Model) DeclareShared(arn string) bool {
+	r := m.resources[arn]
+	if r != nil {
+		r.shared = true
+	}
+	return r != nil
 }
 
 // AddPrefix records that owner's objects live under prefix of the bucket

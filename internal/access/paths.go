@@ -2,6 +2,7 @@ package access
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 )
@@ -108,9 +109,18 @@ func (m *Model) CheckDenied(paths []Path) []Result {
 	for _, p := range paths {
 		res := m.checkOne(p)
 		res.Finding = !res.Decision.Denied()
-		out = append(out, res)
+		out = append(out, allowedBy(res))
 	}
 	return out
+}
+
+// allowedBy names, on a forbidden path that is allowed, the statements
+// that allow it: what the finding asks to change.
+func allowedBy(res Result) Result {
+	if res.Decision == Allowed && len(res.Deciding) > 0 {
+		res.Reason += "; allowed by " + refList(res.Deciding)
+	}
+	return res
 }
 
 func (m *Model) checkOne(p Path) Result {
@@ -145,14 +155,31 @@ func (m *Model) decide(res Result, p Path) Result {
 // target is one resource ARN (with a probe's suffix) that forbidden paths
 // try, the actions tried on it and their context.
 type target struct {
-	res     *Resource // for its label
-	arn     string
-	owner   string
-	admin   bool // a router resource: only cell principals are tried
+	res   *Resource // for its label
+	arn   string
+	owner string
+	from  reach
+	// account is set on the cross-account family's targets: they are
+	// tried only from principals of another account.
+	account string
 	actions []string
 	ctx     map[string][]string
 	name    string
 }
+
+// reach is which principals of another owner a target is tried from.
+type reach int
+
+const (
+	fromAll reach = iota
+	// fromCells: a cell's principals only (the router's administration,
+	// which the router's own roles exercise).
+	fromCells
+	// fromNonCells: the cross-account probes of a router resource for a
+	// principal of no cell, which the administration family (cells only)
+	// leaves out.
+	fromNonCells
+)
 
 // targets are every forbidden-path target of the model, sorted by ARN.
 func (m *Model) targets(isCell func(string) bool) []target {
@@ -162,24 +189,18 @@ func (m *Model) targets(isCell func(string) bool) []target {
 			continue
 		}
 		var prs []Probe
-		admin := !isCell(r.Owner)
-		if admin {
-			prs = adminProbes(r)
+		from := fromAll
+		if !isCell(r.Owner) {
+			prs, from = adminProbes(r), fromCells
 		} else {
 			prs = cellProbes(r)
 		}
-		bySuffix := map[string][]string{}
-		var suffixes []string
-		for _, pr := range prs {
-			if _, ok := bySuffix[pr.Suffix]; !ok {
-				suffixes = append(suffixes, pr.Suffix)
-			}
-			bySuffix[pr.Suffix] = append(bySuffix[pr.Suffix], pr.Action)
-		}
+		suffixes, own := bySuffix(prs)
 		for _, suf := range suffixes {
-			out = append(out, target{res: r, arn: r.ARN + suf, owner: r.Owner, admin: admin, actions: bySuffix[suf],
+			out = append(out, target{res: r, arn: r.ARN + suf, owner: r.Owner, from: from, actions: own[suf],
 				name: fmt.Sprintf("%%s must not reach %s's %s", r.Owner, r.Label)})
 		}
+		out = append(out, crossAccountTargets(r, from, own)...)
 	}
 	for _, x := range m.prefixes {
 		if !isCell(x.Owner) {
@@ -242,13 +263,66 @@ func (m *Model) accessPointTargets(isCell func(string) bool) []target {
 	return out
 }
 
+// bySuffix groups probes by their ARN suffix, in the order first seen.
+func bySuffix(prs []Probe) ([]string, map[string][]string) {
+	by := map[string][]string{}
+	var suffixes []string
+	for _, pr := range prs {
+		if _, ok := by[pr.Suffix]; !ok {
+			suffixes = append(suffixes, pr.Suffix)
+		}
+		by[pr.Suffix] = append(by[pr.Suffix], pr.Action)
+	}
+	return suffixes, by
+}
+
+// crossAccountTargets are the cross-account family's targets of a
+// resource: its data probes, tried from every principal of another
+// account, less the actions its own family (tried from the same
+// principals: from, with those actions by suffix in own) already tries,
+// so no path is counted twice. A resource the fleet declares shared
+// (DeclareShared; an access point, when the bucket it serves is) has
+// none: who reaches it is what the cell and router families decide.
+func crossAccountTargets(r *Resource, from reach, own map[string][]string) []target {
+	if r.Account == "" || r.shared || (r.Kind == KindAccessPoint && r.bucket != nil && r.bucket.shared) {
+		return nil
+	}
+	suffixes, data := bySuffix(dataProbes(r))
+	name := fmt.Sprintf("%%s must not reach %s's %s across accounts (%s, not declared shared)", r.Owner, r.Label, r.Account)
+	var out []target
+	for _, suf := range suffixes {
+		var rest []string
+		for _, a := range data[suf] {
+			if !slices.Contains(own[suf], a) {
+				rest = append(rest, a)
+			}
+		}
+		if len(rest) > 0 {
+			out = append(out, target{res: r, arn: r.ARN + suf, owner: r.Owner, from: from, account: r.Account, actions: rest, name: name})
+		}
+		if from == fromCells {
+			// A principal of neither a cell nor the resource's owner
+			// gets no administration probes: all its data probes here.
+			out = append(out, target{res: r, arn: r.ARN + suf, owner: r.Owner, from: fromNonCells, account: r.Account, actions: data[suf], name: name})
+		}
+	}
+	return out
+}
+
 // applies reports whether a target is tried from principal p: another
-// owner's, and a router resource only from a cell's principal.
+// owner's (of another account, for the cross-account family), and a
+// router resource's administration only from a cell's principal.
 func (t target) applies(p *Principal, isCell func(string) bool) bool {
-	if t.owner == p.Owner {
+	if t.owner == p.Owner || (t.account != "" && t.account == p.Account) {
 		return false
 	}
-	return !t.admin || isCell(p.Owner)
+	switch t.from {
+	case fromCells:
+		return isCell(p.Owner)
+	case fromNonCells:
+		return !isCell(p.Owner)
+	}
+	return true
 }
 
 func (t target) path(p *Principal, action string) Path {
@@ -270,8 +344,10 @@ func (m *Model) forbiddenPrincipals() []*Principal {
 
 // Forbidden lists the isolation claim as paths: every principal owned by
 // one cell (or the router) against every resource and bucket prefix of
-// another cell, and every cell principal against the router's key and
-// bucket administration and its roles. It is the claim written out;
+// another cell, every cell principal against the router's key and
+// bucket administration and its roles, and every principal against the
+// data of every resource in another account than its own, except those
+// declared shared (DeclareShared). It is the claim written out;
 // CheckForbidden decides the same paths without writing out those no
 // Allow statement can reach (a 256-cell fleet has millions).
 func (m *Model) Forbidden(isCell func(owner string) bool) []Path {
@@ -295,6 +371,10 @@ type ForbiddenReport struct {
 	// Total is the number of forbidden paths; Denied how many are denied.
 	Total  int `json:"total"`
 	Denied int `json:"denied"`
+	// CrossAccount counts the cross-account family's paths among Total:
+	// data reached from another account, beyond what the cell and router
+	// families try.
+	CrossAccount int `json:"crossAccount"`
 	// Evaluated counts the paths some Allow statement could reach, each
 	// evaluated in full (the others are denied: nothing allows them).
 	Evaluated int `json:"evaluated"`
@@ -344,6 +424,9 @@ func (m *Model) CheckForbidden(isCell func(owner string) bool) ForbiddenReport {
 				continue
 			}
 			rep.Total += len(t.actions)
+			if t.account != "" {
+				rep.CrossAccount += len(t.actions)
+			}
 			if !cand[j] && (t.res.Policy == nil || !t.res.Policy.mayAllow(p)) {
 				rep.Denied += len(t.actions)
 				continue
@@ -357,7 +440,7 @@ func (m *Model) CheckForbidden(isCell func(owner string) bool) ForbiddenReport {
 				}
 				res := m.checkOne(t.path(p, a))
 				res.Finding = true
-				rep.Findings = append(rep.Findings, res)
+				rep.Findings = append(rep.Findings, allowedBy(res))
 			}
 		}
 	}
@@ -402,6 +485,31 @@ func cellProbes(r *Resource) []Probe {
 		return probes("secretsmanager:GetSecretValue")
 	case KindBucket:
 		return probes("s3:PutBucketPolicy", "s3:DeleteBucket")
+	}
+	return r.Probes
+}
+
+// dataProbes are the requests that reach a resource's data, tried from
+// every principal of another account: what its owner's own principals
+// use it for.
+func dataProbes(r *Resource) []Probe {
+	objects := func(suffix string) []Probe {
+		return []Probe{{Action: "s3:GetObject", Suffix: suffix}, {Action: "s3:PutObject", Suffix: suffix},
+			{Action: "s3:DeleteObject", Suffix: suffix}, {Action: "s3:ListBucket"}}
+	}
+	switch r.Kind {
+	case KindQueue:
+		return probes("sqs:SendMessage", "sqs:ReceiveMessage", "sqs:DeleteMessage", "sqs:ChangeMessageVisibility", "sqs:PurgeQueue")
+	case KindKey:
+		return probes("kms:Decrypt", "kms:Encrypt", "kms:GenerateDataKey", "kms:ReEncryptFrom")
+	case KindRole:
+		return probes("sts:AssumeRole")
+	case KindSecret:
+		return probes("secretsmanager:GetSecretValue", "secretsmanager:PutSecretValue")
+	case KindBucket:
+		return objects("/probe")
+	case KindAccessPoint:
+		return objects("/object/probe")
 	}
 	return r.Probes
 }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/cellctl/cellctl/internal/exitcode"
 	"github.com/cellctl/cellctl/internal/fleet"
+	"github.com/cellctl/cellctl/internal/fleet/fleettest"
 	"github.com/cellctl/cellctl/internal/outcome"
 	"github.com/cellctl/cellctl/internal/stackrun"
 	"github.com/cellctl/cellctl/router"
@@ -166,6 +167,23 @@ func TestIsolationViolationStopsBeforeTheEngine(t *testing.T) {
 		t.Fatalf("an isolation violation is a finding (exit 2): %v", err)
 	}
 	if !strings.Contains(err.Error(), "the isolation audit failed, nothing was changed") {
+		t.Fatalf("err = %v", err)
+	}
+}
+
+// The gate reads stacks/shared.yaml (the cross-account forbidden paths
+// exempt what it declares): one that does not parse stops the run with
+// its file:line error before the engine (bad input, exit 1).
+func TestMalformedSharedFileStopsBeforeTheEngine(t *testing.T) {
+	dir := fleettest.Demo(t, fleettest.TwoAccounts)
+	fleettest.Edit(t, dir, "stacks/shared.yaml", func(s string) string { return s + "  - kind: bucket\n    idd: example-cells-fleet\n" })
+	env := &Env{Fleet: fleettest.Load(t, dir), Parallel: 4, Engine: func() (Engine, error) {
+		t.Fatal("a malformed shared.yaml must stop the run before the engine")
+		return nil, nil
+	}}
+	_, err := Up(context.Background(), env, Options{})
+	if err == nil || exitcode.Of(err) != exitcode.Error || !strings.Contains(err.Error(), "nothing was changed") ||
+		!strings.Contains(err.Error(), "stacks/shared.yaml:") || !strings.Contains(err.Error(), "idd") {
 		t.Fatalf("err = %v", err)
 	}
 }

@@ -505,7 +505,7 @@ func (b *builder) arn(tok, self string, own map[string]bool) ([]reference, bool)
 	if m == nil {
 		return nil, false
 	}
-	partition, service, region, account, res := m[1], m[2], m[3], m[4], m[5]
+	region, account := m[3], m[4]
 	var out []reference
 	if accountID.MatchString(account) {
 		id := account
@@ -514,29 +514,20 @@ func (b *builder) arn(tok, self string, own map[string]bool) ([]reference, bool)
 		}
 		out = append(out, reference{kind: KindAccount, id: id, owner: OwnerAWS})
 	}
-	if service == "iam" && res == "root" {
+	a := arnPartOf(m)
+	if a.root {
 		return out, true // an account's root principal is the account itself
 	}
-	norm := tok
-	if service == "s3" && strings.HasPrefix(res, "accesspoint/") {
+	if a.accessPoint && (b.mentionsCell(a.norm) || strings.ContainsAny(a.id, "*?")) {
 		// A cell's access point of the fleet bucket (named after the
 		// cell, router/component) is that cell's way in, not a shared
 		// part; the bucket behind it is one, and the cell's policy names
-		// the bucket too.
-		name, _, _ := strings.Cut(strings.TrimPrefix(res, "accesspoint/"), "/")
-		norm = "arn:" + partition + ":s3:" + region + ":" + account + ":accesspoint/" + name
-		if b.mentionsCell(norm) || strings.ContainsAny(name, "*?") {
-			// …or, with a wildcard, the bucket policy's delegation to the
-			// account's access points (a condition, not a part).
-			return out, true
-		}
-	} else if service == "s3" {
-		// An object ARN is its bucket: cells/<id>/* is the cell's prefix
-		// of the shared bucket, and the bucket is the part.
-		bucket, _, _ := strings.Cut(res, "/")
-		norm = "arn:" + partition + ":s3:::" + bucket
-		res = bucket
+		// the bucket too. With a wildcard, it is the bucket policy's
+		// delegation to the account's access points (a condition, not a
+		// part).
+		return out, true
 	}
+	norm := a.norm
 	if own[tok] || own[norm] || b.mentionsCell(norm) {
 		return out, true // this stack's own, or another cell's (Check's)
 	}
@@ -545,13 +536,11 @@ func (b *builder) arn(tok, self string, own map[string]bool) ([]reference, bool)
 			return out, true
 		}
 	}
-	kind, id, owner := arnKind(service, res, norm), norm, OwnerExternal
+	kind, id, owner := a.kind, a.id, OwnerExternal
 	if account == "aws" {
 		owner = OwnerAWS
 	}
-	if service == "s3" {
-		id = res // buckets are named, not numbered: the name is the id
-	}
+	service := m[2]
 	if rr := b.router[norm]; rr != nil {
 		owner = OwnerRouter
 		if b.in.Router != nil && region == "" {
@@ -562,6 +551,43 @@ func (b *builder) arn(tok, self string, own map[string]bool) ([]reference, bool)
 		region = "" // global services
 	}
 	return append(out, reference{kind: kind, id: id, owner: owner, region: region}), true
+}
+
+// arnPart is the part an ARN names, as the ledger lists it.
+type arnPart struct {
+	kind, id string
+	// norm is the ARN of the resource itself: an object's bucket, an
+	// access point without the object's key.
+	norm string
+	// root: an account's root principal (the account itself, no part);
+	// accessPoint: an S3 access point (its own part only when it is no
+	// cell's way into the fleet bucket).
+	root, accessPoint bool
+}
+
+// arnPartOf names the part an ARN (arnPattern's match) is: a bucket by
+// its name (buckets are named, not numbered), an access point by
+// "accesspoint/<name>", anything else by its ARN, each of the kind
+// arnKind gives its service.
+func arnPartOf(m []string) arnPart {
+	partition, service, region, account, res := m[1], m[2], m[3], m[4], m[5]
+	a := arnPart{norm: m[0], root: service == "iam" && res == "root"}
+	switch {
+	case service == "s3" && strings.HasPrefix(res, "accesspoint/"):
+		name, _, _ := strings.Cut(strings.TrimPrefix(res, "accesspoint/"), "/")
+		a.accessPoint, res = true, "accesspoint/"+name
+		a.norm = "arn:" + partition + ":s3:" + region + ":" + account + ":" + res
+	case service == "s3":
+		// An object ARN is its bucket: cells/<id>/* is the cell's prefix
+		// of the shared bucket, and the bucket is the part.
+		res, _, _ = strings.Cut(res, "/")
+		a.norm = "arn:" + partition + ":s3:::" + res
+	}
+	a.kind, a.id = arnKind(service, res, a.norm), a.norm
+	if service == "s3" {
+		a.id = res
+	}
+	return a
 }
 
 // anyKeyPattern is a policy's "any key of an account (or of any account)

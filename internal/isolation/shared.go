@@ -11,6 +11,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/cellctl/cellctl/internal/diag"
+	"github.com/cellctl/cellctl/internal/offline"
 	"github.com/cellctl/cellctl/internal/safefile"
 )
 
@@ -55,6 +56,53 @@ func LoadDeclarations(dir, stackDir string) (*Declarations, error) {
 		return nil, &diag.Error{File: file, Msg: fmt.Sprintf("cannot read the shared-parts declaration: %v", err)}
 	}
 	return ParseDeclarations(file, data)
+}
+
+// DeclaredARNs are the ARNs of a stack's rendered resources the
+// declaration lists (router: the router stack's). A resource is named the
+// way the ledger names it when a cell depends on it: by its ARN's part
+// (arnPartOf: a bucket by its name, anything else by its ARN) and, for
+// the router's key and request path, also by its logical name (the
+// ledger lists those by name). The access paths exempt these
+// from the cross-account forbidden paths.
+func (d *Declarations) DeclaredARNs(resources []*offline.Resource, router bool) []string {
+	if len(d.Entries) == 0 {
+		return nil
+	}
+	declared := map[string]bool{}
+	for _, e := range d.Entries {
+		declared[e.Key()] = true
+	}
+	var out []string
+	for _, r := range resources {
+		v, ok := r.Outputs["arn"]
+		if !r.Custom || !ok || !v.IsString() {
+			continue
+		}
+		m := arnPattern.FindStringSubmatch(v.StringValue())
+		if m == nil {
+			continue
+		}
+		a := arnPartOf(m)
+		keys := []string{a.kind + " " + a.id}
+		if router {
+			// By name: the router's key (builder.anyKey) and its request
+			// path (builder.routerStack), as the ledger lists them.
+			if a.kind == KindKMSKey {
+				keys = append(keys, KindKMSKey+" "+r.Name)
+			}
+			if kind, ok := routerRequestPath[r.Type]; ok {
+				keys = append(keys, kind+" "+r.Name)
+			}
+		}
+		for _, k := range keys {
+			if declared[k] {
+				out = append(out, v.StringValue())
+				break
+			}
+		}
+	}
+	return out
 }
 
 // Kinds lists the part kinds the ledger derives and classifies. A

@@ -5,6 +5,10 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/pulumi/pulumi/sdk/v3/go/common/resource"
+
+	"github.com/cellctl/cellctl/internal/offline"
 )
 
 func TestJudgeUndeclaredDeclaredAndStale(t *testing.T) {
@@ -130,5 +134,51 @@ func TestStackSecretsProvider(t *testing.T) {
 	}
 	if got := StackSecretsProvider(dir, "b.yaml"); got != "" {
 		t.Errorf("b = %q", got)
+	}
+}
+
+// A declaration names a rendered resource the way the ledger names it: a
+// bucket by its name, anything else by its ARN, the router's key (and
+// request path) also by its logical name. An access point is never its
+// bucket's name, and a router resource of another kind is not named by
+// its logical name.
+func TestDeclaredARNsNameResourcesAsTheLedgerDoes(t *testing.T) {
+	res := func(typ, name, arn string) *offline.Resource {
+		return &offline.Resource{Type: typ, Name: name, Custom: true,
+			Outputs: resource.PropertyMap{"arn": resource.NewStringProperty(arn)}}
+	}
+	const (
+		bucket = "arn:aws:s3:::fleet-bucket"
+		key    = "arn:aws:kms:us-east-1:123456789012:key/k1"
+		ap     = "arn:aws:s3:us-east-1:123456789012:accesspoint/cell-c-1"
+		queue  = "arn:aws:sqs:us-east-1:123456789012:jobs"
+		role   = "arn:aws:iam::123456789012:role/router-edge-role-1"
+	)
+	router := []*offline.Resource{
+		res("aws:s3/bucketV2:BucketV2", "router-bucket", bucket),
+		res("aws:kms/key:Key", "router-bucket-key", key),
+		res("aws:s3/accessPoint:AccessPoint", "router-cell-c-access-point", ap),
+		res("aws:sqs/queue:Queue", "router-jobs", queue),
+		res("aws:iam/role:Role", "router-edge-role", role),
+	}
+	decl, err := ParseDeclarations("shared.yaml", []byte(`shared:
+  - {kind: bucket, id: fleet-bucket}
+  - {kind: kms-key, id: router-bucket-key}
+  - {kind: sqs-queue, id: "`+queue+`"}
+  - {kind: iam-role, id: router-edge-role}
+  - {kind: bucket, id: router-cell-c-access-point}
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := strings.Join(decl.DeclaredARNs(router, true), " ")
+	if want := strings.Join([]string{bucket, key, queue}, " "); got != want {
+		t.Fatalf("declared %s, want %s", got, want)
+	}
+	if got := decl.DeclaredARNs(router, false); len(got) != 2 || got[0] != bucket || got[1] != queue {
+		t.Fatalf("a cell's resources are named by their ARN only: %v", got)
+	}
+	if got := (&Declarations{Missing: true}).DeclaredARNs(router, true); len(got) != 0 {
+		t.Fatalf("no file declares nothing: %v", got)
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/cellctl/cellctl/cellmodule"
 	"github.com/cellctl/cellctl/internal/access"
 	"github.com/cellctl/cellctl/internal/fleet"
+	"github.com/cellctl/cellctl/internal/isolation"
 	"github.com/cellctl/cellctl/internal/netpath"
 	"github.com/cellctl/cellctl/internal/offline"
 	"github.com/cellctl/cellctl/internal/props"
@@ -77,11 +78,27 @@ func RequiredPaths(f *fleet.Fleet) []access.Path {
 	return out
 }
 
+// LoadShared reads the fleet's stacks/shared.yaml, the one place plan and
+// the apply path read it: the ledger judges the shared parts against it,
+// and the access paths exempt what it declares from the cross-account
+// forbidden paths. A fleet without one declares nothing; one that does
+// not parse is a file:line error.
+func LoadShared(f *fleet.Fleet) (*isolation.Declarations, error) {
+	return isolation.LoadDeclarations(f.Dir, f.StackDir)
+}
+
 // Paths evaluates every required and forbidden path of a whole render.
-func (r *Report) Paths(f *fleet.Fleet) (access.Report, *access.Model, error) {
+// decl is the fleet's shared.yaml (LoadShared): what it declares, named
+// the way the ledger names a part, is shared across accounts on purpose.
+func (r *Report) Paths(f *fleet.Fleet, decl *isolation.Declarations) (access.Report, *access.Model, error) {
 	m, err := r.AccessModel(f)
 	if err != nil {
 		return access.Report{}, nil, err
+	}
+	for _, s := range r.Stacks {
+		for _, arn := range decl.DeclaredARNs(s.recorded, s.Kind == KindRouter) {
+			m.DeclareShared(arn)
+		}
 	}
 	isCell := func(owner string) bool { return f.Cell(owner) != nil }
 	return m.Check(RequiredPaths(f), isCell), m, nil
@@ -133,12 +150,17 @@ func (r *Report) rendered() []offline.Stack {
 // paths: a whole render whose required paths are not all allowed, whose
 // forbidden paths are not all denied, or whose data keys could be deleted
 // is refused before anything runs (exit 2), each finding named with its
-// reason.
+// reason. A shared.yaml that does not parse refuses it too (its file:line
+// error): the cross-account paths cannot be decided without it.
 func RefuseBrokenPaths(r *Report, f *fleet.Fleet) error {
 	if !r.Whole(f) {
 		return nil
 	}
-	paths, _, err := r.Paths(f)
+	decl, err := LoadShared(f)
+	if err != nil {
+		return fmt.Errorf("reading the fleet's shared parts, nothing was changed: %w", err)
+	}
+	paths, _, err := r.Paths(f, decl)
 	if err != nil {
 		return fmt.Errorf("reading the fleet's access paths, nothing was changed: %w", err)
 	}

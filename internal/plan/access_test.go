@@ -13,6 +13,7 @@ import (
 	"github.com/cellctl/cellctl/internal/exitcode"
 	"github.com/cellctl/cellctl/internal/fleet"
 	"github.com/cellctl/cellctl/internal/fleet/fleettest"
+	"github.com/cellctl/cellctl/internal/isolation"
 	"github.com/cellctl/cellctl/internal/offline"
 	"github.com/cellctl/cellctl/internal/policy"
 )
@@ -23,11 +24,22 @@ func renderPaths(t *testing.T, f *fleet.Fleet) (access.Report, *access.Model) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	paths, m, err := rep.Paths(f)
+	paths, m, err := rep.Paths(f, sharedOf(t, f))
 	if err != nil {
 		t.Fatal(err)
 	}
 	return paths, m
+}
+
+// sharedOf is the fleet's stacks/shared.yaml, as plan and the apply path
+// load it.
+func sharedOf(t testing.TB, f *fleet.Fleet) *isolation.Declarations {
+	t.Helper()
+	decl, err := LoadShared(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return decl
 }
 
 func logFindings(t *testing.T, r access.Report) {
@@ -58,27 +70,34 @@ func TestTwoAccountFleetPathsHold(t *testing.T) {
 }
 
 // sameAsWrittenOut holds CheckForbidden to the claim written out: every
-// forbidden path evaluated in full gives the same counts and findings.
+// forbidden path evaluated in full gives the same counts (the
+// cross-account family's too) and findings, each with the same reason
+// (the statements that allow it).
 func sameAsWrittenOut(t *testing.T, f *fleet.Fleet, m *access.Model, r access.Report) {
 	t.Helper()
 	isCell := func(owner string) bool { return f.Cell(owner) != nil }
 	full := m.CheckDenied(m.Forbidden(isCell))
 	denied := 0
 	var findings []string
+	cross := 0
 	for _, x := range full {
+		if strings.Contains(x.Path.Name, " across accounts (") {
+			cross++
+		}
 		if x.Finding {
-			findings = append(findings, x.Describe())
+			findings = append(findings, x.Describe()+": "+x.Reason)
 		} else {
 			denied++
 		}
 	}
 	var fast []string
 	for _, x := range r.Forbidden.Findings {
-		fast = append(fast, x.Describe())
+		fast = append(fast, x.Describe()+": "+x.Reason)
 	}
-	if len(full) != r.Forbidden.Total || denied != r.Forbidden.Denied || strings.Join(findings, "\n") != strings.Join(fast, "\n") {
-		t.Fatalf("written out: %d paths, %d denied, findings %v; CheckForbidden: %d, %d denied, findings %v",
-			len(full), denied, findings, r.Forbidden.Total, r.Forbidden.Denied, fast)
+	if len(full) != r.Forbidden.Total || denied != r.Forbidden.Denied || cross != r.Forbidden.CrossAccount ||
+		strings.Join(findings, "\n") != strings.Join(fast, "\n") {
+		t.Fatalf("written out: %d paths (%d across accounts), %d denied, findings %v; CheckForbidden: %d (%d), %d denied, findings %v",
+			len(full), cross, denied, findings, r.Forbidden.Total, r.Forbidden.CrossAccount, r.Forbidden.Denied, fast)
 	}
 	t.Logf("%d forbidden paths, %d evaluated in full", len(full), r.Forbidden.Evaluated)
 }
@@ -188,7 +207,7 @@ func TestAMisspeltActionIsAFinding(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	paths, _, err := rep.Paths(f)
+	paths, _, err := rep.Paths(f, sharedOf(t, f))
 	if err != nil || len(paths.Actions) > 0 {
 		t.Fatalf("the demo fleet: %v %v", err, paths.Actions)
 	}

@@ -52,10 +52,11 @@ func BenchmarkPaths(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
+		decl := sharedOf(b, f)
 		b.Run(fmt.Sprintf("cells=%d", n), func(b *testing.B) {
 			b.ReportAllocs()
 			for i := 0; i < b.N; i++ {
-				paths, _, err := r.Paths(f)
+				paths, _, err := r.Paths(f, decl)
 				if err != nil {
 					b.Fatal(err)
 				}

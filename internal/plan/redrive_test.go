@@ -53,7 +53,7 @@ func TestTheQueueRedrivesToItsDeadLetterQueue(t *testing.T) {
 				t.Fatal(err)
 			}
 			tc.change(t, rep)
-			paths, _, err := rep.Paths(f)
+			paths, _, err := rep.Paths(f, sharedOf(t, f))
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -133,6 +133,10 @@ type pathsDoc struct {
 	// Evaluated counts the forbidden paths some Allow statement could
 	// reach, each evaluated in full; nothing allows the rest.
 	Evaluated int `json:"forbiddenEvaluated"`
+	// CrossAccount counts the forbidden paths of the cross-account
+	// family: data of a resource tried from another account (what
+	// stacks/shared.yaml declares is left out).
+	CrossAccount int `json:"forbiddenCrossAccount"`
 }
 
 type countDoc struct {
@@ -146,7 +150,8 @@ func newPathsDoc(r *access.Report) *pathsDoc {
 	}
 	allowed, required, denied, forbidden := r.Counts()
 	return &pathsDoc{OK: r.OK(), Keys: r.Keys, Actions: r.Actions, Redrives: r.Redrives, Required: countDoc{required, allowed}, Forbidden: countDoc{forbidden, denied},
-		Findings: append([]access.Result{}, r.Findings()...), Paths: r.Required, Evaluated: r.Forbidden.Evaluated}
+		Findings: append([]access.Result{}, r.Findings()...), Paths: r.Required, Evaluated: r.Forbidden.Evaluated,
+		CrossAccount: r.Forbidden.CrossAccount}
 }
 
 var (
@@ -203,7 +208,9 @@ bucket, queue, key and trust policies, evaluated the way AWS documents):
 every path a cell and the router need (declared by the cell template and
 the router component) must be Allowed, and every path from one cell's
 roles to another cell's data, queues, keys, roles, database and cache
-users, or to the router's key and bucket administration, must be denied.
+users, or to the router's key and bucket administration, must be denied,
+and so must every role's reach of the data of a resource in another
+account than its own, except the parts stacks/shared.yaml declares.
 An undecidable path is a finding too. 'cellctl access check' asks about
 one request.
 
@@ -283,7 +290,7 @@ func planRun(ctx context.Context, opts *PlanOptions) error {
 		shown.QuotaIncreases = report.JudgeQuotas().Increases
 	}
 	if report.Whole(fl) {
-		decl, err := isolation.LoadDeclarations(fl.Dir, fl.StackDir)
+		decl, err := offline.LoadShared(fl)
 		if err != nil {
 			return err
 		}
@@ -294,7 +301,7 @@ func planRun(ctx context.Context, opts *PlanOptions) error {
 		if shown.Ledger, err = report.Ledger(fl, decl, backend); err != nil {
 			return err
 		}
-		paths, _, err := report.Paths(fl)
+		paths, _, err := report.Paths(fl, decl)
 		if err != nil {
 			return err
 		}
@@ -417,7 +424,7 @@ func printPlan(io *iostreams.IOStreams, r *Rendered) error {
 func printPaths(io *iostreams.IOStreams, r *access.Report) {
 	s, out := render.Out(io), io.Out
 	allowed, required, denied, forbidden := r.Counts()
-	counts := fmt.Sprintf("required: %d/%d allowed; forbidden: %d/%d denied", allowed, required, denied, forbidden)
+	counts := fmt.Sprintf("required: %d/%d allowed; forbidden: %d/%d denied%s", allowed, required, denied, forbidden, acrossAccounts(r))
 	findings := r.Findings()
 	if r.OK() {
 		fmt.Fprintf(out, "paths: %s (%s)\n", s.Good("ok"), counts)
@@ -441,6 +448,15 @@ func printPaths(io *iostreams.IOStreams, r *access.Report) {
 		fmt.Fprintf(out, "  - [%s] %s\n      %s: %s\n      %s\n", kind, f.Path.Name, f.Describe(), f.Decision, f.Reason)
 	}
 	fmt.Fprintf(out, "  ask about one: cellctl access check PRINCIPAL ACTION RESOURCE\n")
+}
+
+// acrossAccounts says how many forbidden paths are the cross-account
+// family's (none in a fleet of one account: nothing said).
+func acrossAccounts(r *access.Report) string {
+	if r.Forbidden.CrossAccount == 0 {
+		return ""
+	}
+	return fmt.Sprintf(", %d of them across accounts", r.Forbidden.CrossAccount)
 }
 
 // printNetworkPaths prints the network paths: the counts on one line, or
@@ -507,7 +523,7 @@ func markdownPlan(io *iostreams.IOStreams, r *Rendered) error {
 	}
 	if r.Paths != nil {
 		allowed, required, denied, forbidden := r.Paths.Counts()
-		fmt.Fprintf(w, "\n**paths:** required %d/%d allowed · forbidden %d/%d denied\n", allowed, required, denied, forbidden)
+		fmt.Fprintf(w, "\n**paths:** required %d/%d allowed · forbidden %d/%d denied%s\n", allowed, required, denied, forbidden, acrossAccounts(r.Paths))
 		if fs := r.Paths.Findings(); len(fs) > 0 {
 			var frows [][]string
 			for _, f := range fs {
