@@ -120,7 +120,7 @@ func Build(stacks []offline.Stack) (*Model, error) {
 					Probes: []Probe{{Action: "logs:PutLogEvents", Suffix: ":log-stream:probe"}, {Action: "logs:GetLogEvents", Suffix: ":log-stream:probe"}}})
 			case "aws:route53/record:Record":
 				m.addRecord(s, label, str(in, "zoneId"), str(in, "name"))
-			case "aws:cloudfront/distribution:Distribution", "aws:lb/listener:Listener", "aws:acm/certificate:Certificate", "aws:lambda/function:Function":
+			case "aws:cloudfront/distribution:Distribution", "aws:lb/listener:Listener", "aws:acm/certificate:Certificate":
 				m.edge.add(s, r.Type, label, in, out)
 			case "aws:ecs/taskDefinition:TaskDefinition":
 				if err := m.addImages(s, r, str(in, "containerDefinitions")); err != nil {

@@ -37,7 +37,6 @@ type EdgePath struct {
 // edgeFacts are what the render says of the edge's path.
 type edgeFacts struct {
 	distributions map[string]distribution // by label
-	functions     map[string]string       // label -> unqualified ARN
 	listeners     []listener
 	certificates  map[string][]string // ARN -> names
 }
@@ -59,7 +58,7 @@ type listener struct {
 // add reads one rendered resource of the edge's path.
 func (e *edgeFacts) add(s offline.Stack, typ, label string, in, out map[string]any) {
 	if e.distributions == nil {
-		e.distributions, e.functions, e.certificates = map[string]distribution{}, map[string]string{}, map[string][]string{}
+		e.distributions, e.certificates = map[string]distribution{}, map[string][]string{}
 	}
 	switch typ {
 	case "aws:cloudfront/distribution:Distribution":
@@ -76,8 +75,6 @@ func (e *edgeFacts) add(s offline.Stack, typ, label string, in, out map[string]a
 			}
 		}
 		e.distributions[label] = d
-	case "aws:lambda/function:Function":
-		e.functions[label] = str(out, "arn")
 	case "aws:lb/listener:Listener":
 		port, _ := in["port"].(float64)
 		e.listeners = append(e.listeners, listener{owner: s.Owner, label: label, protocol: str(in, "protocol"), cert: str(in, "certificateArn"), port: port})
@@ -133,21 +130,20 @@ func (m *Model) edgeProblems(p EdgePath) []string {
 		return []string{fmt.Sprintf("the render has no distribution %s", p.Distribution)}
 	}
 	var out []string
-	fn := e.functions[p.Function]
 	if len(d.associations) == 0 {
 		out = append(out, fmt.Sprintf("%s has no Lambda@Edge association: CloudFront would not run %s, and no request would reach a cell", p.Distribution, p.Function))
 	}
+	// Which function a version belongs to is not compared: the primary
+	// runs the version the canary promoted, the deployed function's ARN,
+	// whose physical name an offline render (its mocks' auto-names) does
+	// not know.
 	for _, a := range d.associations {
-		qualifier, published := publishedVersion(a.arn)
-		switch {
-		case !published:
+		if qualifier, published := publishedVersion(a.arn); !published {
 			// "You must specify the ARN of a function version; you can't
 			// specify an alias or $LATEST" (CloudFront API Reference,
 			// LambdaFunctionAssociation, LambdaFunctionARN).
 			out = append(out, fmt.Sprintf("%s's %s association names %s (%s), not a published version: CloudFront runs only a numbered version of a function (an ARN ending in :<version>, not $LATEST, an alias or the unqualified function)",
 				p.Distribution, a.event, a.arn, qualifierWords(qualifier)))
-		case fn == "" || strings.TrimSuffix(a.arn, ":"+qualifier) != fn:
-			out = append(out, fmt.Sprintf("%s's %s association names %s, not a version of %s (%s)", p.Distribution, a.event, a.arn, p.Function, firstNonEmpty(fn, "not in the render")))
 		}
 	}
 	for _, o := range d.origins {

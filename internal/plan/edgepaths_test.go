@@ -148,8 +148,12 @@ func TestCloudFrontReachesEveryCellOverHTTPS(t *testing.T) {
 		{"$LATEST", association(func(arn string) string { return unqualified(arn) + ":$LATEST" }),
 			"router/cdn's origin-request association names arn:aws:lambda:us-east-1:123456789012:function:router-edge-fefdba0:$LATEST ($LATEST), not a published version"},
 		{"unqualified", association(unqualified), "(unqualified), not a published version"},
-		{"another function", association(func(string) string { return "arn:aws:lambda:us-east-1:123456789012:function:other:3" }),
-			"names arn:aws:lambda:us-east-1:123456789012:function:other:3, not a version of router/edge"},
+		{"an alias", association(func(arn string) string { return unqualified(arn) + ":live" }), "(alias live), not a published version"},
+		{"another published version", association(func(arn string) string { return unqualified(arn) + ":7" }), ""},
+		// The primary runs what the canary promoted: the deployed
+		// function's version, whose auto-named physical name the
+		// render's mocks do not know (TestDocExamples' router canary).
+		{"the deployed function's version", association(func(string) string { return "arn:aws:lambda:us-east-1:123456789012:function:router-edge-f89bec2:1" }), ""},
 		{"an origin over HTTP", origin("originProtocolPolicy", "match-viewer"), `router/cdn-staging's origin cells connects with originProtocolPolicy "match-viewer"`},
 		{"an origin that is no cell's name", origin("domainName", "cell-a.elsewhere.example.com"),
 			"router/cdn-staging's origin cells is cell-a.elsewhere.example.com, no routed cell's DNS name"},
