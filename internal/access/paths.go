@@ -50,8 +50,9 @@ type Report struct {
 	Edge []string `json:"edge"`
 }
 
-// OK reports whether every path is as required, every data key safe and
-// every action one AWS defines.
+// OK reports whether every path is as required, every data key safe,
+// every action one AWS defines, every dead-letter queue takes its
+// messages and CloudFront can take every edge path.
 func (r Report) OK() bool {
 	return len(r.Findings()) == 0 && len(r.Keys) == 0 && len(r.Actions) == 0 && len(r.Redrives) == 0 && len(r.Edge) == 0
 }
