@@ -1,7 +1,6 @@
 package cellmodule
 
 import (
-	"encoding/json"
 	"fmt"
 	"strings"
 
@@ -9,7 +8,13 @@ import (
 	"github.com/pulumi/pulumi-aws/sdk/v6/go/aws/acm"
 	"github.com/pulumi/pulumi-aws/sdk/v6/go/aws/route53"
 	"github.com/pulumi/pulumi/sdk/v3/go/pulumi"
+
+	iampolicy "github.com/cellctl/cellctl/internal/policy"
 )
+
+// DNSRecordPolicyOutput is the cell stack's output holding its DNS role's
+// least privilege (DNSRecordPolicy), when the cell has a DNS role.
+const DNSRecordPolicyOutput = "dnsRecordPolicy"
 
 // The cell's name. CloudFront connects to each origin over HTTPS and checks
 // the origin's certificate against the origin domain; no certificate can be
@@ -118,38 +123,34 @@ func (b *builder) dnsProvider() error {
 // Route 53 checks record names with the condition key
 // route53:ChangeResourceRecordSetsNormalizedRecordNames (lowercase, no
 // trailing dot; "Using IAM policy conditions for fine-grained access
-// control", Amazon Route 53 Developer Guide).
+// control", Amazon Route 53 Developer Guide). The access model reads the
+// exported document back (access.AddDNSRole) and proves it.
 func DNSRecordPolicy(partition, zoneID, name string) (string, error) {
+	return DNSRecordDocument(partition, zoneID, name).JSON()
+}
+
+// DNSRecordDocument is DNSRecordPolicy as a typed document. Its layout is
+// the one the output was first exported in (sorted keys, single values as
+// strings), so a deployed stack's output does not change.
+func DNSRecordDocument(partition, zoneID, name string) iampolicy.Document {
 	name = strings.TrimSuffix(strings.ToLower(name), ".")
 	zone := fmt.Sprintf("arn:%s:route53:::hostedzone/%s", partition, zoneID)
-	doc := map[string]any{
-		"Version": "2012-10-17",
-		"Statement": []map[string]any{
-			{
-				"Sid":      "CellRecordsOnly",
-				"Effect":   "Allow",
-				"Action":   "route53:ChangeResourceRecordSets",
-				"Resource": zone,
-				"Condition": map[string]any{"ForAllValues:StringLike": map[string]any{
-					"route53:ChangeResourceRecordSetsNormalizedRecordNames": []string{name, "_*." + name},
-				}},
-			},
-			{
-				"Sid":      "ReadTheZone",
-				"Effect":   "Allow",
-				"Action":   []string{"route53:GetHostedZone", "route53:ListResourceRecordSets"},
-				"Resource": zone,
-			},
-			{
-				"Sid":      "ReadChanges",
-				"Effect":   "Allow",
-				"Action":   "route53:GetChange",
-				"Resource": fmt.Sprintf("arn:%s:route53:::change/*", partition),
-			},
-		},
-	}
-	j, err := json.Marshal(doc)
-	return string(j), err
+	d := iampolicy.New(
+		iampolicy.Statement{Sid: "CellRecordsOnly", Effect: iampolicy.Allow,
+			Action: iampolicy.Values{"route53:ChangeResourceRecordSets"}, Resource: iampolicy.Values{zone},
+			Condition: iampolicy.Conditions{"ForAllValues:StringLike": {
+				"route53:ChangeResourceRecordSetsNormalizedRecordNames": {name, "_*." + name},
+			}},
+			Scalar: []string{"Action", "Resource"}},
+		iampolicy.Statement{Sid: "ReadTheZone", Effect: iampolicy.Allow,
+			Action: iampolicy.Values{"route53:GetHostedZone", "route53:ListResourceRecordSets"}, Resource: iampolicy.Values{zone},
+			Scalar: []string{"Resource"}},
+		iampolicy.Statement{Sid: "ReadChanges", Effect: iampolicy.Allow,
+			Action: iampolicy.Values{"route53:GetChange"}, Resource: iampolicy.Values{fmt.Sprintf("arn:%s:route53:::change/*", partition)},
+			Scalar: []string{"Action", "Resource"}},
+	)
+	d.Layout = iampolicy.SortedKeys
+	return d
 }
 
 // DatabaseBootstrapStatements are the statements that give the cell's
@@ -222,11 +223,11 @@ func (b *builder) moreOutputs() error {
 	c.Outputs["dbUser"] = pulumi.String(DatabaseAppUser)
 	c.Outputs["dbBootstrapSql"] = pulumi.String(DatabaseBootstrapSQL(b.spec.RunsMigrations()))
 	if b.dnsProviderArgs != nil {
-		policy, err := DNSRecordPolicy(b.partition, b.spec.HostedZoneID, c.DNSName)
+		doc, err := DNSRecordPolicy(b.partition, b.spec.HostedZoneID, c.DNSName)
 		if err != nil {
 			return err
 		}
-		c.Outputs["dnsRecordPolicy"] = pulumi.String(policy)
+		c.Outputs[DNSRecordPolicyOutput] = pulumi.String(doc)
 	}
 	return nil
 }

@@ -112,3 +112,29 @@ func ServingPaths(id string) []access.Path {
 	}
 	return out
 }
+
+// DNSPaths are the requests a cell's DNS role (cells:dnsAssumeRole) must
+// be able to make in its zone, zoneID, for the cell's records: change its
+// own name, name, and its certificate's validation name (_<token>.<name>;
+// "_probe" stands for the token ACM picks), each as Route 53 asks it —
+// route53:ChangeResourceRecordSets carrying the name in
+// route53:ChangeResourceRecordSetsNormalizedRecordNames — and read the
+// zone, as the provider does before and after a change. What it must not
+// change (every other cell's and the router's records) is the isolation
+// claim's (access.Model.CheckForbidden tries every rendered record).
+func DNSPaths(id, zoneID, name string) []access.Path {
+	role, zone := access.DNSRoleLabel(id), access.HostedZoneLabel(zoneID)
+	p := func(what, action string, names ...string) access.Path {
+		path := access.Path{Name: id + ": " + what, DeclaredBy: "cellmodule", Principal: role, Action: action, Resource: zone}
+		if len(names) > 0 {
+			path.Context = map[string][]string{access.NormalizedRecordNamesKey: names}
+		}
+		return path
+	}
+	return []access.Path{
+		p("the DNS role changes the cell's name", "route53:ChangeResourceRecordSets", name),
+		p("the DNS role changes the certificate's validation name", "route53:ChangeResourceRecordSets", "_probe."+name),
+		p("the DNS role reads the zone", "route53:GetHostedZone"),
+		p("the DNS role lists the zone's records", "route53:ListResourceRecordSets"),
+	}
+}

@@ -118,6 +118,10 @@ func Build(stacks []offline.Stack) (*Model, error) {
 			case "aws:cloudwatch/logGroup:LogGroup":
 				m.AddResource(&Resource{ARN: str(out, "arn"), Account: s.Account, Region: s.Region, Kind: KindOther, Owner: s.Owner, Label: label,
 					Probes: []Probe{{Action: "logs:PutLogEvents", Suffix: ":log-stream:probe"}, {Action: "logs:GetLogEvents", Suffix: ":log-stream:probe"}}})
+			case "aws:route53/record:Record":
+				m.addRecord(s, label, str(in, "zoneId"), str(in, "name"))
+			case "aws:cloudfront/distribution:Distribution", "aws:lb/listener:Listener", "aws:acm/certificate:Certificate":
+				m.edge.add(s, r.Type, label, in, out)
 			case "aws:ecs/taskDefinition:TaskDefinition":
 				if err := m.addImages(s, r, str(in, "containerDefinitions")); err != nil {
 					fail(s, r, "containerDefinitions", err)

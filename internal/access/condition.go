@@ -57,6 +57,15 @@ func conditionsHold(c policy.Conditions, ctx lookup) (bool, error) {
 				return false, undecidable{fmt.Sprintf("condition key %s is not one cellctl evaluates", key)}
 			}
 			got, present := ctx(key)
+			if present && strings.EqualFold(key, NormalizedRecordNamesKey) {
+				// Route 53 normalizes the names before IAM compares them
+				// (NormalizeRecordName).
+				norm := make([]string, len(got))
+				for i, n := range got {
+					norm[i] = NormalizeRecordName(n)
+				}
+				got = norm
+			}
 			ok, err := condition(op, got, present, want)
 			if err != nil {
 				return false, err

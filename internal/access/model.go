@@ -159,6 +159,8 @@ const (
 	KindOther  = "other"
 	// KindAccessPoint is an S3 access point (accesspoint.go).
 	KindAccessPoint = "s3-access-point"
+	// KindHostedZone is a Route 53 hosted zone (dns.go).
+	KindHostedZone = "route53-hosted-zone"
 )
 
 // Resource is a target of requests: an ARN (a bucket's ARN also stands for
@@ -221,6 +223,8 @@ type Model struct {
 	images     []Image
 	redrives   []redrive
 	queues     map[*Resource]*queueSettings
+	records    []record
+	edge       edgeFacts
 }
 
 // NewModel is an empty model.

@@ -47,18 +47,21 @@ type Report struct {
 	// Redrives are the queues whose dead-letter queue would not take
 	// their failed messages (Model.Redrives).
 	Redrives []string `json:"redrives"`
+	// Edge are the edge paths CloudFront cannot take (Model.CheckEdge).
+	Edge []string `json:"edge"`
 }
 
-// OK reports whether every path is as required, every data key safe and
-// every action one AWS defines.
+// OK reports whether every path is as required, every data key safe,
+// every action one AWS defines, every dead-letter queue takes its
+// messages and CloudFront can take every edge path.
 func (r Report) OK() bool {
-	return len(r.Findings()) == 0 && len(r.Keys) == 0 && len(r.Actions) == 0 && len(r.Redrives) == 0
+	return len(r.Findings()) == 0 && len(r.Keys) == 0 && len(r.Actions) == 0 && len(r.Redrives) == 0 && len(r.Edge) == 0
 }
 
-// Problems are the findings that are not paths: data keys, actions and
-// dead-letter queues.
+// Problems are the findings that are not IAM paths: data keys, actions,
+// dead-letter queues and the edge's paths.
 func (r Report) Problems() []string {
-	return append(append(append([]string{}, r.Keys...), r.Actions...), r.Redrives...)
+	return append(append(append(append([]string{}, r.Keys...), r.Actions...), r.Redrives...), r.Edge...)
 }
 
 // Findings are the results that break the fleet's promise: required
@@ -215,6 +218,7 @@ func (m *Model) targets(isCell func(string) bool) []target {
 				name: fmt.Sprintf("%%s must not list %s's prefix %s", x.Owner, x.Prefix)})
 	}
 	out = append(out, m.accessPointTargets(isCell)...)
+	out = append(out, m.recordTargets(isCell)...)
 	sort.SliceStable(out, func(i, j int) bool { return out[i].arn < out[j].arn })
 	return out
 }

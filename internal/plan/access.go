@@ -45,7 +45,51 @@ func (r *Report) AccessModel(f *fleet.Fleet) (*access.Model, error) {
 			}
 		}
 	}
+	// A cell's DNS role is not in the render: its policy is the one the
+	// cell's stack exports for it, so the model judges what is deployed.
+	for _, c := range f.Cells {
+		if arn := c.DNSRole().RoleARN; arn != "" {
+			doc := ""
+			if s := r.stack(c.ID); s != nil {
+				doc, _ = s.Outputs[cellmodule.DNSRecordPolicyOutput].(string)
+			}
+			if err := m.AddDNSRole(c.ID, arn, doc); err != nil {
+				return nil, err
+			}
+		}
+	}
 	return m, nil
+}
+
+// stack is the rendered stack of that name (nil: none).
+func (r *Report) stack(name string) *Stack {
+	for _, s := range r.Stacks {
+		if s.Name == name {
+			return s
+		}
+	}
+	return nil
+}
+
+// EdgePaths are the router's edge paths (component.EdgePaths) over the
+// render: the cells the router's render routes to (its origins output)
+// at the DNS names their renders export (dnsName), as the edge function
+// is built from them.
+func (r *Report) EdgePaths() []access.EdgePath {
+	rs := r.stack(fleet.RouterStack)
+	if rs == nil {
+		return nil
+	}
+	cells, _ := props.StringList(rs.Outputs["origins"])
+	origins := make([]access.CellOrigin, 0, len(cells))
+	for _, id := range cells {
+		o := access.CellOrigin{Cell: id}
+		if s := r.stack(id); s != nil {
+			o.DNSName, _ = s.Outputs["dnsName"].(string)
+		}
+		origins = append(origins, o)
+	}
+	return component.EdgePaths(fleet.RouterStack, origins)
 }
 
 // RequiredPaths are the paths the fleet's programs declare: each cell's
@@ -71,6 +115,9 @@ func RequiredPaths(f *fleet.Fleet) []access.Path {
 			}
 		}
 		out = append(out, paths...)
+		if c.DNSRole().RoleARN != "" {
+			out = append(out, cellmodule.DNSPaths(c.ID, c.HostedZoneID, c.DNSName())...)
+		}
 	}
 	if f.Router != nil {
 		out = append(out, component.RequiredPaths(fleet.RouterStack)...)
@@ -101,7 +148,9 @@ func (r *Report) Paths(f *fleet.Fleet, decl *isolation.Declarations) (access.Rep
 		}
 	}
 	isCell := func(owner string) bool { return f.Cell(owner) != nil }
-	return m.Check(RequiredPaths(f), isCell), m, nil
+	rep := m.Check(RequiredPaths(f), isCell)
+	rep.Edge = append([]string{}, m.CheckEdge(r.EdgePaths())...)
+	return rep, m, nil
 }
 
 // NetworkPaths decides the network paths of a whole render: every

@@ -73,7 +73,7 @@ func TestPlanForbidsCrossAccountReachOfUndeclaredParts(t *testing.T) {
 	if err != nil {
 		t.Fatalf("%v\n%s", err, out)
 	}
-	if !strings.Contains(out, "\npaths: ok (required: ") || !strings.Contains(out, "; forbidden: 1342/1342 denied, 78 of them across accounts)\n") {
+	if !strings.Contains(out, "\npaths: ok (required: ") || !strings.Contains(out, "; forbidden: 1482/1482 denied, 78 of them across accounts)\n") {
 		t.Fatalf("the paths line does not count the cross-account paths:\n%s", out)
 	}
 	js, err := run(t, fl, render.FormatJSON, offline.Render)

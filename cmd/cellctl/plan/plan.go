@@ -129,6 +129,7 @@ type pathsDoc struct {
 	Keys      []string        `json:"keys"`
 	Actions   []string        `json:"actions"`
 	Redrives  []string        `json:"redrives"`
+	Edge      []string        `json:"edge"`
 	Paths     []access.Result `json:"requiredPaths"`
 	// Evaluated counts the forbidden paths some Allow statement could
 	// reach, each evaluated in full; nothing allows the rest.
@@ -149,7 +150,7 @@ func newPathsDoc(r *access.Report) *pathsDoc {
 		return nil
 	}
 	allowed, required, denied, forbidden := r.Counts()
-	return &pathsDoc{OK: r.OK(), Keys: r.Keys, Actions: r.Actions, Redrives: r.Redrives, Required: countDoc{required, allowed}, Forbidden: countDoc{forbidden, denied},
+	return &pathsDoc{OK: r.OK(), Keys: r.Keys, Actions: r.Actions, Redrives: r.Redrives, Edge: append([]string{}, r.Edge...), Required: countDoc{required, allowed}, Forbidden: countDoc{forbidden, denied},
 		Findings: append([]access.Result{}, r.Findings()...), Paths: r.Required, Evaluated: r.Forbidden.Evaluated,
 		CrossAccount: r.Forbidden.CrossAccount}
 }
@@ -439,6 +440,9 @@ func printPaths(io *iostreams.IOStreams, r *access.Report) {
 	}
 	for _, q := range r.Redrives {
 		fmt.Fprintf(out, "  - [redrive] %s\n", q)
+	}
+	for _, e := range r.Edge {
+		fmt.Fprintf(out, "  - [edge] %s\n", e)
 	}
 	for _, f := range findings {
 		kind := "forbidden"
