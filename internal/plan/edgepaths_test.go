@@ -162,30 +162,7 @@ func TestCloudFrontReachesEveryCellOverHTTPS(t *testing.T) {
 		}, "router: CloudFront reaches cell-a at cell-a.cells.example.com over HTTPS: cell-a/https's certificate arn:aws:acm:us-east-1:123456789012:certificate/3f049c59-6e67-4cac-99c1-9fcbc0afc193 is for cell-a.other.example.com, not cell-a.cells.example.com"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			f := fleettest.Load(t, fleettest.Demo(t))
-			rep, err := Render(context.Background(), f, Options{})
-			if err != nil {
-				t.Fatal(err)
-			}
-			tc.change(t, rep)
-			paths, _, err := rep.Paths(f, sharedOf(t, f))
-			if err != nil {
-				t.Fatal(err)
-			}
-			got := strings.Join(paths.Edge, "\n")
-			if (tc.want == "") != (got == "") || !strings.Contains(got, tc.want) {
-				t.Fatalf("edge findings %q, want one containing %q", got, tc.want)
-			}
-			err = RefuseBrokenPaths(rep, f)
-			if tc.want == "" {
-				if err != nil {
-					t.Fatalf("refused: %v", err)
-				}
-				return
-			}
-			if exitcode.Of(err) != exitcode.Findings || !strings.Contains(err.Error(), tc.want) {
-				t.Fatalf("the apply path's gate: %v", err)
-			}
+			problemCase(t, tc.change, func(r access.Report) []string { return r.Edge }, "edge", tc.want)
 		})
 	}
 }

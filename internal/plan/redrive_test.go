@@ -7,6 +7,7 @@ import (
 
 	"github.com/pulumi/pulumi/sdk/v3/go/common/resource"
 
+	"github.com/cellctl/cellctl/internal/access"
 	"github.com/cellctl/cellctl/internal/exitcode"
 	"github.com/cellctl/cellctl/internal/fleet/fleettest"
 	"github.com/cellctl/cellctl/internal/props"
@@ -47,30 +48,39 @@ func TestTheQueueRedrivesToItsDeadLetterQueue(t *testing.T) {
 		}, "is in us-west-2, the queue in us-east-1"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			f := fleettest.Load(t, fleettest.Demo(t))
-			rep, err := Render(context.Background(), f, Options{})
-			if err != nil {
-				t.Fatal(err)
-			}
-			tc.change(t, rep)
-			paths, _, err := rep.Paths(f, sharedOf(t, f))
-			if err != nil {
-				t.Fatal(err)
-			}
-			got := strings.Join(paths.Redrives, "\n")
-			if (tc.want == "") != (got == "") || !strings.Contains(got, tc.want) {
-				t.Fatalf("redrive findings %q, want one containing %q", got, tc.want)
-			}
-			err = RefuseBrokenPaths(rep, f)
-			if tc.want == "" {
-				if err != nil {
-					t.Fatalf("refused: %v", err)
-				}
-				return
-			}
-			if exitcode.Of(err) != exitcode.Findings || !strings.Contains(err.Error(), tc.want) {
-				t.Fatalf("the apply path's gate: %v", err)
-			}
+			problemCase(t, tc.change, func(r access.Report) []string { return r.Redrives }, "redrive", tc.want)
 		})
+	}
+}
+
+// problemCase renders the demo fleet, changes the render, and checks the
+// report's problems of one kind (list: its redrives, its edge findings):
+// one contains want, or there are none when want is "", and the apply
+// path's gate refuses the render (exit 2, naming it) exactly then.
+func problemCase(t *testing.T, change func(*testing.T, *Report), list func(access.Report) []string, what, want string) {
+	t.Helper()
+	f := fleettest.Load(t, fleettest.Demo(t))
+	rep, err := Render(context.Background(), f, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	change(t, rep)
+	paths, _, err := rep.Paths(f, sharedOf(t, f))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := strings.Join(list(paths), "\n")
+	if (want == "") != (got == "") || !strings.Contains(got, want) {
+		t.Fatalf("%s findings %q, want one containing %q", what, got, want)
+	}
+	err = RefuseBrokenPaths(rep, f)
+	if want == "" {
+		if err != nil {
+			t.Fatalf("refused: %v", err)
+		}
+		return
+	}
+	if exitcode.Of(err) != exitcode.Findings || !strings.Contains(err.Error(), want) {
+		t.Fatalf("the apply path's gate: %v", err)
 	}
 }
