@@ -52,6 +52,10 @@ type fakeCLI struct {
 	plugins    []map[string]any
 	installErr string
 	salt       string // the encryptionsalt `stack init` writes
+	// mirror, when set, is called after every command on an s3://
+	// backend with the fake's directory of it: it copies the directory
+	// into the bucket, as the CLI's diy backend writes there.
+	mirror func(url, root string)
 }
 
 // fakeCall is one command the engine ran.
@@ -260,6 +264,9 @@ func (f *fakeCLI) Run(ctx context.Context, workdir string, stdin io.Reader, extr
 	f.calls = append(f.calls, c)
 	f.mu.Unlock()
 	out, errOut, code := f.run(c)
+	if url := c.Env["PULUMI_BACKEND_URL"]; f.mirror != nil && strings.HasPrefix(url, "s3://") {
+		f.mirror(url, f.root(url))
+	}
 	var err error
 	if code != 0 {
 		err = errExit
