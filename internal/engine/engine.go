@@ -321,6 +321,11 @@ func (e *Engine) open(ctx context.Context, name string, create bool, mode access
 	if err != nil {
 		return nil, err
 	}
+	if create && mode == readWrite && provider == PassphraseProvider && e.passphrase != "" {
+		if err := e.shareFleetSalt(ctx, name, w.stackFile); err != nil {
+			return nil, fmt.Errorf("stack %s: %w", name, err)
+		}
+	}
 	penv, err := e.providerEnv(ctx, provider)
 	if err != nil {
 		return nil, fmt.Errorf("stack %s: %w", name, err)
