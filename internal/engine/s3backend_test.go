@@ -162,3 +162,35 @@ func TestHeldStackOnS3IsReadWithoutTheCLI(t *testing.T) {
 		t.Errorf("the preview of a new stack read the bucket through the CLI: %v", got)
 	}
 }
+
+// A backend in pulumi's legacy layout (no meta.yaml, stacks directly under
+// .pulumi/stacks/) or another meta.yaml version is left to the CLI; an
+// empty one, or one at version 1, is read directly.
+func TestOnlyTheProjectLayoutIsReadDirectly(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		files map[string]string
+		held  bool
+	}{
+		{"empty", nil, true},
+		{"version 1", map[string]string{".pulumi/meta.yaml": "version: 1\n"}, true},
+		{"legacy layout", map[string]string{".pulumi/stacks/cell-a.json": "{}"}, false},
+		{"another version", map[string]string{".pulumi/meta.yaml": "version: 2\n"}, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			fe := newFakeEngine(t)
+			for name, body := range tc.files {
+				p := filepath.Join(fe.root, filepath.FromSlash(name))
+				if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+					t.Fatal(err)
+				}
+				if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if _, held, err := fe.readCheckpoint(context.Background(), "cell-a"); held != tc.held || err != nil {
+				t.Errorf("read directly = %v, %v; want %v", held, err, tc.held)
+			}
+		})
+	}
+}

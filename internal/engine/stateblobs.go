@@ -143,10 +143,20 @@ func (e *Engine) openBlobs(ctx context.Context) (stateBlobs, error) {
 		return nil, nil
 	}
 	// pulumi's diy backends keep stacks by project since meta.yaml's
-	// version 1 (a backend without one gets it from its first stack);
-	// a backend in the legacy layout is left to the CLI.
+	// version 1 (an empty backend gets it with its first stack); a
+	// backend in the legacy layout (no meta.yaml, stacks directly under
+	// .pulumi/stacks/) is left to the CLI.
 	meta, err := bl.read(ctx, ".pulumi/meta.yaml")
 	if errors.Is(err, fs.ErrNotExist) {
+		legacy, err := bl.list(ctx, ".pulumi/stacks")
+		if err != nil {
+			return nil, fmt.Errorf("listing the backend's %s: %w", bl.where(".pulumi/stacks/"), err)
+		}
+		for _, n := range legacy {
+			if strings.HasSuffix(n, ".json") || strings.HasSuffix(n, ".json.gz") {
+				return nil, nil
+			}
+		}
 		return bl, nil
 	}
 	if err != nil {
