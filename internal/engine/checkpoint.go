@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -61,7 +62,7 @@ func (e *Engine) checkCheckpoint(stack string) error {
 	if !isFile {
 		return nil
 	}
-	data, _, err := e.readCheckpoint(stack)
+	data, _, err := e.readCheckpoint(context.Background(), stack)
 	file := e.checkpointPath(stack)
 	if _, serr := os.Stat(file); serr != nil {
 		file += ".gz"

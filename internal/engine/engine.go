@@ -8,13 +8,11 @@
 package engine
 
 import (
-	"compress/gzip"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -91,6 +89,11 @@ type Engine struct {
 	// crypters are the passphrase crypters by salt (see secretcrypt.go).
 	crypterMu sync.Mutex
 	crypters  map[string]config.Crypter
+
+	// stateBlobs reads the backend's files without the CLI (blobs).
+	blobsOnce  sync.Once
+	stateBlobs stateBlobs
+	blobsErr   error
 }
 
 // New checks the options and the pulumi CLI.
@@ -318,6 +321,11 @@ func (e *Engine) open(ctx context.Context, name string, create bool, mode access
 	if err != nil {
 		return nil, err
 	}
+	if create && mode == readWrite && provider == PassphraseProvider && e.passphrase != "" {
+		if err := e.shareFleetSalt(ctx, name, w.stackFile); err != nil {
+			return nil, fmt.Errorf("stack %s: %w", name, err)
+		}
+	}
 	penv, err := e.providerEnv(ctx, provider)
 	if err != nil {
 		return nil, fmt.Errorf("stack %s: %w", name, err)
@@ -348,7 +356,7 @@ func (e *Engine) open(ctx context.Context, name string, create bool, mode access
 		}
 	}
 	w.after = newAfterRun(e.opts.Pulumi)
-	if scratch == "" && e.holdsStack(name) {
+	if scratch == "" && e.holdsStack(ctx, name) {
 		w.after.selected = name
 	}
 	ws, err := auto.NewLocalWorkspace(ctx,
@@ -449,15 +457,17 @@ func (e *Engine) backendFor(ctx context.Context, stack string, create bool, mode
 	return "file://" + filepath.ToSlash(dir), dir, nil
 }
 
-// holdsStack says whether the fleet's file backend holds a checkpoint of
-// stack (plain or gzipped; open checked it is one). Such a stack needs no
-// `pulumi stack select` before its operation (afterRun answers it).
-func (e *Engine) holdsStack(stack string) bool {
-	if !strings.HasPrefix(e.backend, "file://") {
+// holdsStack says whether the fleet's diy backend (file:// or s3://)
+// holds a checkpoint of stack (plain or gzipped; open checked it is one).
+// Such a stack needs no `pulumi stack select` before its operation
+// (afterRun answers it).
+func (e *Engine) holdsStack(ctx context.Context, stack string) bool {
+	bl, ok, err := e.blobs(ctx)
+	if !ok || err != nil {
 		return false
 	}
-	for _, f := range []string{e.checkpointPath(stack), e.checkpointPath(stack) + ".gz"} {
-		if st, err := os.Stat(f); err == nil && st.Mode().IsRegular() {
+	for _, k := range []string{e.stackKey(stack), e.stackKey(stack) + ".gz"} {
+		if held, err := bl.exists(ctx, k); err == nil && held {
 			return true
 		}
 	}
@@ -465,16 +475,22 @@ func (e *Engine) holdsStack(stack string) bool {
 }
 
 // stacksInBackend says which of the fleet's stacks the backend holds: by
-// their checkpoint files on a file backend (nothing is created when the
+// their checkpoints on a diy backend (nothing is created when the
 // directory is missing), else by listing the backend's stacks.
 func (e *Engine) stacksInBackend(ctx context.Context) (map[string]bool, error) {
 	have := map[string]bool{}
-	if strings.HasPrefix(e.backend, "file://") {
-		for _, n := range e.opts.Fleet.StackNames() {
-			if _, err := os.Stat(e.checkpointPath(n)); err == nil {
-				have[n] = true
-			} else if _, err := os.Stat(e.checkpointPath(n) + ".gz"); err == nil {
-				have[n] = true
+	bl, ok, err := e.blobs(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if ok {
+		names, err := bl.list(ctx, ".pulumi/stacks/"+e.opts.Fleet.Project)
+		if err != nil {
+			return nil, fmt.Errorf("listing the stacks of %s: %w", e.backend, err)
+		}
+		for _, n := range names {
+			if s, ok := strings.CutSuffix(strings.TrimSuffix(n, ".gz"), ".json"); ok {
+				have[s] = true
 			}
 		}
 		return have, nil
@@ -561,34 +577,38 @@ func (e *Engine) scratchBackend(ctx context.Context, have map[string]bool) (stri
 	if err := os.WriteFile(filepath.Join(dir, ".pulumi", "meta.yaml"), []byte("version: 1\n"), 0o644); err != nil {
 		return "", err
 	}
-	var remote auto.Workspace
+	var remote auto.Workspace // a backend only the CLI reads
 	for _, n := range e.opts.Fleet.StackNames() {
 		fqn := "organization/" + project + "/" + n
 		latest := json.RawMessage("null")
+		var cp []byte // the backend's own checkpoint, when it reads directly
 		if have[n] {
-			if strings.HasPrefix(e.backend, "file://") {
-				if err := copyCheckpoint(e.checkpointPath(n), filepath.Join(stacksDir, n+".json")); err != nil {
-					return "", err
-				}
-				continue
-			}
-			if remote == nil {
-				ws, cleanup, err := e.probeWorkspace(ctx, e.backend)
-				if err != nil {
-					return "", err
-				}
-				defer cleanup()
-				remote = ws
-			}
-			dep, err := exportEncrypted(ctx, remote, n)
+			data, held, err := e.readCheckpoint(ctx, n)
 			if err != nil {
 				return "", err
 			}
-			latest = dep.Deployment
+			cp = data
+			if !held {
+				if remote == nil {
+					ws, cleanup, err := e.probeWorkspace(ctx, e.backend)
+					if err != nil {
+						return "", err
+					}
+					defer cleanup()
+					remote = ws
+				}
+				dep, err := exportEncrypted(ctx, remote, n)
+				if err != nil {
+					return "", err
+				}
+				latest = dep.Deployment
+			}
 		}
-		cp, err := json.Marshal(map[string]any{"version": 3, "checkpoint": map[string]any{"stack": fqn, "latest": latest}})
-		if err != nil {
-			return "", err
+		if cp == nil {
+			var err error
+			if cp, err = json.Marshal(map[string]any{"version": 3, "checkpoint": map[string]any{"stack": fqn, "latest": latest}}); err != nil {
+				return "", err
+			}
 		}
 		if err := os.WriteFile(filepath.Join(stacksDir, n+".json"), cp, 0o644); err != nil {
 			return "", err
@@ -596,26 +616,6 @@ func (e *Engine) scratchBackend(ctx context.Context, have map[string]bool) (stri
 	}
 	ok = true
 	return dir, nil
-}
-
-// copyCheckpoint copies a file backend's checkpoint (plain or gzipped) to
-// to, uncompressed.
-func copyCheckpoint(from, to string) error {
-	data, err := os.ReadFile(from)
-	if errors.Is(err, fs.ErrNotExist) {
-		var f *os.File
-		if f, err = os.Open(from + ".gz"); err == nil {
-			defer f.Close()
-			var zr *gzip.Reader
-			if zr, err = gzip.NewReader(f); err == nil {
-				data, err = io.ReadAll(zr)
-			}
-		}
-	}
-	if err != nil {
-		return err
-	}
-	return os.WriteFile(to, data, 0o644)
 }
 
 // ErrNotDeployed says a stack has never been deployed to the backend.

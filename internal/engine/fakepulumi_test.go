@@ -52,6 +52,13 @@ type fakeCLI struct {
 	plugins    []map[string]any
 	installErr string
 	salt       string // the encryptionsalt `stack init` writes
+	// saltPerStack makes `stack init` write a salt of its own for each
+	// stack, as the real CLI does, instead of the test's one salt.
+	saltPerStack bool
+	// mirror, when set, is called after every command on an s3://
+	// backend with the fake's directory of it: it copies the directory
+	// into the bucket, as the CLI's diy backend writes there.
+	mirror func(url, root string)
 }
 
 // fakeCall is one command the engine ran.
@@ -260,6 +267,9 @@ func (f *fakeCLI) Run(ctx context.Context, workdir string, stdin io.Reader, extr
 	f.calls = append(f.calls, c)
 	f.mu.Unlock()
 	out, errOut, code := f.run(c)
+	if url := c.Env["PULUMI_BACKEND_URL"]; f.mirror != nil && strings.HasPrefix(url, "s3://") {
+		f.mirror(url, f.root(url))
+	}
 	var err error
 	if code != 0 {
 		err = errExit
@@ -357,8 +367,14 @@ func (f *fakeCLI) addSalt(c *fakeCall) {
 	// One salt for every stack of a test (as after a first `stack init`
 	// whose salt the others copied): the passphrase key is derived once.
 	f.mu.Lock()
+	if f.saltPerStack {
+		f.salt = ""
+	}
 	if f.salt == "" {
 		salt := []byte("fakesalt")
+		if f.saltPerStack {
+			salt = []byte(fmt.Sprintf("salt-%03d", len(f.calls)))
+		}
 		check, err := config.NewSymmetricCrypterFromPassphrase(c.Env["PULUMI_CONFIG_PASSPHRASE"], salt).EncryptValue(context.Background(), "pulumi")
 		if err != nil {
 			f.mu.Unlock()

@@ -67,11 +67,11 @@ func (e *Engine) adoptOrphans(ctx context.Context, w *workspace, name string) ([
 	if len(live) == 0 {
 		return nil, nil
 	}
-	// A file backend's checkpoint is read directly (this runs before every
+	// A diy backend's checkpoint is read directly (this runs before every
 	// up; an export costs a third of a second); the export is what gets
 	// changed and imported, when there is something to adopt.
 	var d map[string]json.RawMessage
-	if data, isFile, err := e.readCheckpoint(name); isFile && err == nil {
+	if data, held, err := e.readCheckpoint(ctx, name); held && err == nil {
 		var cp struct {
 			Checkpoint struct {
 				Latest json.RawMessage `json:"latest"`

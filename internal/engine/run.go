@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"bytes"
 	"compress/gzip"
 	"context"
 	"encoding/json"
@@ -8,8 +9,6 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
-	"os"
-	"path/filepath"
 	"sort"
 	"strings"
 	"time"
@@ -351,15 +350,16 @@ func (e *Engine) pendingOperations(ctx context.Context, s auto.Stack, stack stri
 }
 
 // latestState is the stack's latest deployment, its secrets encrypted: on
-// a file backend read from the checkpoint directly (the file `pulumi stack
-// export` reads; a start of the CLI costs about a third of a CPU-second),
-// nil when there is none yet; elsewhere through an export.
+// a diy backend (file:// or s3://) read from the checkpoint directly (the
+// object `pulumi stack export` reads; a start of the CLI costs about a
+// third of a CPU-second), nil when there is none yet; elsewhere through an
+// export.
 func (e *Engine) latestState(ctx context.Context, s auto.Stack, stack string) (json.RawMessage, error) {
-	data, isFile, err := e.readCheckpoint(stack)
+	data, held, err := e.readCheckpoint(ctx, stack)
 	if err != nil {
 		return nil, err
 	}
-	if isFile {
+	if held {
 		if data == nil {
 			return nil, nil
 		}
@@ -380,33 +380,33 @@ func (e *Engine) latestState(ctx context.Context, s auto.Stack, stack string) (j
 	return dep.Deployment, nil
 }
 
-// readCheckpoint returns a file backend's checkpoint of the stack; ok is
-// false when the backend is not a file backend. A stack without a
-// checkpoint yet returns (nil, true, nil).
-func (e *Engine) readCheckpoint(stack string) ([]byte, bool, error) {
-	root, isFile := strings.CutPrefix(e.backend, "file://")
-	if !isFile {
-		return nil, false, nil
+// readCheckpoint returns a diy backend's checkpoint of the stack (plain
+// or gzipped, returned uncompressed); ok is false when the backend is one
+// only the CLI reads (blobs). A stack without a checkpoint yet returns
+// (nil, true, nil).
+func (e *Engine) readCheckpoint(ctx context.Context, stack string) ([]byte, bool, error) {
+	bl, ok, err := e.blobs(ctx)
+	if !ok || err != nil {
+		return nil, ok, err
 	}
-	base := filepath.Join(filepath.FromSlash(root), ".pulumi", "stacks", e.opts.Fleet.Project, stack+".json")
-	data, err := os.ReadFile(base)
+	key := e.stackKey(stack)
+	data, err := bl.read(ctx, key)
 	if err == nil {
 		return data, true, nil
 	}
 	if !errors.Is(err, fs.ErrNotExist) {
 		return nil, true, err
 	}
-	gz, err := os.Open(base + ".gz")
+	gz, err := bl.read(ctx, key+".gz")
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, true, nil
 	}
 	if err != nil {
 		return nil, true, err
 	}
-	defer gz.Close()
-	zr, err := gzip.NewReader(gz)
+	zr, err := gzip.NewReader(bytes.NewReader(gz))
 	if err != nil {
-		return nil, true, err
+		return nil, true, fmt.Errorf("%s: %w", bl.where(key+".gz"), err)
 	}
 	data, err = io.ReadAll(zr)
 	return data, true, err
@@ -519,7 +519,10 @@ func (e *Engine) notInState(stack string, imports []optrefresh.PendingCreate) []
 	if len(imports) == 0 {
 		return nil
 	}
-	data, ok, err := e.readCheckpoint(stack)
+	if !strings.HasPrefix(e.backend, "file://") {
+		return nil // pulumi's own import of pending creates, unchecked (see resolvePending)
+	}
+	data, ok, err := e.readCheckpoint(context.Background(), stack)
 	if !ok || err != nil || data == nil {
 		return nil
 	}

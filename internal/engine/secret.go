@@ -165,11 +165,11 @@ func (e *Engine) deploymentOf(ctx context.Context, stack string) (json.RawMessag
 	if err := e.checkCheckpoint(stack); err != nil {
 		return nil, err
 	}
-	data, isFile, err := e.readCheckpoint(stack)
+	data, held, err := e.readCheckpoint(ctx, stack)
 	if err != nil {
 		return nil, fmt.Errorf("stack %s: reading its state: %w", stack, err)
 	}
-	if isFile {
+	if held {
 		if data == nil {
 			return nil, ErrNotDeployed
 		}

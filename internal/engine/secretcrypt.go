@@ -32,13 +32,11 @@ const secretSig = "4dabf18193072939515e22adb298388d"
 // ("v1:<base64 salt>:v1:<nonce>:<encrypted 'pulumi'>", as in the stack
 // file's encryptionsalt and the checkpoint's secrets_providers.state.salt),
 // checking the passphrase against it. Key derivation is slow (PBKDF2, a
-// million rounds), so crypters are cached by salt.
+// million rounds of SHA-256: about a quarter of a CPU-second), so within
+// this process the key is kept, in memory only, by salt: states that
+// share the salt (the fleet's stack files since fleetSalt, each with its
+// own check value) derive it once; each check is still verified.
 func (e *Engine) crypter(state string) (config.Crypter, error) {
-	e.crypterMu.Lock()
-	defer e.crypterMu.Unlock()
-	if c, ok := e.crypters[state]; ok {
-		return c, nil
-	}
 	parts := strings.SplitN(state, ":", 3)
 	if len(parts) != 3 || parts[0] != "v1" {
 		return nil, errors.New("the encryption salt is not a pulumi passphrase salt (v1:…)")
@@ -47,7 +45,13 @@ func (e *Engine) crypter(state string) (config.Crypter, error) {
 	if err != nil {
 		return nil, fmt.Errorf("the encryption salt is malformed: %w", err)
 	}
-	c := config.NewSymmetricCrypterFromPassphrase(e.passphrase, salt)
+	cacheKey := PassphraseProvider + "\x00" + parts[1]
+	e.crypterMu.Lock()
+	defer e.crypterMu.Unlock()
+	c, ok := e.crypters[cacheKey]
+	if !ok {
+		c = config.NewSymmetricCrypterFromPassphrase(e.passphrase, salt)
+	}
 	check, err := c.DecryptValue(context.Background(), parts[2])
 	if err != nil || check != "pulumi" {
 		return nil, errors.New("incorrect passphrase: PULUMI_CONFIG_PASSPHRASE does not decrypt this stack's secrets")
@@ -55,8 +59,75 @@ func (e *Engine) crypter(state string) (config.Crypter, error) {
 	if e.crypters == nil {
 		e.crypters = map[string]config.Crypter{}
 	}
-	e.crypters[state] = c
+	e.crypters[cacheKey] = c
 	return c, nil
+}
+
+// fleetSalt is the passphrase salt state a new stack of the fleet shares:
+// that of the first other stack file, in the fleet's order, on the
+// passphrase provider with a salt this passphrase opens; "" when none
+// has one. One salt for the fleet's stack files is one key derivation
+// per process for all of them — a command that reads every stack's
+// secret (the gates' digests after a rotation, drift --skew) derived one
+// per stack, about a quarter of a CPU-second each. The salt is no secret
+// (it sits in every stack file beside the ciphertext); the passphrase is
+// the fleet's already, so one key reads exactly what the per-stack keys
+// did; and a fleet's few hundred AES-256-GCM values under one key with
+// random nonces stay far below the limit of encryptions per key. pulumi
+// keeps a salt its stack file already has when it creates the stack.
+func (e *Engine) fleetSalt(except string) string {
+	for _, n := range e.opts.Fleet.StackNames() {
+		if n == except {
+			continue
+		}
+		s, err := e.stackFileSecretsOf(n)
+		if err != nil || !s.passphrase() || s.Salt == "" {
+			continue
+		}
+		if _, err := e.crypter(s.Salt); err == nil {
+			return s.Salt
+		}
+	}
+	return ""
+}
+
+// shareFleetSalt gives the workspace copy of a stack file (path) the
+// fleet's salt (fleetSalt) before the stack is created, when the file
+// names no provider state and the backend does not hold the stack yet:
+// `pulumi stack init` keeps it instead of making its own. A stack the
+// backend holds, or one on a backend whose stacks cannot be told, keeps
+// what it has (its state is encrypted with its own salt).
+func (e *Engine) shareFleetSalt(ctx context.Context, stack, path string) error {
+	bl, ok, err := e.blobs(ctx)
+	if err != nil || !ok {
+		return err
+	}
+	for _, k := range []string{e.stackKey(stack), e.stackKey(stack) + ".gz"} {
+		if held, err := bl.exists(ctx, k); err != nil || held {
+			return err
+		}
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return err
+	}
+	var doc yaml.Node
+	if err := yaml.Unmarshal(data, &doc); err != nil {
+		return fmt.Errorf("%s: %w", path, err)
+	}
+	if len(doc.Content) == 0 || doc.Content[0].Kind != yaml.MappingNode || !fileSecrets(doc.Content[0]).empty() {
+		return nil // an empty file: pulumi writes its own; a file with state keeps it
+	}
+	salt := e.fleetSalt(stack)
+	if salt == "" {
+		return nil
+	}
+	writeFileSecrets(doc.Content[0], secretsState{Provider: PassphraseProvider, Salt: salt})
+	out, err := yaml.Marshal(&doc)
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(path, out, 0o644)
 }
 
 // newSalt makes a passphrase salt state the way pulumi's passphrase

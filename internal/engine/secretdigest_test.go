@@ -16,7 +16,7 @@ import (
 
 // stackFile writes a stack file the way the passphrase secrets provider
 // does: a salt with its check value, and value encrypted under it.
-func stackFile(t *testing.T, path, phrase, salt, value string) {
+func stackFile(t testing.TB, path, phrase, salt, value string) {
 	t.Helper()
 	c := config.NewSymmetricCrypterFromPassphrase(phrase, []byte(salt))
 	check, err := c.EncryptValue(context.Background(), "pulumi")

@@ -303,13 +303,17 @@ func (e *Engine) crypterOf(ctx context.Context, s secretsState) (config.Crypter,
 	return e.cloudCrypter(ctx, s)
 }
 
-// newSecretsState makes a fresh provider state: a passphrase salt, or a
+// newSecretsState makes a fresh provider state: a passphrase salt (the
+// fleet's, fleetSalt, when a stack file has one), or a
 // random 32-byte data key encrypted by the service (as pulumi's cloud
 // secrets manager makes one).
 func (e *Engine) newSecretsState(ctx context.Context, provider string) (secretsState, error) {
 	if provider == PassphraseProvider {
 		if e.passphrase == "" {
 			return secretsState{}, errors.New("the passphrase secrets provider needs PULUMI_CONFIG_PASSPHRASE (or PULUMI_CONFIG_PASSPHRASE_FILE)")
+		}
+		if salt := e.fleetSalt(""); salt != "" {
+			return secretsState{Provider: provider, Salt: salt}, nil
 		}
 		salt, err := e.newSalt()
 		return secretsState{Provider: provider, Salt: salt}, err

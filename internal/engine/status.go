@@ -9,9 +9,6 @@ import (
 	"fmt"
 	"github.com/cellctl/cellctl/internal/stackrun"
 	"io"
-	"io/fs"
-	"os"
-	"path/filepath"
 	"sort"
 	"strings"
 	"time"
@@ -52,7 +49,7 @@ func (e *Engine) Status(ctx context.Context, names []string) ([]*StackStatus, er
 
 func (e *Engine) status(ctx context.Context, name string) *StackStatus {
 	if readFileBackend {
-		if st, ok := e.fileStatus(name); ok {
+		if st, ok := e.blobStatus(ctx, name); ok {
 			return st
 		}
 	}
@@ -145,17 +142,17 @@ func (e *Engine) Protected(ctx context.Context, stack string) ([]string, error) 
 }
 
 // DeployedOutputs returns a deployed stack's outputs (secrets masked),
-// stackrun.ErrNotDeployed when it never was. On a file backend it reads
+// stackrun.ErrNotDeployed when it never was. On a diy backend it reads
 // the checkpoint directly: it runs before every up and preview.
 func (e *Engine) DeployedOutputs(ctx context.Context, stack string) (map[string]any, error) {
 	if err := e.checkCheckpoint(stack); err != nil {
 		return nil, err
 	}
-	data, isFile, err := e.readCheckpoint(stack)
+	data, held, err := e.readCheckpoint(ctx, stack)
 	if err != nil {
 		return nil, err
 	}
-	if isFile {
+	if held {
 		cp, err := parseCheckpoint(data)
 		if err != nil {
 			return nil, err
@@ -180,24 +177,28 @@ func (e *Engine) DeployedOutputs(ctx context.Context, stack string) (map[string]
 	return maskOutputs(outs), nil
 }
 
-// fileStatus reads a stack's status straight from a file backend — its
-// checkpoint and its history directory, the files the pulumi CLI's `stack
-// export`, `stack output` and `stack history` read — instead of running
-// the CLI five times a stack (about 1.5 s of CPU per stack, every time
-// `status`, a deploy's preflight or a test asks). ok is false where only
-// the CLI can read: another backend, or a history the CLI compressed with
-// zstd.
-func (e *Engine) fileStatus(name string) (st *StackStatus, ok bool) {
-	root, isFile := strings.CutPrefix(e.backend, "file://")
-	if !isFile {
+// blobStatus reads a stack's status straight from a diy backend (file://
+// or s3://, stateBlobs) — its checkpoint and its history, the objects the
+// pulumi CLI's `stack export`, `stack output` and `stack history` read —
+// instead of running the CLI five times a stack (about 1.5 s of CPU per
+// stack, every time `status`, a deploy's preflight or a test asks). ok is
+// false where only the CLI can read: another backend, or a history the
+// CLI compressed with zstd.
+func (e *Engine) blobStatus(ctx context.Context, name string) (st *StackStatus, ok bool) {
+	bl, held, err := e.blobs(ctx)
+	if !held && err == nil {
 		return nil, false
 	}
 	st = &StackStatus{Name: name}
+	if err != nil {
+		st.Error = err.Error()
+		return st, true
+	}
 	if err := e.checkCheckpoint(name); err != nil {
 		st.Error = err.Error()
 		return st, true
 	}
-	data, _, err := e.readCheckpoint(name)
+	data, _, err := e.readCheckpoint(ctx, name)
 	if err != nil {
 		st.Error = err.Error()
 		return st, true
@@ -205,7 +206,7 @@ func (e *Engine) fileStatus(name string) (st *StackStatus, ok bool) {
 	if data == nil {
 		return st, true // never deployed: pulumi has no such stack
 	}
-	last, updates, err := lastHistory(filepath.Join(filepath.FromSlash(root), ".pulumi", "history", e.opts.Fleet.Project, name))
+	last, updates, err := lastHistory(ctx, bl, e.historyDir(name))
 	if errors.Is(err, errHistoryFormat) {
 		return nil, false
 	}
@@ -242,7 +243,7 @@ func (e *Engine) fileStatus(name string) (st *StackStatus, ok bool) {
 	return st, true
 }
 
-// readFileBackend turns fileStatus on; a test turns it off to compare it
+// readFileBackend turns blobStatus on; a test turns it off to compare it
 // with what the CLI reads.
 var readFileBackend = true
 
@@ -302,22 +303,18 @@ type historyEntry struct {
 // errHistoryFormat: a history entry only the pulumi CLI reads.
 var errHistoryFormat = errors.New("a history entry in a format only the pulumi CLI reads")
 
-// lastHistory reads the newest entry of a file backend's history
+// lastHistory reads the newest entry of a diy backend's history
 // directory and counts the entries (each update, refresh or destroy writes
 // one, named <stack>-<unix nanoseconds>.history.json[.gz]; the names sort
 // in time order, as the CLI lists them). A directory that does not exist
 // is a stack never updated.
-func lastHistory(dir string) (*historyEntry, int, error) {
-	entries, err := os.ReadDir(dir)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, 0, nil
-	}
+func lastHistory(ctx context.Context, bl stateBlobs, dir string) (*historyEntry, int, error) {
+	entries, err := bl.list(ctx, dir)
 	if err != nil {
 		return nil, 0, err
 	}
 	var names []string
-	for _, en := range entries {
-		n := en.Name()
+	for _, n := range entries {
 		switch {
 		case strings.HasSuffix(n, ".history.json"), strings.HasSuffix(n, ".history.json.gz"):
 			names = append(names, n)
@@ -329,12 +326,13 @@ func lastHistory(dir string) (*historyEntry, int, error) {
 		return nil, 0, nil
 	}
 	sort.Strings(names)
-	newest := filepath.Join(dir, names[len(names)-1])
-	data, err := os.ReadFile(newest)
+	key := dir + "/" + names[len(names)-1]
+	newest := bl.where(key)
+	data, err := bl.read(ctx, key)
 	if err != nil {
 		return nil, 0, err
 	}
-	if strings.HasSuffix(newest, ".gz") {
+	if strings.HasSuffix(key, ".gz") {
 		zr, err := gzip.NewReader(bytes.NewReader(data))
 		if err != nil {
 			return nil, 0, fmt.Errorf("reading %s: %w", newest, err)

@@ -72,7 +72,9 @@ func TestProtectedListsProtectedResources(t *testing.T) {
 
 // DeployedOutputs is the one reader of deployed outputs: secrets are
 // masked, a stack never deployed (or holding nothing) is ErrNotDeployed —
-// on a file backend straight from the checkpoint, elsewhere through pulumi.
+// on a file backend straight from the checkpoint, on a backend only the
+// CLI reads (here a diy backend on Google Cloud Storage; S3's is read
+// directly, TestHeldStackOnS3IsReadWithoutTheCLI) through pulumi.
 func TestDeployedOutputs(t *testing.T) {
 	fe := newFakeEngine(t)
 	writeCheckpoint(t, fe.root, "cells", "cell-b", deploymentWith("cell-b", map[string]any{"albDnsName": "b.elb", "key": secretOutput("k")}))
@@ -90,8 +92,8 @@ func TestDeployedOutputs(t *testing.T) {
 		t.Errorf("a file backend's outputs ran pulumi: %v", fe.cli.calledVerbs())
 	}
 
-	remote := newFakeEngine(t, func(o *Options) { o.Backend = "s3://cells-state" })
-	dir := remote.cli.root("s3://cells-state")
+	remote := newFakeEngine(t, func(o *Options) { o.Backend = "gs://cells-state" })
+	dir := remote.cli.root("gs://cells-state")
 	writeCheckpoint(t, dir, "cells", "cell-b", deploymentWith("cell-b", map[string]any{"albDnsName": "b.elb", "key": secretOutput("k")}))
 	outs, err = remote.DeployedOutputs(context.Background(), "cell-b")
 	if err != nil || outs["albDnsName"] != "b.elb" || outs["key"] != "[secret]" {
@@ -102,11 +104,12 @@ func TestDeployedOutputs(t *testing.T) {
 	}
 }
 
-// A backend that is not a file backend is read through pulumi: status
-// and the pending operations come from an export.
+// A backend only the CLI reads (a diy backend on Google Cloud Storage; a
+// file or S3 backend is read directly) is read through pulumi: status and
+// the pending operations come from an export.
 func TestStatusOnARemoteBackend(t *testing.T) {
-	fe := newFakeEngine(t, func(o *Options) { o.Backend = "s3://cells-state" })
-	dir := fe.cli.root("s3://cells-state")
+	fe := newFakeEngine(t, func(o *Options) { o.Backend = "gs://cells-state" })
+	dir := fe.cli.root("gs://cells-state")
 	writeCheckpoint(t, dir, "cells", "cell-b", deploymentWith("cell-b", map[string]any{"albDnsName": "b.elb"}, vpc("cell-b")))
 	st, err := fe.Status(context.Background(), []string{"cell-b", "cell-a"})
 	if err != nil {
@@ -253,7 +256,8 @@ func TestFileBackendStatusIsWhatTheCLIReads(t *testing.T) {
 // A history the CLI compressed is read (gzip) or left to the CLI (zstd).
 func TestFileBackendHistoryFormats(t *testing.T) {
 	dir := t.TempDir()
-	if h, n, err := lastHistory(filepath.Join(dir, "none")); h != nil || n != 0 || err != nil {
+	ctx, bl := context.Background(), dirBlobs{root: dir}
+	if h, n, err := lastHistory(ctx, bl, "none"); h != nil || n != 0 || err != nil {
 		t.Fatalf("no history = %v, %d, %v", h, n, err)
 	}
 	write := func(name, body string, gz bool) {
@@ -273,18 +277,18 @@ func TestFileBackendHistoryFormats(t *testing.T) {
 	write("cell-a-1000.history.json", `{"kind":"update","result":"succeeded","startTime":10,"endTime":20}`, false)
 	write("cell-a-1000.checkpoint.json", `{}`, false)
 	write("cell-a-2000.history.json.gz", `{"kind":"refresh","result":"failed","startTime":30,"endTime":0}`, true)
-	h, n, err := lastHistory(dir)
+	h, n, err := lastHistory(ctx, bl, ".")
 	if err != nil || n != 2 || h.Kind != "refresh" || h.Result != "failed" || h.StartTime != 30 {
 		t.Fatalf("newest = %+v, %d, %v", h, n, err)
 	}
 	write("cell-a-3000.history.json.zst", "(zstd)", false)
-	if _, _, err := lastHistory(dir); !errors.Is(err, errHistoryFormat) {
+	if _, _, err := lastHistory(ctx, bl, "."); !errors.Is(err, errHistoryFormat) {
 		t.Fatalf("zstd: %v, want errHistoryFormat", err)
 	}
 	write("cell-a-3000.history.json.zst", "", false)
 	os.Remove(filepath.Join(dir, "cell-a-3000.history.json.zst"))
 	write("cell-a-4000.history.json", `{not json`, false)
-	if _, _, err := lastHistory(dir); err == nil || !strings.Contains(err.Error(), "cell-a-4000.history.json") {
+	if _, _, err := lastHistory(ctx, bl, "."); err == nil || !strings.Contains(err.Error(), "cell-a-4000.history.json") {
 		t.Fatalf("a broken entry must be named: %v", err)
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"io"
 	"net/http/httptest"
+	"os"
 	"strings"
 	"testing"
 
@@ -74,5 +75,48 @@ func TestOpenRefusesABadDisableSSL(t *testing.T) {
 	_, err := rollout.Open(context.Background(), "s3://cells-state?endpoint=127.0.0.1:9000&disableSSL=maybe")
 	if err == nil || !strings.Contains(err.Error(), `"disableSSL"`) {
 		t.Fatalf("Open with disableSSL=maybe: %v, want an error naming disableSSL", err)
+	}
+}
+
+// Reading from a self-hosted S3 (which sends no response checksums) prints
+// nothing: the v2 SDK validates responses only when required there, so it
+// never logs "Response has no supported checksum" on cellctl's stderr —
+// once for every stack's state and record a command reads.
+func TestAnS3WithoutChecksumsReadsQuietly(t *testing.T) {
+	mem := s3mem.New()
+	if err := mem.CreateBucket("cells-state"); err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(gofakes3.New(mem).Server())
+	t.Cleanup(srv.Close)
+	for k, v := range map[string]string{"AWS_ACCESS_KEY_ID": "AKIAGOFAKES3", "AWS_SECRET_ACCESS_KEY": "gofakes3", "AWS_REGION": "us-east-1",
+		"AWS_CONFIG_FILE": "/dev/null", "AWS_SHARED_CREDENTIALS_FILE": "/dev/null", "AWS_EC2_METADATA_DISABLED": "true",
+		"AWS_REQUEST_CHECKSUM_CALCULATION": "", "AWS_RESPONSE_CHECKSUM_VALIDATION": ""} {
+		t.Setenv(k, v)
+	}
+	// The SDK's logger writes to the os.Stderr of when the bucket opens.
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	stderr := os.Stderr
+	os.Stderr = w
+	defer func() { os.Stderr = stderr }()
+	ctx := context.Background()
+	s, err := rollout.Open(ctx, "s3://cells-state?endpoint="+srv.URL+"&s3ForcePathStyle=true")
+	if err == nil {
+		if err = s.Bucket().WriteAll(ctx, "a/b.json", []byte("{}"), nil); err == nil {
+			_, err = s.ReadBucket().ReadAll(ctx, "a/b.json")
+		}
+		s.Close()
+	}
+	os.Stderr = stderr
+	w.Close()
+	printed, _ := io.ReadAll(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(printed) > 0 {
+		t.Errorf("reading an object printed on stderr:\n%s", printed)
 	}
 }

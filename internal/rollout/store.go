@@ -128,7 +128,12 @@ func Open(ctx context.Context, backend string) (*Store, error) {
 //   - with an endpoint (a store other than AWS), request checksums are
 //     sent only when required, unless the URL or
 //     AWS_REQUEST_CHECKSUM_CALCULATION says otherwise: the v2 SDK's
-//     default streamed CRC32 is refused by some S3-compatible stores.
+//     default streamed CRC32 is refused by some S3-compatible stores;
+//     and responses are validated only when required, unless the URL or
+//     AWS_RESPONSE_CHECKSUM_VALIDATION says otherwise: such a store sends
+//     no checksum, and the SDK then prints "SDK … DEBUG Response has no
+//     supported checksum" on stderr for every object read (each stack's
+//     state, each record), which the pulumi CLI's v1 SDK never checked.
 //
 // s3ForcePathStyle and awssdk gocloud.dev still understands.
 func pulumiS3Params(u *url.URL) error {
@@ -155,6 +160,9 @@ func pulumiS3Params(u *url.URL) error {
 		}
 		if q.Get("request_checksum_calculation") == "" && os.Getenv("AWS_REQUEST_CHECKSUM_CALCULATION") == "" {
 			q.Set("request_checksum_calculation", "when_required")
+		}
+		if q.Get("response_checksum_validation") == "" && os.Getenv("AWS_RESPONSE_CHECKSUM_VALIDATION") == "" {
+			q.Set("response_checksum_validation", "when_required")
 		}
 	}
 	u.RawQuery = q.Encode()
