@@ -107,13 +107,9 @@ func (e *Engine) shareFleetSalt(ctx context.Context, stack, path string) error {
 			return err
 		}
 	}
-	data, err := os.ReadFile(path)
+	doc, err := readStackDoc(path)
 	if err != nil {
 		return err
-	}
-	var doc yaml.Node
-	if err := yaml.Unmarshal(data, &doc); err != nil {
-		return fmt.Errorf("%s: %w", path, err)
 	}
 	if len(doc.Content) == 0 || doc.Content[0].Kind != yaml.MappingNode || !fileSecrets(doc.Content[0]).empty() {
 		return nil // an empty file: pulumi writes its own; a file with state keeps it
@@ -194,13 +190,9 @@ func (e *Engine) stackFileSecret(data []byte, key string) (value string, found b
 // fallback's (the deployed state's: state and file share one provider and
 // key), else a new state of the stack's provider (providerOf).
 func (e *Engine) setStackFileSecrets(ctx context.Context, stack, path string, values map[string]*string, fallback secretsState) error {
-	data, err := os.ReadFile(path)
+	doc, err := readStackDoc(path)
 	if err != nil {
 		return err
-	}
-	var doc yaml.Node
-	if err := yaml.Unmarshal(data, &doc); err != nil {
-		return fmt.Errorf("%s: %w", path, err)
 	}
 	if len(doc.Content) == 0 {
 		doc = yaml.Node{Kind: yaml.DocumentNode, Content: []*yaml.Node{{Kind: yaml.MappingNode, Tag: "!!map"}}}

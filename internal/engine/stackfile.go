@@ -116,6 +116,20 @@ func stackFileKeys(data []byte) (*keyed, error) {
 	return k, nil
 }
 
+// readStackDoc reads a workspace stack file as a YAML document, to change
+// and write back.
+func readStackDoc(path string) (yaml.Node, error) {
+	var doc yaml.Node
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return doc, err
+	}
+	if err := yaml.Unmarshal(data, &doc); err != nil {
+		return doc, fmt.Errorf("%s: %w", path, err)
+	}
+	return doc, nil
+}
+
 // parseMapping returns the top-level mapping of a YAML document; nil for
 // an empty document.
 func parseMapping(data []byte) (*yaml.Node, error) {
