@@ -103,11 +103,12 @@ check: lint build pulumi iamsim
 # test's wall time lands in $(TIMES)/*.tsv, and the 15 slowest tests and
 # packages are printed at the end (docs/TESTING.md has the budgets).
 #
-# The end-to-end package is the run's longest part, and much of its time is
-# waiting on the pulumi engine's processes; so once the unit tests are done,
-# the rest of the suite (BESIDE_E2E: the race pass, the node tests, the
-# fuzz) runs beside it instead of after it. Each still runs whole and fails
-# the run on its own: `make test-go BESIDE_E2E=` runs the two Go runs only.
+# The rest of the suite (BESIDE_E2E: the race pass, the node tests, the
+# fuzz) runs beside the two Go runs, from the start, instead of after them:
+# the race pass is mostly waiting (its engine tests run their processes one
+# at a time), so after the others it added its whole wall time to the run.
+# Each still runs whole and fails the run on its own: `make test-go
+# BESIDE_E2E=` runs the two Go runs only.
 BESIDE_E2E    ?= test-race test-node fuzz
 # Named apart from $(MAKE) so that `make -n test` prints this recipe
 # instead of running it (make runs any line naming $(MAKE) even under -n).
@@ -124,13 +125,13 @@ test-go: $(BIN)/testtimes iamsim
 	@mkdir -p $(TIMES); units="$$($(GO) list ./... | grep -v '/internal/e2e$$')"; \
 	product="$$(echo "$$units" | grep -v -e 'test$$' -e '/internal/iamsim$$' -e '/internal/motojudge$$' | paste -sd, -)"; \
 	( set -o pipefail; $(GO) test -json -count=1 -ldflags=$(TEST_LDFLAGS) -timeout 60m -parallel $(E2E_PARALLEL) ./internal/e2e/ | $(BIN)/testtimes -o $(TIMES)/e2e.tsv ) & e2e=$$!; \
+	( rc=0; for t in $(BESIDE_E2E); do $(SUBMAKE) $$t || rc=1; done; exit $$rc ) & beside=$$!; \
 	( set -o pipefail; $(GO) test -json -count=1 -ldflags=$(TEST_LDFLAGS) -timeout 40m -coverpkg="$$product" -coverprofile=$(COVER_OUT) $$units \
 	  | $(BIN)/testtimes -o $(TIMES)/unit.tsv | sed -E 's/ of statements in .*/ of the product'"'"'s statements/' ); unit=$$?; \
-	beside=0; for t in $(BESIDE_E2E); do $(SUBMAKE) $$t || beside=1; done; \
-	wait $$e2e; e2e_rc=$$?; \
+	wait $$e2e; e2e_rc=$$?; wait $$beside; beside_rc=$$?; \
 	$(BIN)/testtimes -top 15 $(TIMES)/unit.tsv $(TIMES)/e2e.tsv || true; \
 	cover=0; if [ $$unit -eq 0 ]; then scripts/coverage-check $(COVER_OUT) $(COVER_MIN) $(COVER_PKG_MIN) || cover=$$?; fi; \
-	[ $$unit -eq 0 ] && [ $$beside -eq 0 ] && [ $$e2e_rc -eq 0 ] && [ $$cover -eq 0 ]
+	[ $$unit -eq 0 ] && [ $$beside_rc -eq 0 ] && [ $$e2e_rc -eq 0 ] && [ $$cover -eq 0 ]
 
 # The packages whose code runs goroutines against shared state (the wave
 # executor, the engine driver, the rollout lock and record store, the
