@@ -186,6 +186,13 @@ const (
 
 // targets are every forbidden-path target of the model, sorted by ARN.
 func (m *Model) targets(isCell func(string) bool) []target {
+	// The accounts the forbidden paths are tried from: a resource's
+	// cross-account targets apply only from another one, so a fleet of
+	// one account builds none.
+	accounts := map[string]bool{}
+	for _, p := range m.forbiddenPrincipals() {
+		accounts[p.Account] = true
+	}
 	var out []target
 	for _, r := range m.Resources() {
 		if r.Owner == "" {
@@ -203,7 +210,9 @@ func (m *Model) targets(isCell func(string) bool) []target {
 			out = append(out, target{res: r, arn: r.ARN + suf, owner: r.Owner, from: from, actions: own[suf],
 				name: fmt.Sprintf("%%s must not reach %s's %s", r.Owner, r.Label)})
 		}
-		out = append(out, crossAccountTargets(r, from, own)...)
+		if len(accounts) > 1 || !accounts[r.Account] {
+			out = append(out, crossAccountTargets(r, from, own)...)
+		}
 	}
 	for _, x := range m.prefixes {
 		if !isCell(x.Owner) {
