@@ -8,7 +8,7 @@ import (
 	"strings"
 
 	"github.com/cellctl/cellctl/internal/awsapi"
-	"github.com/cellctl/cellctl/internal/awsmodel"
+	"github.com/cellctl/cellctl/internal/awssts"
 	"github.com/cellctl/cellctl/internal/fleet"
 	"golang.org/x/sync/errgroup"
 )
@@ -141,7 +141,7 @@ func (b *Bundle) reach(ctx context.Context, a fleet.Access, stacks []string) err
 	id, err := awsapi.CallerIdentity(ctx, t)
 	if err != nil {
 		if a.Role.RoleARN != "" {
-			return fmt.Errorf("%s: %s", who, awsmodel.RoleCannotBeAssumed(a.Role.RoleARN, err))
+			return fmt.Errorf("%s: %s", who, awssts.RoleCannotBeAssumed(a.Role.RoleARN, err))
 		}
 		return fmt.Errorf("%s: cannot reach account %s with the configured credentials: %w", who, a.AccountLabel(), err)
 	}

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/cellctl/cellctl/internal/awsmodel"
+	"github.com/cellctl/cellctl/internal/awssts"
 	"github.com/cellctl/cellctl/internal/diag"
 	"gopkg.in/yaml.v3"
 )
@@ -86,7 +86,7 @@ func (c *Cell) DNSAccess() Access {
 	if c.dnsRole.RoleARN == "" {
 		return c.Access()
 	}
-	r, _ := awsmodel.ParseRoleARN(c.dnsRole.RoleARN)
+	r, _ := awssts.ParseRoleARN(c.dnsRole.RoleARN)
 	return Access{Account: r.Account, Region: c.Region, Role: c.dnsRole}
 }
 
@@ -217,7 +217,7 @@ func (l *loader) assumeRole(file, field string, v *yaml.Node) (AssumeRole, bool)
 				ok = false
 				continue
 			}
-			if _, err := awsmodel.ParseRoleARN(s); err != nil {
+			if _, err := awssts.ParseRoleARN(s); err != nil {
 				l.errs.Add(file, p.Value.Line, sub, "%v", err)
 				ok = false
 				continue
@@ -226,7 +226,7 @@ func (l *loader) assumeRole(file, field string, v *yaml.Node) (AssumeRole, bool)
 		case "sessionName":
 			s, good := l.plainString(file, sub, p.Value)
 			if good {
-				if err := awsmodel.CheckRoleSessionName(s); err != nil {
+				if err := awssts.CheckRoleSessionName(s); err != nil {
 					l.errs.Add(file, p.Value.Line, sub, "%v", err)
 					good = false
 				}
@@ -244,7 +244,7 @@ func (l *loader) assumeRole(file, field string, v *yaml.Node) (AssumeRole, bool)
 			}
 			s, good := l.plainString(file, sub, p.Value)
 			if good {
-				if err := awsmodel.CheckExternalID(s); err != nil {
+				if err := awssts.CheckExternalID(s); err != nil {
 					l.errs.Add(file, p.Value.Line, sub, "%v", err)
 					good = false
 				}
@@ -259,7 +259,7 @@ func (l *loader) assumeRole(file, field string, v *yaml.Node) (AssumeRole, bool)
 			}
 			d, err := time.ParseDuration(s)
 			if err == nil && d%time.Second == 0 {
-				err = awsmodel.CheckRoleSessionSeconds(int(d / time.Second))
+				err = awssts.CheckRoleSessionSeconds(int(d / time.Second))
 			} else if err == nil {
 				err = fmt.Errorf("must be whole seconds")
 			}
@@ -349,7 +349,7 @@ func (l *loader) resolveAccess(file string, base, own accountSettings) (Access, 
 	account := declared
 	ok := true
 	if eff.access.Role.RoleARN != "" {
-		r, _ := awsmodel.ParseRoleARN(eff.access.Role.RoleARN)
+		r, _ := awssts.ParseRoleARN(eff.access.Role.RoleARN)
 		if declared != "" && declared != r.Account {
 			f, line := at(declaredKey)
 			rf, rl := at("aws:assumeRole")

@@ -45,6 +45,7 @@ const Module = "github.com/cellctl/cellctl"
 var byPrefix = map[string]Layer{
 	"internal/awsfacts":    Base,
 	"internal/awsname":     Base,
+	"internal/awssts":      Base,
 	"internal/cellid":      Base,
 	"internal/safefile":    Base,
 	"internal/diag":        Base,
@@ -169,3 +170,16 @@ var TestSupport = map[string]bool{SimulatorTestSupport: true, "internal/pgtest":
 // IsSimulator reports whether a package is the simulator or one of its
 // subpackages.
 func IsSimulator(rel string) bool { return rel == Simulator || strings.HasPrefix(rel, Simulator+"/") }
+
+// PulumiFree are packages that must not reach any Pulumi package, not
+// even through another package. The fuzz targets' packages (make fuzz):
+// a fuzz build compiles everything its package reaches with the fuzzer's
+// instrumentation, so when internal/fleet reached the pulumi-aws SDK
+// (through the AWS model, for four STS checks) a cold `make test`
+// compiled sixteen of the SDK's packages once more for it. And the
+// packages that describe and show a stack run (stackrun, runplan,
+// progress), which need no engine.
+var PulumiFree = []string{
+	"internal/fleet", "router", "router/edge", "waves",
+	"internal/stackrun", "internal/runplan", "internal/progress",
+}

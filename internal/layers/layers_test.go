@@ -142,6 +142,42 @@ func TestOnlyTheCloudBundleKnowsTheSimulator(t *testing.T) {
 	}
 }
 
+// TestPulumiFreePackagesReachNoPulumiPackage: see PulumiFree.
+func TestPulumiFreePackagesReachNoPulumiPackage(t *testing.T) {
+	args := []string{"list", "-f", `{{.ImportPath}} {{join .Deps " "}}`}
+	for _, p := range PulumiFree {
+		args = append(args, Module+"/"+p)
+	}
+	cmd := exec.Command("go", args...)
+	cmd.Dir = "../.."
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("go list: %v\n%s", err, stderr.String())
+	}
+	seen := 0
+	for line := range strings.Lines(string(out)) {
+		f := strings.Fields(line)
+		if len(f) == 0 {
+			continue
+		}
+		seen++
+		var pulumi []string
+		for _, d := range f[1:] {
+			if strings.HasPrefix(d, "github.com/pulumi/") {
+				pulumi = append(pulumi, d)
+			}
+		}
+		if len(pulumi) > 0 {
+			t.Errorf("%s reaches %d Pulumi packages (e.g. %s); it must reach none (layers.PulumiFree says why)", f[0], len(pulumi), pulumi[0])
+		}
+	}
+	if seen != len(PulumiFree) {
+		t.Errorf("go list answered for %d packages, want %d", seen, len(PulumiFree))
+	}
+}
+
 // TestOf pins the table's matching rules: the longest entry wins and a
 // "/..." entry covers what is below it.
 func TestOf(t *testing.T) {

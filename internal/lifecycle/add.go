@@ -13,7 +13,7 @@ import (
 	"time"
 
 	"github.com/cellctl/cellctl/internal/apply"
-	"github.com/cellctl/cellctl/internal/awsmodel"
+	"github.com/cellctl/cellctl/internal/awssts"
 	"github.com/cellctl/cellctl/internal/cellid"
 	"github.com/cellctl/cellctl/internal/fleet"
 	"github.com/cellctl/cellctl/internal/safefile"
@@ -76,9 +76,9 @@ func placement(o AddOptions) (Placement, error) {
 			if p.Account == "" {
 				return Placement{}, fmt.Errorf("--role %q is a role name: give --account too, or the role's ARN (arn:aws:iam::<account>:role/%s)", o.Role, o.Role)
 			}
-			arn = awsmodel.RoleARN{Partition: "aws", Account: p.Account, Path: "/", Name: o.Role}.String()
+			arn = awssts.RoleARN{Partition: "aws", Account: p.Account, Path: "/", Name: o.Role}.String()
 		}
-		r, err := awsmodel.ParseRoleARN(arn)
+		r, err := awssts.ParseRoleARN(arn)
 		if err != nil {
 			return Placement{}, fmt.Errorf("--role: %w", err)
 		}
@@ -94,7 +94,7 @@ func placement(o AddOptions) (Placement, error) {
 		if p.RoleARN == "" {
 			return Placement{}, errors.New("--external-id is the id a role's trust policy requires: give --role too")
 		}
-		if err := awsmodel.CheckExternalID(p.ExternalID); err != nil {
+		if err := awssts.CheckExternalID(p.ExternalID); err != nil {
 			return Placement{}, fmt.Errorf("--external-id: %w", err)
 		}
 	}

@@ -6,7 +6,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/cellctl/cellctl/internal/awsmodel"
+	"github.com/cellctl/cellctl/internal/awssts"
 	"github.com/cellctl/cellctl/internal/sim"
 )
 
@@ -55,11 +55,11 @@ one. Act in an account with --account ID on the other sim commands.`,
 		Args: cobra.ExactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.AccountID, opts.RoleName = args[0], args[1]
-			if err := awsmodel.CheckAccountID(opts.AccountID); err != nil {
+			if err := awssts.CheckAccountID(opts.AccountID); err != nil {
 				return err
 			}
 			for _, t := range opts.Trust {
-				if err := awsmodel.CheckAccountID(t); err != nil {
+				if err := awssts.CheckAccountID(t); err != nil {
 					return fmt.Errorf("--trust: %w", err)
 				}
 			}

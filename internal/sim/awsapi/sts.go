@@ -7,7 +7,7 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/cellctl/cellctl/internal/awsmodel"
+	"github.com/cellctl/cellctl/internal/awssts"
 	"github.com/cellctl/cellctl/internal/sim/store"
 )
 
@@ -78,7 +78,7 @@ func (h *apiHandler) failAnyProtocol(w http.ResponseWriter, r *http.Request, isC
 	case isRDSData(r), isLambda(r):
 		h.failREST(w, e)
 	default:
-		if e.shape == awsmodel.STSInvalidClientTokenID {
+		if e.shape == awssts.STSInvalidClientTokenID {
 			e = &apiError{e.status, "UnrecognizedClientException", e.queryCode, e.message}
 		}
 		h.fail(w, false, e)
@@ -98,7 +98,7 @@ func (h *apiHandler) sts(action string, in queryIn) ([]el, *apiError) {
 		if s := in.get("DurationSeconds"); s != "" {
 			n, err := strconv.Atoi(s)
 			if err != nil {
-				return nil, &apiError{400, awsmodel.STSValidation, awsmodel.STSValidation, "DurationSeconds " + strconv.Quote(s) + " is not a number"}
+				return nil, &apiError{400, awssts.STSValidation, awssts.STSValidation, "DurationSeconds " + strconv.Quote(s) + " is not a number"}
 			}
 			seconds = n
 		}

@@ -16,6 +16,7 @@ import (
 
 	readers "github.com/cellctl/cellctl/internal/awsapi"
 	"github.com/cellctl/cellctl/internal/awsmodel"
+	"github.com/cellctl/cellctl/internal/awssts"
 	"github.com/cellctl/cellctl/internal/sim/store"
 )
 
@@ -153,19 +154,19 @@ func TestAssumeRoleRefusesAsSTS(t *testing.T) {
 		code       string
 		status     int
 	}{
-		{"a role that does not exist", "arn:aws:iam::222233334444:role/nobody", nil, awsmodel.STSAccessDenied, 403},
-		{"a role that does not trust the home account", "arn:aws:iam::222233334444:role/vendor-only", nil, awsmodel.STSAccessDenied, 403},
-		{"no external id", "arn:aws:iam::222233334444:role/guarded", nil, awsmodel.STSAccessDenied, 403},
-		{"a wrong external id", "arn:aws:iam::222233334444:role/guarded", func(o *stscreds.AssumeRoleOptions) { o.ExternalID = aws.String("fleet-0000") }, awsmodel.STSAccessDenied, 403},
-		{"a one-letter session name", deployRole, func(o *stscreds.AssumeRoleOptions) { o.RoleSessionName = "x" }, awsmodel.STSValidation, 400},
-		{"a 5-minute session", deployRole, func(o *stscreds.AssumeRoleOptions) { o.Duration = 300e9 }, awsmodel.STSValidation, 400},
+		{"a role that does not exist", "arn:aws:iam::222233334444:role/nobody", nil, awssts.STSAccessDenied, 403},
+		{"a role that does not trust the home account", "arn:aws:iam::222233334444:role/vendor-only", nil, awssts.STSAccessDenied, 403},
+		{"no external id", "arn:aws:iam::222233334444:role/guarded", nil, awssts.STSAccessDenied, 403},
+		{"a wrong external id", "arn:aws:iam::222233334444:role/guarded", func(o *stscreds.AssumeRoleOptions) { o.ExternalID = aws.String("fleet-0000") }, awssts.STSAccessDenied, 403},
+		{"a one-letter session name", deployRole, func(o *stscreds.AssumeRoleOptions) { o.RoleSessionName = "x" }, awssts.STSValidation, 400},
+		{"a 5-minute session", deployRole, func(o *stscreds.AssumeRoleOptions) { o.Duration = 300e9 }, awssts.STSValidation, 400},
 	} {
 		_, err := f.assume(c.role, c.opt).Credentials.Retrieve(ctx)
 		code, msg, status := stsCode(err)
 		if code != c.code || status != c.status {
 			t.Errorf("%s: %s %d (%v), want %s %d", c.what, code, status, err, c.code, c.status)
 		}
-		if c.code == awsmodel.STSAccessDenied && msg != awsmodel.AssumeRoleDenied(homeUserARN, c.role) {
+		if c.code == awssts.STSAccessDenied && msg != awssts.AssumeRoleDenied(homeUserARN, c.role) {
 			t.Errorf("%s: message %q", c.what, msg)
 		}
 	}
@@ -181,11 +182,11 @@ func TestAnUnknownAccessKeyIsRefusedByEveryAPI(t *testing.T) {
 	bad := f.cfg.Copy()
 	bad.Credentials = credentials.NewStaticCredentialsProvider("ASIASIMNOTISSUED0000", "secret", "token")
 	_, err := sts.NewFromConfig(bad).GetCallerIdentity(ctx, &sts.GetCallerIdentityInput{})
-	if code, msg, status := stsCode(err); code != awsmodel.STSInvalidClientTokenID || status != 403 || msg != "The security token included in the request is invalid." {
+	if code, msg, status := stsCode(err); code != awssts.STSInvalidClientTokenID || status != 403 || msg != "The security token included in the request is invalid." {
 		t.Errorf("sts: %s %d %q", code, status, msg)
 	}
 	_, err = route53.NewFromConfig(bad).GetHostedZone(ctx, &route53.GetHostedZoneInput{Id: aws.String(zoneInSecond)})
-	if code, _, status := stsCode(err); code != awsmodel.STSInvalidClientTokenID || status != 403 {
+	if code, _, status := stsCode(err); code != awssts.STSInvalidClientTokenID || status != 403 {
 		t.Errorf("route53: %s %d (%v)", code, status, err)
 	}
 	q, _ := readers.NewQuotas(ctx, readers.Target{Region: "us-east-1", Endpoint: f.endpoint, AccessKeyID: "ASIASIMNOTISSUED0000", SecretAccessKey: "s", MaxAttempts: 1})

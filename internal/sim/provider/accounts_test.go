@@ -13,6 +13,7 @@ import (
 	"google.golang.org/protobuf/types/known/structpb"
 
 	"github.com/cellctl/cellctl/internal/awsmodel"
+	"github.com/cellctl/cellctl/internal/awssts"
 	"github.com/cellctl/cellctl/internal/sim/provider"
 	"github.com/cellctl/cellctl/internal/sim/simtest"
 	"github.com/cellctl/cellctl/internal/sim/store"
@@ -109,14 +110,14 @@ func TestConfigureFailsWhenTheRoleCannotBeAssumed(t *testing.T) {
 		want string
 	}{
 		{"a role nobody registered", simtest.PM("roleArn", "arn:aws:iam::222233334444:role/nobody"),
-			awsmodel.AssumeRoleDenied(caller, "arn:aws:iam::222233334444:role/nobody")},
+			awssts.AssumeRoleDenied(caller, "arn:aws:iam::222233334444:role/nobody")},
 		{"an untrusting role", simtest.PM("roleArn", "arn:aws:iam::222233334444:role/vendor-only"),
-			awsmodel.AssumeRoleDenied(caller, "arn:aws:iam::222233334444:role/vendor-only")},
+			awssts.AssumeRoleDenied(caller, "arn:aws:iam::222233334444:role/vendor-only")},
 		{"a missing external id", simtest.PM("roleArn", "arn:aws:iam::222233334444:role/guarded"),
-			awsmodel.AssumeRoleDenied(caller, "arn:aws:iam::222233334444:role/guarded")},
+			awssts.AssumeRoleDenied(caller, "arn:aws:iam::222233334444:role/guarded")},
 		{"a wrong external id", simtest.PM("roleArn", "arn:aws:iam::222233334444:role/guarded", "externalId", "fleet-0000"),
-			awsmodel.AssumeRoleDenied(caller, "arn:aws:iam::222233334444:role/guarded")},
-		{"a 5-minute session", simtest.PM("roleArn", cellRole, "duration", "5m"), awsmodel.STSValidation},
+			awssts.AssumeRoleDenied(caller, "arn:aws:iam::222233334444:role/guarded")},
+		{"a 5-minute session", simtest.PM("roleArn", cellRole, "duration", "5m"), awssts.STSValidation},
 	} {
 		h := simtest.On(t, provider.Options{Dir: dir, Stack: "cell-a"}, "")
 		err := configure(h, resource.PropertyMap{"region": resource.NewStringProperty("us-east-1"), "assumeRole": resource.NewObjectProperty(c.role)})

@@ -8,6 +8,7 @@ import (
 	"github.com/pulumi/pulumi/sdk/v3/go/common/resource"
 
 	"github.com/cellctl/cellctl/internal/awsmodel"
+	"github.com/cellctl/cellctl/internal/awssts"
 	"github.com/cellctl/cellctl/internal/sim/store"
 )
 
@@ -76,7 +77,7 @@ func readAssumeRole(config resource.PropertyMap) (*assumeRoleConfig, error) {
 	if ar.RoleARN == "" {
 		return nil, nil
 	}
-	arn, err := awsmodel.ParseRoleARN(ar.RoleARN)
+	arn, err := awssts.ParseRoleARN(ar.RoleARN)
 	if err != nil {
 		return nil, fmt.Errorf("aws:assumeRole.roleArn: %w", err)
 	}
@@ -103,10 +104,10 @@ func (p *Provider) assume(ar *assumeRoleConfig) (*store.Cloud, error) {
 	if ar == nil {
 		return p.cloud, nil
 	}
-	cannot := func(cause error) error { return errors.New(awsmodel.RoleCannotBeAssumed(ar.RoleARN, cause)) }
-	seconds, err := awsmodel.RoleSessionSeconds(ar.Duration)
+	cannot := func(cause error) error { return errors.New(awssts.RoleCannotBeAssumed(ar.RoleARN, cause)) }
+	seconds, err := awssts.RoleSessionSeconds(ar.Duration)
 	if err != nil {
-		return nil, cannot(&store.STSError{Code: awsmodel.STSValidation, Status: 400, Message: err.Error()})
+		return nil, cannot(&store.STSError{Code: awssts.STSValidation, Status: 400, Message: err.Error()})
 	}
 	caller, err := p.cloud.HomeIdentity()
 	if err != nil {

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/cellctl/cellctl/internal/awsmodel"
+	"github.com/cellctl/cellctl/internal/awssts"
 )
 
 // Accounts. The sim dir is the home account, as it always was; a second
@@ -99,7 +100,7 @@ type Identity struct {
 	Session *Session
 }
 
-// STSError is an STS error: its code (awsmodel.STS…), HTTP status and
+// STSError is an STS error: its code (awssts.STS…), HTTP status and
 // message, as the API answers it and the provider quotes it.
 type STSError struct {
 	Code    string
@@ -111,9 +112,9 @@ func (e *STSError) Error() string {
 	return fmt.Sprintf("operation error STS: AssumeRole, https response error StatusCode: %d, api error %s: %s", e.Status, e.Code, e.Message)
 }
 
-func denied(msg string) *STSError { return &STSError{awsmodel.STSAccessDenied, 403, msg} }
+func denied(msg string) *STSError { return &STSError{awssts.STSAccessDenied, 403, msg} }
 func invalid(msg string) *STSError {
-	return &STSError{awsmodel.STSValidation, 400, msg}
+	return &STSError{awssts.STSValidation, 400, msg}
 }
 
 // UnknownAccountError is a read of an account nobody registered.
@@ -194,20 +195,20 @@ func (c *Cloud) HomeAccount() (string, error) {
 // externalID when it is set. Registering it again replaces its trust and
 // external id.
 func (c *Cloud) AddRole(account, name string, trust []string, externalID string) (Role, error) {
-	if err := awsmodel.CheckAccountID(account); err != nil {
+	if err := awssts.CheckAccountID(account); err != nil {
 		return Role{}, err
 	}
-	arn, err := awsmodel.ParseRoleARN("arn:aws:iam::" + account + ":role/" + name)
+	arn, err := awssts.ParseRoleARN("arn:aws:iam::" + account + ":role/" + name)
 	if err != nil {
 		return Role{}, fmt.Errorf("role name %q: %w", name, err)
 	}
 	for _, t := range trust {
-		if err := awsmodel.CheckAccountID(t); err != nil {
+		if err := awssts.CheckAccountID(t); err != nil {
 			return Role{}, fmt.Errorf("trusted account: %w", err)
 		}
 	}
 	if externalID != "" {
-		if err := awsmodel.CheckExternalID(externalID); err != nil {
+		if err := awssts.CheckExternalID(externalID); err != nil {
 			return Role{}, err
 		}
 	}
@@ -266,7 +267,7 @@ func (c *Cloud) Account(id string) (*Cloud, error) {
 	if id == "" {
 		return c, nil
 	}
-	if err := awsmodel.CheckAccountID(id); err != nil {
+	if err := awssts.CheckAccountID(id); err != nil {
 		return nil, err
 	}
 	known := false
@@ -337,7 +338,7 @@ func (c *Cloud) Identity(accessKeyID string) (Identity, error) {
 		}
 		sess := reg.Sessions[accessKeyID]
 		if sess == nil {
-			return &STSError{awsmodel.STSInvalidClientTokenID, 403, "The security token included in the request is invalid."}
+			return &STSError{awssts.STSInvalidClientTokenID, 403, "The security token included in the request is invalid."}
 		}
 		if !c.now().Before(sess.Expires) {
 			return &STSError{"ExpiredToken", 403, "The security token included in the request is expired"}
@@ -353,7 +354,7 @@ func homeIdentity(home string) Identity {
 }
 
 func sessionIdentity(s *Session) Identity {
-	return Identity{Account: s.Account, ARN: awsmodel.AssumedRoleARN("aws", s.Account, s.Role, s.SessionName),
+	return Identity{Account: s.Account, ARN: awssts.AssumedRoleARN("aws", s.Account, s.Role, s.SessionName),
 		UserID: roleID(s.RoleARN) + ":" + s.SessionName, Session: s}
 }
 
@@ -390,25 +391,25 @@ type AssumeRoleInput struct {
 // AccessDenied (with STS's wording, which does not tell a missing role
 // from an untrusted caller or a wrong external id) otherwise.
 func (c *Cloud) AssumeRole(caller Identity, in AssumeRoleInput) (Session, error) {
-	arn, err := awsmodel.ParseRoleARN(in.RoleARN)
+	arn, err := awssts.ParseRoleARN(in.RoleARN)
 	if err != nil {
 		return Session{}, invalid(err.Error())
 	}
-	if err := awsmodel.CheckRoleSessionName(in.SessionName); err != nil {
+	if err := awssts.CheckRoleSessionName(in.SessionName); err != nil {
 		return Session{}, invalid(err.Error())
 	}
 	if in.ExternalID != "" {
-		if err := awsmodel.CheckExternalID(in.ExternalID); err != nil {
+		if err := awssts.CheckExternalID(in.ExternalID); err != nil {
 			return Session{}, invalid(err.Error())
 		}
 	}
 	if in.Seconds == 0 {
-		in.Seconds = awsmodel.DefaultRoleSessionSeconds
+		in.Seconds = awssts.DefaultRoleSessionSeconds
 	}
-	if err := awsmodel.CheckRoleSessionSeconds(in.Seconds); err != nil {
+	if err := awssts.CheckRoleSessionSeconds(in.Seconds); err != nil {
 		return Session{}, invalid(err.Error())
 	}
-	if caller.Session != nil && in.Seconds > awsmodel.MaxChainedRoleSessionSeconds {
+	if caller.Session != nil && in.Seconds > awssts.MaxChainedRoleSessionSeconds {
 		return Session{}, invalid("The requested DurationSeconds exceeds the 1 hour session limit for roles assumed by role chaining.")
 	}
 	var sess Session
@@ -421,7 +422,7 @@ func (c *Cloud) AssumeRole(caller Identity, in AssumeRoleInput) (Session, error)
 		// one is not the role under /team/.
 		if role == nil || role.ARN != arn.String() || !slices.Contains(role.Trust, caller.Account) ||
 			(role.ExternalID != "" && role.ExternalID != in.ExternalID) {
-			return denied(awsmodel.AssumeRoleDenied(caller.ARN, in.RoleARN))
+			return denied(awssts.AssumeRoleDenied(caller.ARN, in.RoleARN))
 		}
 		sess = Session{Account: arn.Account, Role: arn.Name, RoleARN: role.ARN, SessionName: in.SessionName,
 			Expires: c.now().Add(time.Duration(in.Seconds) * time.Second).UTC().Truncate(time.Second)}

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/cellctl/cellctl/internal/awsmodel"
+	"github.com/cellctl/cellctl/internal/awssts"
 )
 
 func TestASecondAccountIsAStoreOfItsOwnAndHomeKeepsItsLayout(t *testing.T) {
@@ -82,20 +83,20 @@ func TestAssumeRoleDecidesAsSTS(t *testing.T) {
 		in   AssumeRoleInput
 		code string
 	}{
-		{AssumeRoleInput{RoleARN: base + "missing", SessionName: "s1"}, awsmodel.STSAccessDenied},
-		{AssumeRoleInput{RoleARN: base + "vendor", SessionName: "s1"}, awsmodel.STSAccessDenied},
-		{AssumeRoleInput{RoleARN: base + "guarded", SessionName: "s1"}, awsmodel.STSAccessDenied},
-		{AssumeRoleInput{RoleARN: base + "guarded", SessionName: "s1", ExternalID: "wrong-id"}, awsmodel.STSAccessDenied},
-		{AssumeRoleInput{RoleARN: base + "deploy", SessionName: "s"}, awsmodel.STSValidation},
-		{AssumeRoleInput{RoleARN: base + "deploy", SessionName: "s1", Seconds: 60}, awsmodel.STSValidation},
-		{AssumeRoleInput{RoleARN: "arn:aws:iam::2222:role/deploy", SessionName: "s1"}, awsmodel.STSValidation},
+		{AssumeRoleInput{RoleARN: base + "missing", SessionName: "s1"}, awssts.STSAccessDenied},
+		{AssumeRoleInput{RoleARN: base + "vendor", SessionName: "s1"}, awssts.STSAccessDenied},
+		{AssumeRoleInput{RoleARN: base + "guarded", SessionName: "s1"}, awssts.STSAccessDenied},
+		{AssumeRoleInput{RoleARN: base + "guarded", SessionName: "s1", ExternalID: "wrong-id"}, awssts.STSAccessDenied},
+		{AssumeRoleInput{RoleARN: base + "deploy", SessionName: "s"}, awssts.STSValidation},
+		{AssumeRoleInput{RoleARN: base + "deploy", SessionName: "s1", Seconds: 60}, awssts.STSValidation},
+		{AssumeRoleInput{RoleARN: "arn:aws:iam::2222:role/deploy", SessionName: "s1"}, awssts.STSValidation},
 	} {
 		_, err := home.AssumeRole(caller, c.in)
 		var se *STSError
 		if !errors.As(err, &se) || se.Code != c.code {
 			t.Errorf("%+v: %v, want %s", c.in, err, c.code)
 		}
-		if c.code == awsmodel.STSAccessDenied && se != nil && se.Message != awsmodel.AssumeRoleDenied(caller.ARN, c.in.RoleARN) {
+		if c.code == awssts.STSAccessDenied && se != nil && se.Message != awssts.AssumeRoleDenied(caller.ARN, c.in.RoleARN) {
 			t.Errorf("%+v: message %q", c.in, se.Message)
 		}
 	}
@@ -114,7 +115,7 @@ func TestAssumeRoleDecidesAsSTS(t *testing.T) {
 		t.Fatalf("home Identity = %+v, %v", id, err)
 	}
 	var se *STSError
-	if _, err := home.Identity("ASIAUNKNOWN000000000"); !errors.As(err, &se) || se.Code != awsmodel.STSInvalidClientTokenID {
+	if _, err := home.Identity("ASIAUNKNOWN000000000"); !errors.As(err, &se) || se.Code != awssts.STSInvalidClientTokenID {
 		t.Fatalf("unknown key: %v", err)
 	}
 	now = now.Add(2 * time.Hour)

@@ -16,6 +16,7 @@ import (
 	"github.com/pulumi/pulumi/sdk/v3/go/common/resource"
 
 	"github.com/cellctl/cellctl/internal/awsmodel"
+	"github.com/cellctl/cellctl/internal/awssts"
 )
 
 // Cloud is a simulated AWS account kept in a directory. It is safe to use
@@ -110,7 +111,7 @@ func (c *Cloud) Others() []*Cloud {
 	}
 	entries, _ := os.ReadDir(filepath.Join(home.dir, AccountsDir))
 	for _, e := range entries {
-		if !e.IsDir() || awsmodel.CheckAccountID(e.Name()) != nil || e.Name() == c.s.account {
+		if !e.IsDir() || awssts.CheckAccountID(e.Name()) != nil || e.Name() == c.s.account {
 			continue
 		}
 		other, err := (&Cloud{s: home, now: c.now}).accountCloud(e.Name())

@@ -1,4 +1,9 @@
-package awsmodel
+// Package awssts is AWS STS's AssumeRole rules and identities: role
+// ARNs, session names, external ids and durations, and STS's errors. It
+// imports no Pulumi package (unlike internal/awsmodel, which reads the
+// pulumi-aws SDK's types), so the fleet loader checks a cell's account
+// settings without reaching the SDK (internal/layers' PulumiFree).
+package awssts
 
 import (
 	"fmt"

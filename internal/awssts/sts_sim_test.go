@@ -1,4 +1,4 @@
-package awsmodel
+package awssts
 
 import "testing"
 
