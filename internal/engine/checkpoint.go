@@ -5,17 +5,21 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net/url"
 	"os"
 	"path/filepath"
 	"sort"
 	"strings"
+
+	"gocloud.dev/gcerrors"
 )
 
-// A file backend keeps each stack's state in one checkpoint file,
-// .pulumi/stacks/<project>/<stack>.json (or .json.gz). A truncated or
-// otherwise broken one used to read as "never updated, 0 resources" in
-// status, and made an up fail late with "unexpected end of JSON input"
-// and no file named. It is checked before any operation opens the stack.
+// A diy backend (a directory or an S3 bucket) keeps each stack's state in
+// one checkpoint, .pulumi/stacks/<project>/<stack>.json (or .json.gz). A
+// truncated or otherwise broken one used to read as "never updated, 0
+// resources" in status, and made an up fail late with "unexpected end of
+// JSON input" and no file named. It is checked before any operation opens
+// the stack.
 
 // CorruptStateError says a stack's checkpoint cannot be read, which file
 // it is, and the copies it can be restored from.
@@ -28,19 +32,26 @@ type CorruptStateError struct {
 	// backend's history, newest first.
 	Backup  string
 	History []string
+	// Copy is the command that copies one of them over File ("cp"; the
+	// AWS CLI's for an S3 backend).
+	Copy string
 }
 
 func (e *CorruptStateError) Error() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "the state of stack %s is corrupt: %s: %v; nothing was run.\n", e.Stack, e.File, e.Err)
 	b.WriteString("Restore the last good checkpoint (keep the broken file aside first), then reconcile it with the cloud:\n")
+	cp := e.Copy
+	if cp == "" {
+		cp = "cp"
+	}
 	n := 1
 	if e.Backup != "" {
-		fmt.Fprintf(&b, "  %d. the previous checkpoint pulumi kept: cp %s %s\n", n, e.Backup, e.File)
+		fmt.Fprintf(&b, "  %d. the previous checkpoint pulumi kept: %s %s %s\n", n, cp, e.Backup, e.File)
 		n++
 	}
 	if len(e.History) > 0 {
-		fmt.Fprintf(&b, "  %d. or the newest checkpoint in the backend's history: cp %s %s\n", n, e.History[0], e.File)
+		fmt.Fprintf(&b, "  %d. or the newest checkpoint in the backend's history: %s %s %s\n", n, cp, e.History[0], e.File)
 		n++
 	}
 	if n == 1 {
@@ -54,18 +65,21 @@ func (e *CorruptStateError) Error() string {
 
 func (e *CorruptStateError) Unwrap() error { return e.Err }
 
-// checkCheckpoint reports a file backend's checkpoint of stack that is not
-// a readable checkpoint. Other backends, and a stack without a checkpoint
-// yet, pass: the backend reads those itself.
+// checkCheckpoint reports a diy backend's checkpoint of stack (a file
+// backend's or an S3 bucket's) that is not a readable checkpoint, with the
+// copies it can be restored from. Backends only the CLI reads, and a stack
+// without a checkpoint yet, pass: the backend reads those itself, as it
+// does when the bucket cannot be opened (the operation then fails on it).
 func (e *Engine) checkCheckpoint(stack string) error {
-	root, isFile := strings.CutPrefix(e.backend, "file://")
-	if !isFile {
+	ctx := context.Background()
+	bl, ok, err := e.blobs(ctx)
+	if !ok || err != nil {
 		return nil
 	}
-	data, _, err := e.readCheckpoint(context.Background(), stack)
-	file := e.checkpointPath(stack)
-	if _, serr := os.Stat(file); serr != nil {
-		file += ".gz"
+	data, _, err := e.readCheckpoint(ctx, stack)
+	key := e.stackKey(stack)
+	if there, _ := bl.exists(ctx, key); !there {
+		key += ".gz"
 	}
 	if err == nil && data == nil {
 		return nil
@@ -74,30 +88,48 @@ func (e *Engine) checkCheckpoint(stack string) error {
 		err = validCheckpoint(data)
 	}
 	if err == nil {
-		return e.repairAttrs(stack, file)
+		if dir, isDir := bl.(dirBlobs); isDir {
+			return e.repairAttrs(stack, dir.path(key))
+		}
+		return nil
 	}
-	if errors.Is(err, os.ErrPermission) {
+	if errors.Is(err, os.ErrPermission) || gcerrors.Code(err) == gcerrors.PermissionDenied {
 		return fmt.Errorf("stack %s: reading its state: %w", stack, err)
 	}
-	ce := &CorruptStateError{Stack: stack, File: file, Err: err}
-	if bak, err := os.ReadFile(file + ".bak"); err == nil && validCheckpoint(bak) == nil {
-		ce.Backup = file + ".bak"
+	ce := &CorruptStateError{Stack: stack, File: bl.where(key), Err: err, Copy: copyCommand(bl)}
+	if bak, err := bl.read(ctx, key+".bak"); err == nil && validCheckpoint(bak) == nil {
+		ce.Backup = bl.where(key + ".bak")
 	}
-	dir := filepath.Join(filepath.FromSlash(root), ".pulumi", "history", e.opts.Fleet.Project, stack)
-	if entries, err := os.ReadDir(dir); err == nil {
-		for _, en := range entries {
-			if !strings.HasSuffix(en.Name(), ".checkpoint.json") {
+	dir := e.historyDir(stack)
+	if names, err := bl.list(ctx, dir); err == nil {
+		for _, n := range names {
+			if !strings.HasSuffix(n, ".checkpoint.json") {
 				continue
 			}
-			p := filepath.Join(dir, en.Name())
-			if data, err := os.ReadFile(p); err == nil && validCheckpoint(data) == nil {
-				ce.History = append(ce.History, p)
+			if data, err := bl.read(ctx, dir+"/"+n); err == nil && validCheckpoint(data) == nil {
+				ce.History = append(ce.History, bl.where(dir+"/"+n))
 			}
 		}
 		// Names end in the update's timestamp: newest last.
 		sort.Sort(sort.Reverse(sort.StringSlice(ce.History)))
 	}
 	return ce
+}
+
+// copyCommand is how an operator copies one object of the backend over
+// another: cp for a directory; the AWS CLI for a bucket, pointed at the
+// backend URL's own endpoint when it names one (a self-hosted S3).
+func copyCommand(bl stateBlobs) string {
+	b, isBucket := bl.(bucketBlobs)
+	if !isBucket {
+		return "cp"
+	}
+	if u, err := url.Parse(b.url); err == nil {
+		if ep := u.Query().Get("endpoint"); ep != "" {
+			return "aws s3 cp --endpoint-url " + ep
+		}
+	}
+	return "aws s3 cp"
 }
 
 func (e *Engine) checkpointPath(stack string) string {

@@ -131,3 +131,53 @@ func TestCheckpointEmptyAttrsRepaired(t *testing.T) {
 		t.Fatal("the sidecar of a corrupt checkpoint was removed")
 	}
 }
+
+// On an S3 backend a broken checkpoint is named as on a file backend, by
+// its s3:// URL, with the backup and history objects to restore from and
+// the AWS CLI's copy command pointed at the backend's own endpoint. Before,
+// the check ran on file backends only, and an S3 stack's broken checkpoint
+// surfaced as the CLI's bare JSON error.
+func TestCheckpointOnS3IsNamedWithItsBackups(t *testing.T) {
+	url, mem, bucket := fakeS3Bucket(t)
+	put := func(key, data string) {
+		t.Helper()
+		if _, err := mem.PutObject(bucket, key, map[string]string{}, strings.NewReader(data), int64(len(data)), nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	put(".pulumi/meta.yaml", "version: 1\n")
+	stack := ".pulumi/stacks/cells/cell-b.json"
+	put(stack, goodCheckpoint[:40])
+	put(stack+".bak", goodCheckpoint)
+	hist := ".pulumi/history/cells/cell-b/"
+	put(hist+"cell-b-1764500000000000000.checkpoint.json", goodCheckpoint)
+	put(hist+"cell-b-1764600000000000000.checkpoint.json", goodCheckpoint)
+	put(hist+"cell-b-1764700000000000000.checkpoint.json", "{")
+	e := &Engine{backend: url, opts: Options{Fleet: &fleet.Fleet{Project: "cells"}}}
+
+	err := e.checkCheckpoint("cell-b")
+	var ce *CorruptStateError
+	if !errors.As(err, &ce) {
+		t.Fatalf("err = %v, want a CorruptStateError", err)
+	}
+	endpoint := url[strings.Index(url, "endpoint=")+len("endpoint=") : strings.Index(url, "&")]
+	obj := "s3://" + bucket + "/" + stack
+	msg := err.Error()
+	for _, want := range []string{obj + ": unexpected end of JSON input", "truncated", "nothing was run",
+		"aws s3 cp --endpoint-url " + endpoint + " " + obj + ".bak " + obj,
+		"s3://" + bucket + "/" + hist + "cell-b-1764600000000000000.checkpoint.json " + obj,
+		"cellctl up cell-b --refresh"} {
+		if !strings.Contains(msg, want) {
+			t.Errorf("message lacks %q:\n%s", want, msg)
+		}
+	}
+	if strings.Contains(msg, "1764700000000000000") || strings.Contains(msg, "?endpoint") {
+		t.Errorf("a broken history checkpoint, or the URL's query, is in the message:\n%s", msg)
+	}
+
+	// A good checkpoint passes.
+	put(stack, goodCheckpoint)
+	if err := e.checkCheckpoint("cell-b"); err != nil {
+		t.Errorf("a good checkpoint: %v", err)
+	}
+}

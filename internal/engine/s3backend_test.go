@@ -17,15 +17,13 @@ import (
 	"github.com/cellctl/cellctl/internal/stackrun"
 )
 
-// newS3FakeEngine is a fake engine whose backend is an S3 bucket (gofakes3,
-// in memory, on loopback) named the way `pulumi login` takes a custom
-// endpoint. The fake CLI keeps the stacks in a directory of its own and
-// mirrors it into the bucket after every command, so the engine's own
-// reads go through the S3 client as they would against a real bucket.
-func newS3FakeEngine(t *testing.T) *fakeEngine {
+// fakeS3Bucket serves an empty bucket from gofakes3 (in memory, on
+// loopback) and returns its backend URL, named the way `pulumi login`
+// takes a custom endpoint, with the AWS SDK's environment pointed at it.
+func fakeS3Bucket(t *testing.T) (url string, mem *s3mem.Backend, bucket string) {
 	t.Helper()
-	const bucket = "cells-state"
-	mem := s3mem.New()
+	bucket = "cells-state"
+	mem = s3mem.New()
 	if err := mem.CreateBucket(bucket); err != nil {
 		t.Fatal(err)
 	}
@@ -38,7 +36,16 @@ func newS3FakeEngine(t *testing.T) *fakeEngine {
 	} {
 		t.Setenv(k, v)
 	}
-	url := "s3://" + bucket + "?endpoint=" + srv.URL + "&s3ForcePathStyle=true&region=us-east-1"
+	return "s3://" + bucket + "?endpoint=" + srv.URL + "&s3ForcePathStyle=true&region=us-east-1", mem, bucket
+}
+
+// newS3FakeEngine is a fake engine whose backend is an S3 bucket
+// (fakeS3Bucket). The fake CLI keeps the stacks in a directory of its own
+// and mirrors it into the bucket after every command, so the engine's own
+// reads go through the S3 client as they would against a real bucket.
+func newS3FakeEngine(t *testing.T) *fakeEngine {
+	t.Helper()
+	url, mem, bucket := fakeS3Bucket(t)
 	fe := newFakeEngine(t, func(o *Options) { o.Backend = url })
 	fe.cli.mirror = func(_, root string) {
 		want := map[string]bool{}
