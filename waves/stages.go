@@ -40,7 +40,7 @@ const MaxDelay = 24 * time.Hour
 
 // stageKeys and validationKeys are what the pipeline shape allows.
 var (
-	stageKeys      = []string{"name", "cells", "validation", "rollback_on_failure", "depends_on", "delay", "max_parallel", "gate"}
+	stageKeys      = []string{"name", "cells", "validation", "rollback_on_failure", "depends_on", "delay", "max_parallel", "gate", "approve"}
 	validationKeys = []string{"health_check", "error_rate", "latency_p99", "min_requests"}
 	// validationSignals maps the pipeline shape's names to cellctl's
 	// signals.
@@ -106,6 +106,8 @@ func parseStage(file string, i int, sn *yaml.Node, defBake time.Duration, base G
 			}
 		case "max_parallel":
 			parseParallel(file, kf, p.Value, &w, errs)
+		case "approve":
+			w.Approve = parseApprove(file, kf, p.Value, errs)
 		case "bake":
 			errs.Add(file, p.Key.Line, kf, "unknown key: a stage's bake is validation.health_check (allowed: %s)", strings.Join(stageKeys, ", "))
 		default:

@@ -206,6 +206,10 @@ type Wave struct {
 	// Delay is a wait before the wave starts (the pipeline shape's
 	// `delay`): the rollout holds for it after the previous wave passed.
 	Delay time.Duration
+	// Approve holds the wave until an operator approves it (`cellctl
+	// rollout approve ID`, from a terminal or CI's promote job): none of
+	// its cells changes before. waves.yaml spells it approve: true.
+	Approve bool
 	// Line is where the wave starts in waves.yaml.
 	Line int
 
@@ -310,6 +314,8 @@ func Parse(file string, data []byte) (*Plan, error) {
 				gatesNode = p.Value
 			case "gate":
 				waveGateNode = p.Value
+			case "approve":
+				w.Approve = parseApprove(file, kf, p.Value, &errs)
 			case "parallel", "max_parallel":
 				if parallelKey != "" {
 					errs.Add(file, p.Key.Line, kf, "set together with %s.%s: they are the same setting, keep max_parallel", field, parallelKey)
@@ -318,7 +324,7 @@ func Parse(file string, data []byte) (*Plan, error) {
 				parallelKey = p.Key.Value
 				parseParallel(file, kf, p.Value, &w, &errs)
 			default:
-				errs.Add(file, p.Key.Line, kf, "unknown key (allowed: name, cells, bake, gate, gates, max_parallel, parallel)")
+				errs.Add(file, p.Key.Line, kf, "unknown key (allowed: name, cells, bake, gate, gates, max_parallel, parallel, approve)")
 			}
 		}
 		if gatesNode != nil {
@@ -476,6 +482,16 @@ func parseGate(file, field string, n *yaml.Node, base Gate, errs *diag.List) Gat
 		}
 	}
 	return g
+}
+
+// parseApprove reads a wave's approve: true or false.
+func parseApprove(file, field string, n *yaml.Node, errs *diag.List) bool {
+	var v bool
+	if n.Kind != yaml.ScalarNode || n.ShortTag() != "!!bool" || n.Decode(&v) != nil {
+		errs.Add(file, n.Line, field, "must be true (the wave waits for `cellctl rollout approve` before its cells change) or false, got %s", diag.KindName(n))
+		return false
+	}
+	return v
 }
 
 // parseMinRequests reads min_requests into g.

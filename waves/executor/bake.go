@@ -48,6 +48,9 @@ type Baker struct {
 	Clock Clock
 	// Stop, when closed, ends the bake at the next wait (ErrStopped).
 	Stop <-chan struct{}
+	// Steer is a second Stop: closed when an operator asked the change to
+	// pause or abort (`cellctl rollout pause|abort`).
+	Steer <-chan struct{}
 	// Waiting, when set, is told before each wait the time left and the
 	// last poll's verdicts (progress).
 	Waiting func(left time.Duration, last []Verdict)
@@ -74,7 +77,7 @@ func (b Baker) Bake(ctx context.Context, s BakeSpec) (BakeResult, error) {
 			if err := ctx.Err(); err != nil {
 				return BakeResult{}, fmt.Errorf("%s interrupted while baking (%s left): %w", s.Step, left.Round(time.Second), err)
 			}
-			if stopped(b.Stop) {
+			if stopped(b.Stop) || stopped(b.Steer) {
 				return BakeResult{}, fmt.Errorf("%s stopped while baking (%s left): %w", s.Step, left.Round(time.Second), ErrStopped)
 			}
 			wait := left
@@ -85,6 +88,8 @@ func (b Baker) Bake(ctx context.Context, s BakeSpec) (BakeResult, error) {
 			case <-ctx.Done():
 				return BakeResult{}, fmt.Errorf("%s interrupted while baking (%s left): %w", s.Step, left.Round(time.Second), ctx.Err())
 			case <-b.Stop:
+				return BakeResult{}, fmt.Errorf("%s stopped while baking (%s left): %w", s.Step, left.Round(time.Second), ErrStopped)
+			case <-b.Steer:
 				return BakeResult{}, fmt.Errorf("%s stopped while baking (%s left): %w", s.Step, left.Round(time.Second), ErrStopped)
 			case <-clock.After(wait):
 			}

@@ -180,7 +180,12 @@ const (
 	RouterUpdated   EventKind = "router-updated"
 	RolloutPaused   EventKind = "rollout-paused"
 	RolloutComplete EventKind = "rollout-complete"
-	Note            EventKind = "note"
+	// RolloutAborted: an operator's abort rolled every changed wave back.
+	RolloutAborted EventKind = "rollout-aborted"
+	// WaveWaitingApproval: a wave with approve: true waits for
+	// `cellctl rollout approve`.
+	WaveWaitingApproval EventKind = "wave-waiting-approval"
+	Note                EventKind = "note"
 )
 
 // Event is one step of progress. Fields not relevant to the kind are zero.

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 )
 
 // ErrStopped says the run stopped at the operator's request (Options.Stop)
@@ -78,6 +79,11 @@ type LockedError struct {
 	Kind Kind
 	// Next is the holder's next wave when it is paused.
 	Next string
+	// Paused is who paused the holder (`cellctl rollout pause`), when.
+	Paused *Ask
+	// Continue is the command that continues a paused holder, pasteable
+	// (ContinueCommand).
+	Continue string
 }
 
 func (e *LockedError) Error() string {
@@ -92,9 +98,19 @@ func (e *LockedError) Error() string {
 	case e.State == Interrupted:
 		return fmt.Sprintf("another rollout holds the fleet: %s stopped before it finished; rerun that deploy to continue it, or give it up with `cellctl deploy --abandon %s`",
 			e.Holder, e.Holder.ID)
+	case e.State == Paused && e.Paused != nil:
+		return fmt.Sprintf("a paused rollout holds the fleet: %s was paused by %s at %s; `cellctl rollout resume %s` continues it, `cellctl rollout abort %s` rolls it back",
+			e.Holder.ID, e.Paused.By, e.Paused.At.UTC().Format(time.RFC3339), e.Holder.ID, e.Holder.ID)
 	case e.State == Paused:
-		return fmt.Sprintf("another rollout holds the fleet: %s is paused before wave %s; continue it (`cellctl deploy --wave %s` with its image), or give it up with `cellctl deploy --abandon %s`",
-			e.Holder, e.Next, e.Next, e.Holder.ID)
+		cont := e.Continue
+		if cont == "" {
+			cont = "cellctl rollout resume " + e.Holder.ID
+		}
+		return fmt.Sprintf("a paused rollout holds the fleet: %s is paused before wave %s; continue it with `%s`, roll it back with `cellctl rollout abort %s`, or give it up with `cellctl deploy --abandon %s`",
+			e.Holder, e.Next, cont, e.Holder.ID, e.Holder.ID)
+	case e.State == Waiting:
+		return fmt.Sprintf("a rollout waiting for an approval holds the fleet: %s waits before wave %s; `cellctl rollout approve %s` lets it go on, `cellctl rollout abort %s` rolls it back",
+			e.Holder, e.Next, e.Holder.ID, e.Holder.ID)
 	}
 	return fmt.Sprintf("the fleet is held by %s; %s", e.Holder, e.Holder.Remedy())
 }

@@ -18,6 +18,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -84,6 +85,16 @@ type Options struct {
 	// rollout's holder, so a rerun after a kill resumes it. nil: there is
 	// no router step.
 	Router func(ctx context.Context, j *Journal) error
+	// Resume says this run is `cellctl rollout resume`: the one run that
+	// continues a rollout an operator paused (any other is refused).
+	Resume bool
+	// Abort, when set, is `cellctl rollout abort`: the run rolls back
+	// every wave the record says changed a cell, last first, and releases
+	// the fleet, instead of going on.
+	Abort *Ask
+	// RequestPoll is how often a wave waiting for an approval reads the
+	// requests (0: DefaultRequestPoll).
+	RequestPoll time.Duration
 }
 
 // Outcome is what a run leaves: the record as saved and the final table.
@@ -109,6 +120,9 @@ type run struct {
 	// breached are the configurations breached waves of any rollout
 	// shipped, by cell (settle): never a rollback target.
 	breached map[string][]poisoned
+	// steering reads operators' requests after every save (steer.go);
+	// stopWatch ends its watcher when the run returns.
+	steering *steering
 }
 
 // Run executes the plan. It returns the outcome (nil only when nothing was
@@ -129,6 +143,7 @@ func (ex *Executor) Run(ctx context.Context, plan Plan, opts Options) (*Outcome,
 func typed(err error) error {
 	var h *HaltedError
 	var l *LockedError
+	var a *AbortedError
 	switch {
 	case err == nil:
 		return nil
@@ -136,6 +151,8 @@ func typed(err error) error {
 		return outcome.Locked("", err)
 	case errors.As(err, &h):
 		return outcome.Halted(h.Wave, err)
+	case errors.As(err, &a):
+		return outcome.Halted("", err)
 	}
 	return err
 }
@@ -178,12 +195,39 @@ func (ex *Executor) run(ctx context.Context, plan Plan, opts Options) (*Outcome,
 		r.unlock()
 		return nil, fmt.Errorf("reading the record of rollout %s: %w", id, err)
 	default:
-		if err := matches(rec, plan); err != nil {
+		check := matches
+		if opts.Abort != nil || (rec.Aborted != nil && rec.State != Aborted) {
+			// An abort ships only what the record says the cells ran
+			// before: the repository may have moved on since.
+			check = sameWaves
+		}
+		if err := check(rec, plan); err != nil {
 			r.unlock()
 			return nil, err
 		}
 	}
 	r.j = NewJournal(ex.Store, r.clock, rec)
+	if opts.Resume {
+		// resume is the answer to a pause: the request goes before the
+		// run starts reading requests.
+		r.clearPause(ctx)
+	}
+	r.steer(ctx)
+	if opts.Abort != nil || (existed && rec.Aborted != nil && rec.State != Aborted) {
+		ask := rec.Aborted
+		if ask == nil {
+			ask = opts.Abort
+		}
+		if !existed {
+			r.unlock()
+			return nil, &RefusedError{Reason: fmt.Sprintf("rollout %s has no record: nothing to abort", id)}
+		}
+		if rec.State == Complete || rec.State == HaltedState {
+			r.refused(existed)
+			return r.outcome(ctx), &RefusedError{Reason: fmt.Sprintf("rollout %s is %s: nothing to abort (`cellctl rollout undo` ships the rollout before it)", id, rec.State)}
+		}
+		return r.abort(ctx, *ask)
+	}
 
 	if err := r.admit(first, existed); err != nil {
 		r.refused(existed)
@@ -212,6 +256,7 @@ func (ex *Executor) run(ctx context.Context, plan Plan, opts Options) (*Outcome,
 	rec.State = Running
 	rec.Holder = r.holder
 	rec.Error = ""
+	rec.Paused = nil
 	r.j.mu.Unlock()
 	if err := r.save(ctx); err != nil {
 		r.refused(existed)
@@ -239,8 +284,8 @@ func (ex *Executor) run(ctx context.Context, plan Plan, opts Options) (*Outcome,
 			return r.stop(ctx, err)
 		}
 		r.emit(Event{Kind: RolloutPaused, Wave: plan.Waves[last].Name, Message: fmt.Sprintf(
-			"stopped after wave %s as asked; continue with `cellctl deploy --wave %s` (the rollout keeps the fleet's lock)",
-			plan.Waves[last].Name, plan.Waves[last+1].Name)})
+			"stopped after wave %s as asked; continue with `%s` (the rollout keeps the fleet's lock)",
+			plan.Waves[last].Name, ContinueCommand(rec, plan.Waves[last+1].Name))})
 		return r.outcome(ctx), nil
 	}
 	if err := r.router(ctx); err != nil {
@@ -252,6 +297,7 @@ func (ex *Executor) run(ctx context.Context, plan Plan, opts Options) (*Outcome,
 	if err := r.save(ctx); err != nil {
 		return r.stop(ctx, err)
 	}
+	r.clearRequests(ctx)
 	r.unlock()
 	r.emit(Event{Kind: RolloutComplete, Message: fmt.Sprintf("rollout %s complete", id)})
 	return r.outcome(ctx), nil
@@ -319,6 +365,34 @@ func matches(rec *Record, plan Plan) error {
 	return nil
 }
 
+// sameWaves checks a loaded record has this plan's waves and cells — all
+// an abort needs of the plan, which ships what the record says the cells
+// ran before.
+func sameWaves(rec *Record, plan Plan) error {
+	if len(rec.Waves) != len(plan.Waves) {
+		return &RefusedError{Reason: fmt.Sprintf("rollout %s has %d waves, waves.yaml now has %d: check out the commit it started from to abort it", rec.ID, len(rec.Waves), len(plan.Waves))}
+	}
+	for i, w := range plan.Waves {
+		if wr := rec.Waves[i]; wr.Name != w.Name || !slices.EqualFunc(wr.Cells, w.Cells, func(c CellRecord, id string) bool { return c.Cell == id }) {
+			return &RefusedError{Reason: fmt.Sprintf("rollout %s's wave %d is %q with other cells than waves.yaml's %q: check out the commit it started from to abort it", rec.ID, i+1, wr.Name, w.Name)}
+		}
+	}
+	return nil
+}
+
+// clearPause removes a pause request once `rollout resume` took the
+// rollout over (the record no longer says paused).
+func (r *run) clearPause(ctx context.Context) {
+	if reqs, ok := r.ex.Store.(Requests); ok {
+		_ = reqs.Ask(context.WithoutCancel(ctx), r.j.rec.ID, func(q *Request) { q.Pause = nil })
+	}
+	if r.steering != nil {
+		r.j.mu.Lock()
+		r.steering.asked.Pause = nil
+		r.j.mu.Unlock()
+	}
+}
+
 // lock takes the fleet's lock (Take), taking it over from a run of the
 // same rollout that is known to have stopped: one that recorded itself
 // paused or interrupted, or one on this host whose process is gone.
@@ -377,6 +451,18 @@ func (r *run) refusedOutcome(ctx context.Context, existed bool) *Outcome {
 // rollout: none exists).
 func (r *run) admit(first int, existed bool) error {
 	rec := r.j.rec
+	if rec.Paused != nil && !r.opts.Resume {
+		return &LockedError{Holder: rec.Holder, State: Paused, Kind: rec.Kind, Paused: rec.Paused, Next: nextWave(rec)}
+	}
+	if rec.State == Aborted {
+		if !r.opts.Retry {
+			return &RefusedError{Reason: fmt.Sprintf("rollout %s was aborted by %s at %s; rerun with --retry to start it again from its first wave, or ship another rollout",
+				rec.ID, rec.Aborted.By, rec.Aborted.At.UTC().Format(time.RFC3339))}
+		}
+		r.restart()
+		rec.Aborted, rec.Finished = nil, time.Time{}
+		return nil
+	}
 	// A halted wave settles the rollout whatever its state says (the run
 	// that halted it may have died before saving that state).
 	at := -1
@@ -487,6 +573,11 @@ func (r *run) resumeNote() string {
 // settled), anything else keeps it for the next run of this rollout.
 func (r *run) stop(ctx context.Context, err error) (*Outcome, error) {
 	var h *HaltedError
+	if errors.Is(err, ErrStopped) {
+		if out, serr, ok := r.steered(ctx); ok {
+			return out, serr
+		}
+	}
 	if errors.As(err, &h) && h.RollbackErr == nil {
 		r.j.mu.Lock()
 		r.j.rec.State = HaltedState
@@ -495,6 +586,7 @@ func (r *run) stop(ctx context.Context, err error) (*Outcome, error) {
 		if serr := r.save(ctx); serr != nil {
 			return r.outcome(ctx), errors.Join(err, serr)
 		}
+		r.clearRequests(ctx)
 		r.unlock()
 		return r.outcome(ctx), err
 	}
@@ -561,11 +653,38 @@ func HeldBy(ctx context.Context, st Store, h Holder) *LockedError {
 	le := &LockedError{Holder: h}
 	if rec, err := st.Load(ctx, h.ID); err == nil {
 		le.State, le.Kind = rec.State, rec.Kind
-		if rec.State == Paused && rec.IsRollout() {
+		if (rec.State == Paused || rec.State == Waiting) && rec.IsRollout() {
 			le.Next = nextWave(rec)
+			le.Paused = rec.Paused
+			le.Continue = ContinueCommand(rec, le.Next)
 		}
 	}
 	return le
+}
+
+// Image is the image a rollout was given (`deploy --image`), read from
+// its record: the image of a cell whose repository named another; ""
+// when every cell ships its repository's image.
+func (r *Record) Image() string {
+	for _, w := range r.Waves {
+		for _, c := range w.Cells {
+			if c.RepoImage != "" {
+				return c.After.Image
+			}
+		}
+	}
+	return ""
+}
+
+// ContinueCommand is the command that continues a rollout stopped by
+// --through before wave next, as it can be pasted: the same deploy (its
+// --image included, or it would be another rollout), one wave on.
+func ContinueCommand(rec *Record, next string) string {
+	cmd := "cellctl deploy --wave " + next
+	if img := rec.Image(); img != "" {
+		cmd += " --image " + img
+	}
+	return cmd
 }
 
 func nextWave(rec *Record) string {
@@ -587,6 +706,8 @@ func nonce() string {
 func (r *run) stopped() bool {
 	select {
 	case <-r.opts.Stop:
+		return true
+	case <-r.steerStop():
 		return true
 	default:
 		return false

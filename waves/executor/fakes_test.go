@@ -157,6 +157,47 @@ type memStore struct {
 	// onSave runs before a save is kept; an error drops the save (the
 	// process "died" before it reached the backend).
 	onSave func(r *Record) error
+	// requests are operators' requests (Requests), by id; onRequest runs
+	// at every read of them.
+	requests  map[string]Request
+	onRequest func(id string)
+}
+
+// Request implements Requests.
+func (s *memStore) Request(ctx context.Context, id string) (Request, error) {
+	s.mu.Lock()
+	hook := s.onRequest
+	s.mu.Unlock()
+	if hook != nil {
+		hook(id)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return cloneRequest(s.requests[id]), nil
+}
+
+// Ask implements Requests.
+func (s *memStore) Ask(ctx context.Context, id string, fn func(*Request)) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	q := cloneRequest(s.requests[id])
+	fn(&q)
+	if s.requests == nil {
+		s.requests = map[string]Request{}
+	}
+	if q.Empty() {
+		delete(s.requests, id)
+	} else {
+		s.requests[id] = q
+	}
+	return nil
+}
+
+func cloneRequest(q Request) Request {
+	raw, _ := json.Marshal(q)
+	var out Request
+	_ = json.Unmarshal(raw, &out)
+	return out
 }
 
 func newStore() *memStore { return &memStore{records: map[string][]byte{}} }

@@ -21,6 +21,9 @@ type Journal struct {
 	mu  sync.Mutex
 	rec *Record
 	err error
+	// afterSave runs after every save, under the lock (a rollout reads
+	// operators' requests there: steer.go).
+	afterSave func(ctx context.Context)
 }
 
 // NewJournal writes rec through store (clock nil: the wall clock).
@@ -76,6 +79,9 @@ func (j *Journal) saveLocked(ctx context.Context) error {
 		}
 		return err
 	}
+	if j.afterSave != nil {
+		j.afterSave(ctx)
+	}
 	return nil
 }
 
@@ -121,8 +127,9 @@ func Take(ctx context.Context, st Store, me Holder, same func(Holder) bool, aliv
 		return "", HeldBy(ctx, st, held)
 	}
 	stale := ""
-	if rec, lerr := st.Load(ctx, held.ID); lerr == nil && rec.Holder.Same(held) && rec.State != Running {
-		// The holder itself wrote that it stopped.
+	if rec, lerr := st.Load(ctx, held.ID); lerr == nil && rec.Holder.Same(held) && rec.State != Running && rec.State != Waiting {
+		// The holder itself wrote that it stopped (a waiting rollout's
+		// run is alive, polling for its approval).
 		stale = fmt.Sprintf("the last run of %s stopped (%s)", held.ID, rec.State)
 	} else if held.Host == me.Host && alive != nil && !alive(held) {
 		stale = fmt.Sprintf("the last run of %s (pid %d) is gone", held.ID, held.PID)

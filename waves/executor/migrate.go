@@ -529,7 +529,7 @@ func (r *run) schemaCheck(ctx context.Context, w Wave, wr *WaveRecord) (*Breach,
 	}
 	r.emit(Event{Kind: Note, Wave: w.Name, Message: fmt.Sprintf("wave %s: the old image runs on the schema its migration left in %s: the gate reads them for one poll window (%s)",
 		w.Name, strings.Join(sc.Cells, ", "), w.Poll)})
-	b := Baker{Gate: r.ex.Gate, Clock: r.clock, Stop: r.opts.Stop,
+	b := Baker{Gate: r.ex.Gate, Clock: r.clock, Stop: r.opts.Stop, Steer: r.steerStop(),
 		Record: func(p Poll) error {
 			r.j.mu.Lock()
 			sc.Polls = append(sc.Polls, p)

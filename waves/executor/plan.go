@@ -33,6 +33,9 @@ type Wave struct {
 	Bake  time.Duration `json:"bake"`
 	// Delay is a wait before the wave's cells change (waves.Wave.Delay).
 	Delay time.Duration `json:"delay,omitempty"`
+	// Approve holds the wave until an operator approves it
+	// (waves.Wave.Approve).
+	Approve bool `json:"approve,omitempty"`
 	// MaxParallel bounds how many of the wave's cells update at once; 0 is
 	// all of them.
 	MaxParallel int `json:"maxParallel,omitempty"`

@@ -48,6 +48,14 @@ const (
 	HaltedState RolloutState = "halted"
 	// Complete: every wave passed and the router was updated.
 	Complete RolloutState = "complete"
+	// Waiting: a wave with `approve: true` waits for `cellctl rollout
+	// approve` before its cells change. The rollout keeps the lock.
+	Waiting RolloutState = "waiting"
+	// Aborted: an operator aborted it (`cellctl rollout abort`): every
+	// wave that changed a cell was rolled back, last first, and the lock
+	// released. Rerunning the same deploy is refused; --retry starts it
+	// again from its first wave.
+	Aborted RolloutState = "aborted"
 )
 
 // WaveState is where one wave stands.
@@ -64,6 +72,9 @@ const (
 	// WaveHalted: breached under on_breach: halt, or inconclusive, or a
 	// rollback that failed: the cells stay as they are.
 	WaveHalted WaveState = "halted"
+	// WaveWaiting: the wave (approve: true) waits for an operator's
+	// approval; none of its cells has changed.
+	WaveWaiting WaveState = "waiting"
 )
 
 // CellState is where one cell of a wave stands.
@@ -112,6 +123,20 @@ type Record struct {
 	Halt *Breach `json:"halt,omitempty"`
 	// Error is the last run's error, when it stopped on one.
 	Error string `json:"error,omitempty"`
+	// Paused is who paused the rollout, and when (`cellctl rollout
+	// pause`); nil once resumed. While set, only `cellctl rollout resume`
+	// continues it.
+	Paused *Ask `json:"paused,omitempty"`
+	// Aborted is who aborted it, and when (`cellctl rollout abort`): set
+	// before the first rollback, so a run killed mid-abort is finished by
+	// the next `rollout abort` (or rerun) rather than continued.
+	Aborted *Ask `json:"aborted,omitempty"`
+}
+
+// Ask is an operator's steering of a change: who (user@host) and when.
+type Ask struct {
+	By string    `json:"by"`
+	At time.Time `json:"at"`
 }
 
 // WaveRecord is one wave's durable state.
@@ -133,6 +158,9 @@ type WaveRecord struct {
 	// after a rollback that left a migration's schema under the old image
 	// (expand/contract: the old image must run on the new schema).
 	SchemaCheck *StepRecord `json:"schemaCheck,omitempty"`
+	// Approval is who approved the wave, and when (a wave with approve:
+	// true starts only once it is set).
+	Approval *Ask `json:"approval,omitempty"`
 	// History holds earlier attempts of this wave (before a --retry).
 	History []WaveRecord `json:"history,omitempty"`
 }
@@ -171,7 +199,9 @@ func (r *Record) IsRollout() bool { return r.Kind == "" || r.Kind == KindRollout
 // Unfinished reports whether the change still has work to do: it is not
 // complete and has not halted (a paused, interrupted, abandoned or
 // running record continues when its command runs again).
-func (r *Record) Unfinished() bool { return r.State != Complete && r.State != HaltedState }
+func (r *Record) Unfinished() bool {
+	return r.State != Complete && r.State != HaltedState && r.State != Aborted
+}
 
 // NewestFirst sorts records newest first (by start), in place, and
 // returns them: the order a Store's listing gives, which every reader of

@@ -39,7 +39,12 @@ func (r *run) wave(ctx context.Context, i int) error {
 			return err
 		}
 		return r.bake(ctx, w, wr)
-	case WavePending:
+	case WavePending, WaveWaiting:
+		if w.Approve {
+			if err := r.await(ctx, w, wr); err != nil {
+				return err
+			}
+		}
 		if err := r.begin(ctx, w, wr); err != nil {
 			return err
 		}
@@ -328,7 +333,7 @@ func (r *run) bake(ctx context.Context, w Wave, wr *WaveRecord) error {
 	r.j.mu.Lock()
 	start := wr.BakeStart
 	r.j.mu.Unlock()
-	b := Baker{Gate: r.ex.Gate, Clock: r.clock, Stop: r.opts.Stop,
+	b := Baker{Gate: r.ex.Gate, Clock: r.clock, Stop: r.opts.Stop, Steer: r.steerStop(),
 		Waiting: func(left time.Duration, last []Verdict) {
 			r.emit(Event{Kind: Baking, Wave: w.Name, Left: left, Verdicts: last})
 		},

@@ -33,6 +33,7 @@ func Plan(p *waves.Plan, desired map[string]executor.CellConfig, exposure []wave
 			Cells:          append([]string(nil), w.Cells...),
 			Bake:           w.Bake,
 			Delay:          w.Delay,
+			Approve:        w.Approve,
 			MaxParallel:    w.Parallel,
 			Poll:           w.Gate.Poll,
 			OnBreach:       w.Gate.OnBreach,

@@ -1,0 +1,297 @@
+package executor
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+)
+
+// Request is what operators asked of a change while another process may
+// be running it (`cellctl rollout pause|abort|approve`). It lives in the
+// backend beside the record, not in it: the record is written only by the
+// run that holds the fleet lock, so a request from another terminal (or a
+// CI job) is its own object, read by that run every time it saves the
+// record — so where a request takes effect is a step boundary, never the
+// middle of a cell's update.
+type Request struct {
+	// Pause asks the run to stop at its next safe point and keep the
+	// fleet (Record.Paused).
+	Pause *Ask `json:"pause,omitempty"`
+	// Abort asks the run to stop and roll back every wave it changed,
+	// last first, then release the fleet (Record.Aborted).
+	Abort *Ask `json:"abort,omitempty"`
+	// Approve are the approvals given, by wave name.
+	Approve map[string]Ask `json:"approve,omitempty"`
+}
+
+// Empty reports whether nothing is asked.
+func (q Request) Empty() bool { return q.Pause == nil && q.Abort == nil && len(q.Approve) == 0 }
+
+// Requests is optional on a Store: where operators' requests are kept
+// (the backend's rollout store implements it). Without it nobody can
+// steer a running change (the executor still runs it).
+type Requests interface {
+	// Request reads the requests of a change (zero: none).
+	Request(ctx context.Context, id string) (Request, error)
+	// Ask changes the requests of a change: fn edits them, and the whole
+	// is written back (an empty one removes the object).
+	Ask(ctx context.Context, id string, fn func(*Request)) error
+}
+
+// DefaultRequestPoll is how often a rollout waiting for an approval
+// reads its requests.
+const DefaultRequestPoll = 5 * time.Second
+
+// steering watches a run's requests: it is told after every save of the
+// record, and stops the run (the same way as Options.Stop) once a pause
+// or an abort is asked.
+type steering struct {
+	reqs Requests
+	id   string
+	stop chan struct{}
+
+	asked Request
+	fired bool
+}
+
+// check reads the requests; a pause or an abort closes stop. A request
+// that cannot be read is read again at the next save: steering never
+// stops a change by its own failure.
+func (s *steering) check(ctx context.Context) Request {
+	if s == nil || s.reqs == nil {
+		return Request{}
+	}
+	q, err := s.reqs.Request(context.WithoutCancel(ctx), s.id)
+	if err != nil {
+		return s.asked
+	}
+	s.asked = q
+	if !s.fired && (q.Pause != nil || q.Abort != nil) {
+		s.fired = true
+		close(s.stop)
+	}
+	return q
+}
+
+// steer sets up the run's steering: the requests are read after every
+// save of the record (Journal.afterSave), and a pause or an abort closes
+// the steering stop, which the run treats as Options.Stop (stopped, and
+// the bake's Steer); a migration task being waited on is not detached
+// from: the pause takes effect once it ends.
+func (r *run) steer(ctx context.Context) {
+	reqs, _ := r.ex.Store.(Requests)
+	s := &steering{reqs: reqs, id: r.j.rec.ID, stop: make(chan struct{})}
+	r.steering = s
+	if reqs == nil {
+		return
+	}
+	r.j.afterSave = func(ctx context.Context) { s.check(ctx) }
+	// A request made while no run held the change (an abort of a paused
+	// rollout that another run is resuming) is seen before the first step.
+	s.check(ctx)
+}
+
+// steerStop is closed once an operator asked this run to pause or abort.
+func (r *run) steerStop() <-chan struct{} {
+	if r.steering == nil {
+		return nil
+	}
+	return r.steering.stop
+}
+
+// asked is what operators asked of this run so far.
+func (r *run) asked() Request {
+	if r.steering == nil {
+		return Request{}
+	}
+	r.j.mu.Lock()
+	defer r.j.mu.Unlock()
+	return r.steering.asked
+}
+
+// steered ends a run that stopped at an operator's pause or abort
+// request: a pause keeps the fleet (Paused), an abort rolls back. It
+// returns false when no request stopped the run.
+func (r *run) steered(ctx context.Context) (*Outcome, error, bool) {
+	q := r.asked()
+	switch {
+	case q.Abort != nil:
+		out, err := r.abort(ctx, *q.Abort)
+		return out, err, true
+	case q.Pause != nil:
+		r.j.mu.Lock()
+		r.j.rec.State = Paused
+		r.j.rec.Paused = q.Pause
+		r.j.rec.Error = ""
+		r.j.mu.Unlock()
+		if err := r.save(ctx); err != nil {
+			return r.outcome(ctx), err, true
+		}
+		r.emit(Event{Kind: RolloutPaused, Message: fmt.Sprintf(
+			"rollout %s paused by %s at %s; it keeps the fleet's lock: `cellctl rollout resume %s` continues it, `cellctl rollout abort %s` rolls it back",
+			r.j.rec.ID, q.Pause.By, q.Pause.At.UTC().Format(time.RFC3339), r.j.rec.ID, r.j.rec.ID)})
+		return r.outcome(ctx), nil, true
+	}
+	return nil, nil, false
+}
+
+// abort rolls back, last first, every wave of the record that changed a
+// cell, each to the configuration its cells ran before it (the wave's own
+// rollback: migration rollbacks included), then records the rollout
+// aborted and releases the fleet. The abort is recorded before the first
+// rollback, so a run killed mid-abort is finished by the next one.
+func (r *run) abort(ctx context.Context, ask Ask) (*Outcome, error) {
+	r.j.mu.Lock()
+	if r.j.rec.Aborted == nil {
+		r.j.rec.Aborted = &ask
+	}
+	r.j.rec.State = Running
+	r.j.rec.Paused = nil
+	by := r.j.rec.Aborted
+	r.j.mu.Unlock()
+	if err := r.save(ctx); err != nil {
+		return r.outcome(ctx), err
+	}
+	r.emit(Event{Kind: Note, Message: fmt.Sprintf("aborting rollout %s (asked by %s at %s): rolling back every wave that changed a cell, last first",
+		r.j.rec.ID, by.By, by.At.UTC().Format(time.RFC3339))})
+	for i := len(r.plan.Waves) - 1; i >= 0; i-- {
+		w := r.plan.Waves[i]
+		r.j.mu.Lock()
+		wr := &r.j.rec.Waves[i]
+		changed := wr.changed()
+		if changed && wr.Breach == nil {
+			wr.State = WaveRollingBack
+		}
+		r.j.mu.Unlock()
+		if !changed {
+			continue
+		}
+		err := r.rollback(ctx, w, wr)
+		var h *HaltedError
+		if errors.As(err, &h) && h.RolledBack && h.RollbackErr == nil {
+			continue
+		}
+		if err == nil {
+			continue
+		}
+		// The record stays aborting (Aborted set, running): the next
+		// `cellctl rollout abort` finishes it.
+		r.j.mu.Lock()
+		r.j.rec.State = Interrupted
+		r.j.rec.Error = err.Error()
+		r.j.mu.Unlock()
+		serr := r.save(ctx)
+		return r.outcome(ctx), errors.Join(fmt.Errorf("aborting rollout %s: wave %s could not be rolled back; `cellctl rollout abort %s` tries again: %w",
+			r.j.rec.ID, w.Name, r.j.rec.ID, err), serr)
+	}
+	r.j.mu.Lock()
+	r.j.rec.State = Aborted
+	r.j.rec.Finished = r.clock.Now().UTC()
+	r.j.rec.Error = ""
+	r.j.mu.Unlock()
+	if err := r.save(ctx); err != nil {
+		return r.outcome(ctx), err
+	}
+	r.clearRequests(ctx)
+	r.unlock()
+	r.emit(Event{Kind: RolloutAborted, Message: fmt.Sprintf("rollout %s aborted: every changed cell runs its configuration from before the rollout; the fleet is released", r.j.rec.ID)})
+	return r.outcome(ctx), &AbortedError{RolloutID: r.j.rec.ID, By: *by}
+}
+
+// changed reports whether the wave may have changed a cell: one is
+// updating, updated, failed or mid-rollback (a cell already rolled back,
+// or never touched, needs nothing).
+func (w *WaveRecord) changed() bool {
+	for _, c := range w.Cells {
+		switch c.State {
+		case CellStateUpdating, CellStateUpdated, CellStateFailed, CellRollingBack, CellRollbackFailed:
+			return true
+		}
+	}
+	return false
+}
+
+// clearRequests removes the requests a finished change no longer needs.
+func (r *run) clearRequests(ctx context.Context) {
+	if reqs, ok := r.ex.Store.(Requests); ok {
+		_ = reqs.Ask(context.WithoutCancel(ctx), r.j.rec.ID, func(q *Request) { *q = Request{} })
+	}
+}
+
+// await holds a wave with `approve: true` until an operator approves it
+// (`cellctl rollout approve`): the rollout is recorded waiting and keeps
+// the fleet; the requests are read every RequestPoll. A stop leaves the
+// rollout interrupted with the wave still waiting: a rerun (or `cellctl
+// rollout resume`) waits again, or goes on at once if it was approved
+// meanwhile.
+func (r *run) await(ctx context.Context, w Wave, wr *WaveRecord) error {
+	r.j.mu.Lock()
+	approved := wr.Approval != nil
+	r.j.mu.Unlock()
+	if approved {
+		return nil
+	}
+	reqs, ok := r.ex.Store.(Requests)
+	if !ok {
+		return &RefusedError{Reason: fmt.Sprintf("wave %s needs an approval (approve: true), and this record store keeps no requests to approve it through", w.Name)}
+	}
+	r.j.mu.Lock()
+	wr.State = WaveWaiting
+	r.j.rec.State = Waiting
+	r.j.mu.Unlock()
+	if err := r.save(ctx); err != nil {
+		return err
+	}
+	r.emit(Event{Kind: WaveWaitingApproval, Wave: w.Name, Message: fmt.Sprintf(
+		"wave %s waits for an approval: `cellctl rollout approve %s` (from a terminal or CI) lets it start; the rollout keeps the fleet's lock",
+		w.Name, r.j.rec.ID)})
+	poll := r.opts.RequestPoll
+	if poll <= 0 {
+		poll = DefaultRequestPoll
+	}
+	for {
+		q, err := reqs.Request(context.WithoutCancel(ctx), r.j.rec.ID)
+		if err == nil {
+			if a, ok := q.Approve[w.Name]; ok {
+				r.j.mu.Lock()
+				wr.Approval = &a
+				wr.State = WavePending
+				r.j.rec.State = Running
+				r.j.mu.Unlock()
+				if err := r.save(ctx); err != nil {
+					return err
+				}
+				r.emit(Event{Kind: Note, Wave: w.Name, Message: fmt.Sprintf("wave %s approved by %s at %s", w.Name, a.By, a.At.UTC().Format(time.RFC3339))})
+				return nil
+			}
+			if q.Pause != nil || q.Abort != nil {
+				r.j.mu.Lock()
+				r.steering.asked = q
+				r.j.mu.Unlock()
+				return fmt.Errorf("wave %s was waiting for an approval: %w", w.Name, ErrStopped)
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-r.opts.Stop:
+			return fmt.Errorf("wave %s is waiting for an approval: %w", w.Name, ErrStopped)
+		case <-r.steerStop():
+			return fmt.Errorf("wave %s was waiting for an approval: %w", w.Name, ErrStopped)
+		case <-r.clock.After(poll):
+		}
+	}
+}
+
+// AbortedError says an operator aborted the rollout and every changed
+// cell was rolled back (exit 3, as a halt: the change did not ship).
+type AbortedError struct {
+	RolloutID string
+	By        Ask
+}
+
+func (e *AbortedError) Error() string {
+	return fmt.Sprintf("rollout %s aborted by %s at %s: every cell it changed runs its configuration from before the rollout again",
+		e.RolloutID, e.By.By, e.By.At.UTC().Format(time.RFC3339))
+}
