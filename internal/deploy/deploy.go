@@ -119,6 +119,18 @@ type Options struct {
 	// staging distribution (internal/routercanary); BakeScale scales its
 	// bakes too.
 	RouterCanary routercanary.Options
+	// ID is the rollout this run must be (`cellctl rollout resume|abort`):
+	// a plan that is another rollout is refused ("": the plan's own).
+	ID string
+	// Resume and Abort are `cellctl rollout resume` and `abort`
+	// (executor.Options).
+	Resume bool
+	Abort  *executor.Ask
+	// ToPrevious ships the images of the completed rollout before the
+	// latest completed one, as a new gated rollout (`cellctl rollout
+	// undo`, `deploy --to-previous`); UndoTo names that rollout instead.
+	ToPrevious bool
+	UndoTo     string
 }
 
 // Result is what a deploy leaves.
@@ -130,6 +142,8 @@ type Result struct {
 	Description *executor.Description
 	// Abandoned names the lock holder --abandon removed.
 	Abandoned string
+	// Undo is what an undo shipped: whose images.
+	Undo *Undo `json:"undo,omitempty"`
 }
 
 // Desired is every cell's configuration from the fleet repository, with
@@ -225,7 +239,19 @@ func Run(ctx context.Context, env *Env, o Options) (*Result, error) {
 	if repo == nil {
 		repo = env.Fleet
 	}
-	plan, wp, err := Plan(env.Fleet, repo, o.Image, o.BakeScale)
+	fl := env.Fleet
+	var undo *Undo
+	if o.ToPrevious || o.UndoTo != "" {
+		if o.Image != "" {
+			return nil, errors.New("--image and an undo cannot be combined: the undo ships the images an earlier rollout shipped")
+		}
+		var err error
+		if undo, err = undoOf(ctx, env, o.UndoTo); err != nil {
+			return nil, err
+		}
+		fl = withImages(env.Fleet, undo.Images)
+	}
+	plan, wp, err := Plan(fl, repo, o.Image, o.BakeScale)
 	if err != nil {
 		return nil, err
 	}
@@ -246,7 +272,7 @@ func Run(ctx context.Context, env *Env, o Options) (*Result, error) {
 		if err == nil && env.Preview != nil {
 			err = previewCells(ctx, env.Preview, plan, d)
 		}
-		return &Result{Description: d}, err
+		return &Result{Description: d, Undo: undo}, err
 	}
 	// Prepare writes (the origin-verify secret into stack files, the
 	// backend's stacks): a fleet another run holds is refused first, with
@@ -256,7 +282,7 @@ func Run(ctx context.Context, env *Env, o Options) (*Result, error) {
 		if err != nil {
 			return nil, err
 		}
-		if h != nil && h.ID != plan.ID() {
+		if h != nil && h.ID != plan.ID() && h.ID != o.ID {
 			var held *executor.LockedError
 			if env.Store != nil {
 				held = executor.HeldBy(ctx, env.Store, *h)
@@ -266,7 +292,9 @@ func Run(ctx context.Context, env *Env, o Options) (*Result, error) {
 			return nil, outcome.Locked("", held)
 		}
 	}
-	if env.Confirm != nil {
+	if env.Confirm != nil && o.Abort == nil {
+		// An abort ships only what the cells ran before: the rollout's
+		// description is not what it would do (`rollout abort` is the ask).
 		if err := env.Confirm(ctx, describe); err != nil {
 			return nil, err
 		}
@@ -304,7 +332,7 @@ func Run(ctx context.Context, env *Env, o Options) (*Result, error) {
 		Bootstrapper: env.bootstrapper(),
 	}
 	opts := executor.Options{Through: o.Through, Wave: o.Wave, Rebake: o.Rebake, Retry: o.Retry,
-		Host: o.Host, PID: o.PID, Alive: o.Alive, Stop: o.Stop}
+		Host: o.Host, PID: o.PID, Alive: o.Alive, Stop: o.Stop, ID: o.ID, Resume: o.Resume, Abort: o.Abort}
 	if env.Fleet.Router != nil {
 		co := o.RouterCanary.WithDefaults().Scaled(o.BakeScale)
 		opts.Router = func(ctx context.Context, j *executor.Journal) error {
@@ -320,8 +348,40 @@ func Run(ctx context.Context, env *Env, o Options) (*Result, error) {
 			return err
 		}
 	}
+	if undo != nil && env.Progress != nil {
+		env.Progress.Event(executor.Event{Kind: executor.Note, Message: fmt.Sprintf("undo: shipping the images rollout %s shipped, as rollout %s through the waves", undo.From, plan.ID())})
+	}
 	out, err := ex.Run(ctx, plan, opts)
-	return &Result{Outcome: out}, err
+	return &Result{Outcome: out, Undo: undo}, err
+}
+
+// undoOf reads the fleet's records and finds what an undo ships
+// (Previous), refused when its settings are not the repository's now.
+func undoOf(ctx context.Context, env *Env, to string) (*Undo, error) {
+	lister, ok := env.Store.(executor.Lister)
+	if !ok {
+		return nil, errors.New("undo: this record store cannot list the rollouts")
+	}
+	recs, err := lister.List(ctx)
+	if err != nil {
+		// A record that does not read may be the rollout to undo to:
+		// never guess which one is the previous.
+		return nil, fmt.Errorf("undo: reading the rollouts: %w", err)
+	}
+	u, err := Previous(recs, to)
+	if err != nil {
+		return nil, err
+	}
+	desired, err := Desired(env.Fleet, "")
+	if err != nil {
+		return nil, err
+	}
+	for _, r := range recs {
+		if r.ID == u.From {
+			return u, u.check(r, desired)
+		}
+	}
+	return u, nil
 }
 
 // RouterCanaryEnv is the router canary over a deploy's engine, outputs,

@@ -192,7 +192,17 @@ func rolloutStatus(t *testing.T, dir, id string) rolloutJSON {
 		args = append(args, id)
 	}
 	var rec rolloutJSON
-	decode(t, mustRun(t, dir, args...), &rec)
+	r := cellctl(t, dir, args...)
+	decode(t, r, &rec)
+	// The exit code says whether the change shipped: 3 for a halted or
+	// aborted one, 0 otherwise.
+	want := 0
+	if rec.State == "halted" || rec.State == "aborted" {
+		want = 3
+	}
+	if r.code != want {
+		t.Fatalf("rollout status of a %s rollout: want exit %d, got %s", rec.State, want, r)
+	}
 	return rec
 }
 

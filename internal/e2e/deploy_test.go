@@ -119,8 +119,9 @@ func TestDeployGoodThenBadImage(t *testing.T) {
 		if l.State != "halted" {
 			continue
 		}
-		s := mustRun(t, dir, "rollout", "status", l.ID)
-		if !strings.Contains(s.stdout, "halted") || !strings.Contains(s.stdout, "cell-a") {
+		// A halted rollout did not ship: its status exits 3.
+		s := cellctl(t, dir, "rollout", "status", l.ID)
+		if s.code != 3 || !strings.Contains(s.stdout, "halted") || !strings.Contains(s.stdout, "cell-a") {
 			t.Errorf("rollout status %s:\n%s", l.ID, s)
 		}
 	}

@@ -658,6 +658,13 @@ func HeldBy(ctx context.Context, st Store, h Holder) *LockedError {
 			le.Paused = rec.Paused
 			le.Continue = ContinueCommand(rec, le.Next)
 		}
+		if reqs, ok := st.(Requests); ok && le.Paused == nil && rec.IsRollout() && rec.State != Running && rec.State != Waiting {
+			// A pause asked while no run drove the rollout takes effect
+			// at its next run; it holds the fleet from now.
+			if q, err := reqs.Request(ctx, h.ID); err == nil && q.Pause != nil {
+				le.State, le.Paused, le.Next = Paused, q.Pause, nextWave(rec)
+			}
+		}
 	}
 	return le
 }

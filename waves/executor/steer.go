@@ -149,6 +149,12 @@ func (r *run) abort(ctx context.Context, ask Ask) (*Outcome, error) {
 	r.j.rec.State = Running
 	r.j.rec.Paused = nil
 	by := r.j.rec.Aborted
+	// The request that asked for the abort stopped the run; from here no
+	// request stops the abort (a bake after a rollback, the schema check,
+	// runs whole). The operator's own stop still does: the next abort
+	// finishes it.
+	r.steering = &steering{stop: make(chan struct{}), fired: true, asked: Request{Abort: by}}
+	r.j.afterSave = nil
 	r.j.mu.Unlock()
 	if err := r.save(ctx); err != nil {
 		return r.outcome(ctx), err

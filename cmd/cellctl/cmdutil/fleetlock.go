@@ -13,6 +13,8 @@ import (
 	"github.com/cellctl/cellctl/internal/engine"
 	"github.com/cellctl/cellctl/internal/outcome"
 	"github.com/cellctl/cellctl/internal/rollout"
+	"github.com/cellctl/cellctl/waves/executor"
+	"github.com/cellctl/cellctl/waves/executor/backend"
 )
 
 // LockAnnotation marks a command that changes the fleet; its value is the
@@ -146,7 +148,14 @@ func (f *Factory) LockFleet(ctx context.Context, verb string, override bool) (re
 	case !errors.As(err, &held):
 		return nil, err
 	case !override:
-		return nil, outcome.Locked("", fmt.Errorf("`cellctl %s` changes the fleet and waits for no one: %w", verb, held))
+		var why error = held
+		if held.Holder.KeepsRecord() && held.Holder.Unreadable == "" {
+			// A gated change's lock is told by its record: a paused
+			// rollout holds the fleet on purpose (who paused it, how to
+			// resume or abort it), it is not a stale lock.
+			why = executor.HeldBy(ctx, backend.New(f.lock.store), held.Holder)
+		}
+		return nil, outcome.Locked("", fmt.Errorf("`cellctl %s` changes the fleet and waits for no one: %w", verb, why))
 	}
 	who := "unknown"
 	if u, uerr := user.Current(); uerr == nil {
@@ -186,6 +195,24 @@ func (f *Factory) FleetHolder(ctx context.Context) (*rollout.Holder, error) {
 		return nil, err
 	}
 	return f.lock.store.Holder(ctx)
+}
+
+// FleetHeld says who holds the fleet lock now, and why, in the words a
+// refused verb would use ("" when nobody holds it): a gated change's lock
+// is told by its record (a paused rollout holds the fleet on purpose: who
+// paused it, since when, how to resume or abort it).
+func (f *Factory) FleetHeld(ctx context.Context) (string, error) {
+	h, err := f.FleetHolder(ctx)
+	if err != nil || h == nil {
+		return "", err
+	}
+	if h.KeepsRecord() && h.Unreadable == "" {
+		f.lock.mu.Lock()
+		st := f.lock.store
+		f.lock.mu.Unlock()
+		return executor.HeldBy(ctx, backend.New(st), *h).Error(), nil
+	}
+	return "the fleet is held by " + h.String(), nil
 }
 
 // takesOver reports whether a held fleet lock is a dead verb's to take

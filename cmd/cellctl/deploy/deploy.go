@@ -43,6 +43,15 @@ type Options struct {
 	BakeScale float64
 	// Yes skips the confirmation asked at a terminal (--yes).
 	Yes bool
+	// ID, Resume and Abort make the run `cellctl rollout resume|abort` of
+	// rollout ID (deploy.Options).
+	ID     string
+	Resume bool
+	Abort  *executor.Ask
+	// ToPrevious (--to-previous, `rollout undo`) and UndoTo (`rollout undo
+	// --to ID`) ship an earlier completed rollout's images again.
+	ToPrevious bool
+	UndoTo     string
 }
 
 // NewCmdDeploy builds `cellctl deploy`.
@@ -95,6 +104,7 @@ passed). Every run ends with the table cell → wave → image → state.`,
 	fl.BoolVar(&opts.Rebake, "rebake", false, "bake again waves that already passed")
 	fl.BoolVar(&opts.Retry, "retry", false, "try again the wave a halted rollout stopped at")
 	fl.StringVar(&opts.Abandon, "abandon", "", "break the lock of this rollout id (its holder is dead) and exit")
+	fl.BoolVar(&opts.ToPrevious, "to-previous", false, "ship the images of the completed rollout before the latest one, as a new gated rollout (`cellctl rollout undo`)")
 	cmdutil.BakeScaleVar(fl, &opts.BakeScale, "multiply every bake, poll and stage delay (rehearsals on --cloud sim only)")
 	return cmd
 }
@@ -154,6 +164,19 @@ var formats = []render.Format[Report]{
 // follows it instead of starting another.
 const InterruptNotice = cmdutil.StacksInFlight + "; a migration task in flight keeps running without cellctl waiting for it: the rollout's record names it, and rerunning the same deploy follows it to its end"
 
+// OptionsFor is a deploy's options as f's global flags set them, for a
+// command that runs a deploy of its own (`cellctl rollout resume|abort`).
+func OptionsFor(f *cmdutil.Factory) (*Options, error) {
+	o := &Options{IO: f.IO, Fleet: f.DesiredFleet, Env: f.DeployEnv, Cloud: f.Global.Cloud, Output: f.Global.Output, Yes: f.Global.Yes}
+	var err error
+	o.View, err = render.Pick(f.Global.Output, formats...)
+	return o, err
+}
+
+// Run runs a deploy as Options say: `cellctl deploy`, and `cellctl
+// rollout resume|abort` (which set ID, Resume or Abort).
+func Run(ctx context.Context, o *Options) error { return deployRun(ctx, o) }
+
 func deployRun(ctx context.Context, o *Options) error {
 	if o.BakeScale != 0 {
 		if o.Cloud != cmdutil.CloudSim {
@@ -200,6 +223,7 @@ func deployRun(ctx context.Context, o *Options) error {
 		Image: o.Image, DryRun: o.DryRun, Through: o.Through, Wave: o.Wave, Rebake: o.Rebake, Retry: o.Retry,
 		Abandon: o.Abandon, BakeScale: o.BakeScale, Host: host, PID: os.Getpid(),
 		Alive: func(h executor.Holder) bool { return rollout.ProcessAlive(h.PID) }, Stop: stop,
+		ID: o.ID, Resume: o.Resume, Abort: o.Abort, ToPrevious: o.ToPrevious, UndoTo: o.UndoTo,
 	})
 	if res != nil {
 		if verr := o.View.Render(o.IO, Report{Abandon: o.Abandon != "", Result: res}); verr != nil && err == nil {

@@ -16,6 +16,7 @@ import (
 
 	"github.com/cellctl/cellctl/cmd/cellctl/cmdutil"
 	"github.com/cellctl/cellctl/internal/iostreams"
+	"github.com/cellctl/cellctl/internal/outcome"
 	"github.com/cellctl/cellctl/internal/render"
 	"github.com/cellctl/cellctl/internal/render/deployview"
 	"github.com/cellctl/cellctl/internal/rollout"
@@ -83,10 +84,12 @@ var statusFormats = []render.Format[*executor.Record]{
 	render.JSONFormat(func(r *executor.Record) any { return r }),
 }
 
-// NewCmdRollout builds `cellctl rollout` and its subcommands.
-func NewCmdRollout(f *cmdutil.Factory) *cobra.Command {
-	cmd := &cobra.Command{Use: "rollout", Short: "Show the recorded gated changes: rollouts (deploy), router canaries, secret rotations"}
-	cmd.AddCommand(NewCmdStatus(f, nil), NewCmdList(f, nil))
+// NewCmdRollout builds `cellctl rollout` and its subcommands; deploy runs
+// the deploys of `rollout resume` and `abort`.
+func NewCmdRollout(f *cmdutil.Factory, deploy Deployer) *cobra.Command {
+	cmd := &cobra.Command{Use: "rollout", Short: "Show and steer the recorded gated changes: rollouts (deploy), router canaries, secret rotations"}
+	cmd.AddCommand(NewCmdStatus(f, nil), NewCmdList(f, nil), NewCmdHistory(f, nil),
+		NewCmdPause(f, deploy, nil), NewCmdResume(f, deploy, nil), NewCmdAbort(f, deploy, nil), NewCmdApprove(f, deploy, nil), NewCmdUndo(f, deploy, nil))
 	return cmd
 }
 
@@ -205,7 +208,16 @@ func statusRun(ctx context.Context, o *StatusOptions) error {
 		}
 		r = recs[0]
 	}
-	return o.View.Render(o.IO, r)
+	if err := o.View.Render(o.IO, r); err != nil {
+		return err
+	}
+	// A script asking whether a change shipped reads the exit code: a
+	// halted or aborted change did not (3, as deploy's own).
+	switch r.State {
+	case executor.HaltedState, executor.Aborted:
+		return outcome.Halted("", fmt.Errorf("%s %s is %s", kind(r), r.ID, r.State))
+	}
+	return nil
 }
 
 func writeStatus(w io.Writer, s *render.Styles, r *executor.Record) {
@@ -215,6 +227,12 @@ func writeStatus(w io.Writer, s *render.Styles, r *executor.Record) {
 	}
 	if r.Error != "" {
 		fmt.Fprintf(w, "last error: %s\n", r.Error)
+	}
+	if p := r.Paused; p != nil {
+		fmt.Fprintf(w, "paused by %s at %s; it holds the fleet: `cellctl rollout resume %s` continues it, `cellctl rollout abort %s` rolls it back\n", p.By, stamp(p.At), r.ID, r.ID)
+	}
+	if a := r.Aborted; a != nil {
+		fmt.Fprintf(w, "aborted by %s at %s\n", a.By, stamp(a.At))
 	}
 	if r.Router != "" {
 		fmt.Fprintf(w, "router: %s\n", r.Router)
@@ -233,6 +251,11 @@ func writeStatus(w io.Writer, s *render.Styles, r *executor.Record) {
 	}
 	for _, wr := range r.Waves {
 		fmt.Fprintf(w, "\n%s  %s, %d poll(s)\n", s.Bold(wr.Name), wr.State, len(wr.Polls))
+		if a := wr.Approval; a != nil {
+			fmt.Fprintf(w, "  approved by %s at %s\n", a.By, stamp(a.At))
+		} else if wr.State == executor.WaveWaiting {
+			fmt.Fprintf(w, "  %s\n", s.Warn(fmt.Sprintf("waits for an approval: `cellctl rollout approve %s`", r.ID)))
+		}
 		for _, c := range wr.Cells {
 			before, after := "-", "-"
 			if c.Before != nil {

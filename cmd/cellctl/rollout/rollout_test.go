@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/cellctl/cellctl/cmd/cellctl/cmdutil"
+	"github.com/cellctl/cellctl/internal/exitcode"
 	"github.com/cellctl/cellctl/internal/iostreams"
 	"github.com/cellctl/cellctl/internal/render"
 	"github.com/cellctl/cellctl/waves/executor"
@@ -60,8 +61,9 @@ func listOpts(t *testing.T, format string, recs ...*executor.Record) (*ListOptio
 
 func TestStatusShowsTheHaltAndTheTable(t *testing.T) {
 	o, out := statusOpts(t, cmdutil.FormatTable, "r-00000000000b", halted())
-	if err := statusRun(context.Background(), o); err != nil {
-		t.Fatal(err)
+	// A script reads whether the change shipped from the exit code.
+	if err := statusRun(context.Background(), o); exitcode.Of(err) != exitcode.Halted {
+		t.Fatalf("status of a halted rollout: %v (exit %d), want exit %d", err, exitcode.Of(err), exitcode.Halted)
 	}
 	for _, want := range []string{"rollout r-00000000000b: halted", "cell-a", "error_rate_5xx", "rolled back", "untouched"} {
 		if !strings.Contains(out.String(), want) {
@@ -133,8 +135,8 @@ func TestStatusShowsEachCellsMigration(t *testing.T) {
 	r.Waves[0].SchemaCheck = &executor.StepRecord{Name: "canary/schema", Kind: "schema-check", State: executor.WaveDone, Decision: "pass",
 		Polls: []executor.Poll{{Verdicts: []executor.Verdict{{Cell: "cell-a", Decision: "pass"}}}}}
 	o, out := statusOpts(t, cmdutil.FormatTable, "r-00000000000b", r)
-	if err := statusRun(context.Background(), o); err != nil {
-		t.Fatal(err)
+	if err := statusRun(context.Background(), o); exitcode.Of(err) != exitcode.Halted {
+		t.Fatalf("status of a halted rollout: %v", err)
 	}
 	for _, want := range []string{
 		"    migration (app:2, ./migrate up): migration task abc exited 1; last log line: ERROR: relation \"orders\" already exists\n",

@@ -3,6 +3,7 @@
 package root
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"runtime"
@@ -121,7 +122,15 @@ need --yes, or CELLCTL_SKIP_CONFIRMATIONS=true.`,
 		stack.NewCmdUnlock(f, nil),
 		deploy.NewCmdDeploy(f, nil),
 		routercmd.NewCmdRouter(f, nil),
-		rollout.NewCmdRollout(f),
+		rollout.NewCmdRollout(f, func(ctx context.Context, d rollout.DeployRequest) error {
+			// rollout resume|abort|undo run a deploy.
+			o, err := deploy.OptionsFor(f)
+			if err != nil {
+				return err
+			}
+			o.ID, o.Image, o.Resume, o.Abort, o.ToPrevious, o.UndoTo = d.ID, d.Image, d.Resume, d.Abort, d.Undo, d.UndoTo
+			return deploy.Run(ctx, o)
+		}),
 		route.NewCmdRoute(f, nil),
 		route.NewCmdCapacity(f, nil),
 		quota.NewCmdQuota(f, nil),

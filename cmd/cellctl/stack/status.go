@@ -37,6 +37,11 @@ type StatusOptions struct {
 	// an unfinished router canary and the primary's table come from them.
 	Records func() ([]*executor.Record, error)
 	View    render.View[[]CellStatus]
+	// Held says who holds the fleet lock and why ("": nobody; nil: not
+	// asked): a paused rollout holds the fleet between its steps.
+	Held func(ctx context.Context) (string, error)
+	// Output is the -o name: the hold is said on stderr beside JSON.
+	Output string
 
 	Cells []string
 }
@@ -97,7 +102,7 @@ var (
 
 // NewCmdStatus builds `cellctl status`.
 func NewCmdStatus(f *cmdutil.Factory, runF func(*StatusOptions) error) *cobra.Command {
-	opts := &StatusOptions{IO: f.IO, Fleet: f.Fleet, Engine: func(fl *fleet.Fleet) (StatusReader, error) { return f.Engine(fl, nil) }, Records: f.Records}
+	opts := &StatusOptions{IO: f.IO, Fleet: f.Fleet, Engine: func(fl *fleet.Fleet) (StatusReader, error) { return f.Engine(fl, nil) }, Records: f.Records, Held: f.FleetHeld}
 	cmd := &cobra.Command{
 		Use:               "status [cell...]",
 		ValidArgsFunction: f.CompleteCells,
@@ -105,7 +110,7 @@ func NewCmdStatus(f *cmdutil.Factory, runF func(*StatusOptions) error) *cobra.Co
 		Example: `  cellctl status
   cellctl status -o json`,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			opts.Cells = args
+			opts.Cells, opts.Output = args, f.Global.Output
 			var err error
 			if opts.View, err = render.Pick(f.Global.Output, statusTable, statusJSON); err != nil {
 				return err
@@ -182,6 +187,20 @@ func statusRun(ctx context.Context, opts *StatusOptions) error {
 	if err := opts.View.Render(opts.IO, rows); err != nil {
 		return err
 	}
+	var lockErr error
+	if opts.Held != nil {
+		// Who holds the fleet goes below the table, or to stderr beside
+		// JSON (whose shape is the rows); unreadable, it is a problem.
+		var held string
+		held, lockErr = opts.Held(ctx)
+		if held != "" {
+			w := opts.IO.Out
+			if opts.Output != "" && opts.Output != render.FormatTable {
+				w = opts.IO.ErrOut
+			}
+			fmt.Fprintf(w, "\nfleet: %s\n", held)
+		}
+	}
 	// A stack whose state cannot be read is not "fine": the report shows
 	// why, and the exit code says so. A record that does not read may be
 	// the unfinished canary's: said too, but not counted as a stack.
@@ -191,6 +210,9 @@ func statusRun(ctx context.Context, opts *StatusOptions) error {
 	}
 	if recsErr != nil {
 		problems = append(problems, "the rollout records in the backend could not be read: "+recsErr.Error())
+	}
+	if lockErr != nil {
+		problems = append(problems, "the fleet lock could not be read: "+lockErr.Error())
 	}
 	if len(problems) > 0 {
 		return errors.New(strings.Join(problems, "\n"))

@@ -184,6 +184,8 @@ func (d *Display) apply(e executor.Event, w *waveLine, c *cellLine) {
 		}
 	case executor.RolledBack:
 		w.state = "rolled back"
+	case executor.WaveWaitingApproval:
+		w.state = "waiting for approval"
 	case executor.RouterUpdating:
 		r := d.wave("router")
 		r.state = "updating"
@@ -201,7 +203,8 @@ func (d *Display) apply(e executor.Event, w *waveLine, c *cellLine) {
 // block rather than as a state in it.
 func sentence(e executor.Event) bool {
 	switch e.Kind {
-	case executor.RolloutStarted, executor.RolloutResumed, executor.RolloutPaused, executor.RolloutComplete, executor.Note:
+	case executor.RolloutStarted, executor.RolloutResumed, executor.RolloutPaused, executor.RolloutComplete, executor.Note,
+		executor.RolloutAborted, executor.WaveWaitingApproval:
 		return true
 	case executor.CellFailed, executor.WaveBreached, executor.CellMigrating, executor.CellMigrated:
 		return true
