@@ -20,14 +20,14 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/cellctl/cellctl/cellmodule/spec"
+	"github.com/cellctl/cellctl/internal/adapters/cellspec"
+	"github.com/cellctl/cellctl/internal/adapters/engineupdater"
 	"github.com/cellctl/cellctl/internal/fleet"
 	"github.com/cellctl/cellctl/internal/routercanary"
 	"github.com/cellctl/cellctl/internal/runplan"
 	"github.com/cellctl/cellctl/internal/stackrun"
 	"github.com/cellctl/cellctl/waves"
 	"github.com/cellctl/cellctl/waves/executor"
-	"github.com/cellctl/cellctl/waves/executor/cellspec"
-	"github.com/cellctl/cellctl/waves/executor/engineupdater"
 	"github.com/cellctl/cellctl/waves/executor/fromwaves"
 	"github.com/cellctl/cellctl/waves/gate"
 )

@@ -37,8 +37,8 @@ import (
 
 	"golang.org/x/sync/errgroup"
 
+	"github.com/cellctl/cellctl/internal/adapters/backend"
 	"github.com/cellctl/cellctl/waves"
-	"github.com/cellctl/cellctl/waves/executor/backend"
 
 	"github.com/cellctl/cellctl/cellmodule"
 	"github.com/cellctl/cellctl/internal/apply"
@@ -59,7 +59,7 @@ type Engine interface {
 	DeployedOriginSecret(ctx context.Context, stack string) (*engine.DeployedOrigin, error)
 }
 
-// Store is the gated-change machine's store (waves/executor/backend): the
+// Store is the gated-change machine's store (internal/adapters/backend): the
 // records of every rollout, canary and rotation, and the fleet lock. It
 // lists them: the rotation under way is the newest unfinished one.
 type Store interface {

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/cellctl/cellctl/cellmodule"
+	"github.com/cellctl/cellctl/internal/adapters/backend/backendtest"
 	"github.com/cellctl/cellctl/internal/engine"
 	"github.com/cellctl/cellctl/internal/exitcode"
 	"github.com/cellctl/cellctl/internal/fleet"
@@ -17,7 +18,6 @@ import (
 	"github.com/cellctl/cellctl/internal/stackrun"
 	"github.com/cellctl/cellctl/waves"
 	"github.com/cellctl/cellctl/waves/executor"
-	"github.com/cellctl/cellctl/waves/executor/backend/backendtest"
 	"github.com/cellctl/cellctl/waves/executor/executortest"
 )
 
