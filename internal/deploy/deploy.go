@@ -97,22 +97,18 @@ type Env struct {
 
 // Options are the deploy command's choices.
 type Options struct {
+	// Options are the executor's: --through, --wave, --rebake, --retry,
+	// the lock holder's host and pid, the liveness check and the stop
+	// channel go to the run as the command set them (Router is set here).
+	executor.Options
 	// Image overrides every cell's image for this rollout.
-	Image   string
-	DryRun  bool
-	Through string
-	Wave    string
-	Rebake  bool
-	Retry   bool
+	Image  string
+	DryRun bool
 	// Abandon breaks the lock of this rollout id and does nothing else.
 	Abandon string
 	// BakeScale multiplies every bake and poll (a rehearsal on the
 	// simulated cloud); 0 or 1 keeps waves.yaml's.
 	BakeScale float64
-	Host      string
-	PID       int
-	Alive     func(executor.Holder) bool
-	Stop      <-chan struct{}
 	// UpdateEstimate is one cell update's expected time for the dry run.
 	UpdateEstimate time.Duration
 	// RouterCanary shapes the router step: the router ships through its
@@ -303,8 +299,7 @@ func Run(ctx context.Context, env *Env, o Options) (*Result, error) {
 
 		Bootstrapper: env.bootstrapper(),
 	}
-	opts := executor.Options{Through: o.Through, Wave: o.Wave, Rebake: o.Rebake, Retry: o.Retry,
-		Host: o.Host, PID: o.PID, Alive: o.Alive, Stop: o.Stop}
+	opts := o.Options
 	if env.Fleet.Router != nil {
 		co := o.RouterCanary.WithDefaults().Scaled(o.BakeScale)
 		opts.Router = func(ctx context.Context, j *executor.Journal) error {

@@ -33,14 +33,9 @@ type Options struct {
 	Output string
 	View   render.View[Report]
 
-	Image     string
-	DryRun    bool
-	Through   string
-	Wave      string
-	Rebake    bool
-	Retry     bool
-	Abandon   string
-	BakeScale float64
+	// Options are the deploy's (and, within them, the executor's), set
+	// from the flags here and passed on whole.
+	deploy.Options
 	// Yes skips the confirmation asked at a terminal (--yes).
 	Yes bool
 }
@@ -196,11 +191,10 @@ func deployRun(ctx context.Context, o *Options) error {
 		})
 	}
 	host, _ := os.Hostname()
-	res, err := deploy.Run(ctx, env, deploy.Options{
-		Image: o.Image, DryRun: o.DryRun, Through: o.Through, Wave: o.Wave, Rebake: o.Rebake, Retry: o.Retry,
-		Abandon: o.Abandon, BakeScale: o.BakeScale, Host: host, PID: os.Getpid(),
-		Alive: func(h executor.Holder) bool { return rollout.ProcessAlive(h.PID) }, Stop: stop,
-	})
+	do := o.Options
+	do.Host, do.PID, do.Stop = host, os.Getpid(), stop
+	do.Alive = func(h executor.Holder) bool { return rollout.ProcessAlive(h.PID) }
+	res, err := deploy.Run(ctx, env, do)
 	if res != nil {
 		if verr := o.View.Render(o.IO, Report{Abandon: o.Abandon != "", Result: res}); verr != nil && err == nil {
 			err = verr
