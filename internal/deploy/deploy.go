@@ -28,7 +28,6 @@ import (
 	"github.com/cellctl/cellctl/internal/stackrun"
 	"github.com/cellctl/cellctl/waves"
 	"github.com/cellctl/cellctl/waves/executor"
-	"github.com/cellctl/cellctl/waves/executor/fromwaves"
 	"github.com/cellctl/cellctl/waves/gate"
 )
 
@@ -171,7 +170,7 @@ func Plan(fl, repo *fleet.Fleet, image string, scale float64) (executor.Plan, *w
 			delete(desired, id) // not in any wave: deploy leaves it alone (Validate names wave cells without one)
 		}
 	}
-	p := fromwaves.Plan(wp, desired, wp.Exposure(fl.Routing, waves.Estimate{}))
+	p := executor.Plan{Waves: wp.Waves, Desired: desired, Exposure: wp.Exposure(fl.Routing, waves.Estimate{})}
 	if repo != nil {
 		for id, cfg := range desired {
 			if c := repo.Cell(id); c != nil && c.Image != cfg.Image {
