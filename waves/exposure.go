@@ -20,6 +20,20 @@ type Estimate struct {
 	Unchanged map[string]bool
 }
 
+// Exposure is the share of the routing table a wave's cells serve (the
+// shares of WaveExposure, as the rollout's dry run shows them).
+type Exposure struct {
+	// Buckets is the fraction (0–1) of hash buckets mapped to the wave's cells.
+	Buckets float64 `json:"buckets"`
+	// Pinned is the fraction (0–1) of pinned tenants on the wave's cells.
+	Pinned float64 `json:"pinned"`
+}
+
+// Share is the wave's own share of buckets and pinned tenants.
+func (e WaveExposure) Share() Exposure {
+	return Exposure{Buckets: e.BucketShare, Pinned: e.PinnedShare}
+}
+
 // WaveExposure is what one wave puts at risk and how long it takes.
 type WaveExposure struct {
 	Wave  string   `json:"wave"`

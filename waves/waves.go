@@ -146,6 +146,26 @@ func (g Gate) clone() Gate {
 	return c
 }
 
+// Describe says the gate in words: its thresholds (a signal waves.yaml
+// leaves unset is judged by each cell's own alarm threshold) and the least
+// traffic it judges ("error_rate_5xx < 0.5%, p99_latency_ms (the cell's
+// threshold), min 100 requests").
+func (g Gate) Describe() string {
+	var parts []string
+	for _, s := range signal.All {
+		if !g.Checks(s.Name) {
+			continue
+		}
+		if t := g.PromoteIf.Get(s.Name); t.IsSet() {
+			parts = append(parts, string(s.Name)+" "+s.Format(t))
+		} else {
+			parts = append(parts, string(s.Name)+" (the cell's threshold)")
+		}
+	}
+	parts = append(parts, fmt.Sprintf("min %d requests", g.MinRequests))
+	return strings.Join(parts, ", ")
+}
+
 // Checks reports whether the gate checks a signal.
 func (g Gate) Checks(n signal.Name) bool {
 	for _, s := range g.Signals {

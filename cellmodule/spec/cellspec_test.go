@@ -6,8 +6,8 @@ import (
 	"testing"
 
 	"github.com/cellctl/cellctl/cellmodule/spec"
+	"github.com/cellctl/cellctl/internal/adapters/cellspec"
 	"github.com/cellctl/cellctl/waves/executor"
-	"github.com/cellctl/cellctl/waves/executor/cellspec"
 )
 
 // The migration settings survive the rollout record (waves/executor/

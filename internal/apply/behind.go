@@ -8,12 +8,12 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/cellctl/cellctl/internal/adapters/backend"
 	"github.com/cellctl/cellctl/internal/fleet"
 	"github.com/cellctl/cellctl/internal/outcome"
 	"github.com/cellctl/cellctl/internal/rollout"
 	"github.com/cellctl/cellctl/internal/stackrun"
 	"github.com/cellctl/cellctl/waves/executor"
-	"github.com/cellctl/cellctl/waves/executor/backend"
 )
 
 // The backend is the fleet's memory, not the checkout: a checkout that

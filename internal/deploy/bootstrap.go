@@ -4,8 +4,8 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/cellctl/cellctl/internal/adapters/cellspec"
 	"github.com/cellctl/cellctl/waves/executor"
-	"github.com/cellctl/cellctl/waves/executor/cellspec"
 )
 
 // bootstrapper is the executor's Bootstrapper over env (nil when env

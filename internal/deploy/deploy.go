@@ -20,15 +20,14 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/cellctl/cellctl/cellmodule/spec"
+	"github.com/cellctl/cellctl/internal/adapters/cellspec"
+	"github.com/cellctl/cellctl/internal/adapters/engineupdater"
 	"github.com/cellctl/cellctl/internal/fleet"
 	"github.com/cellctl/cellctl/internal/routercanary"
 	"github.com/cellctl/cellctl/internal/runplan"
 	"github.com/cellctl/cellctl/internal/stackrun"
 	"github.com/cellctl/cellctl/waves"
 	"github.com/cellctl/cellctl/waves/executor"
-	"github.com/cellctl/cellctl/waves/executor/cellspec"
-	"github.com/cellctl/cellctl/waves/executor/engineupdater"
-	"github.com/cellctl/cellctl/waves/executor/fromwaves"
 	"github.com/cellctl/cellctl/waves/gate"
 )
 
@@ -97,35 +96,24 @@ type Env struct {
 
 // Options are the deploy command's choices.
 type Options struct {
+	// Options are the executor's: --through, --wave, --rebake, --retry,
+	// the lock holder's host and pid, the liveness check and the stop
+	// channel go to the run as the command set them (Router is set here).
+	executor.Options
 	// Image overrides every cell's image for this rollout.
-	Image   string
-	DryRun  bool
-	Through string
-	Wave    string
-	Rebake  bool
-	Retry   bool
+	Image  string
+	DryRun bool
 	// Abandon breaks the lock of this rollout id and does nothing else.
 	Abandon string
 	// BakeScale multiplies every bake and poll (a rehearsal on the
 	// simulated cloud); 0 or 1 keeps waves.yaml's.
 	BakeScale float64
-	Host      string
-	PID       int
-	Alive     func(executor.Holder) bool
-	Stop      <-chan struct{}
 	// UpdateEstimate is one cell update's expected time for the dry run.
 	UpdateEstimate time.Duration
 	// RouterCanary shapes the router step: the router ships through its
 	// staging distribution (internal/routercanary); BakeScale scales its
 	// bakes too.
 	RouterCanary routercanary.Options
-	// ID is the rollout this run must be (`cellctl rollout resume|abort`):
-	// a plan that is another rollout is refused ("": the plan's own).
-	ID string
-	// Resume and Abort are `cellctl rollout resume` and `abort`
-	// (executor.Options).
-	Resume bool
-	Abort  *executor.Ask
 	// ToPrevious ships the images of the completed rollout before the
 	// latest completed one, as a new gated rollout (`cellctl rollout
 	// undo`, `deploy --to-previous`); UndoTo names that rollout instead.
@@ -189,7 +177,7 @@ func Plan(fl, repo *fleet.Fleet, image string, scale float64) (executor.Plan, *w
 			delete(desired, id) // not in any wave: deploy leaves it alone (Validate names wave cells without one)
 		}
 	}
-	p := fromwaves.Plan(wp, desired, wp.Exposure(fl.Routing, waves.Estimate{}))
+	p := executor.Plan{Waves: wp.Waves, Desired: desired, Exposure: wp.Exposure(fl.Routing, waves.Estimate{})}
 	if repo != nil {
 		for id, cfg := range desired {
 			if c := repo.Cell(id); c != nil && c.Image != cfg.Image {
@@ -331,8 +319,7 @@ func Run(ctx context.Context, env *Env, o Options) (*Result, error) {
 
 		Bootstrapper: env.bootstrapper(),
 	}
-	opts := executor.Options{Through: o.Through, Wave: o.Wave, Rebake: o.Rebake, Retry: o.Retry,
-		Host: o.Host, PID: o.PID, Alive: o.Alive, Stop: o.Stop, ID: o.ID, Resume: o.Resume, Abort: o.Abort}
+	opts := o.Options
 	if env.Fleet.Router != nil {
 		co := o.RouterCanary.WithDefaults().Scaled(o.BakeScale)
 		opts.Router = func(ctx context.Context, j *executor.Journal) error {

@@ -15,13 +15,13 @@ import (
 	"gocloud.dev/blob/memblob"
 
 	"github.com/cellctl/cellctl/cellmodule/spec"
+	"github.com/cellctl/cellctl/internal/adapters/backend"
 	"github.com/cellctl/cellctl/internal/exitcode"
 	"github.com/cellctl/cellctl/internal/fleet"
 	"github.com/cellctl/cellctl/internal/rollout"
 	"github.com/cellctl/cellctl/internal/stackrun"
 	"github.com/cellctl/cellctl/waves"
 	"github.com/cellctl/cellctl/waves/executor"
-	"github.com/cellctl/cellctl/waves/executor/backend"
 	"github.com/cellctl/cellctl/waves/gate"
 )
 
@@ -214,7 +214,7 @@ func TestGoodImageRollsThroughBadImageIsRolledBackAtTheCanary(t *testing.T) {
 	}
 	e := env(t, fl, c)
 	ctx := context.Background()
-	res, err := Run(ctx, e, Options{Image: "app:good", BakeScale: 0.0001, Host: "h", PID: 1})
+	res, err := Run(ctx, e, Options{Image: "app:good", BakeScale: 0.0001, Options: executor.Options{Host: "h", PID: 1}})
 	if err != nil {
 		t.Fatalf("good rollout: %v", err)
 	}
@@ -228,7 +228,7 @@ func TestGoodImageRollsThroughBadImageIsRolledBackAtTheCanary(t *testing.T) {
 	}
 
 	c.ups = nil
-	res, err = Run(ctx, e, Options{Image: "app:bad", BakeScale: 0.0001, Host: "h", PID: 1})
+	res, err = Run(ctx, e, Options{Image: "app:bad", BakeScale: 0.0001, Options: executor.Options{Host: "h", PID: 1}})
 	var halted *executor.HaltedError
 	if !errors.As(err, &halted) || exitcode.Of(err) != exitcode.Halted {
 		t.Fatalf("bad rollout: %v (exit %d)", err, exitcode.Of(err))
@@ -275,7 +275,7 @@ func TestASecondRolloutIsRefusedWithExitFourNamingTheHolder(t *testing.T) {
 	if err := e.Store.Lock(ctx, other); err != nil {
 		t.Fatal(err)
 	}
-	_, err := Run(ctx, e, Options{Image: "app:v2", BakeScale: 0.0001, Host: "h", PID: 1})
+	_, err := Run(ctx, e, Options{Image: "app:v2", BakeScale: 0.0001, Options: executor.Options{Host: "h", PID: 1}})
 	if exitcode.Of(err) != exitcode.Locked || !strings.Contains(err.Error(), "r-0000000000aa") || !strings.Contains(err.Error(), "ci-7") || !strings.Contains(err.Error(), "4242") {
 		t.Fatalf("second rollout: %v (exit %d)", err, exitcode.Of(err))
 	}
@@ -309,7 +309,7 @@ func TestADeployIsConfirmedBeforeItsFirstWrite(t *testing.T) {
 		return no
 	}
 	ctx := context.Background()
-	if _, err := Run(ctx, e, Options{Image: "app:v2", BakeScale: 0.0001, Host: "h", PID: 1}); !errors.Is(err, no) {
+	if _, err := Run(ctx, e, Options{Image: "app:v2", BakeScale: 0.0001, Options: executor.Options{Host: "h", PID: 1}}); !errors.Is(err, no) {
 		t.Fatalf("a no is the error: %v", err)
 	}
 	if described == nil || len(described.Waves) != 3 || described.Waves[0].Cells[0].Cell != "cell-a" {
@@ -322,7 +322,7 @@ func TestADeployIsConfirmedBeforeItsFirstWrite(t *testing.T) {
 		t.Fatalf("a no left a rollout record: %v", err)
 	}
 	e.Confirm = func(context.Context, func() (*executor.Description, error)) error { return nil }
-	if _, err := Run(ctx, e, Options{Image: "app:v2", BakeScale: 0.0001, Host: "h", PID: 1}); err != nil || prepared != 1 || c.image("cell-d") != "app:v2" {
+	if _, err := Run(ctx, e, Options{Image: "app:v2", BakeScale: 0.0001, Options: executor.Options{Host: "h", PID: 1}}); err != nil || prepared != 1 || c.image("cell-d") != "app:v2" {
 		t.Fatalf("a yes: %v, prepared %d, cell-d runs %s", err, prepared, c.image("cell-d"))
 	}
 }
@@ -477,7 +477,7 @@ func TestADeployThatTurnsMigrationsOnBootstrapsEachCell(t *testing.T) {
 	if len(boots) != 0 {
 		t.Fatalf("the dry run bootstrapped %v", boots)
 	}
-	if _, err := Run(ctx, e, Options{BakeScale: 0.0001, Host: "h", PID: 1}); err != nil {
+	if _, err := Run(ctx, e, Options{BakeScale: 0.0001, Options: executor.Options{Host: "h", PID: 1}}); err != nil {
 		t.Fatal(err)
 	}
 	slices.Sort(boots)
@@ -492,7 +492,7 @@ func TestADeployThatTurnsMigrationsOnBootstrapsEachCell(t *testing.T) {
 	// A rollout that changes no migration setting and runs no migration
 	// (no migrator) bootstraps nothing.
 	boots = nil
-	if _, err := Run(ctx, e, Options{Image: "app:v2", BakeScale: 0.0001, Host: "h", PID: 1}); err != nil {
+	if _, err := Run(ctx, e, Options{Image: "app:v2", BakeScale: 0.0001, Options: executor.Options{Host: "h", PID: 1}}); err != nil {
 		t.Fatal(err)
 	}
 	if len(boots) != 0 {

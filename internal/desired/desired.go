@@ -35,7 +35,7 @@ import (
 )
 
 // Records lists the rollout records in the backend
-// (waves/executor/backend.Store implements it).
+// (internal/adapters/backend.Store implements it).
 type Records interface {
 	List(ctx context.Context) ([]*executor.Record, error)
 }

@@ -102,12 +102,15 @@ var byPrefix = map[string]Layer{
 	"internal/progress":      UseCases,
 	"internal/render/...":    UseCases,
 	"waves/executor/...":     UseCases,
-	"internal/layers":        Base,
-	"internal/pgtest":        Base,
-	"internal/iamsim":        Base,
-	"internal/motojudge":     Base,
-	"internal/e2e":           Commands,
-	"cmd/...":                Commands,
+	// The executor's adapters: its Updater, Migrator and Store over the
+	// engine, ECS and the backend, and the cell spec ⇄ record codec.
+	"internal/adapters/...": UseCases,
+	"internal/layers":       Base,
+	"internal/pgtest":       Base,
+	"internal/iamsim":       Base,
+	"internal/motojudge":    Base,
+	"internal/e2e":          Commands,
+	"cmd/...":               Commands,
 }
 
 // Of returns the layer of a package of the module (its import path

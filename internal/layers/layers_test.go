@@ -182,14 +182,15 @@ func TestPulumiFreePackagesReachNoPulumiPackage(t *testing.T) {
 // "/..." entry covers what is below it.
 func TestOf(t *testing.T) {
 	for rel, want := range map[string]Layer{
-		"internal/awsapi":         Infrastructure,
-		"internal/awsapi/wire":    Base,
-		"waves":                   Domain,
-		"waves/executor/backend":  UseCases,
-		"cmd/cellctl/deploy":      Commands,
-		"internal/render/routing": UseCases,
-		"internal/sim":            Infrastructure,
-		"internal/sim/store":      Infrastructure,
+		"internal/awsapi":           Infrastructure,
+		"internal/awsapi/wire":      Base,
+		"waves":                     Domain,
+		"internal/adapters/backend": UseCases,
+		"waves/executor/fromwaves":  UseCases,
+		"cmd/cellctl/deploy":        Commands,
+		"internal/render/routing":   UseCases,
+		"internal/sim":              Infrastructure,
+		"internal/sim/store":        Infrastructure,
 	} {
 		if got, ok := Of(rel); !ok || got != want {
 			t.Errorf("Of(%s) = %v, %v; want %v", rel, got, ok, want)

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/cellctl/cellctl/internal/adapters/cellspec"
 	"github.com/cellctl/cellctl/internal/apply"
 	"github.com/cellctl/cellctl/internal/awssts"
 	"github.com/cellctl/cellctl/internal/cellid"
@@ -20,7 +21,6 @@ import (
 	"github.com/cellctl/cellctl/internal/stackrun"
 	"github.com/cellctl/cellctl/router"
 	"github.com/cellctl/cellctl/waves/executor"
-	"github.com/cellctl/cellctl/waves/executor/cellspec"
 )
 
 // MaxIndex is the highest cells:index (VPC 10.N.0.0/16).

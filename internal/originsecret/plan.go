@@ -49,7 +49,7 @@ func (r *Rotator) planOf(rec *executor.Record, resumes bool, notes []string) *Pl
 			// The router's bake covers every cell on the first wave's gate.
 			ps.Stacks, w = []string{fleet.RouterStack}, r.Waves[0]
 		}
-		ps.Bake, ps.Poll = w.Bake, w.Poll
+		ps.Bake, ps.Poll = w.Bake, w.Gate.Poll
 		p.Steps = append(p.Steps, ps)
 	}
 	return p

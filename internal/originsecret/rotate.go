@@ -37,8 +37,8 @@ import (
 
 	"golang.org/x/sync/errgroup"
 
+	"github.com/cellctl/cellctl/internal/adapters/backend"
 	"github.com/cellctl/cellctl/waves"
-	"github.com/cellctl/cellctl/waves/executor/backend"
 
 	"github.com/cellctl/cellctl/cellmodule"
 	"github.com/cellctl/cellctl/internal/apply"
@@ -59,7 +59,7 @@ type Engine interface {
 	DeployedOriginSecret(ctx context.Context, stack string) (*engine.DeployedOrigin, error)
 }
 
-// Store is the gated-change machine's store (waves/executor/backend): the
+// Store is the gated-change machine's store (internal/adapters/backend): the
 // records of every rollout, canary and rotation, and the fleet lock. It
 // lists them: the rotation under way is the newest unfinished one.
 type Store interface {
@@ -705,8 +705,8 @@ func (x *run) cells(ctx context.Context, i int, values map[string]*string) error
 	}
 	w := x.wave(s.Wave)
 	g, gctx := errgroup.WithContext(ctx)
-	if w.MaxParallel > 0 {
-		g.SetLimit(w.MaxParallel)
+	if w.Parallel > 0 {
+		g.SetLimit(w.Parallel)
 	}
 	for _, c := range deployed {
 		g.Go(func() error { return x.up(gctx, c) })
@@ -842,7 +842,7 @@ func (x *run) bake(ctx context.Context, i int, w executor.Wave, cells []string) 
 	// demo waves): say when it starts and, at most once a minute of its
 	// clock, how much is left, so a rotation is never silent for long.
 	end := start.Add(w.Bake)
-	x.logf("%s: baking %s on the gate of %s (a poll every %s)", s.Name, bakeLeft(end.Sub(x.now())), strings.Join(cells, ", "), w.Poll)
+	x.logf("%s: baking %s on the gate of %s (a poll every %s)", s.Name, bakeLeft(end.Sub(x.now())), strings.Join(cells, ", "), w.Gate.Poll)
 	said := x.now()
 	b := executor.Baker{Gate: x.Gate, Clock: x.clock(), Record: func(p executor.Poll) error {
 		if p.At.Sub(said) >= time.Minute && p.At.Before(end) {
@@ -854,7 +854,7 @@ func (x *run) bake(ctx context.Context, i int, w executor.Wave, cells []string) 
 			st.Polls = append(st.Polls, p)
 		})
 	}}
-	res, err := b.Bake(ctx, executor.BakeSpec{Step: w.Name, Cells: cells, Start: start, Duration: w.Bake, Poll: w.Poll})
+	res, err := b.Bake(ctx, executor.BakeSpec{Step: w.Name, Cells: cells, Start: start, Duration: w.Bake, Poll: w.Gate.Poll})
 	if err != nil {
 		return fmt.Errorf("%s: %w; run `cellctl secret rotate` again to resume at this step", s.Name, err)
 	}
@@ -871,7 +871,7 @@ func (x *run) bake(ctx context.Context, i int, w executor.Wave, cells []string) 
 			why += " (a gate it cannot read is a breach: gates fail closed)"
 		}
 		return outcome.Halted(s.Name, fmt.Errorf("%s: %s; fix the cause, then `cellctl secret rotate` resumes at this step", s.Name, why))
-	case res.Decision == waves.Inconclusive && w.OnInconclusive != waves.InconclusivePromote:
+	case res.Decision == waves.Inconclusive && w.Gate.OnInconclusive != waves.InconclusivePromote:
 		return outcome.Halted(s.Name, fmt.Errorf("%s: the bake ended inconclusive (%s; on_inconclusive: halt); check the cells' traffic, then `cellctl secret rotate` resumes at this step", s.Name, res.Reason))
 	}
 	return nil

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/cellctl/cellctl/cellmodule"
+	"github.com/cellctl/cellctl/internal/adapters/backend/backendtest"
 	"github.com/cellctl/cellctl/internal/engine"
 	"github.com/cellctl/cellctl/internal/exitcode"
 	"github.com/cellctl/cellctl/internal/fleet"
@@ -17,7 +18,6 @@ import (
 	"github.com/cellctl/cellctl/internal/stackrun"
 	"github.com/cellctl/cellctl/waves"
 	"github.com/cellctl/cellctl/waves/executor"
-	"github.com/cellctl/cellctl/waves/executor/backend/backendtest"
 	"github.com/cellctl/cellctl/waves/executor/executortest"
 )
 
@@ -148,7 +148,7 @@ func rotator(e *fakeEngine, st *memStore, g executor.Gate) *Rotator {
 	}
 	return &Rotator{Fleet: f, Engine: e, Store: st, Gate: g, Host: "ci-1", PID: 7, Waves: []executor.Wave{
 		{Name: "canary", Cells: e.cells[:1]},
-		{Name: "rest", Cells: e.cells[1:], MaxParallel: 1},
+		{Name: "rest", Cells: e.cells[1:], Parallel: 1},
 	}}
 }
 
@@ -329,7 +329,7 @@ func TestAFailedRecordSaveStopsTheRotation(t *testing.T) {
 		return passAll(q)
 	}))
 	// A bake of several polls (real clock, milliseconds).
-	r.Waves[0].Bake, r.Waves[0].Poll = 40*time.Millisecond, 5*time.Millisecond
+	r.Waves[0].Bake, r.Waves[0].Gate.Poll = 40*time.Millisecond, 5*time.Millisecond
 	_, err := r.Run(context.Background(), Options{})
 	if err == nil || !strings.Contains(err.Error(), "backend unreachable") {
 		t.Fatalf("got %v, want the save failure", err)
@@ -393,7 +393,7 @@ func TestKilledWhileBakingResumesTheBake(t *testing.T) {
 		return s != nil && s.State == executor.WaveBaking && len(s.Polls) > 0
 	}
 	r := rotator(e, st, gateFunc(passAll))
-	r.Waves[0].Bake, r.Waves[0].Poll = time.Hour, time.Minute
+	r.Waves[0].Bake, r.Waves[0].Gate.Poll = time.Hour, time.Minute
 	clock := executortest.NewClock(time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC))
 	r.Clock = clock
 	if _, err := r.Run(context.Background(), Options{}); err == nil {
@@ -505,7 +505,7 @@ func TestABakeSaysHowMuchIsLeft(t *testing.T) {
 	e := newFake("cell-a", "cell-b")
 	st := newStore(t)
 	r := rotator(e, st, gateFunc(passAll))
-	r.Waves[0].Bake, r.Waves[0].Poll = 3*time.Minute, 20*time.Second
+	r.Waves[0].Bake, r.Waves[0].Gate.Poll = 3*time.Minute, 20*time.Second
 	r.Clock = executortest.NewClock(time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC))
 	var log strings.Builder
 	r.Log = &log

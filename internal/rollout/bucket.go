@@ -4,7 +4,7 @@ import "gocloud.dev/blob"
 
 // Bucket is the backend bucket, for documents that share this store's
 // backend and lock (the rollout executor's record, through its adapter in
-// waves/executor/backend).
+// internal/adapters/backend).
 //
 // A pending file backend directory is created first: the caller may
 // write, and a write to the empty stand-in would be lost.

@@ -5,6 +5,6 @@
 // backend does), and opens that backend's bucket for the rollout records,
 // so a CI job on another machine can read a rollout and continue it. The
 // record itself is the rollout executor's (executor.Record);
-// waves/executor/backend stores it here. The package also holds the one
+// internal/adapters/backend stores it here. The package also holds the one
 // "is that process alive" check (ProcessAlive).
 package rollout

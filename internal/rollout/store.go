@@ -40,7 +40,7 @@ var errExists = errors.New("already exists")
 var errConflict = errors.New("a concurrent conditional write")
 
 // Store is the fleet lock in a Pulumi backend, and the backend's bucket
-// the rollout executor keeps its records in (waves/executor/backend: the
+// the rollout executor keeps its records in (internal/adapters/backend: the
 // one record type is executor.Record).
 type Store struct {
 	bucket *blob.Bucket

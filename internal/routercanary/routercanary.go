@@ -37,6 +37,7 @@ import (
 	"math"
 	"time"
 
+	"github.com/cellctl/cellctl/internal/adapters/backend"
 	"github.com/cellctl/cellctl/internal/apply"
 	"github.com/cellctl/cellctl/internal/fleet"
 	"github.com/cellctl/cellctl/internal/outcome"
@@ -45,7 +46,6 @@ import (
 	"github.com/cellctl/cellctl/router/canary"
 	"github.com/cellctl/cellctl/waves"
 	"github.com/cellctl/cellctl/waves/executor"
-	"github.com/cellctl/cellctl/waves/executor/backend"
 	"github.com/cellctl/cellctl/waves/executor/fromwaves"
 	"github.com/cellctl/cellctl/waves/gate"
 	"github.com/cellctl/cellctl/waves/signal"
@@ -80,7 +80,7 @@ type Env struct {
 	// Token returns the smoke header's value; nil: 16 random hex digits.
 	Token func() (string, error)
 
-	// Store keeps the records and the fleet lock (waves/executor/backend);
+	// Store keeps the records and the fleet lock (internal/adapters/backend);
 	// when it lists records (executor.Lister), the canary finds the one
 	// an earlier run left and what the last shipped canary recorded.
 	Store executor.Store

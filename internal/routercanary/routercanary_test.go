@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cellctl/cellctl/internal/adapters/backend/backendtest"
 	"github.com/cellctl/cellctl/internal/fleet"
 	"github.com/cellctl/cellctl/internal/outcome"
 	"github.com/cellctl/cellctl/internal/stackrun"
@@ -17,7 +18,6 @@ import (
 	"github.com/cellctl/cellctl/stacks"
 	"github.com/cellctl/cellctl/waves"
 	"github.com/cellctl/cellctl/waves/executor"
-	"github.com/cellctl/cellctl/waves/executor/backend/backendtest"
 	"github.com/cellctl/cellctl/waves/executor/executortest"
 	"github.com/cellctl/cellctl/waves/gate"
 )

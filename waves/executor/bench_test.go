@@ -42,7 +42,8 @@ func benchFleet(bake, poll time.Duration, image string) Plan {
 	var p Plan
 	p.Desired = map[string]CellConfig{}
 	for w := range 4 {
-		wave := Wave{Name: fmt.Sprintf("wave-%d", w+1), Bake: bake, Poll: poll, OnBreach: waves.HaltAndRollbackWave, OnInconclusive: waves.InconclusiveHalt}
+		wave := Wave{Name: fmt.Sprintf("wave-%d", w+1), Bake: bake,
+			Gate: waves.Gate{Poll: poll, OnBreach: waves.HaltAndRollbackWave, OnInconclusive: waves.InconclusiveHalt}}
 		for c := range 4 {
 			cell := fmt.Sprintf("cell-%d", w*4+c)
 			wave.Cells = append(wave.Cells, cell)
@@ -137,8 +138,8 @@ func BenchmarkBreachToRollback(b *testing.B) {
 			}
 		})
 		ex := &Executor{Updater: cells, Gate: gate, Store: &fileStore{memStore: newStore(), dir: b.TempDir()}, Progress: progress}
-		plan := Plan{Waves: []Wave{{Name: "canary", Cells: []string{"cell-0", "cell-1"}, Bake: bake, Poll: poll,
-			OnBreach: waves.HaltAndRollbackWave, OnInconclusive: waves.InconclusiveHalt}},
+		plan := Plan{Waves: []Wave{{Name: "canary", Cells: []string{"cell-0", "cell-1"}, Bake: bake,
+			Gate: waves.Gate{Poll: poll, OnBreach: waves.HaltAndRollbackWave, OnInconclusive: waves.InconclusiveHalt}}},
 			Desired: map[string]CellConfig{"cell-0": withImage(oldConfig(), "bad"), "cell-1": withImage(oldConfig(), "bad")}}
 		if _, err := ex.Run(context.Background(), plan, Options{}); err == nil {
 			b.Fatal("want a halt")

@@ -93,8 +93,8 @@ func Describe(ctx context.Context, u CurrentReader, m Migrator, b Bootstrapper, 
 	haveExposure := true
 	var errs *multierror.Error
 	for _, w := range plan.Waves {
-		wd := WaveDescription{Name: w.Name, Bake: w.Bake, Delay: w.Delay, Poll: w.Poll, MaxParallel: w.MaxParallel, Gate: w.Gate,
-			OnBreach: w.OnBreach, OnInconclusive: w.OnInconclusive, Exposure: w.Exposure}
+		wd := WaveDescription{Name: w.Name, Bake: w.Bake, Delay: w.Delay, Poll: w.Gate.Poll, MaxParallel: w.Parallel, Gate: w.Gate.Describe(),
+			OnBreach: w.Gate.OnBreach, OnInconclusive: w.Gate.OnInconclusive, Exposure: plan.exposure(w.Name)}
 		wd.Cells = make([]CellDescription, len(w.Cells))
 		var g errgroup.Group
 		for j, c := range w.Cells {
@@ -134,19 +134,19 @@ func Describe(ctx context.Context, u CurrentReader, m Migrator, b Bootstrapper, 
 		}
 		if wd.Changed > 0 {
 			per := wd.Changed
-			if w.MaxParallel > 0 {
-				per = w.MaxParallel
+			if w.Parallel > 0 {
+				per = w.Parallel
 			}
 			rounds := (wd.Changed + per - 1) / per
 			wd.Expected = w.Delay + time.Duration(rounds)*updateEstimate + w.Bake
 		}
 		d.Expected += wd.Expected
-		if w.Exposure == nil {
+		if wd.Exposure == nil {
 			haveExposure = false
 		}
 		if haveExposure {
-			cum.Buckets = min(cum.Buckets+w.Exposure.Buckets, 1)
-			cum.Pinned = min(cum.Pinned+w.Exposure.Pinned, 1)
+			cum.Buckets = min(cum.Buckets+wd.Exposure.Buckets, 1)
+			cum.Pinned = min(cum.Pinned+wd.Exposure.Pinned, 1)
 			c := cum
 			wd.Cumulative = &c
 		}

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/cellctl/cellctl/waves"
 )
 
 func TestDiffNamesEverySettingThatChanges(t *testing.T) {
@@ -47,16 +49,15 @@ func TestEqualIgnoresHowNumbersWereWritten(t *testing.T) {
 func TestDescribeIsThePlanWithChangesExposureAndTime(t *testing.T) {
 	f := newFleet(t)
 	f.cells.current["cell-b"] = withImage(oldConfig(), "app:v2") // already there
-	f.plan.Waves[0].Exposure = &Exposure{Buckets: 0.05, Pinned: 0.10}
-	f.plan.Waves[1].Exposure = &Exposure{Buckets: 0.25, Pinned: 0.30}
-	f.plan.Waves[2].Exposure = &Exposure{Buckets: 0.70, Pinned: 0.60}
-	f.plan.Waves[0].Gate = "error_rate_5xx < 0.5%, min 100 requests"
+	f.plan.Exposure = []waves.WaveExposure{{Wave: "wave-1", BucketShare: 0.05, PinnedShare: 0.10},
+		{Wave: "wave-2", BucketShare: 0.25, PinnedShare: 0.30}, {Wave: "wave-3", BucketShare: 0.70, PinnedShare: 0.60}}
+	f.plan.Waves[0].Gate.MinRequests = 100
 	d, err := Describe(context.Background(), f.cells, nil, nil, f.plan, 2*time.Minute)
 	if err != nil {
 		t.Fatal(err)
 	}
 	w1, w2, w3 := d.Waves[0], d.Waves[1], d.Waves[2]
-	if !reflect.DeepEqual(w1.Cells[0].Changes, []Change{{Key: "image", Old: `"app:v1"`, New: `"app:v2"`}}) || w1.Gate == "" {
+	if !reflect.DeepEqual(w1.Cells[0].Changes, []Change{{Key: "image", Old: `"app:v1"`, New: `"app:v2"`}}) || w1.Gate != "min 100 requests" {
 		t.Errorf("wave-1: %+v", w1)
 	}
 	if !w2.Cells[0].Unchanged || w2.Cells[1].Unchanged || w2.Changed != 1 {

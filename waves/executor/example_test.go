@@ -21,8 +21,8 @@ func ExampleExecutor_Run() {
 		Clock:   newClock(),
 	}
 	wave := func(name, cell string) Wave {
-		return Wave{Name: name, Cells: []string{cell}, Bake: 30 * time.Minute, Poll: 30 * time.Second,
-			OnBreach: waves.HaltAndRollbackWave, OnInconclusive: waves.InconclusiveHalt}
+		return Wave{Name: name, Cells: []string{cell}, Bake: 30 * time.Minute,
+			Gate: waves.Gate{Poll: 30 * time.Second, OnBreach: waves.HaltAndRollbackWave, OnInconclusive: waves.InconclusiveHalt}}
 	}
 	plan := Plan{
 		Waves:   []Wave{wave("canary", "cell-a"), wave("rest", "cell-b")},

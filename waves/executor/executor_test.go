@@ -44,14 +44,14 @@ func newFleet(t *testing.T) *fleet {
 	ws := []Wave{
 		{Name: "wave-1", Cells: []string{"cell-a"}, Bake: 30 * time.Minute},
 		{Name: "wave-2", Cells: []string{"cell-b", "cell-c"}, Bake: time.Hour},
-		{Name: "wave-3", Cells: []string{"cell-d", "cell-e"}, Bake: 10 * time.Minute, MaxParallel: 1},
+		{Name: "wave-3", Cells: []string{"cell-d", "cell-e"}, Bake: 10 * time.Minute, Parallel: 1},
 	}
 	before := map[string]CellConfig{}
 	desired := map[string]CellConfig{}
 	for i := range ws {
-		ws[i].Poll = 30 * time.Second
-		ws[i].OnBreach = waves.HaltAndRollbackWave
-		ws[i].OnInconclusive = waves.InconclusiveHalt
+		ws[i].Gate.Poll = 30 * time.Second
+		ws[i].Gate.OnBreach = waves.HaltAndRollbackWave
+		ws[i].Gate.OnInconclusive = waves.InconclusiveHalt
 		for _, c := range ws[i].Cells {
 			before[c] = oldConfig()
 			desired[c] = withImage(oldConfig(), "app:v2")
@@ -327,7 +327,7 @@ func TestBeforeConfigComesFromTheCellNotTheRepo(t *testing.T) {
 
 func TestHaltPolicyStopsWithoutRollback(t *testing.T) {
 	f := newFleet(t)
-	f.plan.Waves[1].OnBreach = waves.Halt
+	f.plan.Waves[1].Gate.OnBreach = waves.Halt
 	f.gate.answer = healthByImage(f.cells, map[string]bool{"cell-c app:v2": true})
 	out, err := f.run(t, f.opts())
 	var h *HaltedError
@@ -383,7 +383,7 @@ func TestInconclusiveHaltsByDefault(t *testing.T) {
 func TestInconclusivePromoteCarriesOn(t *testing.T) {
 	f := newFleet(t)
 	f.gate.answer = inconclusiveGate(f.cells)
-	f.plan.Waves[1].OnInconclusive = waves.InconclusivePromote
+	f.plan.Waves[1].Gate.OnInconclusive = waves.InconclusivePromote
 	if _, err := f.run(t, f.opts()); err != nil {
 		t.Fatalf("Run: %v", err)
 	}
@@ -428,8 +428,8 @@ func TestMaxParallelBoundsAWave(t *testing.T) {
 					time.Sleep(20 * time.Millisecond)
 				}
 			}
-			plan := Plan{Waves: []Wave{{Name: "w", Cells: names, MaxParallel: tc.limit, Poll: time.Second,
-				OnBreach: waves.HaltAndRollbackWave, OnInconclusive: waves.InconclusiveHalt}}, Desired: desired}
+			plan := Plan{Waves: []Wave{{Name: "w", Cells: names, Parallel: tc.limit,
+				Gate: waves.Gate{Poll: time.Second, OnBreach: waves.HaltAndRollbackWave, OnInconclusive: waves.InconclusiveHalt}}}, Desired: desired}
 			ex := &Executor{Updater: cells, Gate: &fakeGate{answer: healthByImage(cells, nil)}, Store: newStore(), Clock: newClock()}
 			if _, err := ex.Run(context.Background(), plan, Options{}); err != nil {
 				t.Fatal(err)
@@ -535,7 +535,7 @@ func TestKilledDuringWave2BakeResumesWithoutRebakingWave1(t *testing.T) {
 
 func TestKilledMidUpdateReappliesAndRollsBackToTheRecordedConfig(t *testing.T) {
 	f := newFleet(t)
-	f.plan.Waves[1].MaxParallel = 1
+	f.plan.Waves[1].Parallel = 1
 	// Dies right after cell-b's update finished, before cell-c started.
 	crashWhen(f.store, func(r *Record) bool { return r.Waves[1].Cells[0].State == CellStateUpdated })
 	if _, err := f.run(t, f.opts()); !errors.Is(err, errDied) {
@@ -945,7 +945,7 @@ func TestPlanValidate(t *testing.T) {
 	f := newFleet(t)
 	p := f.plan
 	p.Waves = append([]Wave(nil), p.Waves...)
-	p.Waves[1].OnBreach = "rollback"
+	p.Waves[1].Gate.OnBreach = "rollback"
 	p.Waves[2].Cells = []string{"cell-a", "cell-zz"}
 	err := p.Validate()
 	for _, want := range []string{`on_breach "rollback"`, `cell "cell-a" is in wave "wave-1" and wave "wave-3"`, `cell "cell-zz" (wave "wave-3") has no desired configuration`} {
@@ -1026,7 +1026,7 @@ func TestCtrlCDuringRollbackIsFinishedByTheRerun(t *testing.T) {
 
 func TestFirstInterruptFinishesRunningCellsThenStops(t *testing.T) {
 	f := newFleet(t)
-	f.plan.Waves[1].MaxParallel = 1
+	f.plan.Waves[1].Parallel = 1
 	stop := make(chan struct{})
 	f.cells.during = func(cell string, cfg CellConfig) {
 		if cell == "cell-b" {
@@ -1112,7 +1112,7 @@ func TestALockedCellStackStopsTheWaveWithoutABreach(t *testing.T) {
 
 func TestRetryOfAWaveHaltedWithoutRollbackKeepsItsBeforeConfig(t *testing.T) {
 	f := newFleet(t)
-	f.plan.Waves[1].OnBreach = waves.Halt
+	f.plan.Waves[1].Gate.OnBreach = waves.Halt
 	bad := map[string]bool{"cell-c app:v2": true}
 	f.gate.answer = healthByImage(f.cells, bad)
 	if _, err := f.run(t, f.opts()); err == nil {
@@ -1303,8 +1303,8 @@ func TestAnUnsettledCellIsUpdatedAlthoughItsConfigurationIsTheDesiredOne(t *test
 	sc := &settledCells{fakeCells: cells, unsettled: map[string]string{"cell-b": "its last update failed"}}
 	ev := &events{}
 	ex := &Executor{Updater: sc, Gate: &fakeGate{answer: healthByImage(cells, nil)}, Store: newStore(), Clock: newClock(), Progress: ev}
-	plan := Plan{Waves: []Wave{{Name: "all", Cells: []string{"cell-a", "cell-b", "cell-c"}, Bake: time.Minute, Poll: time.Minute,
-		OnBreach: waves.HaltAndRollbackWave, OnInconclusive: waves.InconclusiveHalt}},
+	plan := Plan{Waves: []Wave{{Name: "all", Cells: []string{"cell-a", "cell-b", "cell-c"}, Bake: time.Minute,
+		Gate: waves.Gate{Poll: time.Minute, OnBreach: waves.HaltAndRollbackWave, OnInconclusive: waves.InconclusiveHalt}}},
 		Desired: map[string]CellConfig{"cell-a": {Image: "app:v2"}, "cell-b": {Image: "app:v2"}, "cell-c": {Image: "app:v2"}}}
 	if _, err := ex.Run(context.Background(), plan, Options{Host: "ci-1", PID: 1}); err != nil {
 		t.Fatal(err)

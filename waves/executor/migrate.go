@@ -528,7 +528,7 @@ func (r *run) schemaCheck(ctx context.Context, w Wave, wr *WaveRecord) (*Breach,
 		return nil, err
 	}
 	r.emit(Event{Kind: Note, Wave: w.Name, Message: fmt.Sprintf("wave %s: the old image runs on the schema its migration left in %s: the gate reads them for one poll window (%s)",
-		w.Name, strings.Join(sc.Cells, ", "), w.Poll)})
+		w.Name, strings.Join(sc.Cells, ", "), w.Gate.Poll)})
 	b := Baker{Gate: r.ex.Gate, Clock: r.clock, Stop: r.opts.Stop, Steer: r.steerStop(),
 		Record: func(p Poll) error {
 			r.j.mu.Lock()
@@ -536,7 +536,7 @@ func (r *run) schemaCheck(ctx context.Context, w Wave, wr *WaveRecord) (*Breach,
 			r.j.mu.Unlock()
 			return r.save(ctx)
 		}}
-	res, err := b.Bake(ctx, BakeSpec{Step: w.Name, Cells: sc.Cells, Start: sc.BakeStart, Duration: w.Poll, Poll: w.Poll})
+	res, err := b.Bake(ctx, BakeSpec{Step: w.Name, Cells: sc.Cells, Start: sc.BakeStart, Duration: w.Gate.Poll, Poll: w.Gate.Poll})
 	if err != nil {
 		return nil, fmt.Errorf("wave %w; rerun the same deploy to finish the check after its rollback", err)
 	}

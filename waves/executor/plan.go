@@ -6,15 +6,14 @@ import (
 	"encoding/json"
 	"fmt"
 	"github.com/cellctl/cellctl/waves"
-	"time"
 
 	"github.com/hashicorp/go-multierror"
 )
 
 // Plan is what a rollout ships: the waves in order and the configuration
 // every cell of every wave should end up running. The deploy command builds
-// it from waves.Plan (one Wave per waves.Wave, the gate's policy fields
-// copied) and the fleet's desired cell specs (with --image applied).
+// it from waves.Plan (its waves as they are, bakes scaled for a rehearsal)
+// and the fleet's desired cell specs (with --image applied).
 type Plan struct {
 	Waves []Wave `json:"waves"`
 	// Desired is the configuration each cell gets, by cell id.
@@ -24,40 +23,30 @@ type Plan struct {
 	// Each cell record keeps it (CellRecord.RepoImage): internal/desired
 	// holds the shipped image only while the repository still says this.
 	Repository map[string]string `json:"repository,omitempty"`
+	// Exposure is the share of traffic each wave's cells serve, from the
+	// routing table (waves.Plan.Exposure), for the dry run; nil when the
+	// caller did not compute it.
+	Exposure []waves.WaveExposure `json:"exposure,omitempty"`
 }
 
-// Wave is one wave of the plan, with its gate policy as plain values.
-type Wave struct {
-	Name  string        `json:"name"`
-	Cells []string      `json:"cells"`
-	Bake  time.Duration `json:"bake"`
-	// Delay is a wait before the wave's cells change (waves.Wave.Delay).
-	Delay time.Duration `json:"delay,omitempty"`
-	// Approve holds the wave until an operator approves it
-	// (waves.Wave.Approve).
-	Approve bool `json:"approve,omitempty"`
-	// MaxParallel bounds how many of the wave's cells update at once; 0 is
-	// all of them.
-	MaxParallel int `json:"maxParallel,omitempty"`
-	// Poll is how often the gate is read while the wave bakes.
-	Poll           time.Duration            `json:"poll"`
-	OnBreach       waves.BreachPolicy       `json:"onBreach"`
-	OnInconclusive waves.InconclusivePolicy `json:"onInconclusive"`
-	// Gate describes the gate in words for the dry run ("error_rate_5xx <
-	// 0.5%, p99_latency_ms < 400, min 100 requests"); the Gate interface
-	// does the checking.
-	Gate string `json:"gate,omitempty"`
-	// Exposure is the share of traffic the wave's cells serve, from the
-	// routing table; nil when the caller did not compute it.
-	Exposure *Exposure `json:"exposure,omitempty"`
-}
+// Wave is one wave of the plan: waves.yaml's, with its gate (the executor
+// reads its policies: Gate.Poll, OnBreach, OnInconclusive; the Gate
+// interface does the checking).
+type Wave = waves.Wave
 
 // Exposure is the share of the routing table a wave's cells serve.
-type Exposure struct {
-	// Buckets is the fraction (0–1) of hash buckets mapped to the wave's cells.
-	Buckets float64 `json:"buckets"`
-	// Pinned is the fraction (0–1) of pinned tenants on the wave's cells.
-	Pinned float64 `json:"pinned"`
+type Exposure = waves.Exposure
+
+// exposure is the wave's share of the routing table, or nil when the plan
+// carries none for it.
+func (p Plan) exposure(wave string) *Exposure {
+	for _, e := range p.Exposure {
+		if e.Wave == wave {
+			s := e.Share()
+			return &s
+		}
+	}
+	return nil
 }
 
 // Validate checks the plan is one the executor can run: named waves, each
@@ -96,21 +85,21 @@ func (p Plan) Validate() error {
 		if w.Bake < 0 {
 			errs = multierror.Append(errs, fmt.Errorf("wave %q: bake %s is negative", w.Name, w.Bake))
 		}
-		if w.Bake > 0 && w.Poll <= 0 {
+		if w.Bake > 0 && w.Gate.Poll <= 0 {
 			errs = multierror.Append(errs, fmt.Errorf("wave %q: poll must be positive to bake for %s", w.Name, w.Bake))
 		}
-		if w.MaxParallel < 0 {
-			errs = multierror.Append(errs, fmt.Errorf("wave %q: max_parallel %d is negative", w.Name, w.MaxParallel))
+		if w.Parallel < 0 {
+			errs = multierror.Append(errs, fmt.Errorf("wave %q: max_parallel %d is negative", w.Name, w.Parallel))
 		}
-		switch w.OnBreach {
+		switch w.Gate.OnBreach {
 		case waves.HaltAndRollbackWave, waves.Halt:
 		default:
-			errs = multierror.Append(errs, fmt.Errorf("wave %q: on_breach %q (allowed: %s, %s)", w.Name, w.OnBreach, waves.HaltAndRollbackWave, waves.Halt))
+			errs = multierror.Append(errs, fmt.Errorf("wave %q: on_breach %q (allowed: %s, %s)", w.Name, w.Gate.OnBreach, waves.HaltAndRollbackWave, waves.Halt))
 		}
-		switch w.OnInconclusive {
+		switch w.Gate.OnInconclusive {
 		case waves.InconclusiveHalt, waves.InconclusivePromote:
 		default:
-			errs = multierror.Append(errs, fmt.Errorf("wave %q: on_inconclusive %q (allowed: %s, %s)", w.Name, w.OnInconclusive, waves.InconclusiveHalt, waves.InconclusivePromote))
+			errs = multierror.Append(errs, fmt.Errorf("wave %q: on_inconclusive %q (allowed: %s, %s)", w.Name, w.Gate.OnInconclusive, waves.InconclusiveHalt, waves.InconclusivePromote))
 		}
 	}
 	return errs.ErrorOrNil()

@@ -205,9 +205,9 @@ func (r *run) update(ctx context.Context, w Wave, wr *WaveRecord) error {
 		notApplied *multierror.Error
 	)
 	first := len(cells)
-	if w.MaxParallel > 0 {
-		g.SetLimit(w.MaxParallel)
-		first = min(first, w.MaxParallel)
+	if w.Parallel > 0 {
+		g.SetLimit(w.Parallel)
+		first = min(first, w.Parallel)
 	}
 	// The cells that start at once are marked updating in one save, so
 	// they start together instead of one save apart.
@@ -343,7 +343,7 @@ func (r *run) bake(ctx context.Context, w Wave, wr *WaveRecord) error {
 			r.j.mu.Unlock()
 			return r.save(ctx)
 		}}
-	res, err := b.Bake(ctx, BakeSpec{Step: w.Name, Cells: cells, Start: start, Duration: w.Bake, Poll: w.Poll})
+	res, err := b.Bake(ctx, BakeSpec{Step: w.Name, Cells: cells, Start: start, Duration: w.Bake, Poll: w.Gate.Poll})
 	if err != nil {
 		if errors.Is(err, ErrStopped) || ctx.Err() != nil {
 			return fmt.Errorf("wave %w; rerun the same deploy to continue the bake", err)
@@ -353,7 +353,7 @@ func (r *run) bake(ctx context.Context, w Wave, wr *WaveRecord) error {
 	switch {
 	case res.Decision == waves.Breached:
 		return r.breach(ctx, w, wr, *res.Breach, res.Verdicts)
-	case res.Decision == waves.Inconclusive && w.OnInconclusive != waves.InconclusivePromote:
+	case res.Decision == waves.Inconclusive && w.Gate.OnInconclusive != waves.InconclusivePromote:
 		r.j.mu.Lock()
 		wr.State, wr.Reason, wr.Finished = WaveHalted, res.Reason, r.clock.Now().UTC()
 		r.j.mu.Unlock()
@@ -378,7 +378,7 @@ func (r *run) bake(ctx context.Context, w Wave, wr *WaveRecord) error {
 func (r *run) breach(ctx context.Context, w Wave, wr *WaveRecord, b Breach, verdicts []Verdict) error {
 	r.j.mu.Lock()
 	wr.Breach = &b
-	if w.OnBreach == waves.Halt {
+	if w.Gate.OnBreach == waves.Halt {
 		wr.State, wr.Finished = WaveHalted, r.clock.Now().UTC()
 	} else {
 		wr.State = WaveRollingBack
@@ -388,7 +388,7 @@ func (r *run) breach(ctx context.Context, w Wave, wr *WaveRecord, b Breach, verd
 		return err
 	}
 	r.emit(Event{Kind: WaveBreached, Wave: w.Name, Cell: b.Cell, Breach: &b, Verdicts: verdicts})
-	if w.OnBreach == waves.Halt {
+	if w.Gate.OnBreach == waves.Halt {
 		return &HaltedError{RolloutID: r.j.rec.ID, Wave: w.Name, Breach: &b,
 			Next: fmt.Sprintf("on_breach is halt: inspect the cells (`cellctl rollout status %s`), then rerun with --retry or ship a fix", r.j.rec.ID)}
 	}

@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/cellctl/cellctl/cellmodule/spec"
+	"github.com/cellctl/cellctl/internal/adapters/backend"
+	"github.com/cellctl/cellctl/internal/adapters/ecsmigrator"
 	"github.com/cellctl/cellctl/internal/apply"
 	"github.com/cellctl/cellctl/internal/awsapi"
 	"github.com/cellctl/cellctl/internal/cloud"
@@ -19,8 +21,6 @@ import (
 	"github.com/cellctl/cellctl/internal/rollout"
 	"github.com/cellctl/cellctl/internal/stackrun"
 	"github.com/cellctl/cellctl/waves/executor"
-	"github.com/cellctl/cellctl/waves/executor/backend"
-	"github.com/cellctl/cellctl/waves/executor/ecsmigrator"
 	"github.com/cellctl/cellctl/waves/gate"
 )
 

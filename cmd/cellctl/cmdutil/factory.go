@@ -14,6 +14,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/cellctl/cellctl/internal/adapters/backend"
 	"github.com/cellctl/cellctl/internal/cloud"
 	"github.com/cellctl/cellctl/internal/desired"
 	"github.com/cellctl/cellctl/internal/engine"
@@ -23,7 +24,6 @@ import (
 	"github.com/cellctl/cellctl/internal/rollout"
 	"github.com/cellctl/cellctl/internal/stackrun"
 	"github.com/cellctl/cellctl/waves/executor"
-	"github.com/cellctl/cellctl/waves/executor/backend"
 )
 
 // Output formats (-o).

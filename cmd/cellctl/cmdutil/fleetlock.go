@@ -10,11 +10,11 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/cellctl/cellctl/internal/adapters/backend"
 	"github.com/cellctl/cellctl/internal/engine"
 	"github.com/cellctl/cellctl/internal/outcome"
 	"github.com/cellctl/cellctl/internal/rollout"
 	"github.com/cellctl/cellctl/waves/executor"
-	"github.com/cellctl/cellctl/waves/executor/backend"
 )
 
 // LockAnnotation marks a command that changes the fleet; its value is the

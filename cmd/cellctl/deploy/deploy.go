@@ -33,25 +33,11 @@ type Options struct {
 	Output string
 	View   render.View[Report]
 
-	Image     string
-	DryRun    bool
-	Through   string
-	Wave      string
-	Rebake    bool
-	Retry     bool
-	Abandon   string
-	BakeScale float64
+	// Options are the deploy's (and, within them, the executor's), set
+	// from the flags here and passed on whole.
+	deploy.Options
 	// Yes skips the confirmation asked at a terminal (--yes).
 	Yes bool
-	// ID, Resume and Abort make the run `cellctl rollout resume|abort` of
-	// rollout ID (deploy.Options).
-	ID     string
-	Resume bool
-	Abort  *executor.Ask
-	// ToPrevious (--to-previous, `rollout undo`) and UndoTo (`rollout undo
-	// --to ID`) ship an earlier completed rollout's images again.
-	ToPrevious bool
-	UndoTo     string
 }
 
 // NewCmdDeploy builds `cellctl deploy`.
@@ -219,12 +205,10 @@ func deployRun(ctx context.Context, o *Options) error {
 		})
 	}
 	host, _ := os.Hostname()
-	res, err := deploy.Run(ctx, env, deploy.Options{
-		Image: o.Image, DryRun: o.DryRun, Through: o.Through, Wave: o.Wave, Rebake: o.Rebake, Retry: o.Retry,
-		Abandon: o.Abandon, BakeScale: o.BakeScale, Host: host, PID: os.Getpid(),
-		Alive: func(h executor.Holder) bool { return rollout.ProcessAlive(h.PID) }, Stop: stop,
-		ID: o.ID, Resume: o.Resume, Abort: o.Abort, ToPrevious: o.ToPrevious, UndoTo: o.UndoTo,
-	})
+	do := o.Options
+	do.Host, do.PID, do.Stop = host, os.Getpid(), stop
+	do.Alive = func(h executor.Holder) bool { return rollout.ProcessAlive(h.PID) }
+	res, err := deploy.Run(ctx, env, do)
 	if res != nil {
 		if verr := o.View.Render(o.IO, Report{Abandon: o.Abandon != "", Result: res}); verr != nil && err == nil {
 			err = verr

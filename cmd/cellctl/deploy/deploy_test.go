@@ -13,6 +13,7 @@ import (
 	"github.com/cellctl/cellctl/internal/fleet"
 	"github.com/cellctl/cellctl/internal/iostreams"
 	"github.com/cellctl/cellctl/internal/render"
+	"github.com/cellctl/cellctl/waves/executor"
 )
 
 func TestFlagsReachOptions(t *testing.T) {
@@ -33,7 +34,7 @@ func TestFlagsReachOptions(t *testing.T) {
 func TestBakeScaleIsRefusedOnAWS(t *testing.T) {
 	io, _, _, _ := iostreams.Test()
 	called := false
-	o := &Options{IO: io, Cloud: cmdutil.CloudAWS, BakeScale: 0.01,
+	o := &Options{IO: io, Cloud: cmdutil.CloudAWS, Options: deploy.Options{BakeScale: 0.01},
 		Fleet: func() (*fleet.Fleet, error) { called = true; return nil, nil }}
 	err := deployRun(context.Background(), o)
 	if err == nil || !strings.Contains(err.Error(), "--bake-scale is for rehearsals on the simulated cloud") || called {
@@ -47,7 +48,7 @@ func TestBakeScaleIsRefusedOnAWS(t *testing.T) {
 
 func TestThroughAndWaveTogetherAreRefused(t *testing.T) {
 	io, _, _, _ := iostreams.Test()
-	o := &Options{IO: io, Cloud: cmdutil.CloudSim, Through: "canary", Wave: "wave-1",
+	o := &Options{IO: io, Cloud: cmdutil.CloudSim, Options: deploy.Options{Options: executor.Options{Through: "canary", Wave: "wave-1"}},
 		Fleet: func() (*fleet.Fleet, error) { t.Fatal("fleet loaded"); return nil, nil }}
 	if err := deployRun(context.Background(), o); err == nil || !strings.Contains(err.Error(), "cannot be combined") {
 		t.Errorf("--through with --wave: %v", err)

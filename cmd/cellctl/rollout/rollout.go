@@ -15,13 +15,13 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/cellctl/cellctl/cmd/cellctl/cmdutil"
+	"github.com/cellctl/cellctl/internal/adapters/backend"
 	"github.com/cellctl/cellctl/internal/iostreams"
 	"github.com/cellctl/cellctl/internal/outcome"
 	"github.com/cellctl/cellctl/internal/render"
 	"github.com/cellctl/cellctl/internal/render/deployview"
 	"github.com/cellctl/cellctl/internal/rollout"
 	"github.com/cellctl/cellctl/waves/executor"
-	"github.com/cellctl/cellctl/waves/executor/backend"
 )
 
 // Records reads rollout records.

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/cellctl/cellctl/cmd/cellctl/cmdutil"
+	"github.com/cellctl/cellctl/internal/adapters/backend/backendtest"
 	"github.com/cellctl/cellctl/internal/deploy"
 	"github.com/cellctl/cellctl/internal/fleet"
 	"github.com/cellctl/cellctl/internal/iostreams"
@@ -15,7 +16,6 @@ import (
 	"github.com/cellctl/cellctl/internal/routercanary"
 	"github.com/cellctl/cellctl/internal/stackrun"
 	"github.com/cellctl/cellctl/waves/executor"
-	"github.com/cellctl/cellctl/waves/executor/backend/backendtest"
 	"github.com/cellctl/cellctl/waves/signal"
 )
 

@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/cellctl/cellctl/cmd/cellctl/cmdutil"
+	"github.com/cellctl/cellctl/internal/adapters/backend"
 	"github.com/cellctl/cellctl/internal/apply"
 	"github.com/cellctl/cellctl/internal/deploy"
 	"github.com/cellctl/cellctl/internal/fleet"
@@ -20,7 +21,6 @@ import (
 	"github.com/cellctl/cellctl/internal/rollout"
 	"github.com/cellctl/cellctl/internal/stackrun"
 	"github.com/cellctl/cellctl/waves/executor"
-	"github.com/cellctl/cellctl/waves/executor/backend"
 )
 
 // NewCmdSecret builds `cellctl secret`.

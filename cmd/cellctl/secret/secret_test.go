@@ -8,14 +8,15 @@ import (
 	"time"
 
 	"github.com/cellctl/cellctl/cmd/cellctl/cmdutil"
+	"github.com/cellctl/cellctl/internal/adapters/backend/backendtest"
 	"github.com/cellctl/cellctl/internal/engine"
 	"github.com/cellctl/cellctl/internal/fleet"
 	"github.com/cellctl/cellctl/internal/iostreams"
 	"github.com/cellctl/cellctl/internal/originsecret"
 	"github.com/cellctl/cellctl/internal/render"
 	"github.com/cellctl/cellctl/internal/stackrun"
+	"github.com/cellctl/cellctl/waves"
 	"github.com/cellctl/cellctl/waves/executor"
-	"github.com/cellctl/cellctl/waves/executor/backend/backendtest"
 )
 
 func TestRotateFlagsReachOptions(t *testing.T) {
@@ -82,8 +83,8 @@ func dryRun(t *testing.T, format string) (string, *backendtest.Store) {
 		Fleet: func() (*fleet.Fleet, error) { return fl, nil },
 		Setup: func(context.Context, *fleet.Fleet, float64) (*originsecret.Rotator, func(), error) {
 			return &originsecret.Rotator{Fleet: fl, Engine: untouchable{t}, Store: st, Host: "ci-1", PID: 7, Waves: []executor.Wave{
-				{Name: "canary", Cells: []string{"cell-a"}, Bake: 5 * time.Minute, Poll: 30 * time.Second},
-				{Name: "rest", Cells: []string{"cell-b"}, Bake: 10 * time.Minute, Poll: 30 * time.Second},
+				{Name: "canary", Cells: []string{"cell-a"}, Bake: 5 * time.Minute, Gate: waves.Gate{Poll: 30 * time.Second}},
+				{Name: "rest", Cells: []string{"cell-b"}, Bake: 10 * time.Minute, Gate: waves.Gate{Poll: 30 * time.Second}},
 			}}, func() {}, nil
 		}}
 	if err := rotateRun(context.Background(), o); err != nil {

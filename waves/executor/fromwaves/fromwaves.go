@@ -1,71 +1,19 @@
-// Package fromwaves adapts the waves packages to the rollout executor: the
-// waves.yaml plan (waves.Plan, with each wave's gate) becomes an
-// executor.Plan, and the gate evaluator (waves/gate.Checker, over the
-// CloudWatch reader) becomes an executor.Gate. It is the glue `cellctl
-// deploy` uses, kept out of the executor so the executor stays free of the
-// gate's and the plan's types.
+// Package fromwaves adapts the gate evaluator (waves/gate.Checker, over the
+// CloudWatch reader) to the rollout executor: it becomes an executor.Gate,
+// and a gate poll an executor.Verdict. It is the glue `cellctl deploy` uses,
+// kept out of the executor so the executor stays free of the gate
+// evaluator's types. (The executor runs waves.yaml's waves as they are:
+// executor.Wave is waves.Wave.)
 package fromwaves
 
 import (
 	"context"
 	"fmt"
-	"strings"
 
 	"github.com/cellctl/cellctl/waves"
 	"github.com/cellctl/cellctl/waves/executor"
 	"github.com/cellctl/cellctl/waves/gate"
-	"github.com/cellctl/cellctl/waves/signal"
 )
-
-// Plan is the executor's plan of a waves.yaml plan: every wave with its
-// bake, max_parallel and gate policies; desired is what each cell ships
-// (the fleet's specs with --image applied, through cellspec.FromSpec).
-// exposure, when not nil, is waves.Plan.Exposure's answer for the dry run.
-func Plan(p *waves.Plan, desired map[string]executor.CellConfig, exposure []waves.WaveExposure) executor.Plan {
-	byWave := map[string]waves.WaveExposure{}
-	for _, e := range exposure {
-		byWave[e.Wave] = e
-	}
-	out := executor.Plan{Desired: desired}
-	for _, w := range p.Waves {
-		ew := executor.Wave{
-			Name:           w.Name,
-			Cells:          append([]string(nil), w.Cells...),
-			Bake:           w.Bake,
-			Delay:          w.Delay,
-			Approve:        w.Approve,
-			MaxParallel:    w.Parallel,
-			Poll:           w.Gate.Poll,
-			OnBreach:       w.Gate.OnBreach,
-			OnInconclusive: w.Gate.OnInconclusive,
-			Gate:           Describe(w.Gate),
-		}
-		if e, ok := byWave[w.Name]; ok {
-			ew.Exposure = &executor.Exposure{Buckets: e.BucketShare, Pinned: e.PinnedShare}
-		}
-		out.Waves = append(out.Waves, ew)
-	}
-	return out
-}
-
-// Describe says a gate in words: its thresholds (a signal waves.yaml leaves
-// unset is judged by each cell's own alarm threshold), the least traffic it
-// judges, and its policies.
-func Describe(g waves.Gate) string {
-	var parts []string
-	for _, s := range signal.All {
-		if !g.Checks(s.Name) {
-			continue
-		}
-		if t := g.PromoteIf.Get(s.Name); t.IsSet() {
-			parts = append(parts, string(s.Name)+" "+s.Format(t))
-		} else {
-			parts = append(parts, string(s.Name)+" (the cell's threshold)")
-		}
-	}
-	parts = append(parts, fmt.Sprintf("min %d requests", g.MinRequests))
-	return strings.Join(parts, ", ")
-}
 
 // Gate is the gate evaluator as the executor's Gate: each wave is judged
 // with its own gate (a per-wave gate overrides the fleet's), every cell

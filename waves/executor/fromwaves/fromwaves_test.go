@@ -44,22 +44,31 @@ func parse(t *testing.T) *waves.Plan {
 	return p
 }
 
+// The executor runs waves.yaml's waves as they are (executor.Wave is
+// waves.Wave): its dry run shows every wave's policies, its gate in words
+// and the exposure the plan carries.
 func TestPlanCarriesEveryWavesPolicy(t *testing.T) {
 	p := parse(t)
 	desired := map[string]executor.CellConfig{}
+	cells := &fleet{cur: map[string]executor.CellConfig{}}
 	for _, c := range []string{"cell-a", "cell-b", "cell-c", "cell-d"} {
 		desired[c] = executor.CellConfig{Image: "app:v2"}
+		cells.cur[c] = executor.CellConfig{Image: "app:v1"}
 	}
 	exp := []waves.WaveExposure{{Wave: "canary", BucketShare: 0.05, PinnedShare: 0.1}}
-	ep := Plan(p, desired, exp)
+	ep := executor.Plan{Waves: p.Waves, Desired: desired, Exposure: exp}
 	if err := ep.Validate(); err != nil {
 		t.Fatal(err)
 	}
-	c, w2, w3 := ep.Waves[0], ep.Waves[1], ep.Waves[2]
+	d, err := executor.Describe(context.Background(), cells, nil, nil, ep, time.Minute)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, w2, w3 := d.Waves[0], d.Waves[1], d.Waves[2]
 	if c.Bake != 10*time.Minute || c.Poll != 30*time.Second || c.OnBreach != waves.HaltAndRollbackWave || c.OnInconclusive != waves.InconclusiveHalt {
 		t.Errorf("canary %+v", c)
 	}
-	if c.Exposure == nil || c.Exposure.Buckets != 0.05 || w2.Exposure != nil {
+	if c.Exposure == nil || c.Exposure.Buckets != 0.05 || c.Exposure.Pinned != 0.1 || w2.Exposure != nil {
 		t.Errorf("exposure canary %+v wave-2 %+v", c.Exposure, w2.Exposure)
 	}
 	if w2.MaxParallel != 1 || w3.OnBreach != waves.Halt {
@@ -178,7 +187,7 @@ func TestExecutorWithTheRealGateRollsBackABadWave(t *testing.T) {
 		return health{requests: 1000, errors5xx: 1, p99s: 0.2, healthy: 2}
 	}}
 	ex := &executor.Executor{Updater: cells, Gate: &Gate{Plan: p, Reader: r, Target: targets(p)}, Store: &store{}, Clock: executortest.NewClock(time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC))}
-	out, err := ex.Run(context.Background(), Plan(p, desired, nil), executor.Options{Host: "ci", PID: 1})
+	out, err := ex.Run(context.Background(), executor.Plan{Waves: p.Waves, Desired: desired}, executor.Options{Host: "ci", PID: 1})
 	var h *executor.HaltedError
 	if !errors.As(err, &h) || h.Wave != "wave-2" || h.Breach.Cell != "cell-c" || h.Breach.Signal != "error_rate_5xx" || h.Breach.Reading != "3.2%" || !h.RolledBack {
 		t.Fatalf("err = %v", err)

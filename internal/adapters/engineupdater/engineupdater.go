@@ -10,10 +10,10 @@ import (
 	"fmt"
 
 	"github.com/cellctl/cellctl/cellmodule/spec"
+	"github.com/cellctl/cellctl/internal/adapters/cellspec"
 	"github.com/cellctl/cellctl/internal/runplan"
 	"github.com/cellctl/cellctl/internal/stackrun"
 	"github.com/cellctl/cellctl/waves/executor"
-	"github.com/cellctl/cellctl/waves/executor/cellspec"
 )
 
 // Updater adapts a StackRunner (internal/engine's pulumi-backed runner) to

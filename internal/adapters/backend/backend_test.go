@@ -101,8 +101,8 @@ func TestExecutorOverTheBackend(t *testing.T) {
 	up := &fleet{cur: cells}
 	gate := passGate{}
 	wave := func(name, cell string) executor.Wave {
-		return executor.Wave{Name: name, Cells: []string{cell}, Bake: time.Millisecond, Poll: time.Millisecond,
-			OnBreach: waves.HaltAndRollbackWave, OnInconclusive: waves.InconclusiveHalt}
+		return executor.Wave{Name: name, Cells: []string{cell}, Bake: time.Millisecond,
+			Gate: waves.Gate{Poll: time.Millisecond, OnBreach: waves.HaltAndRollbackWave, OnInconclusive: waves.InconclusiveHalt}}
 	}
 	plan := executor.Plan{Waves: []executor.Wave{wave("canary", "cell-a"), wave("rest", "cell-b")},
 		Desired: map[string]executor.CellConfig{"cell-a": {Image: "app:v2"}, "cell-b": {Image: "app:v2"}}}

@@ -7,11 +7,11 @@ import (
 	"testing"
 
 	"github.com/cellctl/cellctl/cellmodule/spec"
+	"github.com/cellctl/cellctl/internal/adapters/cellspec"
 	"github.com/cellctl/cellctl/internal/exitcode"
 	"github.com/cellctl/cellctl/internal/outcome"
 	"github.com/cellctl/cellctl/internal/stackrun"
 	"github.com/cellctl/cellctl/waves/executor"
-	"github.com/cellctl/cellctl/waves/executor/cellspec"
 )
 
 type runner struct {

@@ -1,5 +1,5 @@
 // Package backendtest is the record store and fleet lock of the gated
-// changes (waves/executor/backend) over an in-memory bucket, with the
+// changes (internal/adapters/backend) over an in-memory bucket, with the
 // failures their tests inject: a backend that stops taking saves, and a
 // process killed with SIGKILL (its lock stays behind).
 package backendtest
@@ -11,9 +11,9 @@ import (
 
 	"gocloud.dev/blob/memblob"
 
+	"github.com/cellctl/cellctl/internal/adapters/backend"
 	"github.com/cellctl/cellctl/internal/rollout"
 	"github.com/cellctl/cellctl/waves/executor"
-	"github.com/cellctl/cellctl/waves/executor/backend"
 )
 
 // Store is the real backend store with injected failures.
