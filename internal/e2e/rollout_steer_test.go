@@ -47,6 +47,11 @@ func (b *watched) output() string { d, _ := os.ReadFile(b.path); return string(d
 // waitOutput waits until the run printed want (failing if it ended first).
 func (b *watched) waitOutput(t *testing.T, what, want string) {
 	t.Helper()
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("the run waited on for %s printed:\n%s", what, b.output())
+		}
+	})
 	waitFor(t, what, hangGuard, func() bool {
 		if strings.Contains(b.output(), want) {
 			return true
