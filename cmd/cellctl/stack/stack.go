@@ -12,8 +12,8 @@ import (
 	"github.com/cellctl/cellctl/internal/apply"
 	"github.com/cellctl/cellctl/internal/fleet"
 	"github.com/cellctl/cellctl/internal/iostreams"
-	"github.com/cellctl/cellctl/internal/progress"
 	"github.com/cellctl/cellctl/internal/render"
+	"github.com/cellctl/cellctl/internal/render/progress"
 	"github.com/cellctl/cellctl/internal/stackrun"
 )
 

@@ -9,8 +9,8 @@ import (
 	"sync"
 	"time"
 
-	"github.com/cellctl/cellctl/internal/progress"
 	"github.com/cellctl/cellctl/internal/render"
+	"github.com/cellctl/cellctl/internal/render/progress"
 	"github.com/cellctl/cellctl/internal/stackrun"
 	"github.com/cellctl/cellctl/waves/executor"
 )
