@@ -12,7 +12,6 @@ import (
 	"github.com/cellctl/cellctl/internal/apply"
 	"github.com/cellctl/cellctl/internal/fleet"
 	"github.com/cellctl/cellctl/internal/iostreams"
-	"github.com/cellctl/cellctl/internal/render"
 	"github.com/cellctl/cellctl/internal/render/progress"
 	"github.com/cellctl/cellctl/internal/stackrun"
 )
@@ -26,12 +25,12 @@ type EngineFunc func(fl *fleet.Fleet, events func(stackrun.Event)) (apply.Engine
 // the stop signal, and the engine connected only when the run needs it.
 // done stops the progress display; call it before rendering the result.
 func applyEnv(ctx context.Context, io *iostreams.IOStreams, fl *fleet.Fleet, eng EngineFunc, parallel int) (env *apply.Env, done func()) {
-	display := progress.New(io.ErrOut, io.IsStderrTTY() && io.ColorErr(), render.Err(io))
+	display := progress.New(io)
 	return &apply.Env{
 		Fleet:    fl,
 		Engine:   func() (apply.Engine, error) { return eng(fl, display.Handle) },
 		Parallel: parallel,
-		Log:      io.ErrOut,
+		Log:      io.ErrLines(),
 		Events:   display.Handle,
 		Stop:     cmdutil.Graceful(ctx, cmdutil.StacksInFlight).Done(),
 	}, display.Close
