@@ -13,6 +13,7 @@ import (
 	"github.com/cellctl/cellctl/internal/fleet"
 	"github.com/cellctl/cellctl/internal/iostreams"
 	"github.com/cellctl/cellctl/internal/render/progress"
+	"github.com/cellctl/cellctl/internal/render/stackview"
 	"github.com/cellctl/cellctl/internal/stackrun"
 )
 
@@ -35,3 +36,11 @@ func applyEnv(ctx context.Context, io *iostreams.IOStreams, fl *fleet.Fleet, eng
 		Stop:     cmdutil.Graceful(ctx, cmdutil.StacksInFlight).Done(),
 	}, display.Close
 }
+
+// The views of an apply report (internal/render/stackview).
+var (
+	tableView        = stackview.Table
+	previewTableView = stackview.PreviewTable
+	jsonView         = stackview.JSON
+	markdownView     = stackview.Markdown
+)
