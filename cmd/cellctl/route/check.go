@@ -60,13 +60,14 @@ var checkFormats = []render.Format[*CheckReport]{
 	{Name: render.FormatMarkdown, Render: func(io *iostreams.IOStreams, r *CheckReport) error {
 		if r.Valid {
 			fmt.Fprintf(io.Out, "### cellctl route --check: ✅ `%s`\n\nRouting table version %d is valid (%d cells, %d overrides).\n\n", r.File, r.Version, r.Cells, r.Overrides)
-			fmt.Fprintf(io.Out, "| Checksum | Generated at | Routing image | Function package | Edge memory |\n|---|---|---:|---:|---:|\n")
-			fmt.Fprintf(io.Out, "| `%s` | %s | %s | %s | needs %d MB of %d MB |\n", r.Checksum, orUnknown(r.GeneratedAt), mib(r.ImageBytes), mib(r.PackageBytes), r.NeededMemoryMB, r.MemoryMB)
+			fmt.Fprint(io.Out, render.MarkdownTable([]string{"Checksum", "Generated at", "Routing image", "Function package", "Edge memory"},
+				[][]string{{render.MarkdownCode(r.Checksum), orUnknown(r.GeneratedAt), mib(r.ImageBytes), mib(r.PackageBytes),
+					fmt.Sprintf("needs %d MB of %d MB", r.NeededMemoryMB, r.MemoryMB)}}))
 			return nil
 		}
 		fmt.Fprintf(io.Out, "### cellctl route --check: ❌ `%s`\n\n", r.File)
 		for _, e := range r.Errors {
-			fmt.Fprintf(io.Out, "- %s\n", mdEscape(e))
+			fmt.Fprintf(io.Out, "- %s\n", render.MarkdownEscape(e))
 		}
 		return nil
 	}},

@@ -365,22 +365,21 @@ func printRoutes(io *iostreams.IOStreams, shown *RoutesShown) error {
 func writeRoutesMarkdown(w io.Writer, report RouteReport, source string) {
 	fmt.Fprintf(w, "### Tenant routes, routing table v%d (`%s`)\n\n", report.Version, source)
 	lanes := hasLanes(report)
+	headers := []string{"Tenant", "Bucket", "Cell", "Override", "State"}
 	if lanes {
-		fmt.Fprintln(w, "| Tenant | Bucket | Cell | Override | State | Lanes |")
-		fmt.Fprintln(w, "|---|---:|---|---|---|---|")
-	} else {
-		fmt.Fprintln(w, "| Tenant | Bucket | Cell | Override | State |")
-		fmt.Fprintln(w, "|---|---:|---|---|---|")
+		headers = append(headers, "Lanes")
 	}
+	rows := make([][]string, 0, len(report.Routes))
 	for _, r := range report.Routes {
-		fmt.Fprintf(w, "| %s | %d | `%s` | %s | %s |", mdEscape(r.Tenant), r.Bucket, r.Cell, yesNo(r.Override), mdEscape(stateText(r.Placement)))
+		row := []string{r.Tenant, strconv.Itoa(r.Bucket), render.MarkdownCode(r.Cell), yesNo(r.Override), stateText(r.Placement)}
 		if lanes {
-			fmt.Fprintf(w, " %s |", router.FormatLanes(r.Lanes))
+			row = append(row, router.FormatLanes(r.Lanes))
 		}
-		fmt.Fprintln(w)
+		rows = append(rows, row)
 	}
+	fmt.Fprint(w, render.MarkdownTable(headers, rows))
 	for _, e := range report.Errors {
-		fmt.Fprintf(w, "\n**Invalid:** %s\n", mdEscape(e.Error))
+		fmt.Fprintf(w, "\n**Invalid:** %s\n", render.MarkdownEscape(e.Error))
 	}
 }
 
@@ -572,33 +571,20 @@ func writeDiffMarkdown(w io.Writer, d RouteDiff, oldSource, source string) {
 	}
 	fmt.Fprintf(w, "### cellctl route --diff: routing table v%d → v%d\n\n", d.FromVersion, d.ToVersion)
 	fmt.Fprintf(w, "Comparing `%s` with `%s`.\n\n", oldSource, source)
-	fmt.Fprintf(w, "- **Version:** %s %s\n", icon, mdEscape(version))
-	fmt.Fprintf(w, "- **Buckets moved:** %s\n", mdEscape(buckets))
-	fmt.Fprintf(w, "- **Tenants moved:** %s\n", mdEscape(tenants))
+	fmt.Fprintf(w, "- **Version:** %s %s\n", icon, render.MarkdownEscape(version))
+	fmt.Fprintf(w, "- **Buckets moved:** %s\n", render.MarkdownEscape(buckets))
+	fmt.Fprintf(w, "- **Tenants moved:** %s\n", render.MarkdownEscape(tenants))
 	for _, sec := range diffSections(d) {
 		fmt.Fprintf(w, "\n#### %s\n\n", sec.title)
 		heads := make([]string, len(sec.headers))
 		for i, h := range sec.headers {
 			heads[i] = strings.ToUpper(h[:1]) + strings.ToLower(h[1:])
 		}
-		fmt.Fprintf(w, "| %s |\n", strings.Join(heads, " | "))
-		fmt.Fprintf(w, "|%s\n", strings.Repeat("---|", len(heads)))
-		for _, row := range sec.rows {
-			cells := make([]string, len(row))
-			for i, c := range row {
-				cells[i] = mdEscape(c)
-			}
-			fmt.Fprintf(w, "| %s |\n", strings.Join(cells, " | "))
-		}
+		fmt.Fprint(w, render.MarkdownTable(heads, sec.rows))
 	}
 	for _, e := range d.Errors {
-		fmt.Fprintf(w, "\n**Invalid:** %s\n", mdEscape(e.Error))
+		fmt.Fprintf(w, "\n**Invalid:** %s\n", render.MarkdownEscape(e.Error))
 	}
-}
-
-// mdEscape keeps a value inside one markdown table cell.
-func mdEscape(s string) string {
-	return strings.NewReplacer("|", "\\|", "\n", " ").Replace(s)
 }
 
 // hasLanes reports whether the routes carry lanes (not with --table).
