@@ -12,6 +12,7 @@ import (
 	"github.com/cellctl/cellctl/cmd/cellctl/cmdutil"
 	"github.com/cellctl/cellctl/internal/exitcode"
 	"github.com/cellctl/cellctl/internal/render"
+	"github.com/cellctl/cellctl/internal/render/routeview"
 	"github.com/cellctl/cellctl/router"
 )
 
@@ -23,7 +24,7 @@ func runLanes(t *testing.T, output string, opts LanesOptions) (string, error) {
 		opts.Noisiest = 5
 	}
 	var err error
-	if opts.View, err = render.Pick(output, lanesFormats...); err != nil {
+	if opts.View, err = render.Pick(output, routeview.LanesFormats...); err != nil {
 		t.Fatal(err)
 	}
 	err = lanesRun(&opts)
