@@ -78,7 +78,8 @@ func (l *Live) Printf(format string, args ...any) {
 }
 
 // Writer returns a writer whose every complete line goes through Line,
-// under the lock (an unfinished line waits for its end, or Close).
+// under the lock (an unfinished line waits for its end, or Close); when
+// plain, the bytes go out as written.
 func (l *Live) Writer() io.Writer { return liveWriter{l} }
 
 type liveWriter struct{ l *Live }
@@ -87,6 +88,10 @@ func (lw liveWriter) Write(p []byte) (int, error) {
 	l := lw.l
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	if !l.live {
+		// No frame to keep whole: the bytes go out as written.
+		return l.w.Write(p)
+	}
 	l.partial = append(l.partial, p...)
 	for {
 		i := bytes.IndexByte(l.partial, '\n')

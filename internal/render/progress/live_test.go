@@ -30,7 +30,7 @@ func TestLiveWritesLinesAboveTheFrame(t *testing.T) {
 	l.Close()
 }
 
-// Piped, the surface draws no frame and appends the lines as written.
+// Piped, the surface draws no frame and writes the lines as written.
 func TestPlainLiveAppendsLines(t *testing.T) {
 	var b bytes.Buffer
 	l := NewLive(&b, false, time.Hour, func() []string { t.Error("a plain surface drew a frame"); return nil }, false)
@@ -39,9 +39,9 @@ func TestPlainLiveAppendsLines(t *testing.T) {
 	l.Redraw()
 	l.Line("note: two")
 	l.Unlock()
-	fmt.Fprint(l.Writer(), "cut short")
+	fmt.Fprint(l.Writer(), "Go ahead? ")
 	l.Close()
-	if got, want := b.String(), "note: one\nnote: two\ncut short\n"; got != want {
+	if got, want := b.String(), "note: one\nnote: two\nGo ahead? "; got != want {
 		t.Fatalf("got %q, want %q", got, want)
 	}
 }
@@ -50,6 +50,7 @@ func TestPlainLiveAppendsLines(t *testing.T) {
 // after Close, straight to stderr again.
 func TestStartRoutesErrLinesUntilClose(t *testing.T) {
 	io, _, _, errOut := iostreams.Test()
+	io.SetTTY(false, true, false) // stderr a terminal: a live frame
 	lines := io.ErrLines()
 	d := New(io)
 	fmt.Fprint(lines, "interrupt: finishing")
