@@ -37,10 +37,20 @@ func applyEnv(ctx context.Context, io *iostreams.IOStreams, fl *fleet.Fleet, eng
 	}, display.Close
 }
 
-// The views of an apply report (internal/render/stackview).
+// The reports' views live in internal/render/stackview.
 var (
 	tableView        = stackview.Table
 	previewTableView = stackview.PreviewTable
 	jsonView         = stackview.JSON
 	markdownView     = stackview.Markdown
+	statusTable      = stackview.StatusTable
+	statusJSON       = stackview.StatusJSON
+	unlockFormats    = stackview.UnlockFormats
+)
+
+type (
+	CellStatus     = stackview.CellStatus
+	ServedTable    = stackview.ServedTable
+	UnlockReport   = stackview.UnlockReport
+	unlockedHolder = stackview.UnlockedHolder
 )
