@@ -64,12 +64,12 @@ func interruptContext(io *iostreams.IOStreams) (context.Context, func()) {
 				// The command watching the first interrupt says what it
 				// does; a command that watches none is cancelled at once.
 				if what, ok := cmdutil.GracefulNotice(ctx); ok {
-					fmt.Fprintf(io.ErrOut, "interrupt: %s (interrupt again to cancel now)\n", what)
+					fmt.Fprintf(io.ErrLines(), "interrupt: %s (interrupt again to cancel now)\n", what)
 					gracefulCancel()
 					continue
 				}
 			}
-			fmt.Fprintln(io.ErrOut, "interrupt: cancelling")
+			fmt.Fprintln(io.ErrLines(), "interrupt: cancelling")
 			cancel()
 			return
 		}

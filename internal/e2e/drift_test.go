@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 )
@@ -116,7 +117,7 @@ func TestDrift(t *testing.T) {
 			t.Errorf("table:\n%s", tbl)
 		}
 		md := cellctl(t, dir, "drift", "--cloud", "-o", "markdown", "cell-a", "cell-b")
-		if md.code != 2 || !strings.Contains(md.stdout, "| cloud | changed | `aws:sqs/queue:Queue cell-b-queue visibilityTimeoutSeconds` | `60` → `120` |") {
+		if md.code != 2 || !strings.Contains(regexp.MustCompile(` *\| *`).ReplaceAllString(md.stdout, " | "), "| cloud | changed | `aws:sqs/queue:Queue cell-b-queue visibilityTimeoutSeconds` | `60` → `120` |") {
 			t.Errorf("markdown:\n%s", md)
 		}
 

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -120,7 +121,7 @@ func TestFleetLifecycle(t *testing.T) {
 		}
 	}
 	md := mustRun(t, dir, "preview", "cell-b", "-o", "markdown").stdout
-	if !strings.Contains(md, "| `cell-b` |") || !strings.Contains(md, "cell-b-service") || !strings.Contains(md, "desiredCount") {
+	if !regexp.MustCompile("(?m)^\\|`cell-b` *\\|").MatchString(md) || !strings.Contains(md, "cell-b-service") || !strings.Contains(md, "desiredCount") {
 		t.Errorf("markdown preview:\n%s", md)
 	}
 

@@ -7,6 +7,7 @@ import (
 	"bytes"
 	"io"
 	"os"
+	"sync"
 
 	"github.com/mattn/go-isatty"
 )
@@ -21,6 +22,9 @@ type IOStreams struct {
 	stderrTTY bool
 	stdinTTY  bool
 	noColor   bool
+
+	linesMu sync.Mutex
+	lines   io.Writer // where ErrLines writes while a live frame is up
 }
 
 // System returns the process's real streams.
@@ -68,3 +72,36 @@ func (s *IOStreams) ColorOut() bool { return s.stdoutTTY && !s.noColor }
 
 // ColorErr reports whether stderr output (progress) may be styled.
 func (s *IOStreams) ColorErr() bool { return s.stderrTTY && !s.noColor }
+
+// ErrLines is where a line of text meant for stderr goes (a log line, a
+// note, an interrupt notice): above a live display's frame while one is
+// up (SetErrLines), so it is neither overdrawn nor drawn through, else
+// straight to ErrOut. The writer is stable: one taken before a frame
+// comes up writes above it once it does.
+func (s *IOStreams) ErrLines() io.Writer { return errLines{s} }
+
+// SetErrLines routes ErrLines to w (a live display's writer) until
+// restore is called.
+func (s *IOStreams) SetErrLines(w io.Writer) (restore func()) {
+	s.linesMu.Lock()
+	prev := s.lines
+	s.lines = w
+	s.linesMu.Unlock()
+	return func() {
+		s.linesMu.Lock()
+		s.lines = prev
+		s.linesMu.Unlock()
+	}
+}
+
+type errLines struct{ s *IOStreams }
+
+func (e errLines) Write(p []byte) (int, error) {
+	e.s.linesMu.Lock()
+	w := e.s.lines
+	e.s.linesMu.Unlock()
+	if w == nil {
+		w = e.s.ErrOut
+	}
+	return w.Write(p)
+}

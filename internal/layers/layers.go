@@ -99,7 +99,6 @@ var byPrefix = map[string]Layer{
 	"internal/desired":       UseCases,
 	"internal/routercanary":  UseCases,
 	"internal/originsecret":  UseCases,
-	"internal/progress":      UseCases,
 	"internal/render/...":    UseCases,
 	"waves/executor/...":     UseCases,
 	// The executor's adapters: its Updater, Migrator and Store over the
@@ -184,5 +183,11 @@ func IsSimulator(rel string) bool { return rel == Simulator || strings.HasPrefix
 // progress), which need no engine.
 var PulumiFree = []string{
 	"internal/fleet", "router", "router/edge", "waves",
-	"internal/stackrun", "internal/runplan", "internal/progress",
+	"internal/stackrun", "internal/runplan", "internal/render/progress",
 }
+
+// RenderRoot is the view layer's shared base (styles, tables, the
+// per-command View): its subpackages (the live progress, each noun's
+// views) import it, and it imports none of them, so the view folder
+// depends one way only.
+const RenderRoot = "internal/render"

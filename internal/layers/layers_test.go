@@ -142,6 +142,15 @@ func TestOnlyTheCloudBundleKnowsTheSimulator(t *testing.T) {
 	}
 }
 
+// TestRenderRootImportsNoView: see RenderRoot.
+func TestRenderRootImportsNoView(t *testing.T) {
+	for _, d := range modulePackages(t)[RenderRoot] {
+		if strings.HasPrefix(d, RenderRoot+"/") {
+			t.Errorf("%s imports %s: its subpackages import it, never the other way", RenderRoot, d)
+		}
+	}
+}
+
 // TestPulumiFreePackagesReachNoPulumiPackage: see PulumiFree.
 func TestPulumiFreePackagesReachNoPulumiPackage(t *testing.T) {
 	args := []string{"list", "-f", `{{.ImportPath}} {{join .Deps " "}}`}

@@ -86,20 +86,50 @@ func (s *Styles) Table(headers []string, rows [][]string) string {
 }
 
 // MarkdownTable renders rows under headers as a GitHub-flavoured markdown
-// table (lipgloss/table with the markdown border), for pull-request
-// comments. Pipes in cells are escaped.
+// table (lipgloss/table with the markdown border, columns padded to their
+// widest cell), for pull-request and issue comments: the one markdown
+// table of cellctl's views. Every cell goes through MarkdownEscape, so a
+// value cannot break the table (a cell already escaped, or made with
+// MarkdownCode, stays as it is).
 func MarkdownTable(headers []string, rows [][]string) string {
-	esc := func(v string) string { return strings.ReplaceAll(v, "|", `\|`) }
 	escaped := make([][]string, len(rows))
 	for i, r := range rows {
 		escaped[i] = make([]string, len(r))
 		for j, v := range r {
-			escaped[i][j] = esc(v)
+			escaped[i][j] = MarkdownEscape(v)
 		}
 	}
 	t := table.New().Headers(headers...).Rows(escaped...).
 		Border(lipgloss.MarkdownBorder()).BorderTop(false).BorderBottom(false)
 	return t.Render() + "\n"
+}
+
+// MarkdownEscape keeps a value inside one markdown table cell or list
+// line: a pipe not already escaped is escaped, a line break becomes a
+// space. Escaping twice changes nothing.
+func MarkdownEscape(s string) string {
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		switch c := s[i]; {
+		case c == '|' && (i == 0 || s[i-1] != '\\'):
+			b.WriteString(`\|`)
+		case c == '\n':
+			b.WriteByte(' ')
+		case c == '\r':
+		default:
+			b.WriteByte(c)
+		}
+	}
+	return b.String()
+}
+
+// MarkdownCode is s as inline code that stays in one table cell:
+// backticks become quotes, pipes are escaped, one line; "" stays "".
+func MarkdownCode(s string) string {
+	if s == "" {
+		return ""
+	}
+	return "`" + MarkdownEscape(strings.ReplaceAll(s, "`", "'")) + "`"
 }
 
 // JSON writes v as one indented JSON document.

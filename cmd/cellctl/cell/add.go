@@ -12,8 +12,8 @@ import (
 	"github.com/cellctl/cellctl/internal/fleet"
 	"github.com/cellctl/cellctl/internal/iostreams"
 	lc "github.com/cellctl/cellctl/internal/lifecycle"
-	"github.com/cellctl/cellctl/internal/progress"
 	"github.com/cellctl/cellctl/internal/render"
+	"github.com/cellctl/cellctl/internal/render/progress"
 	"github.com/cellctl/cellctl/internal/render/routing"
 	"github.com/cellctl/cellctl/internal/stackrun"
 	"github.com/cellctl/cellctl/router"
@@ -159,13 +159,13 @@ func addRun(ctx context.Context, opts *AddOptions) error {
 	if err != nil {
 		return err
 	}
-	display := progress.New(opts.IO.ErrOut, opts.IO.IsStderrTTY() && opts.IO.ColorErr(), render.Err(opts.IO))
+	display := progress.New(opts.IO)
 	env := &lc.Env{
 		Load:     opts.Load,
 		LoadWith: opts.LoadWith,
 		Engine:   func(fl *fleet.Fleet) (lc.Engine, error) { return opts.Engine(fl, display.Handle) },
 		Parallel: opts.Parallel,
-		Log:      opts.IO.ErrOut,
+		Log:      opts.IO.ErrLines(),
 		Events:   display.Handle,
 		Stop:     cmdutil.Graceful(ctx, cmdutil.StacksInFlight).Done(),
 	}

@@ -25,7 +25,7 @@ func (f *Factory) Bootstrap(ctx context.Context, c *fleet.Cell, outs map[string]
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(f.IO.ErrOut, "%s: %s\n", c.ID, note)
+	fmt.Fprintf(f.IO.ErrLines(), "%s: %s\n", c.ID, note)
 	return nil
 }
 

@@ -20,9 +20,13 @@ const CloudEnv = "CELLCTL_CLOUD"
 const Cloudless = "cellctl/cloudless"
 
 // IsCloudless reports whether cmd acts on no cloud: it, or a command it
-// belongs to, is annotated Cloudless, or it is cobra's generated
-// completion (a script, written without a fleet).
+// belongs to, is annotated Cloudless, it is cobra's generated
+// completion (a script, written without a fleet), or it is a command
+// group (run bare, it prints its help).
 func IsCloudless(cmd *cobra.Command) bool {
+	if cmd.HasSubCommands() {
+		return true
+	}
 	for c := cmd; c != nil; c = c.Parent() {
 		if c.Annotations[Cloudless] != "" || c.Name() == "completion" && c.Parent() != nil && !c.Parent().HasParent() {
 			return true

@@ -55,7 +55,7 @@ func (f *Factory) DeployEnv(ctx context.Context, fl *fleet.Fleet, events func(st
 	// goes through the apply path: its gates, then the engine with
 	// the display's progress.
 	gated := &apply.Runner{
-		Env:    &apply.Env{Fleet: fl, Parallel: f.Global.Parallel, Log: f.IO.ErrOut},
+		Env:    &apply.Env{Fleet: fl, Parallel: f.Global.Parallel, Log: f.IO.ErrLines()},
 		Engine: eng,
 		Next: &deploy.ReportingRunner{Runner: eng, Events: events, Expected: func(ctx context.Context, stack string) int {
 			st, err := eng.Status(ctx, []string{stack})
@@ -111,7 +111,7 @@ func (f *Factory) DeployEnv(ctx context.Context, fl *fleet.Fleet, events func(st
 		Abandon: func(ctx context.Context, id string) (string, error) {
 			return abandon(ctx, rs, store, id)
 		},
-		Log: f.IO.ErrOut,
+		Log: f.IO.ErrLines(),
 	}
 	env.Migrator = migrator(fl, bundle, env.Outputs)
 	env.Bootstrap = f.BootstrapCell

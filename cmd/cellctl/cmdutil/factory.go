@@ -124,7 +124,7 @@ func (f *Factory) DesiredOf(fl *fleet.Fleet) (*desired.State, error) {
 	st := desired.Resolve(fl, f.records)
 	f.notesOnce.Do(func() {
 		for _, n := range st.Notes() {
-			fmt.Fprintln(f.IO.ErrOut, "note: "+n)
+			fmt.Fprintln(f.IO.ErrLines(), "note: "+n)
 		}
 	})
 	return st, nil
@@ -184,7 +184,7 @@ func (f *Factory) Cloud() (*cloud.Bundle, error) {
 		// endpoint) stands in for AWS: once per command, on stderr.
 		if f.cloudErr == nil && f.cloud.Kind == cloud.AWS {
 			if note := cloud.EndpointNote(os.Environ(), fl.Endpoints()); note != "" {
-				fmt.Fprintln(f.IO.ErrOut, note)
+				fmt.Fprintln(f.IO.ErrLines(), note)
 			}
 		}
 	})
@@ -207,7 +207,7 @@ func (f *Factory) Close() {
 // engine.SweepTemp); a leftover it cannot remove is a warning on stderr.
 func (f *Factory) SweepTemp() {
 	if _, err := engine.SweepTemp(); err != nil {
-		fmt.Fprintln(f.IO.ErrOut, "warning:", err)
+		fmt.Fprintln(f.IO.ErrLines(), "warning:", err)
 	}
 }
 
@@ -241,7 +241,7 @@ func (f *Factory) newEngine(fl *fleet.Fleet, events func(stackrun.Event)) (*engi
 		Parallel:        f.Global.Parallel,
 		Cloud:           c,
 		Events:          events,
-		Log:             f.IO.ErrOut,
+		Log:             f.IO.ErrLines(),
 	})
 }
 

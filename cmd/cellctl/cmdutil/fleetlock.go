@@ -133,7 +133,7 @@ func (f *Factory) LockFleet(ctx context.Context, verb string, override bool) (re
 		// there was one lock (the stack's own state is repaired by the
 		// engine). A rollout's or a rotation's lock is theirs to resume
 		// or abandon, never taken over by another verb.
-		fmt.Fprintf(f.IO.ErrOut, "note: the last `cellctl %s` (pid %d, started %s) is gone from this host: taking over its fleet lock\n",
+		fmt.Fprintf(f.IO.ErrLines(), "note: the last `cellctl %s` (pid %d, started %s) is gone from this host: taking over its fleet lock\n",
 			held.Holder.Verb, held.Holder.PID, held.Holder.Started.Format(time.RFC3339))
 		if berr := f.lock.store.Break(ctx, held.Holder); berr != nil {
 			return nil, berr
@@ -166,7 +166,7 @@ func (f *Factory) LockFleet(ctx context.Context, verb string, override bool) (re
 		// An override nobody can audit is not taken.
 		return nil, fmt.Errorf("--%s: %w; nothing was changed", OverrideFlag, rerr)
 	}
-	fmt.Fprintf(f.IO.ErrOut, "EMERGENCY OVERRIDE: %s@%s (pid %d) runs `cellctl %s` at %s while the fleet is held by %s; recorded in the backend as %s\n",
+	fmt.Fprintf(f.IO.ErrLines(), "EMERGENCY OVERRIDE: %s@%s (pid %d) runs `cellctl %s` at %s while the fleet is held by %s; recorded in the backend as %s\n",
 		who, me.Host, me.PID, verb, me.Started.Format(time.RFC3339), held.Holder, key)
 	return func() {}, nil
 }
@@ -231,7 +231,7 @@ func (f *Factory) releaseFleet() {
 		return
 	}
 	if err := f.lock.lock.Release(context.Background()); err != nil {
-		fmt.Fprintf(f.IO.ErrOut, "could not release the fleet lock: %v; `cellctl deploy --abandon %s` clears it\n", err, f.lock.lock.Holder.ID)
+		fmt.Fprintf(f.IO.ErrLines(), "could not release the fleet lock: %v; `cellctl deploy --abandon %s` clears it\n", err, f.lock.lock.Holder.ID)
 	}
 	f.lock.lock = nil
 }

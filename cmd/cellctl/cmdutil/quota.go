@@ -38,7 +38,7 @@ func (f *Factory) QuotaCheck(ctx context.Context, fl *fleet.Fleet, cells []strin
 	}
 	notes, err := quota.Preflight(ctx, o)
 	for _, n := range notes {
-		fmt.Fprintln(f.IO.ErrOut, "quota:", n)
+		fmt.Fprintln(f.IO.ErrLines(), "quota:", n)
 	}
 	return err
 }

@@ -184,7 +184,7 @@ func deployRun(ctx context.Context, o *Options) error {
 	}
 	// Live redrawing only on a terminal with colour: piped (CI) or
 	// NO_COLOR, one plain line per step.
-	display := deployview.NewDisplay(o.IO.ErrOut, o.IO.IsStderrTTY() && o.IO.ColorErr(), render.Err(o.IO))
+	display := deployview.NewDisplay(o.IO)
 	defer display.Close()
 	// Said from here on when the first Ctrl-C comes (main prints it).
 	stop := cmdutil.Graceful(ctx, InterruptNotice).Done()

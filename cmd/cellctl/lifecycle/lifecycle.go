@@ -13,8 +13,8 @@ import (
 	"github.com/cellctl/cellctl/internal/fleet"
 	"github.com/cellctl/cellctl/internal/iostreams"
 	"github.com/cellctl/cellctl/internal/lifecycle"
-	"github.com/cellctl/cellctl/internal/progress"
 	"github.com/cellctl/cellctl/internal/render"
+	"github.com/cellctl/cellctl/internal/render/progress"
 	"github.com/cellctl/cellctl/internal/render/routing"
 	"github.com/cellctl/cellctl/internal/stackrun"
 	"github.com/cellctl/cellctl/router"
@@ -42,14 +42,14 @@ func depsOf(f *cmdutil.Factory) Deps {
 // as the stop signal, the operator's confirmation at a terminal before the
 // first write. done stops the progress display.
 func (d Deps) env(ctx context.Context, verb string) (*lifecycle.Env, func()) {
-	display := progress.New(d.IO.ErrOut, d.IO.IsStderrTTY() && d.IO.ColorErr(), render.Err(d.IO))
+	display := progress.New(d.IO)
 	env := &lifecycle.Env{
 		Load: d.Load,
 		Engine: func(fl *fleet.Fleet) (lifecycle.Engine, error) {
 			return d.Engine(fl, display.Handle)
 		},
 		Parallel: d.Parallel,
-		Log:      d.IO.ErrOut,
+		Log:      d.IO.ErrLines(),
 		Events:   display.Handle,
 		Stop:     cmdutil.Graceful(ctx, cmdutil.StacksInFlight).Done(),
 		Confirm:  cmdutil.Confirmation{IO: d.IO, Yes: d.Yes, Verb: verb}.Proposal,

@@ -531,7 +531,7 @@ func markdownPlan(io *iostreams.IOStreams, r *Rendered) error {
 		if fs := r.Paths.Findings(); len(fs) > 0 {
 			var frows [][]string
 			for _, f := range fs {
-				frows = append(frows, []string{f.Path.Name, "`" + f.Describe() + "`", string(f.Decision), f.Reason})
+				frows = append(frows, []string{f.Path.Name, render.MarkdownCode(f.Describe()), string(f.Decision), f.Reason})
 			}
 			fmt.Fprint(w, "\n"+render.MarkdownTable([]string{"path", "request", "decision", "why"}, frows))
 		}

@@ -147,7 +147,40 @@ need --yes, or CELLCTL_SKIP_CONFIRMATIONS=true.`,
 		mutates(f, simulator.NewCmdSim(f), "reset", "sim reset", false),
 		secret.NewCmdSecret(f),
 	)
+	rejectUnknownSubcommands(cmd)
 	return cmd
+}
+
+// rejectUnknownSubcommands makes every command group below root fail on a
+// word that names none of its subcommands (`cellctl rollout pause` when
+// there is no pause): cobra's "unknown command" error, exit 1, where
+// cobra alone prints the group's help and exits 0, so a script calling a
+// verb that does not exist would silently "succeed". A group run bare
+// still prints its help; its usage stays the group's (no "[flags]" line
+// for a group that only lists commands).
+func rejectUnknownSubcommands(root *cobra.Command) {
+	usage := root.UsageFunc()
+	var walk func(c *cobra.Command)
+	walk = func(c *cobra.Command) {
+		for _, sub := range c.Commands() {
+			walk(sub)
+		}
+		if c == root || !c.HasSubCommands() || c.Runnable() {
+			return
+		}
+		group := c
+		group.Args = cobra.NoArgs
+		group.RunE = func(c *cobra.Command, _ []string) error { return c.Help() }
+		group.SetUsageFunc(func(c *cobra.Command) error {
+			if c == group {
+				run := c.RunE
+				c.RunE = nil
+				defer func() { c.RunE = run }()
+			}
+			return usage(c)
+		})
+	}
+	walk(root)
 }
 
 // mutates marks cmd (or its subcommand sub) as the fleet-changing verb,

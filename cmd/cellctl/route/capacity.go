@@ -2,9 +2,7 @@ package route
 
 import (
 	"fmt"
-	"io"
 	"os"
-	"strconv"
 
 	"github.com/spf13/cobra"
 
@@ -13,7 +11,7 @@ import (
 	"github.com/cellctl/cellctl/internal/iostreams"
 	"github.com/cellctl/cellctl/internal/outcome"
 	"github.com/cellctl/cellctl/internal/render"
-	"github.com/cellctl/cellctl/internal/render/routing"
+	"github.com/cellctl/cellctl/internal/render/routeview"
 	"github.com/cellctl/cellctl/router"
 )
 
@@ -31,12 +29,6 @@ type CapacityOptions struct {
 	// LoadPath is a CSV of tenant,load or bucket,load to measure by
 	// instead of the table's own per-bucket load.
 	LoadPath string
-}
-
-// CapacityDoc is the -o json document of `cellctl capacity`.
-type CapacityDoc struct {
-	Table string `json:"table"` // the routing table file
-	router.CapacityReport
 }
 
 // NewCmdCapacity builds `cellctl capacity`.
@@ -66,7 +58,7 @@ Exits 2 when a cell carries more than its capacity.`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Dir = f.Global.Dir
 			var err error
-			if opts.View, err = render.Pick(f.Global.Output, capacityFormats...); err != nil {
+			if opts.View, err = render.Pick(f.Global.Output, routeview.CapacityFormats...); err != nil {
 				return err
 			}
 			if runF != nil {
@@ -78,15 +70,6 @@ Exits 2 when a cell carries more than its capacity.`,
 	cmd.Flags().StringVar(&opts.TablePath, "table", "", "routing table file to use instead of the fleet's stacks/"+fleet.RoutingFile)
 	cmd.Flags().StringVar(&opts.LoadPath, "load", "", "CSV of tenant,load or bucket,load to measure by (default: the table's own load)")
 	return cmd
-}
-
-// capacityFormats are the views of `cellctl capacity`.
-var capacityFormats = []render.Format[*CapacityDoc]{
-	{Name: render.FormatTable, Render: func(io *iostreams.IOStreams, d *CapacityDoc) error {
-		printCapacity(render.Out(io), io.Out, d.CapacityReport, d.Table)
-		return nil
-	}},
-	render.JSONFormat(func(d *CapacityDoc) any { return d }),
 }
 
 func capacityRun(opts *CapacityOptions) error {
@@ -115,40 +98,4 @@ func capacityRun(opts *CapacityOptions) error {
 		return outcome.Findings(err)
 	}
 	return nil
-}
-
-func printCapacity(s *render.Styles, w io.Writer, r router.CapacityReport, source string) {
-	rows := make([][]string, 0, len(r.Cells))
-	anyDerived := false
-	for _, c := range r.Cells {
-		anyDerived = anyDerived || c.CapacityDefault
-		rows = append(rows, []string{
-			c.Cell, string(c.State), strconv.Itoa(c.Buckets), pct(c.TenantShare), strconv.Itoa(c.Pinned),
-			strconv.FormatInt(c.Load, 10), routing.CapacityText(c.Capacity, c.CapacityDefault), routing.UsedText(s, c.Used),
-		})
-	}
-	fmt.Fprint(w, s.Table([]string{"CELL", "STATE", "BUCKETS", "TENANTS", "PINNED", "LOAD", "CAPACITY", "USED"}, rows))
-	fmt.Fprintf(w, "\nrouting table version %d (%s); load: %s, %d units in all\n", r.Version, source, r.LoadSource, r.TotalLoad)
-	if anyDerived {
-		fmt.Fprintln(w, "* derived from the weight (twice the cell's weighted share of the load); set \"capacity\" in routing.json once the cell is load-tested")
-	}
-}
-
-// capacitySection is the part of `route --diff` about capacity data: it
-// moves no tenant, but reviewers approve it like a route.
-func capacitySection(d router.DiffReport) diffSection {
-	sec := diffSection{title: "Capacity", headers: []string{"CELL", "CAPACITY"}}
-	text := func(c int64) string {
-		if c == 0 {
-			return "derived"
-		}
-		return strconv.FormatInt(c, 10)
-	}
-	for _, c := range d.CapacitiesChanged {
-		sec.rows = append(sec.rows, []string{c.Cell, text(c.From) + " → " + text(c.To)})
-	}
-	if d.LoadChanged {
-		sec.rows = append(sec.rows, []string{"(all)", "per-bucket load changed"})
-	}
-	return sec
 }

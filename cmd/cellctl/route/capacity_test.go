@@ -5,6 +5,7 @@ import (
 
 	"github.com/cellctl/cellctl/cmd/cellctl/cmdutil"
 	"github.com/cellctl/cellctl/internal/render"
+	"github.com/cellctl/cellctl/internal/render/routeview"
 	"os"
 	"path/filepath"
 	"strings"
@@ -20,7 +21,7 @@ func runCapacity(t *testing.T, output string, opts CapacityOptions) (string, err
 	f, stdout, _ := routeFactory(output)
 	opts.IO, opts.Fleet, opts.Dir = f.IO, f.Fleet, f.Global.Dir
 	var err error
-	if opts.View, err = render.Pick(output, capacityFormats...); err != nil {
+	if opts.View, err = render.Pick(output, routeview.CapacityFormats...); err != nil {
 		t.Fatal(err)
 	}
 	err = capacityRun(&opts)

@@ -381,8 +381,8 @@ func TestRouteDiffDrain(t *testing.T) {
 		"### cellctl route --diff: routing table v1 → v2\n",
 		"- **Version:** ✅ 1 → 2\n",
 		"- **Buckets moved:** 256 of 1024 (25.0%)\n",
-		"| From | To | Buckets | Share |\n|---|---|---|---|\n| cell-d | cell-a | 86 | 8.4% |\n",
-		"| cell-d | state active → drained, buckets 256 → 0 |\n",
+		"|From  |To    |Buckets|Share|\n|------|------|-------|-----|\n|cell-d|cell-a|86     |8.4% |\n",
+		"|cell-d|state active → drained, buckets 256 → 0|\n",
 	} {
 		if !strings.Contains(stdout, want) {
 			t.Errorf("-o markdown does not print %q:\n%s", want, stdout)

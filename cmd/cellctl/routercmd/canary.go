@@ -148,7 +148,7 @@ func canaryRun(ctx context.Context, o *CanaryOptions) error {
 	}
 	defer done()
 	rc := deploy.RouterCanaryEnv(env)
-	rc.Log = o.IO.ErrOut
+	rc.Log = o.IO.ErrLines()
 	// The canary takes the fleet lock itself, under its record's id (a
 	// canary left by a killed run is resumed, its lock taken over once
 	// that process is gone); the gates run once it holds the lock.

@@ -169,7 +169,7 @@ func rotateRun(ctx context.Context, o *RotateOptions) error {
 		return err
 	}
 	defer done()
-	rot.Log = o.IO.ErrOut
+	rot.Log = o.IO.ErrLines()
 	if o.DryRun {
 		// The record the run would execute, read without the lock.
 		p, err := rot.Plan(ctx)
@@ -214,7 +214,7 @@ func setup(f *cmdutil.Factory) func(ctx context.Context, fl *fleet.Fleet, scale 
 		}
 		// Every phase's up goes through the apply path; its gates run
 		// over the whole fleet before the first phase writes anything.
-		gated := &apply.Runner{Env: &apply.Env{Fleet: fl, Parallel: f.Global.Parallel, Log: f.IO.ErrOut}, Engine: eng}
+		gated := &apply.Runner{Env: &apply.Env{Fleet: fl, Parallel: f.Global.Parallel, Log: f.IO.ErrLines()}, Engine: eng}
 		host, _ := os.Hostname()
 		rot := &originsecret.Rotator{
 			Fleet:  fl,

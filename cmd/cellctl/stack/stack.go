@@ -12,8 +12,8 @@ import (
 	"github.com/cellctl/cellctl/internal/apply"
 	"github.com/cellctl/cellctl/internal/fleet"
 	"github.com/cellctl/cellctl/internal/iostreams"
-	"github.com/cellctl/cellctl/internal/progress"
-	"github.com/cellctl/cellctl/internal/render"
+	"github.com/cellctl/cellctl/internal/render/progress"
+	"github.com/cellctl/cellctl/internal/render/stackview"
 	"github.com/cellctl/cellctl/internal/stackrun"
 )
 
@@ -26,13 +26,31 @@ type EngineFunc func(fl *fleet.Fleet, events func(stackrun.Event)) (apply.Engine
 // the stop signal, and the engine connected only when the run needs it.
 // done stops the progress display; call it before rendering the result.
 func applyEnv(ctx context.Context, io *iostreams.IOStreams, fl *fleet.Fleet, eng EngineFunc, parallel int) (env *apply.Env, done func()) {
-	display := progress.New(io.ErrOut, io.IsStderrTTY() && io.ColorErr(), render.Err(io))
+	display := progress.New(io)
 	return &apply.Env{
 		Fleet:    fl,
 		Engine:   func() (apply.Engine, error) { return eng(fl, display.Handle) },
 		Parallel: parallel,
-		Log:      io.ErrOut,
+		Log:      io.ErrLines(),
 		Events:   display.Handle,
 		Stop:     cmdutil.Graceful(ctx, cmdutil.StacksInFlight).Done(),
 	}, display.Close
 }
+
+// The reports' views live in internal/render/stackview.
+var (
+	tableView        = stackview.Table
+	previewTableView = stackview.PreviewTable
+	jsonView         = stackview.JSON
+	markdownView     = stackview.Markdown
+	statusTable      = stackview.StatusTable
+	statusJSON       = stackview.StatusJSON
+	unlockFormats    = stackview.UnlockFormats
+)
+
+type (
+	CellStatus     = stackview.CellStatus
+	ServedTable    = stackview.ServedTable
+	UnlockReport   = stackview.UnlockReport
+	unlockedHolder = stackview.UnlockedHolder
+)

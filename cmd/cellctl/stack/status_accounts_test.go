@@ -19,7 +19,7 @@ func TestStatusShowsTheAccountOfEachStack(t *testing.T) {
 			rows = append(rows, cellStatus(fl, &engine.StackStatus{Name: name}))
 		}
 		io, _, out, _ := iostreams.Test()
-		if err := writeStatusTable(io, rows); err != nil {
+		if err := statusTable.Render(io, rows); err != nil {
 			t.Fatal(err)
 		}
 		return out.String()

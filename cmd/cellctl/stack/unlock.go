@@ -37,36 +37,6 @@ type UnlockOptions struct {
 	Force bool
 }
 
-// UnlockReport is what `cellctl unlock` did: the locks it removed (none:
-// the stack was not locked).
-type UnlockReport struct {
-	Stack   string           `json:"stack"`
-	Removed []unlockedHolder `json:"removed"`
-}
-
-type unlockedHolder struct {
-	User  string `json:"user"`
-	Host  string `json:"host"`
-	PID   int    `json:"pid"`
-	Since string `json:"since"`
-}
-
-var unlockFormats = []render.Format[UnlockReport]{
-	{Name: render.FormatTable, Render: func(io *iostreams.IOStreams, r UnlockReport) error {
-		if len(r.Removed) == 0 {
-			_, err := fmt.Fprintf(io.Out, "%s is not locked\n", r.Stack)
-			return err
-		}
-		for _, h := range r.Removed {
-			if _, err := fmt.Fprintf(io.Out, "%s: removed the lock of pid %d on %s (%s, since %s)\n", r.Stack, h.PID, h.Host, h.User, h.Since); err != nil {
-				return err
-			}
-		}
-		return nil
-	}},
-	render.JSONFormat(func(r UnlockReport) any { return r }),
-}
-
 // NewCmdUnlock builds `cellctl unlock`.
 func NewCmdUnlock(f *cmdutil.Factory, runF func(*UnlockOptions) error) *cobra.Command {
 	opts := &UnlockOptions{IO: f.IO, Fleet: f.Fleet, Engine: func(fl *fleet.Fleet) (Unlocker, error) { return f.Engine(fl, nil) }, FleetHolder: f.FleetHolder}

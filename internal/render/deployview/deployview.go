@@ -66,7 +66,7 @@ func Describe(s *render.Styles, d *executor.Description) string {
 func Markdown(d *executor.Description) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "### Rollout `%s` (dry run), expected %s\n\n", d.ID, d.Expected.Round(time.Second))
-	b.WriteString("| wave | cell | changes | bake | gate | exposure (cumulative) |\n|---|---|---|---|---|---|\n")
+	var rows [][]string
 	for _, w := range d.Waves {
 		exposure := "-"
 		if w.Exposure != nil && w.Cumulative != nil {
@@ -84,24 +84,23 @@ func Markdown(d *executor.Description) string {
 				changes = append(changes, "bootstrap the database users "+c.Bootstrap.String())
 			}
 			if c.Migration != nil {
-				changes = append(changes, "migrate first: `"+c.Migration.String()+"`")
+				changes = append(changes, "migrate first: "+render.MarkdownCode(c.Migration.String()))
 			}
 			for _, ch := range c.Changes {
-				changes = append(changes, fmt.Sprintf("`%s`: %s → %s", ch.Key, ch.Old, ch.New))
+				changes = append(changes, fmt.Sprintf("%s: %s → %s", render.MarkdownCode(ch.Key), ch.Old, ch.New))
 			}
 			if len(c.Resources) > 0 {
 				changes = append(changes, "preview: "+resourceCount(c.Resources))
 				for _, r := range c.Resources {
-					changes = append(changes, "`"+resourceLine(render.NewStyles(io.Discard, false), r)+"`")
+					changes = append(changes, render.MarkdownCode(resourceLine(render.NewStyles(io.Discard, false), r)))
 				}
 			}
-			fmt.Fprintf(&b, "| %s | %s | %s | %s%s | %s | %s |\n", w.Name, c.Cell, mdCell(strings.Join(changes, "<br>")), delay(w.Delay), w.Bake, mdCell(w.Gate), exposure)
+			rows = append(rows, []string{w.Name, c.Cell, strings.Join(changes, "<br>"), delay(w.Delay) + w.Bake.String(), w.Gate, exposure})
 		}
 	}
+	b.WriteString(render.MarkdownTable([]string{"wave", "cell", "changes", "bake", "gate", "exposure (cumulative)"}, rows))
 	return b.String()
 }
-
-func mdCell(s string) string { return strings.ReplaceAll(s, "|", "\\|") }
 
 // resourceCount is a preview's changes by operation ("2 to update, 1 to
 // replace").

@@ -1,6 +1,7 @@
 package deployview
 
 import (
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -13,7 +14,7 @@ import (
 func TestMarkdownDryRun(t *testing.T) {
 	d := &executor.Description{ID: "r-00000000000a", Waves: []executor.WaveDescription{{Name: "canary", Bake: 30 * time.Minute, Gate: "error_rate_5xx < 0.5%",
 		Cells: []executor.CellDescription{{Cell: "cell-a", Changes: []executor.Change{{Key: "image", Old: `"app:1"`, New: `"app:2"`}}}}}}}
-	md := Markdown(d)
+	md := cells(Markdown(d))
 	if !strings.Contains(md, "| canary | cell-a | `image`: \"app:1\" → \"app:2\" | 30m0s | error_rate_5xx < 0.5% |") {
 		t.Errorf("markdown:\n%s", md)
 	}
@@ -26,7 +27,7 @@ func TestDryRunShowsThePreviewsResourceChanges(t *testing.T) {
 				{Op: "update", Type: "aws:ecs/service:Service", Name: "cell-a-svc", Diffs: []string{"taskDefinition"}},
 				{Op: "replace", Type: "aws:ecs/taskDefinition:TaskDefinition", Name: "cell-a-task", Replace: []string{"containerDefinitions"}},
 			}}}}}}
-	md := Markdown(d)
+	md := cells(Markdown(d))
 	if !strings.Contains(md, "preview: 1 to update, 1 to replace<br>`update aws:ecs/service:Service cell-a-svc (taskDefinition)`<br>`replace aws:ecs/taskDefinition:TaskDefinition cell-a-task replaced for containerDefinitions`") {
 		t.Errorf("markdown:\n%s", md)
 	}
@@ -42,7 +43,7 @@ func TestDryRunShowsThePreviewsResourceChanges(t *testing.T) {
 func TestDryRunShowsAWavesDelay(t *testing.T) {
 	d := &executor.Description{ID: "r-00000000000a", Waves: []executor.WaveDescription{{Name: "general", Bake: 10 * time.Minute, Delay: 30 * time.Minute,
 		Cells: []executor.CellDescription{{Cell: "cell-c", Changes: []executor.Change{{Key: "image", Old: `"app:1"`, New: `"app:2"`}}}}}}}
-	if md := Markdown(d); !strings.Contains(md, "| hold 30m0s after the wave before, 10m0s |") {
+	if md := cells(Markdown(d)); !strings.Contains(md, "| hold 30m0s after the wave before, 10m0s |") {
 		t.Errorf("markdown:\n%s", md)
 	}
 	io, _, _, _ := iostreams.Test()
@@ -57,7 +58,7 @@ func TestDryRunListsTheMigrationStep(t *testing.T) {
 	d := &executor.Description{ID: "r-00000000000a", Waves: []executor.WaveDescription{{Name: "canary", Bake: 10 * time.Minute,
 		Cells: []executor.CellDescription{{Cell: "cell-a", Changes: []executor.Change{{Key: "image", Old: `"app:1"`, New: `"app:2"`}},
 			Migration: &executor.MigrationPlan{Image: "app:2", Command: []string{"./migrate", "up"}, Timeout: 15 * time.Minute}}}}}}
-	if md := Markdown(d); !strings.Contains(md, "| canary | cell-a | migrate first: `./migrate up (image app:2), timeout 15m0s`<br>`image`") {
+	if md := cells(Markdown(d)); !strings.Contains(md, "| canary | cell-a | migrate first: `./migrate up (image app:2), timeout 15m0s`<br>`image`") {
 		t.Errorf("markdown:\n%s", md)
 	}
 	io, _, _, _ := iostreams.Test()
@@ -88,8 +89,15 @@ func TestDryRunListsTheBootstrapStep(t *testing.T) {
 			t.Errorf("text lacks %q:\n%s", want, txt)
 		}
 	}
-	if md := Markdown(d); !strings.Contains(md, "| canary | cell-a | bootstrap the database users after the update: migrations turned on<br>") ||
+	if md := cells(Markdown(d)); !strings.Contains(md, "| canary | cell-a | bootstrap the database users after the update: migrations turned on<br>") ||
 		!strings.Contains(md, "| canary | cell-b | bootstrap the database users before the migration: the migration logs in as cellctl_migrator<br>migrate first:") {
 		t.Errorf("markdown:\n%s", md)
 	}
 }
+
+// cells reads a markdown table's rows with one space either side of each
+// column bar, whatever the padding (the table pads columns to their widest
+// cell).
+func cells(md string) string { return bar.ReplaceAllString(md, " | ") }
+
+var bar = regexp.MustCompile(` *\| *`)

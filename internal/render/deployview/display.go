@@ -6,11 +6,11 @@ import (
 	"fmt"
 	"io"
 	"strings"
-	"sync"
 	"time"
 
-	"github.com/cellctl/cellctl/internal/progress"
+	"github.com/cellctl/cellctl/internal/iostreams"
 	"github.com/cellctl/cellctl/internal/render"
+	"github.com/cellctl/cellctl/internal/render/progress"
 	"github.com/cellctl/cellctl/internal/stackrun"
 	"github.com/cellctl/cellctl/waves/executor"
 )
@@ -27,18 +27,15 @@ import (
 // and "WAVE CELL  step", with engine progress at most every PlainInterval
 // per cell.
 type Display struct {
-	w      io.Writer
-	live   bool
 	styles *render.Styles
 	now    func() time.Time
 	// PlainInterval throttles a cell's resource-count lines in plain mode.
 	PlainInterval time.Duration
 
-	mu     sync.Mutex
+	live   *progress.Live
 	waves  []*waveLine
 	cells  map[string]*cellLine // by cell id (= its stack name)
-	frame  *progress.Frame
-	ticker *progress.Redrawer
+	stacks progress.Stacks      // the engine's runs of the cells' stacks
 }
 
 type waveLine struct {
@@ -53,34 +50,32 @@ type waveLine struct {
 }
 
 type cellLine struct {
-	wave      *waveLine
-	name      string
-	state     string
-	done      int
-	total     int
-	current   string
-	detail    string
-	engine    bool // an engine run of this cell is in progress
-	lastPrint time.Time
+	wave   *waveLine
+	name   string
+	state  string
+	detail string
 }
 
-// NewDisplay returns a display writing to w; live selects in-place
-// redrawing (stderr a terminal, colour on).
-func NewDisplay(w io.Writer, live bool, styles *render.Styles) *Display {
-	return newDisplay(w, live, styles, time.Now, live)
+// frameInterval is the rollout display's redraw and spinner interval.
+const frameInterval = 200 * time.Millisecond
+
+// NewDisplay returns the rollout's display on io's stderr, drawn on the
+// run's live surface (progress.Start): redrawn in place on a terminal
+// with colour, else plain lines. Until Close, io.ErrLines writes above it.
+func NewDisplay(io *iostreams.IOStreams) *Display {
+	d := &Display{styles: render.Err(io), now: time.Now, PlainInterval: 10 * time.Second, cells: map[string]*cellLine{}}
+	d.live = progress.Start(io, frameInterval, d.frameLines)
+	return d
 }
 
 func newDisplay(w io.Writer, live bool, styles *render.Styles, now func() time.Time, tick bool) *Display {
-	d := &Display{w: w, live: live, styles: styles, now: now, PlainInterval: 10 * time.Second,
-		cells: map[string]*cellLine{}, frame: progress.NewFrame(w)}
-	d.ticker = progress.StartRedrawer(&d.mu, 200*time.Millisecond, d.redraw, tick)
+	d := &Display{styles: styles, now: now, PlainInterval: 10 * time.Second, cells: map[string]*cellLine{}}
+	d.live = progress.NewLive(w, live, frameInterval, d.frameLines, tick)
 	return d
 }
 
 // Close stops redrawing and leaves the last frame on screen.
-func (d *Display) Close() {
-	d.ticker.Close()
-}
+func (d *Display) Close() { d.live.Close() }
 
 func (d *Display) wave(name string) *waveLine {
 	for _, w := range d.waves {
@@ -105,8 +100,8 @@ func (d *Display) cell(w *waveLine, name string) *cellLine {
 
 // Event implements executor.Progress.
 func (d *Display) Event(e executor.Event) {
-	d.mu.Lock()
-	defer d.mu.Unlock()
+	d.live.Lock()
+	defer d.live.Unlock()
 	var w *waveLine
 	if e.Wave != "" {
 		w = d.wave(e.Wave)
@@ -116,12 +111,12 @@ func (d *Display) Event(e executor.Event) {
 		c = d.cell(w, e.Cell)
 	}
 	d.apply(e, w, c)
-	if !d.live {
+	if !d.live.IsLive() {
 		d.plain(e)
 		return
 	}
 	if sentence(e) {
-		d.above(d.sentenceText(e))
+		d.live.Line(d.sentenceText(e))
 	}
 }
 
@@ -138,13 +133,16 @@ func (d *Display) apply(e executor.Event, w *waveLine, c *cellLine) {
 	case executor.CellMigrated:
 		c.state = "migrated"
 	case executor.CellUpdating:
-		c.state, c.done, c.total, c.current, c.detail = "updating", 0, 0, "", ""
+		c.state, c.detail = "updating", ""
+		d.stacks.Reset(c.name)
 	case executor.CellUpdated:
-		c.state, c.engine, c.current = "updated", false, ""
+		c.state = "updated"
+		d.stacks.Stop(c.name)
 	case executor.CellUnchanged:
 		c.state = "unchanged"
 	case executor.CellFailed:
-		c.state, c.engine, c.current = "failed", false, ""
+		c.state = "failed"
+		d.stacks.Stop(c.name)
 		if e.Err != nil {
 			c.detail = e.Err.Error()
 		} else if e.Message != "" {
@@ -174,11 +172,13 @@ func (d *Display) apply(e executor.Event, w *waveLine, c *cellLine) {
 		w.state = "rolling back"
 		for _, wc := range w.cells {
 			if wc.state != "unchanged" && wc.state != "pending" {
-				wc.state, wc.done, wc.total, wc.current = "rolling back", 0, 0, ""
+				wc.state = "rolling back"
+				d.stacks.Reset(wc.name)
 			}
 		}
 	case executor.CellRolledBack:
-		c.state, c.engine, c.current = "rolled back", false, ""
+		c.state = "rolled back"
+		d.stacks.Stop(c.name)
 		if e.Err != nil {
 			c.state, c.detail = "rollback failed", e.Err.Error()
 		}
@@ -194,7 +194,8 @@ func (d *Display) apply(e executor.Event, w *waveLine, c *cellLine) {
 		r := d.wave("router")
 		r.state = "updated"
 		if rc := d.cells["router"]; rc != nil {
-			rc.state, rc.engine, rc.current = "updated", false, ""
+			rc.state = "updated"
+			d.stacks.Stop(rc.name)
 		}
 	}
 }
@@ -243,13 +244,6 @@ func (d *Display) sentenceText(e executor.Event) string {
 	return text
 }
 
-// above prints a line above the live block: the block is cleared, the
-// line written, and the block drawn again below it.
-func (d *Display) above(line string) {
-	d.frame.Above(line)
-	d.redraw()
-}
-
 // plain appends the event as one line (the format of CI logs).
 func (d *Display) plain(e executor.Event) {
 	s := d.styles
@@ -283,61 +277,49 @@ func (d *Display) plain(e executor.Event) {
 		text += ": " + e.Err.Error()
 	}
 	if where != "" {
-		fmt.Fprintf(d.w, "%s  %s\n", s.Bold(strings.TrimSpace(where)), text)
+		d.live.Line(fmt.Sprintf("%s  %s", s.Bold(strings.TrimSpace(where)), text))
 		return
 	}
-	fmt.Fprintln(d.w, text)
+	d.live.Line(text)
 }
 
 // Engine consumes the engine's events of the cells' (and the router's)
 // stack runs: the resources done of the total expected, and what is being
 // worked on. Events of stacks the rollout has not announced are ignored.
 func (d *Display) Engine(ev stackrun.Event) {
-	d.mu.Lock()
-	defer d.mu.Unlock()
+	d.live.Lock()
+	defer d.live.Unlock()
 	c := d.cells[ev.Stack]
 	if c == nil {
 		return
 	}
+	st := d.stacks.Fold(ev)
 	switch ev.Kind {
-	case stackrun.StackStarted:
-		c.engine, c.done, c.total, c.current = true, 0, ev.Expected, ""
-	case stackrun.ResourceStarted:
-		c.current = progress.Verb(ev.Op) + " " + ev.Type + " " + ev.Name
 	case stackrun.ResourceDone:
-		c.done++
-		if c.total > 0 && c.done > c.total {
-			c.total = c.done
-		}
-		if !d.live && d.now().Sub(c.lastPrint) >= d.PlainInterval {
-			c.lastPrint = d.now()
-			fmt.Fprintf(d.w, "%s  %s: %s\n", d.styles.Bold(c.wave.name+" "+c.name), c.state, c.count())
+		if !d.live.IsLive() && st.Due(d.now(), d.PlainInterval) {
+			d.live.Printf("%s  %s: %s\n", d.styles.Bold(c.wave.name+" "+c.name), c.state, st.Count())
 		}
 	case stackrun.StackFinished:
-		c.engine, c.current = false, ""
-		if !d.live && ev.Result != nil {
-			fmt.Fprintf(d.w, "%s  %s: %s, %s in %s\n", d.styles.Bold(c.wave.name+" "+c.name), c.state, c.count(), ev.Result.Result,
+		st.Current = ""
+		if ev.Result != nil {
+			d.live.Printf("%s  %s: %s, %s in %s\n", d.styles.Bold(c.wave.name+" "+c.name), c.state, st.Count(), ev.Result.Result,
 				ev.Result.Duration.Round(100*time.Millisecond))
 		}
 	}
 }
 
-func (c *cellLine) count() string {
-	if c.total > 0 {
-		return fmt.Sprintf("%d/%d resources", c.done, c.total)
-	}
-	return fmt.Sprintf("%d resources", c.done)
-}
+// run is the engine's run of a cell's stack in the current step (nil:
+// none yet).
+func (d *Display) run(c *cellLine) *progress.Stack { return d.stacks.Get(c.name) }
 
-var frames = []string{"⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧", "⠇", "⠏"}
-
-// redraw draws the block as the live frame.
-func (d *Display) redraw() {
-	if !d.live || len(d.waves) == 0 {
-		return
+// frameLines is the live frame: a line per wave that has started and one
+// per cell under it.
+func (d *Display) frameLines() []string {
+	if len(d.waves) == 0 {
+		return nil
 	}
 	now := d.now()
-	frame := d.styles.Dim(frames[int(now.UnixMilli()/200)%len(frames)])
+	frame := d.styles.Dim(progress.Spinner(now, frameInterval))
 	var lines []string
 	for _, w := range d.waves {
 		lines = append(lines, fmt.Sprintf("%s %s", d.styles.Bold(fmt.Sprintf("%-10s", w.name)), d.waveState(w, now, frame)))
@@ -348,7 +330,7 @@ func (d *Display) redraw() {
 			lines = append(lines, fmt.Sprintf("  %-10s %s", c.name, d.cellState(c, frame)))
 		}
 	}
-	d.frame.Draw(lines)
+	return lines
 }
 
 func (d *Display) waveState(w *waveLine, now time.Time, frame string) string {
@@ -365,8 +347,10 @@ func (d *Display) waveState(w *waveLine, now time.Time, frame string) string {
 		}
 		return text
 	case "updating":
-		if rc := d.cells[w.name]; rc != nil && rc.engine {
-			return fmt.Sprintf("%s updating %s  %s", frame, rc.count(), s.Dim(rc.current))
+		if rc := d.cells[w.name]; rc != nil {
+			if st := d.run(rc); st != nil && st.Running {
+				return fmt.Sprintf("%s updating %s  %s", frame, st.Count(), s.Dim(st.Current))
+			}
 		}
 		return frame + " updating"
 	case "rolling back":
@@ -391,11 +375,11 @@ func (d *Display) cellState(c *cellLine, frame string) string {
 		if c.state == "rolling back" {
 			text = frame + " " + s.Warn(c.state)
 		}
-		if c.engine || c.done > 0 {
-			text += " " + c.count()
-		}
-		if c.current != "" {
-			text += "  " + s.Dim(c.current)
+		if st := d.run(c); st != nil && (st.Running || st.Done > 0) {
+			text += " " + st.Count()
+			if st.Current != "" {
+				text += "  " + s.Dim(st.Current)
+			}
 		}
 		return text
 	case "updated":
@@ -419,9 +403,9 @@ func detail(s *render.Styles, t string) string {
 
 // Redraw draws one frame now (tests; the loop draws the others).
 func (d *Display) Redraw() {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	d.redraw()
+	d.live.Lock()
+	defer d.live.Unlock()
+	d.live.Redraw()
 }
 func readings(vs []executor.Verdict) string {
 	var parts []string

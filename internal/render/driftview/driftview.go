@@ -222,12 +222,12 @@ func Markdown(w io.Writer, r *drift.Report) error {
 		failOn = "nothing"
 	}
 	fmt.Fprintf(w, "Checks: %s · fails on: %s\n\n", kinds(r.Checks), failOn)
-	fmt.Fprintln(w, "| cell | skew | behind | cloud | not checked | excepted | ignored |")
-	fmt.Fprintln(w, "|---|--:|--:|--:|--:|--:|--:|")
+	var rows [][]string
 	for _, c := range r.Cells {
-		fmt.Fprintf(w, "| %s | %s | %s | %s | %s | %d | %d |\n", c.Cell, count(r, drift.KindSkew, c.Skew), count(r, drift.KindBehind, c.Behind),
-			count(r, drift.KindCloud, c.Cloud), count(r, drift.KindCloud, c.NotChecked), c.Excepted, c.Ignored)
+		rows = append(rows, []string{c.Cell, count(r, drift.KindSkew, c.Skew), count(r, drift.KindBehind, c.Behind),
+			count(r, drift.KindCloud, c.Cloud), count(r, drift.KindCloud, c.NotChecked), fmt.Sprint(c.Excepted), fmt.Sprint(c.Ignored)})
 	}
+	fmt.Fprint(w, render.MarkdownTable([]string{"cell", "skew", "behind", "cloud", "not checked", "excepted", "ignored"}, rows))
 	for _, c := range r.Cells {
 		if c.Total() == 0 {
 			continue
@@ -236,12 +236,13 @@ func Markdown(w io.Writer, r *drift.Report) error {
 		if r.Has(drift.KindBehind) && c.Deployed != "" && c.Deployed != c.Repo {
 			fmt.Fprintf(w, " (runs %s, the repo has %s)", code(c.Deployed), code(c.Repo))
 		}
-		fmt.Fprint(w, "\n\n| check | status | what | old → new |\n|---|---|---|---|\n")
+		var rows [][]string
 		for _, f := range r.Findings {
 			if f.Cell == c.Cell {
-				fmt.Fprintf(w, "| %s | %s | %s | %s |\n", f.Kind, f.Status, code(subject(f)), mdArrow(f))
+				rows = append(rows, []string{string(f.Kind), string(f.Status), code(subject(f)), mdArrow(f)})
 			}
 		}
+		fmt.Fprint(w, "\n\n"+render.MarkdownTable([]string{"check", "status", "what", "old → new"}, rows))
 		fmt.Fprintln(w)
 		for _, g := range nextSteps(r) {
 			if g.first.Cell != c.Cell {
@@ -251,38 +252,34 @@ func Markdown(w io.Writer, r *drift.Report) error {
 			if g.n > 1 {
 				what = fmt.Sprintf("%d %s findings", g.n, g.first.Kind)
 			}
-			fmt.Fprintf(w, "- **Next** (%s): %s\n", what, mdEscape(g.text))
+			fmt.Fprintf(w, "- **Next** (%s): %s\n", what, render.MarkdownEscape(g.text))
 		}
 	}
 	if len(r.Excepted) > 0 {
 		fmt.Fprint(w, "\n<details><summary>Excepted by stacks/drift.yaml (not findings)</summary>\n\n")
 		for _, f := range r.Excepted {
-			fmt.Fprintf(w, "- %s %s: %s — %s\n", f.Cell, code(f.Key), mdArrow(f), mdEscape(f.Detail))
+			fmt.Fprintf(w, "- %s %s: %s — %s\n", f.Cell, code(f.Key), mdArrow(f), render.MarkdownEscape(f.Detail))
 		}
 		fmt.Fprint(w, "\n</details>\n")
 	}
 	if len(r.Skew) > 0 {
 		cells := cellIDs(r)
 		fmt.Fprint(w, "\n<details><summary>Skew between cells (cells × keys)</summary>\n\n")
-		fmt.Fprintf(w, "| key | class | baseline | %s |\n", strings.Join(cells, " | "))
-		fmt.Fprintf(w, "|---|---|---|%s\n", strings.Repeat("---|", len(cells)))
+		var rows [][]string
 		for _, row := range r.Skew {
-			fmt.Fprintf(w, "| %s | %s | %s |", code(row.Key), row.Class, code(row.Baseline))
+			cols := []string{code(row.Key), string(row.Class), code(row.Baseline)}
 			for _, c := range cells {
-				if v := skewCell(row, c); v != "" {
-					fmt.Fprintf(w, " %s |", mdEscape(v))
-				} else {
-					fmt.Fprint(w, " |")
-				}
+				cols = append(cols, skewCell(row, c))
 			}
-			fmt.Fprintln(w)
+			rows = append(rows, cols)
 		}
+		fmt.Fprint(w, render.MarkdownTable(append([]string{"key", "class", "baseline"}, cells...), rows))
 		fmt.Fprint(w, "\n</details>\n")
 	}
 	if len(r.Notes) > 0 {
 		fmt.Fprintln(w)
 		for _, n := range r.Notes {
-			fmt.Fprintf(w, "> %s\n", mdEscape(n))
+			fmt.Fprintf(w, "> %s\n", render.MarkdownEscape(n))
 		}
 	}
 	return nil
@@ -298,21 +295,8 @@ func mdArrow(f drift.Finding) string {
 	return code(f.Old) + " → " + code(orWhat(f.New, "(none)"))
 }
 
-// code wraps a value in backticks for markdown (pipes escaped, so a
-// value cannot break the table).
-func code(s string) string {
-	if s == "" {
-		return ""
-	}
-	s = strings.ReplaceAll(strings.ReplaceAll(s, "`", "'"), "|", "\\|")
-	s = strings.ReplaceAll(s, "\n", " ")
-	return "`" + s + "`"
-}
-
-func mdEscape(s string) string {
-	s = strings.ReplaceAll(s, "|", "\\|")
-	return strings.ReplaceAll(s, "\n", " ")
-}
+// code is a value as inline code (render.MarkdownCode).
+var code = render.MarkdownCode
 
 func orWhat(s, what string) string {
 	if s == "" {

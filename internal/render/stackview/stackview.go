@@ -1,4 +1,7 @@
-package stack
+// Package stackview draws the reports of up, preview and destroy: each
+// stack's result and planned changes as a table, as JSON, and (preview) as
+// one pull-request comment.
+package stackview
 
 import (
 	"fmt"
@@ -13,16 +16,17 @@ import (
 	"github.com/cellctl/cellctl/internal/stackrun"
 )
 
-// The views of an apply report: up and destroy offer table and json,
-// preview adds the planned changes to its table and a markdown summary.
+// The views of an apply report: up and destroy offer Table and JSON,
+// preview adds the planned changes to its table (PreviewTable) and a
+// markdown summary (Markdown).
 var (
-	tableView = render.Format[*apply.Report]{Name: render.FormatTable, Render: func(io *iostreams.IOStreams, rep *apply.Report) error {
+	Table = render.Format[*apply.Report]{Name: render.FormatTable, Render: func(io *iostreams.IOStreams, rep *apply.Report) error {
 		return reportTable(io, rep, false)
 	}}
-	previewTableView = render.Format[*apply.Report]{Name: render.FormatTable, Render: func(io *iostreams.IOStreams, rep *apply.Report) error {
+	PreviewTable = render.Format[*apply.Report]{Name: render.FormatTable, Render: func(io *iostreams.IOStreams, rep *apply.Report) error {
 		return reportTable(io, rep, true)
 	}}
-	jsonView = render.Format[*apply.Report]{Name: render.FormatJSON, Render: func(io *iostreams.IOStreams, rep *apply.Report) error {
+	JSON = render.Format[*apply.Report]{Name: render.FormatJSON, Render: func(io *iostreams.IOStreams, rep *apply.Report) error {
 		switch {
 		case rep.DryRun:
 			return render.JSON(io.Out, dryRunDoc{DryRun: true, Plan: rep.Plan})
@@ -31,7 +35,7 @@ var (
 		}
 		return nil
 	}}
-	markdownView = render.Format[*apply.Report]{Name: render.FormatMarkdown, Render: func(io *iostreams.IOStreams, rep *apply.Report) error {
+	Markdown = render.Format[*apply.Report]{Name: render.FormatMarkdown, Render: func(io *iostreams.IOStreams, rep *apply.Report) error {
 		if rep.Result != nil {
 			writeMarkdown(io.Out, rep.Result)
 		}
@@ -144,8 +148,7 @@ func writeMarkdown(w io.Writer, res *runplan.Result) {
 		total += r.Changes.Total()
 	}
 	fmt.Fprintf(w, "### cellctl preview: %d change(s) across %d stack(s)\n\n", total, len(res.Stacks))
-	fmt.Fprintln(w, "| Stack | Result | Create | Update | Replace | Delete | Unchanged |")
-	fmt.Fprintln(w, "|---|---|---:|---:|---:|---:|---:|")
+	var rows [][]string
 	for _, r := range res.Stacks {
 		c := r.Changes
 		var result string
@@ -159,17 +162,19 @@ func writeMarkdown(w io.Writer, res *runplan.Result) {
 		default:
 			result = "📝 changes"
 		}
-		fmt.Fprintf(w, "| `%s` | %s | %d | %d | %d | %d | %d |\n", r.Name, result, c.Create, c.Update, c.Replace, c.Delete, c.Same)
+		rows = append(rows, []string{render.MarkdownCode(r.Name), result, fmt.Sprint(c.Create), fmt.Sprint(c.Update), fmt.Sprint(c.Replace),
+			fmt.Sprint(c.Delete), fmt.Sprint(c.Same)})
 	}
+	fmt.Fprint(w, render.MarkdownTable([]string{"Stack", "Result", "Create", "Update", "Replace", "Delete", "Unchanged"}, rows))
 	if warns := lossWarnings(res); len(warns) > 0 {
 		fmt.Fprintf(w, "\n> [!WARNING]\n> **%d replacement(s) or delete(s) of protected or stateful resources:**\n", len(warns))
 		for _, x := range warns {
-			fmt.Fprintf(w, "> - %s\n", mdEscape(x))
+			fmt.Fprintf(w, "> - %s\n", render.MarkdownEscape(x))
 		}
 	}
 	for _, r := range res.Stacks {
 		if r.Result == stackrun.Failed {
-			fmt.Fprintf(w, "\n**`%s` failed:** %s\n", r.Name, mdEscape(r.Error()))
+			fmt.Fprintf(w, "\n**`%s` failed:** %s\n", r.Name, render.MarkdownEscape(r.Error()))
 			continue
 		}
 		changes := stackrun.ResourceChanges(r.Planned)
@@ -177,8 +182,7 @@ func writeMarkdown(w io.Writer, res *runplan.Result) {
 			continue
 		}
 		fmt.Fprintf(w, "\n<details><summary><code>%s</code>: %d change(s)</summary>\n\n", r.Name, len(changes))
-		fmt.Fprintln(w, "| Op | Type | Name | Changed properties |")
-		fmt.Fprintln(w, "|---|---|---|---|")
+		var rows [][]string
 		for _, c := range changes {
 			diffs := strings.Join(c.Diffs, ", ")
 			if len(c.Replace) > 0 {
@@ -188,12 +192,9 @@ func writeMarkdown(w io.Writer, res *runplan.Result) {
 			if c.Warning != "" {
 				op = "⚠ **" + c.Op + "**"
 			}
-			fmt.Fprintf(w, "| %s | `%s` | `%s` | %s |\n", op, c.Type, c.Name, mdEscape(diffs))
+			rows = append(rows, []string{op, render.MarkdownCode(c.Type), render.MarkdownCode(c.Name), diffs})
 		}
+		fmt.Fprint(w, render.MarkdownTable([]string{"Op", "Type", "Name", "Changed properties"}, rows))
 		fmt.Fprintln(w, "\n</details>")
 	}
-}
-
-func mdEscape(s string) string {
-	return strings.NewReplacer("|", "\\|", "\n", " ").Replace(s)
 }
