@@ -141,7 +141,7 @@ func TestRolloutPausedInABakeThenResumedAndApproved(t *testing.T) {
 		}
 	}
 
-	resumed := startWatched(t, dir, "rollout", "resume", id)
+	resumed := startWatched(t, dir, "rollout", "resume", id, "--bake-scale", "0.005")
 	resumed.waitOutput(t, "the rest to wait for its approval", "cellctl rollout approve "+id)
 	waiting := rolloutStatus(t, dir, id)
 	if waiting.State != "waiting" || waiting.waveStates() != "canary=passed rest=waiting" {
@@ -157,7 +157,11 @@ func TestRolloutPausedInABakeThenResumedAndApproved(t *testing.T) {
 	if !strings.Contains(r.stdout, "approved wave rest") || !strings.Contains(r.stdout, "no run is waiting on it") {
 		t.Errorf("approve with the waiting run killed:\n%s", r)
 	}
-	r = mustRun(t, dir, "rollout", "resume", id)
+	// Without the rehearsal's --bake-scale it would be another rollout.
+	if r := cellctl(t, dir, "rollout", "resume", id); r.code != 1 || !strings.Contains(r.stderr, "--bake-scale changed since it started") {
+		t.Errorf("resume without the rollout's --bake-scale: want exit 1 saying so, got %s", r)
+	}
+	r = mustRun(t, dir, "rollout", "resume", id, "--bake-scale", "0.005")
 	done := rolloutStatus(t, dir, id)
 	if done.State != "complete" || done.waveStates() != "canary=passed rest=passed" {
 		t.Fatalf("after the approval: %s %s\n%s", done.State, done.waveStates(), r)
@@ -170,7 +174,38 @@ func TestRolloutPausedInABakeThenResumedAndApproved(t *testing.T) {
 	if !rowHas(h.stdout, id, "complete", img, "2/2 passed", "approved by dana@release") {
 		t.Errorf("history:\n%s", h.stdout)
 	}
+
+	// Undo: another image ships, then undo ships this rollout's again,
+	// as a new rollout through the waves.
+	writeWaves(t, dir, fastWaves)
+	const next = "registry.example.com/shop/api:3.1.1"
+	mustRun(t, dir, "deploy", "--image", next, "--bake-scale", "0.005")
+	wantImages(t, dir, images(4, next, baseImage))
+	r = mustRun(t, dir, "rollout", "undo", "--bake-scale", "0.005")
+	if !strings.Contains(r.stderr, "undo: shipping the images rollout "+id+" shipped") {
+		t.Errorf("undo must say whose images it ships:\n%s", r)
+	}
+	wantImages(t, dir, images(4, img, baseImage))
+	undone := rolloutStatus(t, dir, "")
+	if undone.ID == id || undone.State != "complete" {
+		t.Errorf("undo must be a new, completed rollout: %s %s", undone.ID, undone.State)
+	}
+	if d := cellctl(t, dir, "drift"); d.code != 0 {
+		t.Errorf("drift after the undo: %s", d)
+	}
 }
+
+// fastWaves bakes every wave for a second at --bake-scale 0.005.
+const fastWaves = `waves:
+  - {name: canary, cells: [cell-a], bake: 5m}
+  - {name: rest, cells: [cell-b, cell-c, cell-d], bake: 5m}
+gate:
+  promote_if:
+    error_rate_5xx: "< 0.5%"
+    p99_latency_ms: "< 400"
+  min_requests: 10
+  poll: 30s
+`
 
 // abortWaves updates two waves before the last one bakes for long
 // enough (36s at --bake-scale 0.005) to abort it mid-bake.
@@ -227,7 +262,7 @@ func TestRolloutAbortedMidWaveRestoresEveryCell(t *testing.T) {
 	if second.ID == id || second.State != "paused" {
 		t.Fatalf("the second rollout: %s %s", second.ID, second.State)
 	}
-	ab := startWatched(t, dir, "rollout", "abort", second.ID, "--by", "bob@ops")
+	ab := startWatched(t, dir, "rollout", "abort", second.ID, "--by", "bob@ops", "--bake-scale", "0.005")
 	ab.waitOutput(t, "wave-1 to be rolled back", "rolled-back")
 	if err := ab.cmd.Process.Signal(syscall.SIGKILL); err != nil {
 		t.Fatal(err)
@@ -236,7 +271,7 @@ func TestRolloutAbortedMidWaveRestoresEveryCell(t *testing.T) {
 	if mid := rolloutStatus(t, dir, second.ID); mid.State == "aborted" {
 		t.Fatalf("the abort finished before the kill landed (%s): nothing left to finish", mid.waveStates())
 	}
-	r = mustRun(t, dir, "rollout", "abort", second.ID)
+	r = mustRun(t, dir, "rollout", "abort", second.ID, "--bake-scale", "0.005")
 	if done := rolloutStatus(t, dir, second.ID); done.State != "aborted" {
 		t.Fatalf("after the second abort: %s %s\n%s", done.State, done.waveStates(), r)
 	}

@@ -205,10 +205,15 @@ func (r *run) abort(ctx context.Context, ask Ask) (*Outcome, error) {
 	return r.outcome(ctx), &AbortedError{RolloutID: r.j.rec.ID, By: *by}
 }
 
-// changed reports whether the wave may have changed a cell: one is
-// updating, updated, failed or mid-rollback (a cell already rolled back,
-// or never touched, needs nothing).
+// changed reports whether the wave may have changed a cell, or has a
+// rollback to finish: a cell is updating, updated, failed or mid-rollback,
+// or the wave is rolling back (its cells back, the schema check after
+// them not done). A wave whose cells were never touched, or that is
+// rolled back, needs nothing.
 func (w *WaveRecord) changed() bool {
+	if w.State == WaveRollingBack {
+		return true
+	}
 	for _, c := range w.Cells {
 		switch c.State {
 		case CellStateUpdating, CellStateUpdated, CellStateFailed, CellRollingBack, CellRollbackFailed:

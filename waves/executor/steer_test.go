@@ -282,3 +282,35 @@ func TestApprovalHoldsAWaveUntilApproved(t *testing.T) {
 		t.Fatalf("record: %s, approval %+v", rec.State, rec.Waves[1].Approval)
 	}
 }
+
+// TestKilledAfterAWavesCellsWentBackFinishesItsRollback: killed once
+// wave-1's cell is back but before the wave is recorded rolled back, the
+// next run finishes that wave's rollback rather than skipping it.
+func TestKilledAfterAWavesCellsWentBackFinishesItsRollback(t *testing.T) {
+	f := newFleet(t)
+	o := f.opts()
+	o.Through = "wave-2"
+	if _, err := f.run(t, o); err != nil {
+		t.Fatal(err)
+	}
+	// The save that would record wave-1 rolled back is lost: the record
+	// says its cell is back and the wave still rolling back.
+	crashWhen(f.store, func(r *Record) bool {
+		return r.Aborted != nil && r.Waves[0].State == WaveRolledBack
+	})
+	a := ask("carol@ci")
+	o = f.opts()
+	o.Abort = &a
+	if _, err := f.run(t, o); !errors.Is(err, errDied) {
+		t.Fatalf("the first abort should die: %v", err)
+	}
+	f.store.onSave = nil
+	f.store.lock = nil
+	if _, err := f.run(t, f.opts()); !errors.As(err, new(*AbortedError)) {
+		t.Fatalf("the rerun must finish the abort: %v", err)
+	}
+	rec := f.store.record(t, f.plan.ID())
+	if got := rec.Waves[0].State; got != WaveRolledBack || rec.State != Aborted {
+		t.Fatalf("wave-1 is %s, the rollout %s; want rolled-back, aborted", got, rec.State)
+	}
+}

@@ -35,10 +35,11 @@ type SteerOptions struct {
 	// is running (cmd/cellctl/deploy.Run with ID and Resume or Abort).
 	Deploy Deployer
 
-	ID   string
-	Wave string
-	By   string
-	Now  func() time.Time
+	ID        string
+	Wave      string
+	By        string
+	BakeScale float64
+	Now       func() time.Time
 	// Live reports whether a record's run is alive (a process drives it);
 	// default: liveRun.
 	Live func(*executor.Record) bool
@@ -90,6 +91,9 @@ func newCmdSteer(f *cmdutil.Factory, deploy Deployer, runF func(*SteerOptions) e
 	cmd.Flags().StringVar(&o.By, "by", "", "who steers, as recorded (default: user@host; CI passes its actor)")
 	if wave {
 		cmd.Flags().StringVar(&o.Wave, "wave", "", "the wave to approve (default: the one waiting)")
+	}
+	if use == "resume" || use == "abort" {
+		cmdutil.BakeScaleVar(cmd.Flags(), &o.BakeScale, "the --bake-scale the rollout was started with (rehearsals on --cloud sim only)")
 	}
 	return cmd
 }
@@ -170,6 +174,9 @@ type DeployRequest struct {
 	// latest completed rollout).
 	Undo   bool
 	UndoTo string
+	// BakeScale is the rehearsal's --bake-scale (0: none): a rollout
+	// started scaled continues scaled (its id says so).
+	BakeScale float64
 }
 
 // ask is who steers, and when.
@@ -313,7 +320,7 @@ func resumeRun(ctx context.Context, o *SteerOptions) error {
 	if o.live(r) {
 		return fmt.Errorf("rollout %s is %s: a run drives it (%s); nothing to resume", o.ID, r.State, r.Holder)
 	}
-	return o.Deploy(ctx, DeployRequest{ID: o.ID, Image: r.Image(), Resume: true})
+	return o.Deploy(ctx, DeployRequest{ID: o.ID, Image: r.Image(), Resume: true, BakeScale: o.BakeScale})
 }
 
 func abortRun(ctx context.Context, o *SteerOptions) error {
@@ -337,7 +344,7 @@ func abortRun(ctx context.Context, o *SteerOptions) error {
 			Message: fmt.Sprintf("asked rollout %s to abort: the run driving it (%s) rolls back every wave it changed, last first, at its next step; `cellctl rollout status %s` shows it", o.ID, r.Holder, o.ID)})
 	}
 	done()
-	err = o.Deploy(ctx, DeployRequest{ID: o.ID, Image: r.Image(), Abort: &a})
+	err = o.Deploy(ctx, DeployRequest{ID: o.ID, Image: r.Image(), Abort: &a, BakeScale: o.BakeScale})
 	if errors.As(err, new(*executor.AbortedError)) {
 		// The deploy exits 3 for a rollout that did not ship; for this
 		// command the abort is what was asked, and it is done (the
@@ -363,7 +370,8 @@ type UndoOptions struct {
 	Deploy Deployer
 	// To names the completed rollout whose images ship ("": the one
 	// before the latest completed rollout).
-	To string
+	To        string
+	BakeScale float64
 }
 
 // NewCmdUndo builds `cellctl rollout undo`.
@@ -384,9 +392,10 @@ settings differ from what the repository says now is refused, naming them
 			if runF != nil {
 				return runF(o)
 			}
-			return o.Deploy(c.Context(), DeployRequest{Undo: true, UndoTo: o.To})
+			return o.Deploy(c.Context(), DeployRequest{Undo: true, UndoTo: o.To, BakeScale: o.BakeScale})
 		},
 	}
 	cmd.Flags().StringVar(&o.To, "to", "", "the completed rollout whose images ship (default: the one before the latest)")
+	cmdutil.BakeScaleVar(cmd.Flags(), &o.BakeScale, "multiply every bake, poll and stage delay (rehearsals on --cloud sim only)")
 	return cmd
 }

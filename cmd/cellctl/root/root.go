@@ -128,7 +128,7 @@ need --yes, or CELLCTL_SKIP_CONFIRMATIONS=true.`,
 			if err != nil {
 				return err
 			}
-			o.ID, o.Image, o.Resume, o.Abort, o.ToPrevious, o.UndoTo = d.ID, d.Image, d.Resume, d.Abort, d.Undo, d.UndoTo
+			o.ID, o.Image, o.Resume, o.Abort, o.ToPrevious, o.UndoTo, o.BakeScale = d.ID, d.Image, d.Resume, d.Abort, d.Undo, d.UndoTo, d.BakeScale
 			return deploy.Run(ctx, o)
 		}),
 		route.NewCmdRoute(f, nil),
