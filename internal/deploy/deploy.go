@@ -326,6 +326,7 @@ func Run(ctx context.Context, env *Env, o Options) (*Result, error) {
 		Bootstrapper: env.bootstrapper(),
 	}
 	opts := o.Options
+	opts.BakeScale = o.BakeScale
 	if env.Fleet.Router != nil {
 		co := o.RouterCanary.WithDefaults().Scaled(o.BakeScale)
 		opts.Router = func(ctx context.Context, j *executor.Journal) error {

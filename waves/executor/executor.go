@@ -95,6 +95,10 @@ type Options struct {
 	// RequestPoll is how often a wave waiting for an approval reads the
 	// requests (0: DefaultRequestPoll).
 	RequestPoll time.Duration
+	// BakeScale is the rehearsal's --bake-scale the plan's bakes were
+	// multiplied by (0: none), recorded so the commands that continue the
+	// rollout say it and pass it again.
+	BakeScale float64
 }
 
 // Outcome is what a run leaves: the record as saved and the final table.
@@ -191,6 +195,9 @@ func (ex *Executor) run(ctx context.Context, plan Plan, opts Options) (*Outcome,
 	switch {
 	case errors.Is(err, ErrNoRecord):
 		rec = newRecord(id, plan, r.holder)
+		if opts.BakeScale > 0 && opts.BakeScale != 1 {
+			rec.BakeScale = opts.BakeScale
+		}
 	case err != nil:
 		r.unlock()
 		return nil, fmt.Errorf("reading the record of rollout %s: %w", id, err)
@@ -690,6 +697,9 @@ func ContinueCommand(rec *Record, next string) string {
 	cmd := "cellctl deploy --wave " + next
 	if img := rec.Image(); img != "" {
 		cmd += " --image " + img
+	}
+	if rec.BakeScale > 0 {
+		cmd += fmt.Sprintf(" --bake-scale %g", rec.BakeScale)
 	}
 	return cmd
 }

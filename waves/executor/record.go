@@ -127,6 +127,10 @@ type Record struct {
 	// pause`); nil once resumed. While set, only `cellctl rollout resume`
 	// continues it.
 	Paused *Ask `json:"paused,omitempty"`
+	// BakeScale is the rehearsal's --bake-scale the rollout runs with (0:
+	// none; the simulated cloud only): its id depends on it, so whatever
+	// continues the rollout passes it again.
+	BakeScale float64 `json:"bakeScale,omitempty"`
 	// Aborted is who aborted it, and when (`cellctl rollout abort`): set
 	// before the first rollback, so a run killed mid-abort is finished by
 	// the next `rollout abort` (or rerun) rather than continued.

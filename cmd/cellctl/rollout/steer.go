@@ -93,7 +93,7 @@ func newCmdSteer(f *cmdutil.Factory, deploy Deployer, runF func(*SteerOptions) e
 		cmd.Flags().StringVar(&o.Wave, "wave", "", "the wave to approve (default: the one waiting)")
 	}
 	if use == "resume" || use == "abort" {
-		cmdutil.BakeScaleVar(cmd.Flags(), &o.BakeScale, "the --bake-scale the rollout was started with (rehearsals on --cloud sim only)")
+		cmdutil.BakeScaleVar(cmd.Flags(), &o.BakeScale, "the --bake-scale to run it with (default: the one it started with, as its record says; rehearsals on --cloud sim only)")
 	}
 	return cmd
 }
@@ -177,6 +177,16 @@ type DeployRequest struct {
 	// BakeScale is the rehearsal's --bake-scale (0: none): a rollout
 	// started scaled continues scaled (its id says so).
 	BakeScale float64
+	DryRun    bool
+}
+
+// scale is the --bake-scale to run the rollout's deploy with: the flag's,
+// or the one the rollout recorded it started with.
+func (o *SteerOptions) scale(r *executor.Record) float64 {
+	if o.BakeScale != 0 {
+		return o.BakeScale
+	}
+	return r.BakeScale
 }
 
 // ask is who steers, and when.
@@ -320,7 +330,7 @@ func resumeRun(ctx context.Context, o *SteerOptions) error {
 	if o.live(r) {
 		return fmt.Errorf("rollout %s is %s: a run drives it (%s); nothing to resume", o.ID, r.State, r.Holder)
 	}
-	return o.Deploy(ctx, DeployRequest{ID: o.ID, Image: r.Image(), Resume: true, BakeScale: o.BakeScale})
+	return o.Deploy(ctx, DeployRequest{ID: o.ID, Image: r.Image(), Resume: true, BakeScale: o.scale(r)})
 }
 
 func abortRun(ctx context.Context, o *SteerOptions) error {
@@ -344,7 +354,7 @@ func abortRun(ctx context.Context, o *SteerOptions) error {
 			Message: fmt.Sprintf("asked rollout %s to abort: the run driving it (%s) rolls back every wave it changed, last first, at its next step; `cellctl rollout status %s` shows it", o.ID, r.Holder, o.ID)})
 	}
 	done()
-	err = o.Deploy(ctx, DeployRequest{ID: o.ID, Image: r.Image(), Abort: &a, BakeScale: o.BakeScale})
+	err = o.Deploy(ctx, DeployRequest{ID: o.ID, Image: r.Image(), Abort: &a, BakeScale: o.scale(r)})
 	if errors.As(err, new(*executor.AbortedError)) {
 		// The deploy exits 3 for a rollout that did not ship; for this
 		// command the abort is what was asked, and it is done (the
@@ -372,6 +382,7 @@ type UndoOptions struct {
 	// before the latest completed rollout).
 	To        string
 	BakeScale float64
+	DryRun    bool
 }
 
 // NewCmdUndo builds `cellctl rollout undo`.
@@ -392,10 +403,11 @@ settings differ from what the repository says now is refused, naming them
 			if runF != nil {
 				return runF(o)
 			}
-			return o.Deploy(c.Context(), DeployRequest{Undo: true, UndoTo: o.To, BakeScale: o.BakeScale})
+			return o.Deploy(c.Context(), DeployRequest{Undo: true, UndoTo: o.To, BakeScale: o.BakeScale, DryRun: o.DryRun})
 		},
 	}
 	cmd.Flags().StringVar(&o.To, "to", "", "the completed rollout whose images ship (default: the one before the latest)")
+	cmd.Flags().BoolVar(&o.DryRun, "dry-run", false, "print per wave what the undo changes, as deploy --dry-run does; change nothing")
 	cmdutil.BakeScaleVar(cmd.Flags(), &o.BakeScale, "multiply every bake, poll and stage delay (rehearsals on --cloud sim only)")
 	return cmd
 }

@@ -128,7 +128,8 @@ need --yes, or CELLCTL_SKIP_CONFIRMATIONS=true.`,
 			if err != nil {
 				return err
 			}
-			o.ID, o.Image, o.Resume, o.Abort, o.ToPrevious, o.UndoTo, o.BakeScale = d.ID, d.Image, d.Resume, d.Abort, d.Undo, d.UndoTo, d.BakeScale
+			o.ID, o.Image, o.Resume, o.Abort, o.ToPrevious, o.UndoTo = d.ID, d.Image, d.Resume, d.Abort, d.Undo, d.UndoTo
+			o.BakeScale, o.DryRun = d.BakeScale, d.DryRun
 			return deploy.Run(ctx, o)
 		}),
 		route.NewCmdRoute(f, nil),
