@@ -11,7 +11,6 @@ import (
 	"errors"
 	"fmt"
 	"github.com/cellctl/cellctl/internal/outcome"
-	"io"
 	"sort"
 	"sync"
 	"time"
@@ -23,44 +22,29 @@ import (
 	"github.com/cellctl/cellctl/internal/adapters/cellspec"
 	"github.com/cellctl/cellctl/internal/adapters/engineupdater"
 	"github.com/cellctl/cellctl/internal/fleet"
+	"github.com/cellctl/cellctl/internal/gated"
 	"github.com/cellctl/cellctl/internal/routercanary"
-	"github.com/cellctl/cellctl/internal/runplan"
 	"github.com/cellctl/cellctl/internal/stackrun"
 	"github.com/cellctl/cellctl/waves"
 	"github.com/cellctl/cellctl/waves/executor"
-	"github.com/cellctl/cellctl/waves/gate"
 )
 
-// Env is what a deploy runs against.
+// Env is what a deploy runs against: a gated change's surroundings
+// (gated.Env; its router step runs over the same one) and what only a
+// rollout needs. The executor takes the fleet lock as Options.Host, PID
+// and Alive say (the command sets them from Env's).
 type Env struct {
-	// Fleet is the fleet's desired state (internal/desired): the
-	// repository plus what earlier rollouts shipped and kept.
-	Fleet *fleet.Fleet
+	gated.Env
 	// Repository is the fleet as its stack files say (nil: Fleet). A cell
 	// the rollout ships another image than its stack file names records
 	// that file's image, so the desired state knows when a later commit
 	// takes over (internal/desired).
 	Repository *fleet.Fleet
-	// Runner runs one stack's operation through the apply path
-	// (internal/apply.Runner: its gates, then the engine).
-	Runner runplan.StackRunner
-	// Outputs reads a deployed stack's outputs (secrets masked); nil,
-	// nil when it was never deployed.
-	Outputs func(ctx context.Context, stack string) (map[string]any, error)
-	// LinkedChange says how the engine applies a router change that
-	// touches a setting CloudFront locks on the linked primary (the unlink
-	// sequence, engine.RouterLinkedChange; "": none); nil: not asked.
-	LinkedChange func(ctx context.Context) (string, error)
 	// Prepare checks every change the rollout may make before its first
 	// wave — the apply path's gates (internal/apply.Runner.Prepare):
 	// offline render and isolation audit, immutable index and region —
 	// and readies the engine (provider plugin); nil: nothing to do.
 	Prepare func(ctx context.Context, reqs []stackrun.Request) error
-	// Reader returns the CloudWatch reader of an account and region (a
-	// cell's Access: its role, its region).
-	Reader func(ctx context.Context, a fleet.Access) (gate.Reader, error)
-	// Store keeps rollout records and the fleet's rollout lock.
-	Store executor.Store
 	// Abandon breaks the lock of a dead rollout; it returns a description
 	// of the holder removed ("" when the lock was free).
 	Abandon func(ctx context.Context, id string) (string, error)
@@ -75,8 +59,6 @@ type Env struct {
 	// if it shows one; its error stops the deploy with nothing changed.
 	Confirm  func(ctx context.Context, describe func() (*executor.Description, error)) error
 	Progress executor.Progress
-	Clock    executor.Clock
-	Log      io.Writer
 	// Holder reads who holds the fleet lock now (nil: nobody), so a deploy
 	// refuses before Prepare writes anything (nil: not checked early).
 	Holder func(ctx context.Context) (*executor.Holder, error)
@@ -336,9 +318,7 @@ func Run(ctx context.Context, env *Env, o Options) (*Result, error) {
 			// The router step is a canary kept in the rollout's record,
 			// under the rollout's lock; with nothing to change it runs no
 			// engine.
-			rc := RouterCanaryEnv(env)
-			rc.Journal = j
-			_, err := routercanary.Run(ctx, rc, co)
+			_, err := routercanary.Run(ctx, &routercanary.Env{Env: env.Env, Journal: j}, co)
 			return err
 		}
 	}
@@ -376,14 +356,6 @@ func undoOf(ctx context.Context, env *Env, to string) (*Undo, error) {
 		}
 	}
 	return u, nil
-}
-
-// RouterCanaryEnv is the router canary over a deploy's engine, outputs,
-// CloudWatch readers, record store and desired fleet: the router step
-// after the last wave, and `cellctl router canary`.
-func RouterCanaryEnv(env *Env) *routercanary.Env {
-	return &routercanary.Env{Runner: env.Runner, Outputs: env.Outputs, Reader: env.Reader, Log: env.Log,
-		Clock: env.Clock, Store: env.Store, Fleet: env.Fleet, LinkedChange: env.LinkedChange}
 }
 
 // previewParallel bounds the previews a dry run runs at once: each is a

@@ -18,6 +18,7 @@ import (
 	"github.com/cellctl/cellctl/internal/adapters/backend"
 	"github.com/cellctl/cellctl/internal/exitcode"
 	"github.com/cellctl/cellctl/internal/fleet"
+	"github.com/cellctl/cellctl/internal/gated"
 	"github.com/cellctl/cellctl/internal/rollout"
 	"github.com/cellctl/cellctl/internal/stackrun"
 	"github.com/cellctl/cellctl/waves"
@@ -112,11 +113,11 @@ func (c *cloud) MetricData(_ context.Context, q gate.MetricQuery) ([]gate.Series
 }
 
 func env(t *testing.T, fl *fleet.Fleet, c *cloud) *Env {
-	return &Env{
+	return &Env{Env: gated.Env{
 		Fleet: fl, Runner: c, Outputs: c.Outputs,
 		Reader: func(context.Context, fleet.Access) (gate.Reader, error) { return c, nil },
 		Store:  backend.New(rollout.NewStore(memblob.OpenBucket(nil))),
-	}
+	}}
 }
 
 func TestPlanScalesBakesAndOverridesTheImage(t *testing.T) {

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/cellctl/cellctl/internal/fleet"
+	"github.com/cellctl/cellctl/internal/gated"
 	"github.com/cellctl/cellctl/router"
 )
 
@@ -37,8 +38,8 @@ func TestRouterStepRefusesAStaleTable(t *testing.T) {
 		t.Fatal(err)
 	}
 	deployed := map[string]any{"tableVersion": 2.0}
-	env := &Env{Fleet: &fleet.Fleet{Dir: dir, StackDir: "stacks", Routing: loaded},
-		Outputs: func(context.Context, string) (map[string]any, error) { return deployed, nil }}
+	env := &Env{Env: gated.Env{Fleet: &fleet.Fleet{Dir: dir, StackDir: "stacks", Routing: loaded},
+		Outputs: func(context.Context, string) (map[string]any, error) { return deployed, nil }}}
 	ctx := context.Background()
 	if err := checkTable(ctx, env); err != nil {
 		t.Fatalf("an unchanged table: %v", err)

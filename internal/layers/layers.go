@@ -92,6 +92,7 @@ var byPrefix = map[string]Layer{
 	"internal/isolation":     UseCases,
 	"internal/quota":         UseCases,
 	"internal/deploy":        UseCases,
+	"internal/gated":         UseCases, // the one env of a gated change
 	"internal/drift":         UseCases,
 	"internal/lifecycle":     UseCases,
 	"internal/health":        UseCases,

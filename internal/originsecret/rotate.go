@@ -30,7 +30,6 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"io"
 	"slices"
 	"strings"
 	"time"
@@ -44,6 +43,7 @@ import (
 	"github.com/cellctl/cellctl/internal/apply"
 	"github.com/cellctl/cellctl/internal/engine"
 	"github.com/cellctl/cellctl/internal/fleet"
+	"github.com/cellctl/cellctl/internal/gated"
 	"github.com/cellctl/cellctl/internal/outcome"
 	"github.com/cellctl/cellctl/internal/runplan"
 	"github.com/cellctl/cellctl/internal/stackrun"
@@ -90,30 +90,23 @@ const LockVerb = "secret rotate"
 // legacyLockID is the holder id older cellctl rotations locked under.
 const legacyLockID = "secret-rotate"
 
-// Rotator runs rotations.
+// Rotator runs rotations over a gated change's surroundings (gated.Env:
+// Fleet, Clock, Log, and Host, PID, Alive in the fleet lock; its Runner is
+// the apply path every phase's up goes through, nil: Engine) and what only
+// a rotation needs.
 type Rotator struct {
-	Fleet *fleet.Fleet
+	gated.Env
 	// Waves are the rollout waves (waves.yaml's, bakes as the deploy
 	// command scales them).
 	Waves  []executor.Wave
 	Engine Engine
-	// Runner is the apply path every phase's up goes through
-	// (internal/apply.Runner: the safety gates, then the engine); nil:
-	// Engine.
-	Runner runplan.StackRunner
 	Gate   executor.Gate
-	// Store keeps the record and the fleet lock; Legacy (optional) the
-	// record of an older cellctl.
+	// Store keeps the record and the fleet lock. It is the rotation's
+	// own, not Env.Store, which a rotation never reads: the rotation under
+	// way is found by listing the records, so this store must list them.
+	// Legacy (optional) is the record of an older cellctl.
 	Store  Store
 	Legacy Legacy
-	Clock  executor.Clock
-	Log    io.Writer
-	// Host and PID name this run in the fleet lock; Alive says whether a
-	// holder on this host still runs (rollout.ProcessAlive; nil: every
-	// holder is presumed alive).
-	Host  string
-	PID   int
-	Alive func(executor.Holder) bool
 }
 
 // Options are one run's choices.
@@ -134,14 +127,7 @@ func (r *Rotator) logf(format string, args ...any) {
 	}
 }
 
-func (r *Rotator) clock() executor.Clock {
-	if r.Clock == nil {
-		return executor.RealClock{}
-	}
-	return r.Clock
-}
-
-func (r *Rotator) now() time.Time { return r.clock().Now().UTC() }
+func (r *Rotator) now() time.Time { return r.Clocked().Now().UTC() }
 
 // run is one Run's working state: the rotation's record, written through
 // the executor's journal (every save fatal).
@@ -258,7 +244,7 @@ func (r *Rotator) Run(ctx context.Context, o Options) (*executor.Record, error) 
 		r.logf("%s", n)
 	}
 	rec.State, rec.Holder, rec.Error = executor.Running, me, ""
-	x := &run{Rotator: r, j: executor.NewJournal(r.Store, r.clock(), rec)}
+	x := &run{Rotator: r, j: executor.NewJournal(r.Store, r.Clocked(), rec)}
 	if err := x.j.Update(ctx, nil); err != nil {
 		return x.j.Snapshot(), err
 	}
@@ -844,7 +830,7 @@ func (x *run) bake(ctx context.Context, i int, w executor.Wave, cells []string) 
 	end := start.Add(w.Bake)
 	x.logf("%s: baking %s on the gate of %s (a poll every %s)", s.Name, bakeLeft(end.Sub(x.now())), strings.Join(cells, ", "), w.Gate.Poll)
 	said := x.now()
-	b := executor.Baker{Gate: x.Gate, Clock: x.clock(), Record: func(p executor.Poll) error {
+	b := executor.Baker{Gate: x.Gate, Clock: x.Clocked(), Record: func(p executor.Poll) error {
 		if p.At.Sub(said) >= time.Minute && p.At.Before(end) {
 			said = p.At
 			x.logf("%s: baking, %s left (%s)", s.Name, bakeLeft(end.Sub(p.At)), pollSummary(p))

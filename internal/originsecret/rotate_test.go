@@ -14,6 +14,7 @@ import (
 	"github.com/cellctl/cellctl/internal/engine"
 	"github.com/cellctl/cellctl/internal/exitcode"
 	"github.com/cellctl/cellctl/internal/fleet"
+	"github.com/cellctl/cellctl/internal/gated"
 	"github.com/cellctl/cellctl/internal/outcome"
 	"github.com/cellctl/cellctl/internal/stackrun"
 	"github.com/cellctl/cellctl/waves"
@@ -146,7 +147,7 @@ func rotator(e *fakeEngine, st *memStore, g executor.Gate) *Rotator {
 		f.Cells = append(f.Cells, &fleet.Cell{})
 		f.Cells[len(f.Cells)-1].ID = c
 	}
-	return &Rotator{Fleet: f, Engine: e, Store: st, Gate: g, Host: "ci-1", PID: 7, Waves: []executor.Wave{
+	return &Rotator{Env: gated.Env{Fleet: f, Host: "ci-1", PID: 7}, Engine: e, Store: st, Gate: g, Waves: []executor.Wave{
 		{Name: "canary", Cells: e.cells[:1]},
 		{Name: "rest", Cells: e.cells[1:], Parallel: 1},
 	}}

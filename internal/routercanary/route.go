@@ -216,10 +216,7 @@ func Plan(ctx context.Context, env *Env, o Options) (*Route, error) {
 	if err := o.Validate(); err != nil {
 		return nil, err
 	}
-	clock := env.Clock
-	if clock == nil {
-		clock = executor.RealClock{}
-	}
+	clock := env.Clocked()
 	// The record the run would continue, read as Run reads it; a copy in
 	// a journal that saves nowhere.
 	rec := &executor.Record{Kind: executor.KindCanary, Started: clock.Now().UTC()}

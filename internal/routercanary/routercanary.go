@@ -33,15 +33,14 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"io"
 	"math"
 	"time"
 
 	"github.com/cellctl/cellctl/internal/adapters/backend"
 	"github.com/cellctl/cellctl/internal/apply"
 	"github.com/cellctl/cellctl/internal/fleet"
+	"github.com/cellctl/cellctl/internal/gated"
 	"github.com/cellctl/cellctl/internal/outcome"
-	"github.com/cellctl/cellctl/internal/runplan"
 	"github.com/cellctl/cellctl/internal/stackrun"
 	"github.com/cellctl/cellctl/router/canary"
 	"github.com/cellctl/cellctl/waves"
@@ -63,50 +62,21 @@ const (
 	DefaultWeightMinRequests = 500
 )
 
-// Env is what a canary runs against.
+// Env is what a canary runs against: a gated change's surroundings
+// (gated.Env) and what only a canary needs.
 type Env struct {
-	// Runner runs one stack's operation (the apply path, then the engine).
-	Runner runplan.StackRunner
-	// Outputs reads a deployed stack's outputs.
-	Outputs func(ctx context.Context, stack string) (map[string]any, error)
-	// Reader returns the CloudWatch reader of an account and region;
-	// CloudFront's metrics are read in the router's account in us-east-1
-	// (signal.MetricsRegion).
-	Reader func(ctx context.Context, a fleet.Access) (gate.Reader, error)
-	// Clock is the canary's one clock (nil: the wall clock).
-	Clock executor.Clock
-	// Log receives one line per step and poll (stderr).
-	Log io.Writer
+	gated.Env
 	// Token returns the smoke header's value; nil: 16 random hex digits.
 	Token func() (string, error)
-
-	// Store keeps the records and the fleet lock (internal/adapters/backend);
-	// when it lists records (executor.Lister), the canary finds the one
-	// an earlier run left and what the last shipped canary recorded.
-	Store executor.Store
 	// Journal, when set, is the record the canary is a step of — a
 	// rollout's, whose run holds the fleet lock: the canary keeps its
 	// state in that record's Canary and takes no lock. nil: the canary
-	// has a record of its own and takes the fleet lock through Store
-	// (Host, PID, Alive name this run and judge a dead holder).
+	// has a record of its own and takes the fleet lock through Store as
+	// Host, PID and Alive say.
 	Journal *executor.Journal
-	Host    string
-	PID     int
-	Alive   func(executor.Holder) bool
 	// Prepare runs once the fleet lock is held, before the first step
 	// (the apply path's gates over the whole fleet); nil: nothing.
 	Prepare func(ctx context.Context) error
-	// LinkedChange says how the engine applies a router change that
-	// touches a setting CloudFront locks on the linked primary distribution
-	// (price class, aliases, certificate, HTTP version): each step's up
-	// runs the unlink sequence (detach the policy, apply, attach it again;
-	// engine.RouterLinkedChange). The dry run prints it; nil: not asked.
-	LinkedChange func(ctx context.Context) (string, error)
-	// Fleet is the desired fleet the router ships; with it the canary
-	// fingerprints the router's inputs (Inputs) and runs no engine when
-	// they and the deployed outputs are those the last shipped canary
-	// recorded. nil: every run ships.
-	Fleet *fleet.Fleet
 }
 
 // LockVerb is the fleet lock holder's verb of a canary of its own; the
@@ -292,10 +262,7 @@ func Run(ctx context.Context, env *Env, o Options) (*Result, error) {
 // the canary is unfinished — nothing else may change the fleet while
 // viewers may reach the staging distribution.
 func runOwn(ctx context.Context, env *Env, o Options) (*Result, error) {
-	clock := env.Clock
-	if clock == nil {
-		clock = executor.RealClock{}
-	}
+	clock := env.Clocked()
 	recs, err := records(ctx, env.Store)
 	if err != nil {
 		return nil, err

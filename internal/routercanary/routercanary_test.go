@@ -12,6 +12,7 @@ import (
 
 	"github.com/cellctl/cellctl/internal/adapters/backend/backendtest"
 	"github.com/cellctl/cellctl/internal/fleet"
+	"github.com/cellctl/cellctl/internal/gated"
 	"github.com/cellctl/cellctl/internal/outcome"
 	"github.com/cellctl/cellctl/internal/stackrun"
 	"github.com/cellctl/cellctl/router/canary"
@@ -133,14 +134,16 @@ func (e *edge) MetricData(_ context.Context, q gate.MetricQuery) ([]gate.Series,
 
 func newEnv(r *fakeRouter, e *edge) *Env {
 	return &Env{
-		Runner:  r,
-		Outputs: r.Outputs,
-		Reader:  func(context.Context, fleet.Access) (gate.Reader, error) { return e, nil },
-		Clock:   executortest.NewClock(time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)),
-		Token:   func() (string, error) { return "tok", nil },
-		Store:   newStore(),
-		Host:    "ci-1",
-		PID:     7,
+		Env: gated.Env{
+			Runner:  r,
+			Outputs: r.Outputs,
+			Reader:  func(context.Context, fleet.Access) (gate.Reader, error) { return e, nil },
+			Clock:   executortest.NewClock(time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)),
+			Store:   newStore(),
+			Host:    "ci-1",
+			PID:     7,
+		},
+		Token: func() (string, error) { return "tok", nil },
 	}
 }
 

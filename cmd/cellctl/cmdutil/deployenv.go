@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"strings"
 	"sync"
 	"time"
@@ -17,6 +18,7 @@ import (
 	"github.com/cellctl/cellctl/internal/deploy"
 	"github.com/cellctl/cellctl/internal/engine"
 	"github.com/cellctl/cellctl/internal/fleet"
+	"github.com/cellctl/cellctl/internal/gated"
 	"github.com/cellctl/cellctl/internal/lifecycle"
 	"github.com/cellctl/cellctl/internal/rollout"
 	"github.com/cellctl/cellctl/internal/stackrun"
@@ -26,7 +28,9 @@ import (
 
 // DeployEnv wires a gated change (a rollout, a router canary, a secret
 // rotation) to the factory's engine, cloud bundle and the rollout store in
-// the engine's Pulumi backend. done closes the store.
+// the engine's Pulumi backend: the one gated.Env they share (with this
+// process as the fleet lock's holder), in a deploy's. done closes the
+// store.
 func (f *Factory) DeployEnv(ctx context.Context, fl *fleet.Fleet, events func(stackrun.Event)) (env *deploy.Env, done func(), err error) {
 	eng, err := f.Engine(fl, events)
 	if err != nil {
@@ -54,7 +58,7 @@ func (f *Factory) DeployEnv(ctx context.Context, fl *fleet.Fleet, events func(st
 	// rollback, the router canary's steps, the dry run's previews)
 	// goes through the apply path: its gates, then the engine with
 	// the display's progress.
-	gated := &apply.Runner{
+	runner := &apply.Runner{
 		Env:    &apply.Env{Fleet: fl, Parallel: f.Global.Parallel, Log: f.IO.ErrLines()},
 		Engine: eng,
 		Next: &deploy.ReportingRunner{Runner: eng, Events: events, Expected: func(ctx context.Context, stack string) int {
@@ -65,12 +69,13 @@ func (f *Factory) DeployEnv(ctx context.Context, fl *fleet.Fleet, events func(st
 			return st[0].Resources
 		}},
 	}
-	env = &deploy.Env{
-		Fleet:      fl,
-		Repository: repo,
-		Runner:     gated,
-		Outputs:    func(ctx context.Context, stack string) (map[string]any, error) { return outputs(ctx, eng, stack) },
-		Prepare:    gated.Prepare,
+	host, _ := os.Hostname()
+	// The one gated env: a deploy, its router step, `router canary` and
+	// `secret rotate` all run over it.
+	shared := gated.Env{
+		Fleet:   fl,
+		Runner:  runner,
+		Outputs: func(ctx context.Context, stack string) (map[string]any, error) { return outputs(ctx, eng, stack) },
 		// The router canary's dry run says when a step runs the unlink
 		// sequence (the engine decides it from the router's state).
 		LinkedChange: eng.RouterLinkedChange,
@@ -92,14 +97,25 @@ func (f *Factory) DeployEnv(ctx context.Context, fl *fleet.Fleet, events func(st
 			readers[a] = r
 			return r, nil
 		},
+		Store: store,
+		Log:   f.IO.ErrLines(),
+		// This process in the fleet lock, and the lock's one liveness
+		// check of a holder on this host.
+		Host:  host,
+		PID:   os.Getpid(),
+		Alive: func(h executor.Holder) bool { return rollout.ProcessAlive(h.PID) },
+	}
+	env = &deploy.Env{
+		Env:        shared,
+		Repository: repo,
+		Prepare:    runner.Prepare,
 		Preview: func(ctx context.Context, cell string, cfg spec.Cell) ([]stackrun.Change, error) {
-			res, err := apply.Apply(ctx, gated, stackrun.Request{Stack: cell, Op: stackrun.OpPreview, Inputs: stackrun.Inputs{Cell: &cfg}})
+			res, err := apply.Apply(ctx, runner, stackrun.Request{Stack: cell, Op: stackrun.OpPreview, Inputs: stackrun.Inputs{Cell: &cfg}})
 			if err != nil {
 				return nil, err
 			}
 			return res.Planned, nil
 		},
-		Store:  store,
 		Holder: rs.Holder,
 		LastRun: func(ctx context.Context, stack string) (bool, string, error) {
 			st, err := eng.Status(ctx, []string{stack})
@@ -111,7 +127,6 @@ func (f *Factory) DeployEnv(ctx context.Context, fl *fleet.Fleet, events func(st
 		Abandon: func(ctx context.Context, id string) (string, error) {
 			return abandon(ctx, rs, store, id)
 		},
-		Log: f.IO.ErrLines(),
 	}
 	env.Migrator = migrator(fl, bundle, env.Outputs)
 	env.Bootstrap = f.BootstrapCell

@@ -13,6 +13,7 @@ import (
 	"github.com/cellctl/cellctl/internal/iostreams"
 	"github.com/cellctl/cellctl/internal/rollout"
 	"github.com/cellctl/cellctl/internal/stackrun"
+	"github.com/cellctl/cellctl/waves/executor"
 )
 
 // fakePulumiOnPath puts a pulumi that only answers `pulumi version` first
@@ -192,6 +193,11 @@ func TestDeployEnv(t *testing.T) {
 	defer done()
 	if env.Fleet != fl || env.Repository == nil || env.Store == nil {
 		t.Fatalf("env = %+v", env)
+	}
+	// The one gated env names this process as the fleet lock's holder
+	// for a deploy, a router canary and a secret rotation alike.
+	if host, _ := os.Hostname(); env.Host != host || env.PID != os.Getpid() || env.Alive == nil || !env.Alive(executor.Holder{PID: os.Getpid()}) {
+		t.Errorf("the lock holder is %q pid %d (alive check set: %v); want this process", env.Host, env.PID, env.Alive != nil)
 	}
 	outs, err := env.Outputs(ctx, "cell-a")
 	if err != nil || outs != nil {

@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 
 	"github.com/spf13/cobra"
 
@@ -15,7 +14,6 @@ import (
 	"github.com/cellctl/cellctl/internal/iostreams"
 	"github.com/cellctl/cellctl/internal/render"
 	"github.com/cellctl/cellctl/internal/render/deployview"
-	"github.com/cellctl/cellctl/internal/rollout"
 	"github.com/cellctl/cellctl/internal/stackrun"
 	"github.com/cellctl/cellctl/waves/executor"
 )
@@ -204,10 +202,9 @@ func deployRun(ctx context.Context, o *Options) error {
 			return deployview.Describe(render.Err(o.IO), d), nil
 		})
 	}
-	host, _ := os.Hostname()
+	// The rollout holds the fleet lock as the gated env's holder.
 	do := o.Options
-	do.Host, do.PID, do.Stop = host, os.Getpid(), stop
-	do.Alive = func(h executor.Holder) bool { return rollout.ProcessAlive(h.PID) }
+	do.Host, do.PID, do.Alive, do.Stop = env.Host, env.PID, env.Alive, stop
 	res, err := deploy.Run(ctx, env, do)
 	if res != nil {
 		if verr := o.View.Render(o.IO, Report{Abandon: o.Abandon != "", Result: res}); verr != nil && err == nil {

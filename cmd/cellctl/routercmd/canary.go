@@ -4,7 +4,6 @@ package routercmd
 import (
 	"context"
 	"fmt"
-	"os"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -14,10 +13,8 @@ import (
 	"github.com/cellctl/cellctl/internal/fleet"
 	"github.com/cellctl/cellctl/internal/iostreams"
 	"github.com/cellctl/cellctl/internal/render"
-	"github.com/cellctl/cellctl/internal/rollout"
 	"github.com/cellctl/cellctl/internal/routercanary"
 	"github.com/cellctl/cellctl/internal/stackrun"
-	"github.com/cellctl/cellctl/waves/executor"
 	"github.com/cellctl/cellctl/waves/signal"
 )
 
@@ -147,14 +144,12 @@ func canaryRun(ctx context.Context, o *CanaryOptions) error {
 		return err
 	}
 	defer done()
-	rc := deploy.RouterCanaryEnv(env)
+	// The canary takes the fleet lock itself as the shared env's holder
+	// (Host, PID, Alive), under its record's id (a canary left by a
+	// killed run is resumed, its lock taken over once that process is
+	// gone); the gates run once it holds the lock.
+	rc := &routercanary.Env{Env: env.Env}
 	rc.Log = o.IO.ErrLines()
-	// The canary takes the fleet lock itself, under its record's id (a
-	// canary left by a killed run is resumed, its lock taken over once
-	// that process is gone); the gates run once it holds the lock.
-	rc.Host, _ = os.Hostname()
-	rc.PID = os.Getpid()
-	rc.Alive = func(h executor.Holder) bool { return rollout.ProcessAlive(h.PID) }
 	if env.Prepare != nil {
 		rc.Prepare = func(ctx context.Context) error {
 			// The apply path's gates over the whole fleet before the

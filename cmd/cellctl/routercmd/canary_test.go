@@ -11,6 +11,7 @@ import (
 	"github.com/cellctl/cellctl/internal/adapters/backend/backendtest"
 	"github.com/cellctl/cellctl/internal/deploy"
 	"github.com/cellctl/cellctl/internal/fleet"
+	"github.com/cellctl/cellctl/internal/gated"
 	"github.com/cellctl/cellctl/internal/iostreams"
 	"github.com/cellctl/cellctl/internal/render"
 	"github.com/cellctl/cellctl/internal/routercanary"
@@ -85,10 +86,10 @@ func TestCanaryDryRunChangesNothing(t *testing.T) {
 		o := &CanaryOptions{IO: io, View: v, DryRun: true, Cloud: cmdutil.CloudAWS, Max5xx: "<= 1%", MaxErrors: "<= 0",
 			Fleet: func() (*fleet.Fleet, error) { return fl, nil },
 			Env: func(context.Context, *fleet.Fleet, func(stackrun.Event)) (*deploy.Env, func(), error) {
-				return &deploy.Env{Runner: untouchedRouter{t}, Store: st,
+				return &deploy.Env{Env: gated.Env{Runner: untouchedRouter{t}, Store: st,
 					Outputs: func(context.Context, string) (map[string]any, error) {
 						return map[string]any{"primaryFunctionArn": "fn:1", "stagingFunctionArn": "fn:1", "canaryPhase": "stable"}, nil
-					},
+					}},
 					Prepare: func(context.Context, []stackrun.Request) error { prepared = true; return nil },
 				}, func() {}, nil
 			}}

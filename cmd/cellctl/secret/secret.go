@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -215,18 +214,19 @@ func setup(f *cmdutil.Factory) func(ctx context.Context, fl *fleet.Fleet, scale 
 		// Every phase's up goes through the apply path; its gates run
 		// over the whole fleet before the first phase writes anything.
 		gated := &apply.Runner{Env: &apply.Env{Fleet: fl, Parallel: f.Global.Parallel, Log: f.IO.ErrLines()}, Engine: eng}
-		host, _ := os.Hostname()
+		// The shared gated env (the fleet, this process in the fleet
+		// lock), with the rotation's own apply path: over the engine
+		// that sets the secret's values in the stack files. A rotation
+		// logs nothing: its report is the table of its steps.
+		base := env.Env
+		base.Runner, base.Log = gated, nil
 		rot := &originsecret.Rotator{
-			Fleet:  fl,
+			Env:    base,
 			Waves:  plan.Waves,
 			Engine: eng,
-			Runner: gated,
 			Gate:   &deploy.RegionalGate{Fleet: fl, Plan: wp, Reader: env.Reader, Outputs: env.Outputs},
 			Store:  backend.New(rs),
 			Legacy: originsecret.LegacyStore{S: rs},
-			Host:   host,
-			PID:    os.Getpid(),
-			Alive:  func(h executor.Holder) bool { return rollout.ProcessAlive(h.PID) },
 		}
 		var reqs []stackrun.Request
 		for _, st := range fl.StackNames() {

@@ -11,6 +11,7 @@ import (
 	"github.com/cellctl/cellctl/internal/adapters/backend/backendtest"
 	"github.com/cellctl/cellctl/internal/engine"
 	"github.com/cellctl/cellctl/internal/fleet"
+	"github.com/cellctl/cellctl/internal/gated"
 	"github.com/cellctl/cellctl/internal/iostreams"
 	"github.com/cellctl/cellctl/internal/originsecret"
 	"github.com/cellctl/cellctl/internal/render"
@@ -82,7 +83,7 @@ func dryRun(t *testing.T, format string) (string, *backendtest.Store) {
 	o := &RotateOptions{IO: io, View: v, DryRun: true, Cloud: cmdutil.CloudSim,
 		Fleet: func() (*fleet.Fleet, error) { return fl, nil },
 		Setup: func(context.Context, *fleet.Fleet, float64) (*originsecret.Rotator, func(), error) {
-			return &originsecret.Rotator{Fleet: fl, Engine: untouchable{t}, Store: st, Host: "ci-1", PID: 7, Waves: []executor.Wave{
+			return &originsecret.Rotator{Env: gated.Env{Fleet: fl, Host: "ci-1", PID: 7}, Engine: untouchable{t}, Store: st, Waves: []executor.Wave{
 				{Name: "canary", Cells: []string{"cell-a"}, Bake: 5 * time.Minute, Gate: waves.Gate{Poll: 30 * time.Second}},
 				{Name: "rest", Cells: []string{"cell-b"}, Bake: 10 * time.Minute, Gate: waves.Gate{Poll: 30 * time.Second}},
 			}}, func() {}, nil
