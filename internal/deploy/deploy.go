@@ -228,7 +228,7 @@ func Run(ctx context.Context, env *Env, o Options) (*Result, error) {
 	if o.Resume && o.ID != "" && plan.ID() != o.ID {
 		// Resume continues exactly the rollout that started: the same
 		// waves, bakes and configurations make the same id.
-		return nil, fmt.Errorf("rollout %s is not what the repository describes now (that is rollout %s): waves.yaml, the stack files or --bake-scale changed since it started; check out what it started from (and pass its --bake-scale), or abort it (`cellctl rollout abort %s`)",
+		return nil, fmt.Errorf("rollout %s is not what the repository describes now (that is rollout %s): waves.yaml's waves or the stack files changed since it started; check out what it started from, or abort it (`cellctl rollout abort %s`)",
 			o.ID, plan.ID(), o.ID)
 	}
 	up := Updater(env)

@@ -118,6 +118,8 @@ var docExceptions = []docException{
 		reason: "a placeholder id (exit 1, saying so); TestRolloutAbortedMidWaveRestoresEveryCell aborts a running rollout and finishes one killed mid-abort"},
 	{example: `cellctl rollout approve r-0123456789ab --wave prod --by "$GITHUB_ACTOR"`, exit: exitCode(1),
 		reason: "a placeholder id and CI's actor (exit 1, saying so); TestRolloutPausedInABakeThenResumedAndApproved approves a waiting wave"},
+	{example: "cellctl rollout undo --dry-run", exit: exitCode(1),
+		reason: "the demo fleet has no completed rollout to undo to (exit 1, saying so); TestRolloutPausedInABakeThenResumedAndApproved undoes one"},
 	{example: "cellctl quota --cloud aws", skip: true,
 		reason: "reads a local AWS emulator (moto_server or LocalStack) the lines above start at AWS_ENDPOINT_URL; the test's fleet is the simulator's, and cloud.EndpointNote, the loader's emulator keys and the providers that carry them are tested without one (internal/cloud, internal/fleet, stacks, router/component)"},
 	{example: "cellctl quota --add-cells 2", exit: exitCode(2),

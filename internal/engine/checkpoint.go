@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"net/url"
 	"os"
-	"path/filepath"
 	"sort"
 	"strings"
 
@@ -76,25 +75,42 @@ func (e *Engine) checkCheckpoint(stack string) error {
 	if !ok || err != nil {
 		return nil
 	}
-	data, _, err := e.readCheckpoint(ctx, stack)
-	key := e.stackKey(stack)
-	if there, _ := bl.exists(ctx, key); !there {
-		key += ".gz"
+	_, err = e.checkedRead(ctx, bl, stack)
+	return err
+}
+
+// checkedCheckpoint is readCheckpoint for a reader that needs the
+// checkpoint whole: the one read of it, judged as checkCheckpoint judges
+// it (a broken one is a *CorruptStateError naming its copies) — so a
+// status or an outputs read costs one GET of an S3 checkpoint, not two.
+func (e *Engine) checkedCheckpoint(ctx context.Context, stack string) ([]byte, bool, error) {
+	bl, ok, err := e.blobs(ctx)
+	if !ok || err != nil {
+		return nil, ok, err
 	}
+	data, err := e.checkedRead(ctx, bl, stack)
+	return data, true, err
+}
+
+// checkedRead reads stack's checkpoint from bl once and judges it: nil,
+// nil when there is none yet; a file backend's file gets its permissions
+// repaired (repairAttrs).
+func (e *Engine) checkedRead(ctx context.Context, bl stateBlobs, stack string) ([]byte, error) {
+	data, key, err := e.readCheckpointFrom(ctx, bl, stack)
 	if err == nil && data == nil {
-		return nil
+		return nil, nil
 	}
 	if err == nil {
 		err = validCheckpoint(data)
 	}
 	if err == nil {
 		if dir, isDir := bl.(dirBlobs); isDir {
-			return e.repairAttrs(stack, dir.path(key))
+			return data, e.repairAttrs(stack, dir.path(key))
 		}
-		return nil
+		return data, nil
 	}
 	if errors.Is(err, os.ErrPermission) || gcerrors.Code(err) == gcerrors.PermissionDenied {
-		return fmt.Errorf("stack %s: reading its state: %w", stack, err)
+		return nil, fmt.Errorf("stack %s: reading its state: %w", stack, err)
 	}
 	ce := &CorruptStateError{Stack: stack, File: bl.where(key), Err: err, Copy: copyCommand(bl)}
 	if bak, err := bl.read(ctx, key+".bak"); err == nil && validCheckpoint(bak) == nil {
@@ -113,7 +129,7 @@ func (e *Engine) checkCheckpoint(stack string) error {
 		// Names end in the update's timestamp: newest last.
 		sort.Sort(sort.Reverse(sort.StringSlice(ce.History)))
 	}
-	return ce
+	return nil, ce
 }
 
 // copyCommand is how an operator copies one object of the backend over
@@ -130,11 +146,6 @@ func copyCommand(bl stateBlobs) string {
 		}
 	}
 	return "aws s3 cp"
-}
-
-func (e *Engine) checkpointPath(stack string) string {
-	root, _ := strings.CutPrefix(e.backend, "file://")
-	return filepath.Join(filepath.FromSlash(root), ".pulumi", "stacks", e.opts.Fleet.Project, stack+".json")
 }
 
 // validCheckpoint checks that data is a checkpoint document: a JSON

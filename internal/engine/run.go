@@ -389,27 +389,36 @@ func (e *Engine) readCheckpoint(ctx context.Context, stack string) ([]byte, bool
 	if !ok || err != nil {
 		return nil, ok, err
 	}
-	key := e.stackKey(stack)
-	data, err := bl.read(ctx, key)
+	data, _, err := e.readCheckpointFrom(ctx, bl, stack)
+	return data, true, err
+}
+
+// readCheckpointFrom reads the stack's checkpoint from bl: the plain
+// object or, where there is none, the gzipped one; key is the one it read
+// (or failed on).
+func (e *Engine) readCheckpointFrom(ctx context.Context, bl stateBlobs, stack string) (data []byte, key string, err error) {
+	key = e.stackKey(stack)
+	data, err = bl.read(ctx, key)
 	if err == nil {
-		return data, true, nil
+		return data, key, nil
 	}
 	if !errors.Is(err, fs.ErrNotExist) {
-		return nil, true, err
+		return nil, key, err
 	}
-	gz, err := bl.read(ctx, key+".gz")
+	key += ".gz"
+	gz, err := bl.read(ctx, key)
 	if errors.Is(err, fs.ErrNotExist) {
-		return nil, true, nil
+		return nil, key, nil
 	}
 	if err != nil {
-		return nil, true, err
+		return nil, key, err
 	}
 	zr, err := gzip.NewReader(bytes.NewReader(gz))
 	if err != nil {
-		return nil, true, fmt.Errorf("%s: %w", bl.where(key+".gz"), err)
+		return nil, key, fmt.Errorf("%s: %w", bl.where(key), err)
 	}
 	data, err = io.ReadAll(zr)
-	return data, true, err
+	return data, key, err
 }
 
 func parsePending(deployment json.RawMessage) ([]pendingOp, error) {

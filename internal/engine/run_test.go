@@ -71,7 +71,11 @@ func TestUpCreatesTheStackAndReportsWhatItDid(t *testing.T) {
 	if got := fe.stackFile(t, "cell-a"); !strings.Contains(got, "encryptionsalt: v1:") || !strings.Contains(got, "cells:index: 1") {
 		t.Errorf("the repository's stack file lacks the new salt or lost its config:\n%s", got)
 	}
-	if _, err := os.Stat(fe.checkpointPath("cell-a")); err != nil {
+	bl, _, err := fe.blobs(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(bl.(dirBlobs).path(fe.stackKey("cell-a"))); err != nil {
 		t.Errorf("the stack is not in the backend: %v", err)
 	}
 }

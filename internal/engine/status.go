@@ -145,10 +145,7 @@ func (e *Engine) Protected(ctx context.Context, stack string) ([]string, error) 
 // stackrun.ErrNotDeployed when it never was. On a diy backend it reads
 // the checkpoint directly: it runs before every up and preview.
 func (e *Engine) DeployedOutputs(ctx context.Context, stack string) (map[string]any, error) {
-	if err := e.checkCheckpoint(stack); err != nil {
-		return nil, err
-	}
-	data, held, err := e.readCheckpoint(ctx, stack)
+	data, held, err := e.checkedCheckpoint(ctx, stack)
 	if err != nil {
 		return nil, err
 	}
@@ -194,11 +191,7 @@ func (e *Engine) blobStatus(ctx context.Context, name string) (st *StackStatus, 
 		st.Error = err.Error()
 		return st, true
 	}
-	if err := e.checkCheckpoint(name); err != nil {
-		st.Error = err.Error()
-		return st, true
-	}
-	data, _, err := e.readCheckpoint(ctx, name)
+	data, err := e.checkedRead(ctx, bl, name)
 	if err != nil {
 		st.Error = err.Error()
 		return st, true

@@ -200,20 +200,7 @@ func TestAbortOfAPausedRolloutRunsHere(t *testing.T) {
 // finishes the abort (wave-1) rather than continuing the rollout.
 func TestKilledMidAbortIsFinishedByTheNextRun(t *testing.T) {
 	f := newFleet(t)
-	o := f.opts()
-	o.Through = "wave-2"
-	if _, err := f.run(t, o); err != nil {
-		t.Fatal(err)
-	}
-	crashWhen(f.store, func(r *Record) bool { return r.Aborted != nil && r.Waves[1].State == WaveRolledBack })
-	a := ask("carol@ci")
-	o = f.opts()
-	o.Abort = &a
-	if _, err := f.run(t, o); !errors.Is(err, errDied) {
-		t.Fatalf("the first abort should die: %v", err)
-	}
-	f.store.onSave = nil
-	f.store.lock = nil // the killed process's lock, taken over by the rerun below
+	abortKilledWhen(t, f, func(r *Record) bool { return r.Aborted != nil && r.Waves[1].State == WaveRolledBack })
 	rec := f.store.record(t, f.plan.ID())
 	if rec.Aborted == nil || rec.State == Aborted {
 		t.Fatalf("killed mid-abort: %s, aborted %+v", rec.State, rec.Aborted)
@@ -288,24 +275,9 @@ func TestApprovalHoldsAWaveUntilApproved(t *testing.T) {
 // next run finishes that wave's rollback rather than skipping it.
 func TestKilledAfterAWavesCellsWentBackFinishesItsRollback(t *testing.T) {
 	f := newFleet(t)
-	o := f.opts()
-	o.Through = "wave-2"
-	if _, err := f.run(t, o); err != nil {
-		t.Fatal(err)
-	}
 	// The save that would record wave-1 rolled back is lost: the record
 	// says its cell is back and the wave still rolling back.
-	crashWhen(f.store, func(r *Record) bool {
-		return r.Aborted != nil && r.Waves[0].State == WaveRolledBack
-	})
-	a := ask("carol@ci")
-	o = f.opts()
-	o.Abort = &a
-	if _, err := f.run(t, o); !errors.Is(err, errDied) {
-		t.Fatalf("the first abort should die: %v", err)
-	}
-	f.store.onSave = nil
-	f.store.lock = nil
+	abortKilledWhen(t, f, func(r *Record) bool { return r.Aborted != nil && r.Waves[0].State == WaveRolledBack })
 	if _, err := f.run(t, f.opts()); !errors.As(err, new(*AbortedError)) {
 		t.Fatalf("the rerun must finish the abort: %v", err)
 	}
@@ -313,4 +285,25 @@ func TestKilledAfterAWavesCellsWentBackFinishesItsRollback(t *testing.T) {
 	if got := rec.Waves[0].State; got != WaveRolledBack || rec.State != Aborted {
 		t.Fatalf("wave-1 is %s, the rollout %s; want rolled-back, aborted", got, rec.State)
 	}
+}
+
+// abortKilledWhen pauses the fleet after wave-2 (--through), then aborts
+// it with a run that dies at the first save died matches (the save is
+// lost); the killed run's lock is left for the next run to take over.
+func abortKilledWhen(t *testing.T, f *fleet, died func(*Record) bool) {
+	t.Helper()
+	o := f.opts()
+	o.Through = "wave-2"
+	if _, err := f.run(t, o); err != nil {
+		t.Fatal(err)
+	}
+	crashWhen(f.store, died)
+	a := ask("carol@ci")
+	o = f.opts()
+	o.Abort = &a
+	if _, err := f.run(t, o); !errors.Is(err, errDied) {
+		t.Fatalf("the first abort should die: %v", err)
+	}
+	f.store.onSave = nil
+	f.store.lock = nil // the killed process's lock, taken over by the rerun
 }
