@@ -97,7 +97,7 @@ type Options struct {
 	// bakes too.
 	RouterCanary routercanary.Options
 	// ToPrevious ships the images of the completed rollout before the
-	// latest completed one, as a new gated rollout (`cellctl rollout
+	// latest completed one, through the waves (`cellctl rollout
 	// undo`, `deploy --to-previous`); UndoTo names that rollout instead.
 	ToPrevious bool
 	UndoTo     string
@@ -323,7 +323,7 @@ func Run(ctx context.Context, env *Env, o Options) (*Result, error) {
 		}
 	}
 	if undo != nil && env.Progress != nil {
-		env.Progress.Event(executor.Event{Kind: executor.Note, Message: fmt.Sprintf("undo: shipping the images rollout %s shipped, as rollout %s through the waves", undo.From, plan.ID())})
+		env.Progress.Event(executor.Event{Kind: executor.Note, Message: fmt.Sprintf("undo: shipping the images rollout %s shipped, through the waves", undo.From)})
 	}
 	out, err := ex.Run(ctx, plan, opts)
 	return &Result{Outcome: out, Undo: undo}, err

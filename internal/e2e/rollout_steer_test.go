@@ -186,9 +186,11 @@ func TestRolloutPausedInABakeThenResumedAndApproved(t *testing.T) {
 		t.Errorf("undo must say whose images it ships:\n%s", r)
 	}
 	wantImages(t, dir, images(4, img, baseImage))
+	// What ships names the rollout: the undo is rollout id again, run
+	// anew through the waves (the latest record, complete).
 	undone := rolloutStatus(t, dir, "")
-	if undone.ID == id || undone.State != "complete" {
-		t.Errorf("undo must be a new, completed rollout: %s %s", undone.ID, undone.State)
+	if undone.ID != id || undone.State != "complete" || undone.waveStates() != "canary=passed rest=passed" {
+		t.Errorf("the undo must run rollout %s again through the waves: %s %s %s", id, undone.ID, undone.State, undone.waveStates())
 	}
 	if d := cellctl(t, dir, "drift"); d.code != 0 {
 		t.Errorf("drift after the undo: %s", d)

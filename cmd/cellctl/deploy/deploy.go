@@ -88,7 +88,7 @@ passed). Every run ends with the table cell → wave → image → state.`,
 	fl.BoolVar(&opts.Rebake, "rebake", false, "bake again waves that already passed")
 	fl.BoolVar(&opts.Retry, "retry", false, "try again the wave a halted rollout stopped at")
 	fl.StringVar(&opts.Abandon, "abandon", "", "break the lock of this rollout id (its holder is dead) and exit")
-	fl.BoolVar(&opts.ToPrevious, "to-previous", false, "ship the images of the completed rollout before the latest one, as a new gated rollout (what cellctl rollout undo runs)")
+	fl.BoolVar(&opts.ToPrevious, "to-previous", false, "ship again the images of the completed rollout before the latest one, through the waves (what cellctl rollout undo runs)")
 	cmdutil.BakeScaleVar(fl, &opts.BakeScale, "multiply every bake, poll and stage delay (rehearsals on --cloud sim only)")
 	return cmd
 }

@@ -390,10 +390,12 @@ func NewCmdUndo(f *cmdutil.Factory, deploy Deployer, runF func(*UndoOptions) err
 	o := &UndoOptions{Deploy: deploy}
 	cmd := &cobra.Command{
 		Use:   "undo",
-		Short: "Ship the images of the rollout before the latest completed one, as a new gated rollout",
+		Short: "Ship again the images of the rollout before the latest completed one, through the waves",
 		Long: `Ship again what an earlier rollout shipped: the images of the completed rollout
-before the latest completed one (--to ID names another), per cell, as a new
-rollout through the waves, with their bakes and gates — the same as
+before the latest completed one (--to ID names another), per cell, as a
+rollout through the waves, with their bakes and gates (what ships names a
+rollout: that rollout's record runs anew, its earlier run kept in each
+wave's history) — the same as
 ` + "`cellctl deploy --to-previous`" + `. Undo ships images: a rollout whose other
 settings differ from what the repository says now is refused, naming them
 (revert those in the repository and deploy).`,
