@@ -157,3 +157,32 @@ func TestFirstInterruptSaysAMigrationTaskRunsOn(t *testing.T) {
 		}
 	}
 }
+
+// TestOptionsForRunsWithTheGlobalFlags: the deploy `rollout resume|abort`
+// run takes -o and --yes from the global flags, and goes through the
+// same run as `cellctl deploy` (here, an abandon shown as JSON).
+func TestOptionsForRunsWithTheGlobalFlags(t *testing.T) {
+	io, _, out, _ := iostreams.Test()
+	f := cmdutil.NewFactory(io)
+	f.Global.Output, f.Global.Yes, f.Global.Cloud = cmdutil.FormatJSON, true, cmdutil.CloudSim
+	o, err := OptionsFor(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !o.Yes || o.Output != cmdutil.FormatJSON || o.Cloud != cmdutil.CloudSim {
+		t.Fatalf("options %+v", o)
+	}
+	o.Fleet = func() (*fleet.Fleet, error) { return &fleet.Fleet{}, nil }
+	o.Env = func(context.Context, *fleet.Fleet, func(stackrun.Event)) (*deploy.Env, func(), error) {
+		return &deploy.Env{Abandon: func(_ context.Context, id string) (string, error) { return "deploy " + id, nil }}, func() {}, nil
+	}
+	o.Abandon = "r-0123456789ab"
+	if err := Run(context.Background(), o); err != nil {
+		t.Fatal(err)
+	}
+	if got := strings.TrimSpace(out.String()); got != `{
+  "abandoned": "deploy r-0123456789ab"
+}` {
+		t.Errorf("stdout %q", got)
+	}
+}
