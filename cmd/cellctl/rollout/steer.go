@@ -105,7 +105,9 @@ func NewCmdPause(f *cmdutil.Factory, deploy Deployer, runF func(*SteerOptions) e
 cell's update; a bake stops at its next poll and keeps the time left) and
 stops; the rollout keeps the fleet's lock, and every other run of it — CI's
 next deploy job included — is refused (exit 4) naming who paused it, until
-`+"`cellctl rollout resume ID`"+`. With no run driving it, the next run stops at once.`,
+`+"`cellctl rollout resume ID`"+`. With no run driving it, the next run stops at once.
+A router canary (c-…) or a secret rotation (s-…) pauses the same way, at
+its next step boundary.`,
 		"  cellctl rollout pause r-0123456789ab", pauseRun, false)
 }
 
@@ -115,7 +117,9 @@ func NewCmdResume(f *cmdutil.Factory, deploy Deployer, runF func(*SteerOptions) 
 		`Continue a rollout from its record: the deploy that started it, with its image,
 from where it stopped (a paused bake bakes what was left). It is the one way
 to continue a rollout an operator paused. waves.yaml and the stack files must
-still describe the same rollout (otherwise it is refused: another rollout).`,
+still describe the same rollout (otherwise it is refused: another rollout).
+A router canary (c-…) or a secret rotation (s-…) is continued as
+`+"`cellctl router canary`"+` or `+"`cellctl secret rotate`"+` would.`,
 		"  cellctl rollout resume r-0123456789ab", resumeRun, false)
 }
 
@@ -128,7 +132,9 @@ rollback migration first), and the fleet is released. A rollout a process is
 driving is asked to abort and does it at its next step; one no process drives
 (paused, stopped, waiting) is rolled back by this command. A run killed
 mid-abort is finished by the next `+"`cellctl rollout abort ID`"+`. Rerunning the
-aborted deploy is refused; `+"`deploy --retry`"+` starts it again.`,
+aborted deploy is refused; `+"`deploy --retry`"+` starts it again. A router canary
+(c-…) is reverted as `+"`cellctl router canary --discard`"+` does; a secret rotation
+cannot be rolled back (it only goes forward) and is refused.`,
 		"  cellctl rollout abort r-0123456789ab", abortRun, false)
 }
 
