@@ -116,9 +116,14 @@ type Options struct {
 	Steps int
 	// Stop, once closed, starts no new step.
 	Stop <-chan struct{}
+	// Resume is `cellctl rollout resume`: the one run that continues a
+	// rotation an operator paused (`cellctl rollout pause`).
+	Resume bool
 }
 
-// ErrPaused says the run stopped after Options.Steps with steps to go.
+// ErrPaused says the run stopped with steps to go: after Options.Steps,
+// or at an operator's pause (the record's Paused says who; the rotation
+// keeps the fleet's lock until `cellctl rollout resume`).
 var ErrPaused = errors.New("paused")
 
 func (r *Rotator) logf(format string, args ...any) {
@@ -134,6 +139,9 @@ func (r *Rotator) now() time.Time { return r.Clocked().Now().UTC() }
 type run struct {
 	*Rotator
 	j *executor.Journal
+	// steer reads the operators' requests after every save (nil: the
+	// store keeps none).
+	steer *executor.Steering
 }
 
 // check refuses a fleet a rotation cannot go through: no router, no
@@ -203,6 +211,11 @@ func (r *Rotator) Run(ctx context.Context, o Options) (*executor.Record, error) 
 	if err != nil {
 		return nil, err
 	}
+	// A rotation an operator paused is continued by `cellctl rollout
+	// resume` only.
+	if err := executor.Admit(prev, o.Resume); err != nil {
+		return nil, outcome.Locked("", err)
+	}
 	id := executor.NewID(executor.KindRotation)
 	if prev != nil {
 		id = prev.ID
@@ -221,7 +234,13 @@ func (r *Rotator) Run(ctx context.Context, o Options) (*executor.Record, error) 
 		}
 		return nil, err
 	}
-	defer func() { _ = r.Store.Unlock(context.WithoutCancel(ctx), me) }()
+	// A rotation an operator paused keeps the lock.
+	release := true
+	defer func() {
+		if release {
+			_ = r.Store.Unlock(context.WithoutCancel(ctx), me)
+		}
+	}()
 	if note != "" {
 		r.logf("%s", note)
 	}
@@ -243,8 +262,10 @@ func (r *Rotator) Run(ctx context.Context, o Options) (*executor.Record, error) 
 	for _, n := range notes {
 		r.logf("%s", n)
 	}
-	rec.State, rec.Holder, rec.Error = executor.Running, me, ""
+	rec.State, rec.Holder, rec.Error, rec.Paused = executor.Running, me, "", nil
 	x := &run{Rotator: r, j: executor.NewJournal(r.Store, r.Clocked(), rec)}
+	reqs, _ := r.Store.(executor.Requests)
+	x.steer = x.j.Steer(ctx, reqs, o.Resume)
 	if err := x.j.Update(ctx, nil); err != nil {
 		return x.j.Snapshot(), err
 	}
@@ -256,7 +277,12 @@ func (r *Rotator) Run(ctx context.Context, o Options) (*executor.Record, error) 
 		r.logf("rotation %s: its record moved from %s into the rollout records", rec.ID, LegacyKey)
 	}
 	err = x.steps(ctx, o)
-	return x.j.Snapshot(), err
+	rec = x.j.Snapshot()
+	release = rec.Paused == nil
+	if rec.State == executor.Complete {
+		x.steer.Done(ctx)
+	}
+	return rec, err
 }
 
 // steps runs the record's steps from the first one not done.
@@ -278,6 +304,13 @@ func (x *run) steps(ctx context.Context, o Options) error {
 			if err := x.j.Update(ctx, func(rec *executor.Record) { rec.State = executor.Paused }); err != nil {
 				return err
 			}
+			return ErrPaused
+		}
+		if a, err := x.steer.Pause(ctx); err != nil {
+			return err
+		} else if a != nil {
+			x.logf("rotation %s: paused by %s at %s before %s; it keeps the fleet's lock: `cellctl rollout resume %s` continues it",
+				x.id(), a.By, a.At.UTC().Format(time.RFC3339), name, x.id())
 			return ErrPaused
 		}
 		select {

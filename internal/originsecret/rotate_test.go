@@ -524,3 +524,53 @@ func TestABakeSaysHowMuchIsLeft(t *testing.T) {
 		t.Errorf("%d progress lines during the bake, want 2 (2m0s left, then 1m0s):\n%s", left, out)
 	}
 }
+
+// `cellctl rollout pause s-…` asked during a step stops the rotation at
+// the next step boundary: the step under way finishes, the record says
+// paused and by whom, the fleet stays locked, a plain rerun is refused
+// naming who paused it, and only a resume (`cellctl rollout resume`)
+// continues — to the end, the request cleared and the lock released.
+func TestAPauseRequestStopsTheRotationAtTheNextStep(t *testing.T) {
+	e := newFake("cell-a", "cell-b")
+	st := newStore(t)
+	ctx := context.Background()
+	bob := executor.Ask{By: "bob@ops", At: time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)}
+	asked := false
+	r := rotator(e, st, gateFunc(func(q executor.GateQuery) ([]executor.Verdict, error) {
+		if !asked {
+			asked = true
+			if err := st.Ask(ctx, st.rotation(t).ID, func(q *executor.Request) { q.Pause = &bob }); err != nil {
+				t.Fatal(err)
+			}
+		}
+		return passAll(q)
+	}))
+	rec, err := r.Run(ctx, Options{})
+	if !errors.Is(err, ErrPaused) {
+		t.Fatalf("run: %v", err)
+	}
+	if rec.State != executor.Paused || rec.Paused == nil || *rec.Paused != bob {
+		t.Fatalf("record: %s, paused %+v", rec.State, rec.Paused)
+	}
+	if rec.Steps[0].State != executor.WaveDone || rec.Steps[1].State != executor.WavePending {
+		t.Fatalf("the step under way did not finish, or the next one ran: %+v", rec.Steps[:2])
+	}
+	if h := st.Held(t); h == nil || h.ID != rec.ID {
+		t.Fatalf("a paused rotation keeps the fleet: lock %v", h)
+	}
+	ups := len(e.ups)
+	_, err = r.Run(ctx, Options{})
+	if exitcode.Of(err) != exitcode.Locked || !strings.Contains(err.Error(), "paused by bob@ops") || !strings.Contains(err.Error(), "rollout resume "+rec.ID) || len(e.ups) != ups {
+		t.Fatalf("plain rerun of a paused rotation: %v (%d ups)", err, len(e.ups)-ups)
+	}
+	rec, err = r.Run(ctx, Options{Resume: true})
+	if err != nil || rec.State != executor.Complete || rec.Paused != nil {
+		t.Fatalf("resume: %v, %s, paused %+v", err, rec.State, rec.Paused)
+	}
+	if q, err := st.Request(ctx, rec.ID); err != nil || !q.Empty() {
+		t.Fatalf("requests after the end: %+v (%v)", q, err)
+	}
+	if h := st.Held(t); h != nil {
+		t.Fatalf("lock after the end: %v", h)
+	}
+}

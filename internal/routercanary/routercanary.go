@@ -97,6 +97,9 @@ type Options struct {
 	HeaderMinRequests, WeightMinRequests int
 	// Thresholds of the edge signals (unset ones: signal.EdgeDefaults).
 	Thresholds signal.Thresholds
+	// Resume is `cellctl rollout resume`: the one run that continues a
+	// canary an operator paused (`cellctl rollout pause`).
+	Resume bool
 	// Discard only reverts the staging distribution to the primary's
 	// version (an interrupted canary).
 	Discard bool
@@ -220,7 +223,13 @@ type Result struct {
 	HeaderValue string `json:"headerValue,omitempty"`
 	Steps       []Step `json:"steps,omitempty"`
 	Reason      string `json:"reason,omitempty"`
+	// Paused is who paused the canary (`cellctl rollout pause`), when:
+	// it stopped at a step boundary and keeps the fleet's lock.
+	Paused *executor.Ask `json:"paused,omitempty"`
 }
+
+// errPaused stops a canary an operator paused (run.paused).
+var errPaused = errors.New("paused")
 
 // Run runs one canary of the router stack's current program — or resumes
 // the one an earlier run left unfinished, or finishes its revert.
@@ -270,6 +279,11 @@ func runOwn(ctx context.Context, env *Env, o Options) (*Result, error) {
 	id := executor.NewID(executor.KindCanary)
 	if prev := latest(recs); prev != nil && prev.Kind == executor.KindCanary && prev.Canary.Unfinished() {
 		id = prev.ID
+		// A canary an operator paused is continued by `cellctl rollout
+		// resume` only; a discard (`rollout abort`'s) reverts it any time.
+		if err := executor.Admit(prev, o.Resume || o.Discard); err != nil {
+			return nil, outcome.Locked("", err)
+		}
 	}
 	me := executor.Holder{ID: id, Verb: LockVerb, Host: env.Host, PID: env.PID, Started: clock.Now().UTC(), Nonce: nonce()}
 	note, err := executor.Take(ctx, env.Store, me, func(h executor.Holder) bool { return h.Verb == LockVerb }, env.Alive)
@@ -306,14 +320,22 @@ func runOwn(ctx context.Context, env *Env, o Options) (*Result, error) {
 			return nil, err
 		}
 	}
-	rec.State, rec.Holder, rec.Error = executor.Running, me, ""
+	rec.State, rec.Holder, rec.Error, rec.Paused = executor.Running, me, "", nil
 	c := &run{env: env, o: o, j: executor.NewJournal(env.Store, clock, rec)}
 	if err := c.j.Update(ctx, nil); err != nil {
 		release()
 		return nil, err
 	}
+	reqs, _ := env.Store.(executor.Requests)
+	c.steer = c.j.Steer(ctx, reqs, o.Resume)
 	err = c.run(ctx)
 	res := c.result()
+	if errors.Is(err, errPaused) {
+		// Paused at a step boundary, its record saved so: it keeps the
+		// fleet's lock.
+		res.Paused = c.j.Snapshot().Paused
+		return res, nil
+	}
 	end := c.j.Update(ctx, func(rec *executor.Record) {
 		switch cr := rec.Canary; {
 		case cr == nil:
@@ -328,6 +350,7 @@ func runOwn(ctx context.Context, env *Env, o Options) (*Result, error) {
 		}
 	})
 	if !c.canary().Unfinished() && end == nil {
+		c.steer.Done(ctx)
 		release()
 	}
 	if err == nil {
@@ -373,6 +396,22 @@ type run struct {
 	env *Env
 	o   Options
 	j   *executor.Journal
+	// steer reads the operators' requests after every save (nil: a
+	// canary in a rollout's record, or a store that keeps none).
+	steer *executor.Steering
+}
+
+// paused is a step boundary: when an operator asked the canary to pause,
+// its record is saved paused and errPaused stops it (the staging
+// distribution keeps what it runs; nothing is promoted).
+func (c *run) paused(ctx context.Context) error {
+	a, err := c.steer.Pause(ctx)
+	if err != nil || a == nil {
+		return err
+	}
+	c.logf("canary %s paused by %s at %s; it keeps the fleet's lock: `cellctl rollout resume %s` continues it, `cellctl rollout abort %s` reverts it",
+		c.id(), a.By, a.At.UTC().Format(time.RFC3339), c.id(), c.id())
+	return errPaused
 }
 
 func (c *run) logf(format string, args ...any) {
@@ -418,6 +457,12 @@ func (c *run) run(ctx context.Context) error {
 		return fmt.Errorf("router canary: reading the router's stack outputs: %w", err)
 	}
 	prev := c.canary()
+	if prev.Unfinished() && !c.o.Discard {
+		// A pause asked while no run drove it: stop before any step.
+		if err := c.paused(ctx); err != nil {
+			return err
+		}
+	}
 	rt, err := c.route(ctx, outs, prev)
 	if err != nil {
 		return err
@@ -693,6 +738,9 @@ func (c *run) fromHeader(ctx context.Context) error {
 // fromWeight sends the weighted share of viewers to the staging
 // distribution, bakes, and promotes.
 func (c *run) fromWeight(ctx context.Context) error {
+	if err := c.paused(ctx); err != nil {
+		return err
+	}
 	cr := c.canary()
 	i, err := c.enter(ctx, executor.CanaryWeight)
 	if err != nil {
@@ -720,6 +768,9 @@ func (c *run) fromWeight(ctx context.Context) error {
 
 // promote gives the primary exactly the canaried version.
 func (c *run) promote(ctx context.Context) error {
+	if err := c.paused(ctx); err != nil {
+		return err
+	}
 	if err := c.update(ctx, func(cr *executor.CanaryRecord) { cr.Phase, cr.PhaseSince = executor.CanaryPromoting, c.now() }); err != nil {
 		return err
 	}

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/cellctl/cellctl/internal/adapters/backend/backendtest"
+	"github.com/cellctl/cellctl/internal/exitcode"
 	"github.com/cellctl/cellctl/internal/fleet"
 	"github.com/cellctl/cellctl/internal/gated"
 	"github.com/cellctl/cellctl/internal/outcome"
@@ -748,5 +749,68 @@ func TestUnfinishedCanaryAndThePrimarysTable(t *testing.T) {
 	}
 	if v, ok := PrimaryTable(recs[:1], stable); !ok || v != 8 {
 		t.Errorf("stable router: table %d %v", v, ok)
+	}
+}
+
+// asking calls ask at the first metrics read (during the first bake).
+type asking struct {
+	*edge
+	ask func()
+}
+
+func (a *asking) MetricData(ctx context.Context, q gate.MetricQuery) ([]gate.Series, error) {
+	if a.ask != nil {
+		a.ask()
+		a.ask = nil
+	}
+	return a.edge.MetricData(ctx, q)
+}
+
+// `cellctl rollout pause c-…` asked while the smoke phase bakes stops the
+// canary at its next step boundary: the bake finishes, the weighted
+// phase never starts, the record says paused and by whom, the fleet stays
+// locked, a plain `cellctl router canary` is refused naming who paused
+// it, and only a resume (`cellctl rollout resume`) continues it — its
+// smoke phase anew, then promoted, the request cleared and the lock
+// released.
+func TestAPauseRequestStopsTheCanaryAtTheNextStep(t *testing.T) {
+	ctx := context.Background()
+	r := deployedRouter()
+	env := newEnv(r, nil)
+	st := env.Store.(*store)
+	bob := executor.Ask{By: "bob@ops", At: time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)}
+	reader := &asking{edge: &edge{requests: 5000, rate5xx: 0.1}, ask: func() {
+		if err := st.Ask(ctx, st.canaries(t)[0].ID, func(q *executor.Request) { q.Pause = &bob }); err != nil {
+			t.Fatal(err)
+		}
+	}}
+	env.Reader = func(context.Context, fleet.Access) (gate.Reader, error) { return reader, nil }
+	res, err := Run(ctx, env, Options{})
+	if err != nil || res.Paused == nil || *res.Paused != bob || res.Outcome != "" {
+		t.Fatalf("paused run: %v %+v", err, res)
+	}
+	if got := r.phases(); !slices.Equal(got, []canary.Phase{canary.Header}) {
+		t.Fatalf("ups %v: the smoke phase alone, nothing after the pause", got)
+	}
+	rec := st.canaries(t)[0]
+	if rec.State != executor.Paused || rec.Paused == nil || *rec.Paused != bob || !rec.Canary.Unfinished() {
+		t.Fatalf("record %s, paused %+v", rec.State, rec.Paused)
+	}
+	if h := st.Held(t); h == nil || h.ID != rec.ID {
+		t.Fatalf("a paused canary keeps the fleet: lock %v", h)
+	}
+	_, err = Run(ctx, env, Options{})
+	if exitcode.Of(err) != exitcode.Locked || !strings.Contains(err.Error(), "paused by bob@ops") || !strings.Contains(err.Error(), "rollout resume "+rec.ID) || len(r.ups) != 1 {
+		t.Fatalf("plain rerun of a paused canary: %v (%d ups)", err, len(r.ups))
+	}
+	res, err = Run(ctx, env, Options{Resume: true})
+	if err != nil || res.Outcome != Promoted || r.primary != v2 || res.ID != rec.ID {
+		t.Fatalf("resume: %v %+v", err, res)
+	}
+	if q, err := st.Request(ctx, rec.ID); err != nil || !q.Empty() {
+		t.Fatalf("requests after the end: %+v (%v)", q, err)
+	}
+	if done := st.canaries(t)[0]; done.Paused != nil || done.State != executor.Complete || st.Held(t) != nil {
+		t.Fatalf("after the resume: %s, paused %+v, lock %v", done.State, done.Paused, st.Held(t))
 	}
 }

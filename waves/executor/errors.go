@@ -88,6 +88,12 @@ type LockedError struct {
 
 func (e *LockedError) Error() string {
 	switch {
+	case e.Kind == KindCanary && e.Paused != nil:
+		return fmt.Sprintf("a paused router canary holds the fleet: %s was paused by %s at %s; `cellctl rollout resume %s` continues it, `cellctl rollout abort %s` reverts it",
+			e.Holder.ID, e.Paused.By, e.Paused.At.UTC().Format(time.RFC3339), e.Holder.ID, e.Holder.ID)
+	case e.Kind == KindRotation && e.Paused != nil:
+		return fmt.Sprintf("a paused secret rotation holds the fleet: %s was paused by %s at %s; `cellctl rollout resume %s` continues it",
+			e.Holder.ID, e.Paused.By, e.Paused.At.UTC().Format(time.RFC3339), e.Holder.ID)
 	case e.Kind == KindCanary && e.State != "" && e.State != Running:
 		return fmt.Sprintf("an unfinished router canary holds the fleet: %s stopped before it finished (the staging distribution may still serve viewers); "+
 			"run `cellctl router canary` to continue it, `cellctl router canary --discard` to revert it, or give it up with `cellctl deploy --abandon %s`",

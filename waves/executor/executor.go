@@ -665,6 +665,10 @@ func HeldBy(ctx context.Context, st Store, h Holder) *LockedError {
 			le.Paused = rec.Paused
 			le.Continue = ContinueCommand(rec, le.Next)
 		}
+		if !rec.IsRollout() && rec.State == Paused {
+			// A canary or a rotation an operator paused (Steering).
+			le.Paused = rec.Paused
+		}
 		if reqs, ok := st.(Requests); ok && le.Paused == nil && rec.IsRollout() && rec.State != Running && rec.State != Waiting {
 			// A pause asked while no run drove the rollout takes effect
 			// at its next run; it holds the fleet from now.

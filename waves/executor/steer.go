@@ -306,3 +306,75 @@ func (e *AbortedError) Error() string {
 	return fmt.Sprintf("rollout %s aborted by %s at %s: every cell it changed runs its configuration from before the rollout again",
 		e.RolloutID, e.By.By, e.By.At.UTC().Format(time.RFC3339))
 }
+
+// Steering is a change's watch over its operators' requests when the
+// change is not a rollout's run — a router canary, a secret rotation —
+// but writes its record through a Journal: the requests are read after
+// every save of the record, exactly as a rollout's (Journal.afterSave),
+// and the change asks Pause at its step boundaries. A nil *Steering (no
+// request store) is never asked anything.
+type Steering struct {
+	j *Journal
+	s *steering
+}
+
+// Steer watches the requests of j's record through reqs (nil: nil, no
+// steering). resume says the run is `cellctl rollout resume`: the pause
+// it continues from is cleared first, in the record and in the requests.
+// A pause asked while no run drove the change is seen before its first
+// step.
+func (j *Journal) Steer(ctx context.Context, reqs Requests, resume bool) *Steering {
+	if reqs == nil {
+		return nil
+	}
+	j.mu.Lock()
+	id := j.rec.ID
+	j.mu.Unlock()
+	if resume {
+		_ = reqs.Ask(context.WithoutCancel(ctx), id, func(q *Request) { q.Pause = nil })
+	}
+	s := &Steering{j: j, s: &steering{reqs: reqs, id: id, stop: make(chan struct{})}}
+	j.mu.Lock()
+	j.afterSave = func(ctx context.Context) { s.s.check(ctx) }
+	s.s.check(ctx)
+	j.mu.Unlock()
+	return s
+}
+
+// Pause is called at a step boundary: when an operator asked the change
+// to pause, the record is saved paused (State Paused, Record.Paused who
+// and when) and the ask returned — the change then stops and keeps the
+// fleet's lock; `cellctl rollout resume ID` is the one run that continues
+// it (Admit). nil: nothing asked, go on.
+func (s *Steering) Pause(ctx context.Context) (*Ask, error) {
+	if s == nil {
+		return nil, nil
+	}
+	s.j.mu.Lock()
+	q := s.s.asked.Pause
+	s.j.mu.Unlock()
+	if q == nil {
+		return nil, nil
+	}
+	a := *q
+	return &a, s.j.Update(ctx, func(rec *Record) {
+		rec.State, rec.Paused, rec.Error = Paused, &a, ""
+	})
+}
+
+// Admit refuses to run a change an operator paused, unless the run is
+// `cellctl rollout resume` (resume): the refusal names who paused it, as
+// a rollout's does (a *LockedError, exit 4).
+func Admit(rec *Record, resume bool) error {
+	if rec == nil || rec.Paused == nil || resume {
+		return nil
+	}
+	return &LockedError{Holder: rec.Holder, State: Paused, Kind: rec.Kind, Paused: rec.Paused}
+}
+
+// Done removes the requests of a change that finished (no longer needed).
+func (s *Steering) Done(ctx context.Context) {
+	if s != nil {
+		_ = s.s.reqs.Ask(context.WithoutCancel(ctx), s.s.id, func(q *Request) { *q = Request{} })
+	}
+}

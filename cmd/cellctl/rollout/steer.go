@@ -105,7 +105,9 @@ func NewCmdPause(f *cmdutil.Factory, deploy Deployer, runF func(*SteerOptions) e
 cell's update; a bake stops at its next poll and keeps the time left) and
 stops; the rollout keeps the fleet's lock, and every other run of it — CI's
 next deploy job included — is refused (exit 4) naming who paused it, until
-`+"`cellctl rollout resume ID`"+`. With no run driving it, the next run stops at once.`,
+`+"`cellctl rollout resume ID`"+`. With no run driving it, the next run stops at once.
+A router canary (c-…) or a secret rotation (s-…) pauses the same way, at
+its next step boundary.`,
 		"  cellctl rollout pause r-0123456789ab", pauseRun, false)
 }
 
@@ -115,7 +117,9 @@ func NewCmdResume(f *cmdutil.Factory, deploy Deployer, runF func(*SteerOptions) 
 		`Continue a rollout from its record: the deploy that started it, with its image,
 from where it stopped (a paused bake bakes what was left). It is the one way
 to continue a rollout an operator paused. waves.yaml and the stack files must
-still describe the same rollout (otherwise it is refused: another rollout).`,
+still describe the same rollout (otherwise it is refused: another rollout).
+A router canary (c-…) or a secret rotation (s-…) is continued as
+`+"`cellctl router canary`"+` or `+"`cellctl secret rotate`"+` would.`,
 		"  cellctl rollout resume r-0123456789ab", resumeRun, false)
 }
 
@@ -128,7 +132,9 @@ rollback migration first), and the fleet is released. A rollout a process is
 driving is asked to abort and does it at its next step; one no process drives
 (paused, stopped, waiting) is rolled back by this command. A run killed
 mid-abort is finished by the next `+"`cellctl rollout abort ID`"+`. Rerunning the
-aborted deploy is refused; `+"`deploy --retry`"+` starts it again.`,
+aborted deploy is refused; `+"`deploy --retry`"+` starts it again. A router canary
+(c-…) is reverted as `+"`cellctl router canary --discard`"+` does; a secret rotation
+cannot be rolled back (it only goes forward) and is refused.`,
 		"  cellctl rollout abort r-0123456789ab", abortRun, false)
 }
 
@@ -164,8 +170,12 @@ func steerStoreOf(f *cmdutil.Factory) SteerStore {
 // each other).
 type Deployer func(ctx context.Context, d DeployRequest) error
 
-// DeployRequest is the deploy a rollout command runs.
+// DeployRequest is the deploy a rollout command runs — or, Kind a router
+// canary or a secret rotation, the command that continues that change:
+// `cellctl router canary` (Abort: its --discard), `cellctl secret rotate`.
 type DeployRequest struct {
+	// Kind is the record's ("": a rollout's deploy).
+	Kind executor.Kind
 	// ID and Image are the rollout's (resume, abort).
 	ID, Image string
 	Resume    bool
@@ -223,22 +233,43 @@ func steerable(ctx context.Context, s Steering, id, verb string) (*executor.Reco
 	if err != nil {
 		return nil, err
 	}
-	switch r.Kind {
-	case executor.KindCanary:
-		return nil, fmt.Errorf("%s is a router canary: `cellctl rollout %s` steers deploy rollouts; `cellctl router canary` continues a canary, `cellctl router canary --discard` reverts it", id, verb)
-	case executor.KindRotation:
-		return nil, fmt.Errorf("%s is a secret rotation: `cellctl rollout %s` steers deploy rollouts; `cellctl secret rotate` continues a rotation", id, verb)
-	case executor.KindCellAdd:
+	switch {
+	case r.Kind == executor.KindCellAdd:
 		return nil, fmt.Errorf("%s is a cell add: it has nothing to %s", id, verb)
+	case verb == "approve" && !r.IsRollout():
+		return nil, fmt.Errorf("%s is a %s: it has no waves waiting for an approval (approve: true is a rollout's)", id, noun(r))
+	case verb == "abort" && r.Kind == executor.KindRotation:
+		// A rotation has no way back (originsecret): its accept steps
+		// are undone only by its drop steps, and once the router sends
+		// the next value the old one is dropped from the cells. It never
+		// refuses a request at any step, so stopped is safe as it stands.
+		return nil, fmt.Errorf("%s is a secret rotation: it cannot be rolled back (a rotation only goes forward: the router may already send the next value, and cells may have dropped the old one), "+
+			"and it refuses no request at any step, so it is safe where it stands; `cellctl rollout pause %s` holds it, `cellctl rollout resume %s` finishes it", id, id, id)
 	}
 	if !r.Unfinished() {
 		next := "ship another rollout"
-		if r.State == executor.Complete {
+		switch {
+		case r.Kind == executor.KindCanary:
+			next = "`cellctl router canary` starts another"
+		case r.Kind == executor.KindRotation:
+			next = "`cellctl secret rotate` starts another"
+		case r.State == executor.Complete:
 			next = "`cellctl rollout undo` ships the rollout before it"
 		}
-		return nil, fmt.Errorf("rollout %s is %s: nothing to %s (%s)", id, r.State, verb, next)
+		return nil, fmt.Errorf("%s %s is %s: nothing to %s (%s)", noun(r), id, r.State, verb, next)
 	}
 	return r, nil
+}
+
+// noun is what a steered record is called.
+func noun(r *executor.Record) string {
+	switch r.Kind {
+	case executor.KindCanary:
+		return "router canary"
+	case executor.KindRotation:
+		return "secret rotation"
+	}
+	return "rollout"
 }
 
 func pauseRun(ctx context.Context, o *SteerOptions) error {
@@ -252,15 +283,15 @@ func pauseRun(ctx context.Context, o *SteerOptions) error {
 		return err
 	}
 	if r.Paused != nil {
-		return fmt.Errorf("rollout %s is already paused (by %s at %s); `cellctl rollout resume %s` continues it", o.ID, r.Paused.By, stamp(r.Paused.At), o.ID)
+		return fmt.Errorf("%s %s is already paused (by %s at %s); `cellctl rollout resume %s` continues it", noun(r), o.ID, r.Paused.By, stamp(r.Paused.At), o.ID)
 	}
 	a := o.ask()
 	if err := s.Ask(ctx, o.ID, func(q *executor.Request) { q.Pause = &a }); err != nil {
 		return err
 	}
-	msg := fmt.Sprintf("asked rollout %s to pause: the run driving it stops after the step under way and keeps the fleet; `cellctl rollout status %s` shows it paused, `cellctl rollout resume %s` continues it", o.ID, o.ID, o.ID)
+	msg := fmt.Sprintf("asked %s %s to pause: the run driving it stops after the step under way and keeps the fleet; `cellctl rollout status %s` shows it paused, `cellctl rollout resume %s` continues it", noun(r), o.ID, o.ID, o.ID)
 	if !o.live(r) {
-		msg = fmt.Sprintf("rollout %s is %s with no run driving it: its next run stops at once and keeps the fleet, paused; `cellctl rollout resume %s` is the one that continues it", o.ID, r.State, o.ID)
+		msg = fmt.Sprintf("%s %s is %s with no run driving it: its next run stops at once and keeps the fleet, paused; `cellctl rollout resume %s` is the one that continues it", noun(r), o.ID, r.State, o.ID)
 	}
 	return o.View.Render(o.IO, Steered{ID: o.ID, Action: "pause", Requested: true, By: a.By, At: stamp(a.At), Message: msg})
 }
@@ -328,9 +359,9 @@ func resumeRun(ctx context.Context, o *SteerOptions) error {
 		return err
 	}
 	if o.live(r) {
-		return fmt.Errorf("rollout %s is %s: a run drives it (%s); nothing to resume", o.ID, r.State, r.Holder)
+		return fmt.Errorf("%s %s is %s: a run drives it (%s); nothing to resume", noun(r), o.ID, r.State, r.Holder)
 	}
-	return o.Deploy(ctx, DeployRequest{ID: o.ID, Image: r.Image(), Resume: true, BakeScale: o.scale(r)})
+	return o.Deploy(ctx, DeployRequest{Kind: kindOf(r), ID: o.ID, Image: r.Image(), Resume: true, BakeScale: o.scale(r)})
 }
 
 func abortRun(ctx context.Context, o *SteerOptions) error {
@@ -344,6 +375,12 @@ func abortRun(ctx context.Context, o *SteerOptions) error {
 		return err
 	}
 	a := o.ask()
+	if o.live(r) && r.Kind == executor.KindCanary {
+		// A canary's run honours a pause, not an abort: the discard runs
+		// once it stopped.
+		done()
+		return fmt.Errorf("router canary %s is %s: a run drives it (%s); `cellctl rollout pause %s` stops it at its next step, then `cellctl rollout abort %s` reverts it", o.ID, r.State, r.Holder, o.ID, o.ID)
+	}
 	if o.live(r) {
 		err := s.Ask(ctx, o.ID, func(q *executor.Request) { q.Abort = &a })
 		done()
@@ -354,7 +391,7 @@ func abortRun(ctx context.Context, o *SteerOptions) error {
 			Message: fmt.Sprintf("asked rollout %s to abort: the run driving it (%s) rolls back every wave it changed, last first, at its next step; `cellctl rollout status %s` shows it", o.ID, r.Holder, o.ID)})
 	}
 	done()
-	err = o.Deploy(ctx, DeployRequest{ID: o.ID, Image: r.Image(), Abort: &a, BakeScale: o.scale(r)})
+	err = o.Deploy(ctx, DeployRequest{Kind: kindOf(r), ID: o.ID, Image: r.Image(), Abort: &a, BakeScale: o.scale(r)})
 	if errors.As(err, new(*executor.AbortedError)) {
 		// The deploy exits 3 for a rollout that did not ship; for this
 		// command the abort is what was asked, and it is done (the
@@ -362,6 +399,14 @@ func abortRun(ctx context.Context, o *SteerOptions) error {
 		return nil
 	}
 	return err
+}
+
+// kindOf is the kind a steering command passes on ("": a rollout).
+func kindOf(r *executor.Record) executor.Kind {
+	if r.IsRollout() {
+		return ""
+	}
+	return r.Kind
 }
 
 func waveNames(r *executor.Record) string {

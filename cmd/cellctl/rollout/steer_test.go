@@ -33,6 +33,7 @@ func (s *steerFake) Ask(_ context.Context, id string, fn func(*executor.Request)
 
 // deployCall is one deploy a steering command ran.
 type deployCall struct {
+	kind      executor.Kind
 	id, image string
 	resume    bool
 	abort     *executor.Ask
@@ -52,7 +53,7 @@ func steerOpts(t *testing.T, format string, live bool, recs ...*executor.Record)
 		Store: func(context.Context) (Steering, func(), error) { return fake, func() {}, nil },
 		Live:  func(*executor.Record) bool { return live },
 		Deploy: func(_ context.Context, d DeployRequest) error {
-			calls = append(calls, deployCall{d.ID, d.Image, d.Resume, d.Abort})
+			calls = append(calls, deployCall{d.Kind, d.ID, d.Image, d.Resume, d.Abort})
 			if d.Abort != nil {
 				return &executor.AbortedError{RolloutID: d.ID, By: *d.Abort}
 			}
@@ -172,17 +173,79 @@ func TestApproveNamesTheWaitingWave(t *testing.T) {
 func TestSteeringRefusesFinishedAndOtherKinds(t *testing.T) {
 	done := running(executor.Complete)
 	canary := &executor.Record{ID: "c-0000000000cc", Kind: executor.KindCanary, State: executor.Interrupted}
+	promoted := &executor.Record{ID: "c-0000000000dd", Kind: executor.KindCanary, State: executor.Complete}
+	rotation := &executor.Record{ID: "s-0000000000ee", Kind: executor.KindRotation, State: executor.Interrupted}
+	add := &executor.Record{ID: "a-0000000000ff", Kind: executor.KindCellAdd, State: executor.Complete}
 	for _, tc := range []struct {
-		id, want string
+		verb, id, want string
+		live           bool
 	}{
-		{done.ID, "is complete: nothing to abort (`cellctl rollout undo`"},
-		{canary.ID, "router canary --discard"},
+		{"abort", done.ID, "is complete: nothing to abort (`cellctl rollout undo`", false},
+		// A rotation only goes forward: refused, saying what to do.
+		{"abort", rotation.ID, "cannot be rolled back", false},
+		// A canary's run honours a pause, not an abort.
+		{"abort", canary.ID, "`cellctl rollout pause c-0000000000cc` stops it", true},
+		{"resume", promoted.ID, "router canary c-0000000000dd is complete: nothing to resume (`cellctl router canary` starts another)", false},
+		{"approve", canary.ID, "has no waves waiting for an approval", false},
+		{"approve", rotation.ID, "has no waves waiting for an approval", false},
+		{"pause", add.ID, "is a cell add", false},
 	} {
-		o, _, calls, _ := steerOpts(t, cmdutil.FormatTable, false, done, canary)
+		o, _, calls, _ := steerOpts(t, cmdutil.FormatTable, tc.live, done, canary, promoted, rotation, add)
 		o.ID = tc.id
-		err := abortRun(context.Background(), o)
+		run := map[string]func(context.Context, *SteerOptions) error{"abort": abortRun, "resume": resumeRun, "approve": approveRun, "pause": pauseRun}[tc.verb]
+		err := run(context.Background(), o)
 		if err == nil || !strings.Contains(err.Error(), tc.want) || len(*calls) != 0 {
-			t.Errorf("abort %s: %v; want a refusal with %q and no deploy", tc.id, err, tc.want)
+			t.Errorf("%s %s: %v; want a refusal with %q and no deploy", tc.verb, tc.id, err, tc.want)
+		}
+	}
+}
+
+// A router canary and a secret rotation are steered as a rollout is: a
+// pause is the same request; resume and abort run the command that
+// continues (or discards) that change, told by the record's kind.
+func TestSteeringACanaryOrARotationRunsItsOwnCommand(t *testing.T) {
+	canary := &executor.Record{ID: "c-0000000000cc", Kind: executor.KindCanary, State: executor.Running}
+	rotation := &executor.Record{ID: "s-0000000000ee", Kind: executor.KindRotation, State: executor.Running}
+	for _, r := range []*executor.Record{canary, rotation} {
+		o, fake, calls, out := steerOpts(t, cmdutil.FormatTable, true, canary, rotation)
+		o.ID = r.ID
+		if err := pauseRun(context.Background(), o); err != nil {
+			t.Fatal(err)
+		}
+		if q := fake.reqs[r.ID]; q.Pause == nil || q.Pause.By != "alice@ops" || len(*calls) != 0 {
+			t.Fatalf("pause %s: request %+v, deploys %+v", r.ID, q, *calls)
+		}
+		if want := "asked " + noun(r) + " " + r.ID + " to pause"; !strings.Contains(out.String(), want) {
+			t.Fatalf("pause %s: %q, want %q", r.ID, out, want)
+		}
+	}
+	pausedAt := &executor.Ask{By: "bob", At: time.Now()}
+	canary.State, canary.Paused = executor.Paused, pausedAt
+	rotation.State, rotation.Paused = executor.Paused, pausedAt
+	o, _, calls, _ := steerOpts(t, cmdutil.FormatTable, false, canary, rotation)
+	o.BakeScale = 0.01
+	for _, id := range []string{canary.ID, rotation.ID} {
+		o.ID = id
+		if err := resumeRun(context.Background(), o); err != nil {
+			t.Fatalf("resume %s: %v", id, err)
+		}
+	}
+	o.ID = canary.ID
+	if err := abortRun(context.Background(), o); err != nil {
+		t.Fatalf("abort %s: %v", canary.ID, err)
+	}
+	want := []deployCall{
+		{kind: executor.KindCanary, id: canary.ID, resume: true},
+		{kind: executor.KindRotation, id: rotation.ID, resume: true},
+		{kind: executor.KindCanary, id: canary.ID, abort: &executor.Ask{By: "alice@ops", At: o.Now()}},
+	}
+	if len(*calls) != len(want) {
+		t.Fatalf("runs: %+v", *calls)
+	}
+	for i, c := range *calls {
+		w := want[i]
+		if c.kind != w.kind || c.id != w.id || c.resume != w.resume || (c.abort == nil) != (w.abort == nil) || c.abort != nil && *c.abort != *w.abort {
+			t.Errorf("run %d: %+v, want %+v", i, c, w)
 		}
 	}
 }

@@ -28,6 +28,7 @@ import (
 	"github.com/cellctl/cellctl/cmd/cellctl/stack"
 	"github.com/cellctl/cellctl/cmd/cellctl/version"
 	"github.com/cellctl/cellctl/internal/fleet"
+	"github.com/cellctl/cellctl/waves/executor"
 )
 
 // NewCmdRoot builds the command tree.
@@ -123,7 +124,14 @@ need --yes, or CELLCTL_SKIP_CONFIRMATIONS=true.`,
 		deploy.NewCmdDeploy(f, nil),
 		routercmd.NewCmdRouter(f, nil),
 		rollout.NewCmdRollout(f, func(ctx context.Context, d rollout.DeployRequest) error {
-			// rollout resume|abort|undo run a deploy.
+			// rollout resume|abort|undo run a deploy; resume|abort of a
+			// router canary or a secret rotation run that command.
+			switch d.Kind {
+			case executor.KindCanary:
+				return routercmd.Continue(ctx, f, d.Abort != nil, d.BakeScale)
+			case executor.KindRotation:
+				return secret.Continue(ctx, f, d.BakeScale)
+			}
 			o, err := deploy.OptionsFor(f)
 			if err != nil {
 				return err

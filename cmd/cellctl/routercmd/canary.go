@@ -116,6 +116,21 @@ changes nothing.`,
 	return cmd
 }
 
+// Continue runs `cellctl router canary` for `cellctl rollout
+// resume|abort` (the composition root passes it: commands do not import
+// each other): the unfinished canary continued — the one run that
+// continues a canary an operator paused — or, discard, reverted as
+// --discard does; with the rehearsal's --bake-scale (0: none).
+func Continue(ctx context.Context, f *cmdutil.Factory, discard bool, scale float64) error {
+	o := &CanaryOptions{IO: f.IO, Fleet: f.DesiredFleet, Env: f.DeployEnv, Cloud: f.Global.Cloud, BakeScale: scale}
+	var err error
+	if o.View, err = render.Pick(f.Global.Output, canaryFormats...); err != nil {
+		return err
+	}
+	o.Canary.Resume, o.Canary.Discard = !discard, discard
+	return canaryRun(ctx, o)
+}
+
 func canaryRun(ctx context.Context, o *CanaryOptions) error {
 	if err := o.thresholds(); err != nil {
 		return err
@@ -184,7 +199,7 @@ func canaryRun(ctx context.Context, o *CanaryOptions) error {
 	if verr := o.View.Render(o.IO, CanaryReport{Result: res}); verr != nil && err == nil {
 		err = verr
 	}
-	if err == nil && res.Outcome == "" {
+	if err == nil && res.Outcome == "" && res.Paused == nil {
 		err = fmt.Errorf("router canary %s did not finish (it stopped in its %s phase); run `cellctl router canary` to continue it, or `cellctl router canary --discard`", res.ID, res.Phase)
 	}
 	return err

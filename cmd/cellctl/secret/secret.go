@@ -43,6 +43,21 @@ type RotateOptions struct {
 	Steps     int
 	BakeScale float64
 	DryRun    bool
+	// Resume is `cellctl rollout resume s-…` (Continue): the one run
+	// that continues a rotation an operator paused.
+	Resume bool
+}
+
+// Continue runs the rotation under way for `cellctl rollout resume`
+// (the composition root passes it: commands do not import each other),
+// with the rehearsal's --bake-scale (0: none).
+func Continue(ctx context.Context, f *cmdutil.Factory, scale float64) error {
+	o := &RotateOptions{IO: f.IO, Fleet: f.DesiredFleet, Setup: setup(f), Cloud: f.Global.Cloud, BakeScale: scale, Resume: true}
+	var err error
+	if o.View, err = render.Pick(f.Global.Output, rotateFormats...); err != nil {
+		return err
+	}
+	return rotateRun(ctx, o)
 }
 
 // RotateReport is what `secret rotate` shows: the record as the run left
@@ -177,7 +192,7 @@ func rotateRun(ctx context.Context, o *RotateOptions) error {
 		}
 		return o.View.Render(o.IO, RotateReport{Plan: p})
 	}
-	rec, err := rot.Run(ctx, originsecret.Options{Steps: o.Steps, Stop: cmdutil.Graceful(ctx, "finishing the step in flight; no new step starts").Done()})
+	rec, err := rot.Run(ctx, originsecret.Options{Steps: o.Steps, Resume: o.Resume, Stop: cmdutil.Graceful(ctx, "finishing the step in flight; no new step starts").Done()})
 	if errors.Is(err, originsecret.ErrPaused) {
 		err = nil
 	}
