@@ -300,6 +300,7 @@ func (ex *Executor) run(ctx context.Context, plan Plan, opts Options) (*Outcome,
 	}
 	r.j.mu.Lock()
 	rec.State = Complete
+	rec.Finished = r.clock.Now().UTC()
 	r.j.mu.Unlock()
 	if err := r.save(ctx); err != nil {
 		return r.stop(ctx, err)
@@ -548,6 +549,7 @@ func (r *run) restart() {
 	}
 	r.j.rec.Router = ""
 	r.j.rec.Started = r.holder.Started
+	r.j.rec.Finished = time.Time{}
 	r.emit(Event{Kind: Note, Message: fmt.Sprintf("rollout %s completed before: checking every cell again (cells already on it do not bake)", r.j.rec.ID)})
 }
 

@@ -69,8 +69,8 @@ func TestPauseDuringABakeKeepsTheFleetAndOnlyResumeContinues(t *testing.T) {
 		t.Fatalf("resume: %v", err)
 	}
 	rec = f.store.record(t, id)
-	if rec.State != Complete || rec.Paused != nil {
-		t.Fatalf("after resume: %s, paused %+v", rec.State, rec.Paused)
+	if rec.State != Complete || rec.Paused != nil || rec.Finished.IsZero() {
+		t.Fatalf("after resume: %s, paused %+v, finished %s", rec.State, rec.Paused, rec.Finished)
 	}
 	for c, img := range f.images(t) {
 		if img != "app:v2" {
